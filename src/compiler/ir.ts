@@ -1,0 +1,140 @@
+/**
+ * The typed IR: the definition of the kernel language.
+ *
+ * A kernel is a JS function whose source is parsed (acorn) and lowered to this IR once, then typed
+ * once per signature. Every backend (JS for cpu and parallel, WGSL for gpu) consumes the typed IR
+ * and nothing else: no backend sees the JS AST or the signature text.
+ *
+ * The language, in one line each:
+ * - values are scalars of a `DType`, or arrays (core slices of arguments, local typed arrays);
+ * - every expression carries its type; conversions are explicit `cast` nodes, inserted by typing;
+ * - assignments, `++`/`--` and calls of helpers for their effect are statements, never nested in
+ *   expressions, so an expression has no side effects and may be evaluated twice;
+ * - control flow is structured (if, loops, break, continue, return): no labels, no exceptions.
+ */
+import type { DType } from '../dtypes.js';
+import type { SourceLocation } from '../errors.js';
+
+/** An array value: a core slice of an argument (`origin: 'param'`) or a local typed array. */
+export interface ArrayType {
+  readonly kind: 'array';
+  readonly dtype: DType;
+  readonly ndim: number;
+}
+
+export type ValueType = DType | ArrayType;
+
+export const isArrayType = (t: ValueType): t is ArrayType => typeof t === 'object';
+
+export type ArithmeticOp = '+' | '-' | '*' | '/' | '%' | '**';
+export type BitwiseOp = '&' | '|' | '^' | '<<' | '>>' | '>>>';
+export type CompareOp = '<' | '<=' | '>' | '>=' | '==' | '!=';
+export type LogicalOp = '&&' | '||';
+export type UnaryOp = '-' | '!' | '~';
+
+/** The `Math.*` functions kernels may call. Each backend maps every one of them. */
+export const MATH_FUNCTIONS = [
+  'abs', 'sign', 'floor', 'ceil', 'round', 'trunc', 'fround',
+  'sqrt', 'cbrt', 'exp', 'expm1', 'log', 'log1p', 'log2', 'log10',
+  'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'tanh', 'asinh', 'acosh', 'atanh',
+  'atan2', 'pow', 'hypot', 'min', 'max', 'imul', 'clz32',
+] as const;
+export type MathFunction = (typeof MATH_FUNCTIONS)[number];
+
+export const MATH_CONSTANTS: Readonly<Record<string, number>> = {
+  PI: Math.PI, E: Math.E, LN2: Math.LN2, LN10: Math.LN10, LOG2E: Math.LOG2E, LOG10E: Math.LOG10E,
+  SQRT2: Math.SQRT2, SQRT1_2: Math.SQRT1_2,
+};
+
+/** A local variable or parameter, unique within its function (shadowing is resolved by lowering). */
+export interface Variable {
+  readonly id: number;
+  /** The name in the kernel's source; backends add their own prefix so names never collide. */
+  readonly name: string;
+  readonly type: ValueType;
+}
+
+interface ExprBase {
+  readonly type: DType;
+  readonly loc: SourceLocation;
+}
+
+export type Expr =
+  | (ExprBase & { readonly kind: 'const'; readonly value: number | bigint | boolean })
+  | (ExprBase & { readonly kind: 'var'; readonly variable: Variable })
+  | (ExprBase & { readonly kind: 'unary'; readonly op: UnaryOp; readonly arg: Expr })
+  /** Operands have already been cast to the operation's type (`type`, or for comparisons `operandType`). */
+  | (ExprBase & { readonly kind: 'binary'; readonly op: ArithmeticOp | BitwiseOp; readonly left: Expr; readonly right: Expr })
+  | (ExprBase & { readonly kind: 'compare'; readonly op: CompareOp; readonly left: Expr; readonly right: Expr; readonly operandType: DType })
+  | (ExprBase & { readonly kind: 'logical'; readonly op: LogicalOp; readonly left: Expr; readonly right: Expr })
+  | (ExprBase & { readonly kind: 'select'; readonly cond: Expr; readonly then: Expr; readonly otherwise: Expr })
+  /**
+   * A conversion. Semantics are those of storing into a typed array of `type` (and of WebGPU where
+   * the same): float → int truncates toward zero and wraps modulo 2^bits, NaN → 0 (JS `ToInt32`);
+   * int → float rounds to nearest; float64 → float32 rounds (`Math.fround`); anything → bool is
+   * `!= 0` (NaN → false); bool → number is 0 or 1.
+   */
+  | (ExprBase & { readonly kind: 'cast'; readonly value: Expr })
+  | (ExprBase & { readonly kind: 'math'; readonly fn: MathFunction; readonly args: readonly Expr[] })
+  | (ExprBase & { readonly kind: 'call'; readonly helper: HelperFunction; readonly args: readonly Argument[] })
+  /** `a[i]`, `a[i][j]`: one index per dimension of the array, each of type int32. */
+  | (ExprBase & { readonly kind: 'index'; readonly array: Variable; readonly indices: readonly Expr[] })
+  /** `a.length` (axis 0) and `a.shape[k]`, as int32. */
+  | (ExprBase & { readonly kind: 'dim'; readonly array: Variable; readonly axis: number });
+
+/** An argument of a helper call: a scalar expression, or a whole array passed by reference. */
+export type Argument = Expr | { readonly kind: 'array-ref'; readonly array: Variable; readonly loc: SourceLocation };
+
+export type Stmt =
+  | { readonly kind: 'let'; readonly variable: Variable; readonly init: Expr; readonly loc: SourceLocation }
+  /** A local typed array, zero-filled: `new Float32Array(K)` with K known when the kernel is specialised. */
+  | { readonly kind: 'local-array'; readonly variable: Variable; readonly length: number; readonly loc: SourceLocation }
+  | { readonly kind: 'assign'; readonly variable: Variable; readonly value: Expr; readonly loc: SourceLocation }
+  | { readonly kind: 'store'; readonly array: Variable; readonly indices: readonly Expr[]; readonly value: Expr; readonly loc: SourceLocation }
+  | { readonly kind: 'if'; readonly cond: Expr; readonly then: readonly Stmt[]; readonly otherwise: readonly Stmt[]; readonly loc: SourceLocation }
+  /**
+   * Every loop. `for (init; cond; update) body` has all parts; `while` has no init/update;
+   * `do … while` has `testFirst: false`. `continue` runs `update` and then the test, as in JS.
+   */
+  | {
+      readonly kind: 'loop';
+      readonly init: readonly Stmt[];
+      readonly cond: Expr | undefined;
+      readonly update: readonly Stmt[];
+      readonly body: readonly Stmt[];
+      readonly testFirst: boolean;
+      readonly loc: SourceLocation;
+    }
+  | { readonly kind: 'break'; readonly loc: SourceLocation }
+  | { readonly kind: 'continue'; readonly loc: SourceLocation }
+  | { readonly kind: 'return'; readonly value: Expr | undefined; readonly loc: SourceLocation }
+  /** A helper called for its effect on arrays; its result, if any, is dropped. */
+  | { readonly kind: 'call'; readonly call: Extract<Expr, { kind: 'call' }>; readonly loc: SourceLocation };
+
+/** A helper function from `env`, specialised for the types it is called with. */
+export interface HelperFunction {
+  /** Unique among the kernel's helpers: `deriv`, `deriv_1`, … for several specialisations. */
+  readonly name: string;
+  readonly params: readonly Variable[];
+  readonly returnType: DType | 'void';
+  readonly body: readonly Stmt[];
+  /** Local variables declared anywhere in the body (backends may hoist declarations). */
+  readonly locals: readonly Variable[];
+  /** Per parameter: whether the helper stores into it (array parameters only). */
+  readonly writesParam: readonly boolean[];
+}
+
+/** A kernel typed for one signature: the unit every backend compiles. */
+export interface TypedKernel {
+  readonly name: string;
+  /** One per argument of the signature; array parameters are core slices. */
+  readonly params: readonly Variable[];
+  /** `void` for guvectorize kernels; a dtype for vectorize kernels (the value returned). */
+  readonly returnType: DType | 'void';
+  readonly body: readonly Stmt[];
+  readonly locals: readonly Variable[];
+  /** Helpers reachable from the body, callees before callers. */
+  readonly helpers: readonly HelperFunction[];
+  /** The kernel's JS source, for messages. */
+  readonly source: string;
+}

@@ -1,0 +1,80 @@
+/**
+ * Kernel source → ESTree, once per kernel function. The only place that calls acorn.
+ */
+import { parse as acornParse, type Node } from 'acorn';
+import { KernelCompileError, type SourceLocation } from '../errors.js';
+
+/** The ESTree nodes the lowering reads; acorn's own types are too loose to be useful here. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type EsNode = Node & Record<string, any>;
+
+export interface ParsedFunction {
+  /** The function's source exactly as `fn.toString()` gave it. */
+  readonly source: string;
+  readonly name: string;
+  /** ArrowFunctionExpression | FunctionExpression | FunctionDeclaration. */
+  readonly node: EsNode;
+  readonly params: readonly string[];
+}
+
+/** Messages point into the kernel's own source: the line, and a caret under the column. */
+export function compileError(source: string, loc: SourceLocation, message: string): KernelCompileError {
+  const line = source.split('\n')[loc.line - 1] ?? '';
+  const caret = ' '.repeat(Math.max(0, loc.column - 1)) + '^';
+  return new KernelCompileError(`${message} (kernel line ${loc.line}:${loc.column})\n  ${line}\n  ${caret}`, loc);
+}
+
+/** acorn reports 0-based columns, and line 1 of what it parsed starts with the `(` we added. */
+export function locationOf(node: EsNode): SourceLocation {
+  const start = node.loc!.start;
+  return { line: start.line, column: start.line === 1 ? start.column : start.column + 1 };
+}
+
+/**
+ * Parses a kernel or helper function.
+ *
+ * @param fn - an arrow function, function expression or declaration (not a method, not native)
+ * @returns its ESTree node and parameter names
+ * @throws KernelCompileError for syntax the kernel language cannot read
+ */
+export function parseFunction(fn: unknown, what = 'kernel'): ParsedFunction {
+  if (typeof fn !== 'function') {
+    throw new KernelCompileError(`The ${what} must be a function, found ${fn === null ? 'null' : typeof fn}.`);
+  }
+  const source = Function.prototype.toString.call(fn);
+  if (/\{\s*\[native code\]\s*\}$/.test(source)) {
+    throw new KernelCompileError(`The ${what} \`${fn.name}\` is a native or bound function; its source cannot be compiled. Pass a plain function.`);
+  }
+  let program: EsNode;
+  try {
+    program = acornParse(`(${source})`, { ecmaVersion: 'latest', locations: true, sourceType: 'script' }) as EsNode;
+  } catch (e) {
+    // Methods (`{ f(x) {…} }.f`) print as `f(x) {…}`, which is not an expression on its own.
+    try {
+      program = acornParse(`({${source}})`, { ecmaVersion: 'latest', locations: true }) as EsNode;
+      const method = program.body[0].expression.properties[0].value as EsNode;
+      return finish(source, fn.name, method);
+    } catch {
+      const err = e as { message: string; loc?: { line: number; column: number } };
+      const loc = err.loc ? { line: err.loc.line, column: err.loc.line === 1 ? err.loc.column : err.loc.column + 1 } : { line: 1, column: 1 };
+      throw compileError(source, loc, `The ${what} could not be parsed: ${err.message.replace(/ \(\d+:\d+\)$/, '')}`);
+    }
+  }
+  const expr = program.body[0]?.expression as EsNode | undefined;
+  if (!expr || (expr.type !== 'ArrowFunctionExpression' && expr.type !== 'FunctionExpression')) {
+    throw new KernelCompileError(`The ${what} must be a function, found source that is not one: ${source.slice(0, 60)}`);
+  }
+  return finish(source, fn.name, expr);
+}
+
+function finish(source: string, name: string, node: EsNode): ParsedFunction {
+  if (node.async) throw compileError(source, locationOf(node), '`async` functions are not supported in kernels: a kernel computes synchronously');
+  if (node.generator) throw compileError(source, locationOf(node), 'generator functions are not supported in kernels');
+  const params = (node.params as EsNode[]).map((p) => {
+    if (p.type !== 'Identifier') {
+      throw compileError(source, locationOf(p), `parameter \`${source.slice(p.start - 1, p.end - 1)}\` must be a plain name (no defaults, destructuring or rest)`);
+    }
+    return p.name as string;
+  });
+  return { source, name: name || 'kernel', node, params };
+}

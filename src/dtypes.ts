@@ -1,0 +1,155 @@
+/**
+ * The element types a ufunc works on: Numba's names, their typed-array storage, and NumPy's
+ * safe-casting rule used to pick a signature for a call.
+ */
+
+export type DType =
+  | 'bool'
+  | 'int8'
+  | 'int16'
+  | 'int32'
+  | 'int64'
+  | 'uint8'
+  | 'uint16'
+  | 'uint32'
+  | 'uint64'
+  | 'float32'
+  | 'float64';
+
+export type TypedArray =
+  | Int8Array
+  | Int16Array
+  | Int32Array
+  | BigInt64Array
+  | Uint8Array
+  | Uint8ClampedArray
+  | Uint16Array
+  | Uint32Array
+  | BigUint64Array
+  | Float32Array
+  | Float64Array;
+
+export type TypedArrayConstructor = {
+  new (length: number): TypedArray;
+  new (buffer: ArrayBufferLike, byteOffset?: number, length?: number): TypedArray;
+  readonly BYTES_PER_ELEMENT: number;
+  readonly name: string;
+};
+
+export interface DTypeInfo {
+  readonly name: DType;
+  /** NumPy's kind letter: b(ool), i(nt), u(nsigned), f(loat). */
+  readonly kind: 'b' | 'i' | 'u' | 'f';
+  readonly bits: 8 | 16 | 32 | 64;
+  readonly bytes: number;
+  /** The typed array that stores it; bool is stored one byte per element, 0 or 1. */
+  readonly arrayType: TypedArrayConstructor;
+  /** True where the JS value is a bigint (int64, uint64). */
+  readonly bigint: boolean;
+}
+
+function info(name: DType, kind: DTypeInfo['kind'], bits: DTypeInfo['bits'], arrayType: TypedArrayConstructor): DTypeInfo {
+  return { name, kind, bits, bytes: bits / 8, arrayType, bigint: bits === 64 && kind !== 'f' };
+}
+
+export const DTYPES: Readonly<Record<DType, DTypeInfo>> = {
+  bool: info('bool', 'b', 8, Uint8Array as TypedArrayConstructor),
+  int8: info('int8', 'i', 8, Int8Array as TypedArrayConstructor),
+  int16: info('int16', 'i', 16, Int16Array as TypedArrayConstructor),
+  int32: info('int32', 'i', 32, Int32Array as TypedArrayConstructor),
+  int64: info('int64', 'i', 64, BigInt64Array as unknown as TypedArrayConstructor),
+  uint8: info('uint8', 'u', 8, Uint8Array as TypedArrayConstructor),
+  uint16: info('uint16', 'u', 16, Uint16Array as TypedArrayConstructor),
+  uint32: info('uint32', 'u', 32, Uint32Array as TypedArrayConstructor),
+  uint64: info('uint64', 'u', 64, BigUint64Array as unknown as TypedArrayConstructor),
+  float32: info('float32', 'f', 32, Float32Array as TypedArrayConstructor),
+  float64: info('float64', 'f', 64, Float64Array as TypedArrayConstructor),
+};
+
+export const ALL_DTYPES: readonly DType[] = Object.keys(DTYPES) as DType[];
+
+export function isDType(s: string): s is DType {
+  return Object.prototype.hasOwnProperty.call(DTYPES, s);
+}
+
+export const isFloat = (t: DType): boolean => DTYPES[t].kind === 'f';
+export const isInteger = (t: DType): boolean => DTYPES[t].kind === 'i' || DTYPES[t].kind === 'u';
+export const isSigned = (t: DType): boolean => DTYPES[t].kind === 'i';
+export const isBigInt = (t: DType): boolean => DTYPES[t].bigint;
+
+/**
+ * The dtype a typed array stores. `Uint8Array` reads as uint8 (pass `{ data, dtype: 'bool' }` for
+ * booleans); `Uint8ClampedArray` reads as uint8 too.
+ */
+export function dtypeOfArray(a: unknown): DType | undefined {
+  if (a instanceof Float32Array) return 'float32';
+  if (a instanceof Float64Array) return 'float64';
+  if (a instanceof Int32Array) return 'int32';
+  if (a instanceof Uint32Array) return 'uint32';
+  if (a instanceof Int16Array) return 'int16';
+  if (a instanceof Uint16Array) return 'uint16';
+  if (a instanceof Int8Array) return 'int8';
+  if (a instanceof Uint8Array || a instanceof Uint8ClampedArray) return 'uint8';
+  if (a instanceof BigInt64Array) return 'int64';
+  if (a instanceof BigUint64Array) return 'uint64';
+  return undefined;
+}
+
+export function isTypedArray(a: unknown): a is TypedArray {
+  return ArrayBuffer.isView(a) && !(a instanceof DataView);
+}
+
+/**
+ * NumPy's `np.can_cast(from, to, 'safe')`: every value of `from` is exactly representable in `to`.
+ * bool casts to everything; ints widen; ints cast to floats wide enough to hold them exactly
+ * (int8/16, uint8/16 → float32; int32/uint32 → float64); nothing casts to a narrower type.
+ */
+export function canCastSafely(from: DType, to: DType): boolean {
+  if (from === to) return true;
+  const a = DTYPES[from];
+  const b = DTYPES[to];
+  if (a.kind === 'b') return true;
+  if (b.kind === 'b') return false;
+  if (a.kind === 'f') return b.kind === 'f' && b.bits >= a.bits;
+  if (b.kind === 'f') return b.bits === 64 ? a.bits <= 32 : a.bits <= 16;
+  if (a.kind === b.kind) return b.bits >= a.bits;
+  // unsigned → signed needs one more bit; signed → unsigned is never safe
+  return a.kind === 'u' && b.kind === 'i' && b.bits > a.bits;
+}
+
+/**
+ * A JS scalar argument is "weak", as Python scalars are under NumPy's NEP 50: an integer-valued
+ * number may become any integer type that holds it or any float; a fractional or non-finite number
+ * any float; a boolean anything. Returns whether `value` may be passed as `to`.
+ */
+export function canCastScalar(value: number | bigint | boolean, to: DType): boolean {
+  const t = DTYPES[to];
+  if (typeof value === 'boolean') return true;
+  if (t.kind === 'b') return false;
+  if (typeof value === 'bigint') {
+    if (t.kind === 'f') return true;
+    return value >= minOf(to) && value <= maxOf(to);
+  }
+  if (t.kind === 'f') return true;
+  if (!Number.isInteger(value)) return false;
+  return value >= Number(minOf(to)) && value <= Number(maxOf(to));
+}
+
+export function minOf(t: DType): bigint {
+  const d = DTYPES[t];
+  if (d.kind === 'i') return -(1n << BigInt(d.bits - 1));
+  return 0n;
+}
+
+export function maxOf(t: DType): bigint {
+  const d = DTYPES[t];
+  if (d.kind === 'i') return (1n << BigInt(d.bits - 1)) - 1n;
+  if (d.kind === 'u') return (1n << BigInt(d.bits)) - 1n;
+  if (d.kind === 'b') return 1n;
+  return BigInt(Number.MAX_SAFE_INTEGER);
+}
+
+/** The value zero of a dtype, as its storage holds it (0n for the 64-bit integers). */
+export function zeroOf(t: DType): number | bigint {
+  return isBigInt(t) ? 0n : 0;
+}

@@ -1,0 +1,72 @@
+/**
+ * Every error this library throws is a `UfuncError`; each kind has its own subclass so callers can
+ * `catch (e) { if (e instanceof BroadcastError) … }`. Messages are full sentences that say what was
+ * expected, what was found and where (signature column, kernel line:column, argument number from 1).
+ */
+export class UfuncError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Where in a source text (a signature, a layout or a kernel) something was found. 1-based. */
+export interface SourceLocation {
+  readonly line: number;
+  readonly column: number;
+}
+
+/** A type signature such as `float32(float32, int32[:])` could not be parsed or does not fit. */
+export class SignatureError extends UfuncError {
+  constructor(
+    message: string,
+    /** The signature text, when the error is about one. */
+    readonly signature?: string,
+    /** 1-based column in `signature`. */
+    readonly column?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** A layout string such as `(m,n),(n,p)->(m,p)` could not be parsed or does not fit the call. */
+export class LayoutError extends UfuncError {
+  constructor(
+    message: string,
+    readonly layout?: string,
+    readonly column?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The arguments' shapes cannot be broadcast together, or core dimensions disagree. */
+export class BroadcastError extends UfuncError {}
+
+/** An argument has the wrong kind, dtype or count, or no signature accepts the call's inputs. */
+export class ArgumentError extends UfuncError {}
+
+/** The kernel uses a construct outside the kernel language, or is ill-typed. */
+export class KernelCompileError extends UfuncError {
+  constructor(
+    message: string,
+    /** Position in the kernel's own source (`fn.toString()`), 1-based. */
+    readonly location?: SourceLocation,
+  ) {
+    super(message);
+  }
+}
+
+/** The kernel threw while running (e.g. a failed bounds check), on any target. */
+export class KernelRuntimeError extends UfuncError {}
+
+/** The requested target cannot run here (no GPU adapter, no worker threads) or cannot run this kernel. */
+export class TargetUnavailableError extends UfuncError {}
+
+/** Something failed on the device after the call started (validation error, device lost). */
+export class DeviceError extends UfuncError {}
+
+/** Formats `line:column` for messages. */
+export function formatLocation(loc: SourceLocation | undefined): string {
+  return loc ? `${loc.line}:${loc.column}` : '?:?';
+}

@@ -1,0 +1,186 @@
+/**
+ * Arrays as ufuncs take and give them: plain typed arrays, and strided views over a typed array
+ * (`{ data, shape, strides?, offset? }`, scijs's `stride` accepted too). Strides count elements
+ * and may be zero or negative.
+ */
+import { type DType, DTYPES, dtypeOfArray, isTypedArray, type TypedArray } from './dtypes.js';
+import { ArgumentError } from './errors.js';
+
+/** A strided n-dimensional view of a typed array; what ufuncs return for results that are not 1-D. */
+export interface NDArray<T extends TypedArray = TypedArray> {
+  readonly data: T;
+  readonly shape: readonly number[];
+  /** Elements to step per index of each axis. */
+  readonly strides: readonly number[];
+  /** Element offset of index [0, 0, …]. */
+  readonly offset?: number;
+  readonly dtype: DType;
+}
+
+/** What a caller may pass where an array is expected. */
+export interface NDArrayLike {
+  readonly data: TypedArray;
+  readonly shape: readonly number[];
+  readonly strides?: readonly number[];
+  /** scijs ndarray's name for `strides`. */
+  readonly stride?: readonly number[];
+  readonly offset?: number;
+  /** Needed only to read a Uint8Array as `bool`. */
+  readonly dtype?: DType;
+}
+
+/** A checked array argument. */
+export interface ArrayOperand {
+  readonly kind: 'array';
+  readonly data: TypedArray;
+  readonly dtype: DType;
+  readonly shape: readonly number[];
+  readonly strides: readonly number[];
+  readonly offset: number;
+  /** The caller passed a bare typed array (so a 1-D result may be one too). */
+  readonly plain: boolean;
+  /** What the caller passed, returned as is when it is an `out`. */
+  readonly original: unknown;
+}
+
+export interface ScalarOperand {
+  readonly kind: 'scalar';
+  readonly value: number | bigint | boolean;
+}
+
+/** An array resident on a device (gpu target); checked by that target. */
+export interface DeviceOperand {
+  readonly kind: 'device';
+  readonly array: DeviceArrayLike;
+  readonly dtype: DType;
+  readonly shape: readonly number[];
+  readonly strides: readonly number[];
+  readonly offset: number;
+}
+
+/** The shape of the gpu target's DeviceArray, as far as the front needs to know it. */
+export interface DeviceArrayLike {
+  readonly kind: 'device';
+  readonly dtype: DType;
+  readonly shape: readonly number[];
+  readonly strides: readonly number[];
+  readonly offset: number;
+}
+
+export type Operand = ArrayOperand | ScalarOperand | DeviceOperand;
+
+export function cContiguousStrides(shape: readonly number[]): number[] {
+  const strides = new Array<number>(shape.length);
+  let step = 1;
+  for (let d = shape.length - 1; d >= 0; d--) {
+    strides[d] = step;
+    step *= shape[d]!;
+  }
+  return strides;
+}
+
+export function sizeOf(shape: readonly number[]): number {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+const isDeviceArray = (x: unknown): x is DeviceArrayLike =>
+  typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'device';
+
+/**
+ * Checks one argument and describes it.
+ *
+ * @param x - a number, bigint, boolean, typed array, ndarray-like or device array
+ * @param what - how messages name it, e.g. "argument 2" or "`out`"
+ * @throws ArgumentError saying what was expected and what was found
+ */
+export function toOperand(x: unknown, what: string): Operand {
+  if (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') return { kind: 'scalar', value: x };
+  if (isTypedArray(x)) {
+    const dtype = dtypeOfArray(x)!;
+    return { kind: 'array', data: x, dtype, shape: [x.length], strides: [1], offset: 0, plain: true, original: x };
+  }
+  if (isDeviceArray(x)) {
+    return { kind: 'device', array: x, dtype: x.dtype, shape: x.shape, strides: x.strides, offset: x.offset };
+  }
+  if (typeof x === 'object' && x !== null && 'data' in x) return ndarrayOperand(x as NDArrayLike, what);
+  throw new ArgumentError(
+    `${capitalise(what)} must be a number, a typed array or an ndarray-like { data, shape, strides? }, found ${describe(x)}.`,
+  );
+}
+
+function ndarrayOperand(x: NDArrayLike, what: string): ArrayOperand {
+  const { data } = x;
+  if (!isTypedArray(data)) throw new ArgumentError(`${capitalise(what)}.data must be a typed array, found ${describe(data)}.`);
+  const shape = x.shape;
+  if (!Array.isArray(shape) || !shape.every((n) => Number.isInteger(n) && n >= 0)) {
+    throw new ArgumentError(`${capitalise(what)}.shape must be an array of non-negative integers, found ${JSON.stringify(shape)}.`);
+  }
+  const strides = x.strides ?? x.stride ?? cContiguousStrides(shape);
+  if (!Array.isArray(strides) || strides.length !== shape.length || !strides.every((s) => Number.isInteger(s))) {
+    throw new ArgumentError(
+      `${capitalise(what)}.strides must be ${shape.length} integer${shape.length === 1 ? '' : 's'} (one per axis of shape [${shape.join(', ')}]), found ${JSON.stringify(strides)}.`,
+    );
+  }
+  const offset = x.offset ?? 0;
+  if (!Number.isInteger(offset) || offset < 0) throw new ArgumentError(`${capitalise(what)}.offset must be a non-negative integer, found ${offset}.`);
+  let dtype = dtypeOfArray(data)!;
+  if (x.dtype !== undefined && x.dtype !== dtype) {
+    if (x.dtype === 'bool' && dtype === 'uint8') dtype = 'bool';
+    else throw new ArgumentError(`${capitalise(what)} says dtype ${x.dtype} but its data is a ${data.constructor.name} (${dtype}).`);
+  }
+  // Every reachable element must lie inside data: a wrong stride must not read or write elsewhere.
+  if (sizeOf(shape) > 0) {
+    let lo = offset;
+    let hi = offset;
+    shape.forEach((n, d) => {
+      const reach = (n - 1) * strides[d]!;
+      if (reach < 0) lo += reach;
+      else hi += reach;
+    });
+    if (lo < 0 || hi >= data.length) {
+      throw new ArgumentError(
+        `${capitalise(what)} reaches elements ${lo}…${hi} of its data (shape [${shape.join(', ')}], strides [${strides.join(', ')}], offset ${offset}), but data has ${data.length} elements.`,
+      );
+    }
+  }
+  return { kind: 'array', data, dtype, shape: [...shape], strides: [...strides], offset, plain: false, original: x };
+}
+
+/** Copies any strided view into a new C-contiguous typed array of `dtype`, converting as typed arrays do. */
+export function copyToContiguous(a: ArrayOperand, dtype: DType): TypedArray {
+  const n = sizeOf(a.shape);
+  const out = new DTYPES[dtype].arrayType(n);
+  const bigOut = DTYPES[dtype].bigint;
+  const bigIn = DTYPES[a.dtype].bigint;
+  const convert = (v: unknown): unknown => {
+    if (bigOut === bigIn) return v;
+    if (bigOut) return typeof v === 'number' && Number.isFinite(v) ? BigInt(Math.trunc(v)) : 0n;
+    return Number(v);
+  };
+  const rank = a.shape.length;
+  const idx = new Array<number>(rank).fill(0);
+  for (let k = 0; k < n; k++) {
+    let at = a.offset;
+    for (let d = 0; d < rank; d++) at += idx[d]! * a.strides[d]!;
+    (out as unknown as unknown[])[k] = convert(a.data[at]);
+    for (let d = rank - 1; d >= 0; d--) {
+      if (++idx[d]! < a.shape[d]!) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+export function capitalise(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+export function describe(x: unknown): string {
+  if (x === null) return 'null';
+  if (x === undefined) return 'undefined';
+  if (Array.isArray(x)) return `a plain array of length ${x.length} (wrap it: new Float64Array(array))`;
+  if (isTypedArray(x)) return `a ${x.constructor.name} of length ${x.length}`;
+  if (typeof x === 'object') return `an object with keys {${Object.keys(x).join(', ')}}`;
+  if (typeof x === 'string') return `the string ${JSON.stringify(x.length > 40 ? x.slice(0, 40) + '…' : x)}`;
+  return `a ${typeof x}`;
+}

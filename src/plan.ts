@@ -1,0 +1,48 @@
+/**
+ * What the front (vectorize, guvectorize) hands a target: a typed kernel and operand views laid out
+ * over a broadcast loop. No target looks at signatures or user arguments; no front generates code.
+ */
+import type { DType, TypedArray } from './dtypes.js';
+import type { TypedKernel } from './compiler/ir.js';
+
+/**
+ * One operand as the kernel sees it. Element (i₀ … i_{L−1}; c₀ … c_{C−1}) of the operand lives at
+ * `data[offset + Σ loopStrides[d]·i_d + Σ coreStrides[a]·c_a]`; strides count elements, may be
+ * 0 (broadcast) or negative.
+ */
+export interface OperandView {
+  readonly dtype: DType;
+  /** Host memory, or (gpu target only) a device array. */
+  readonly data: TypedArray | DeviceResident;
+  readonly offset: number;
+  readonly loopStrides: readonly number[];
+  readonly coreShape: readonly number[];
+  readonly coreStrides: readonly number[];
+  /** A JS scalar passed by value: every loop index reads this (data is a 1-element array holding it). */
+  readonly scalar?: number | bigint | boolean;
+}
+
+/** Data that lives on a device; only the gpu target reads it. */
+export interface DeviceResident {
+  readonly kind: 'device';
+}
+
+export interface CallPlan {
+  readonly kind: 'vectorize' | 'guvectorize';
+  readonly kernel: TypedKernel;
+  /** Identifies (kernel function, signature, env) for caches: equal keys compile to equal code. */
+  readonly kernelKey: string;
+  readonly loopShape: readonly number[];
+  /** Inputs first, then outputs. */
+  readonly operands: readonly OperandView[];
+  readonly nin: number;
+  /** Whether kernels check array indices against core dimensions (default true). */
+  readonly boundsCheck: boolean;
+}
+
+export function loopSize(plan: CallPlan): number {
+  return plan.loopShape.reduce((a, b) => a * b, 1);
+}
+
+export const isDeviceResident = (d: OperandView['data']): d is DeviceResident =>
+  (d as DeviceResident).kind === 'device';

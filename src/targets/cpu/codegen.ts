@@ -1,0 +1,239 @@
+/**
+ * The loop around a kernel: one generated JS function per (kernel, signature, memory layout), with
+ * the kernel body inlined into the loop — no call per element, and for contiguous data no index
+ * arithmetic beyond `offset + k`.
+ *
+ * A runner covers a range [start, end) of the flattened loop space, so the parallel target can
+ * hand chunks of one call to several workers and run the very same code.
+ */
+import { type DType, isBigInt, isFloat } from '../../dtypes.js';
+import { KernelRuntimeError } from '../../errors.js';
+import type { Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
+import { isArrayType } from '../../compiler/ir.js';
+import type { CallPlan } from '../../plan.js';
+import { type ArrayAccess, declareLocalArrays, JsEmitter, RT } from './emit-js.js';
+
+/** How one operand moves along the innermost loop dimension. */
+type InnerStep = 'scalar' | 'broadcast' | 'unit' | 'strided';
+
+/** What the generated code is specialised on: equal layouts share code. */
+export interface MemoryLayout {
+  /** Loop dimensions after merging those that are contiguous for every operand (0, 1 or more → 2). */
+  readonly rank: 0 | 1 | 2;
+  readonly inner: readonly InnerStep[];
+  /** Per operand, per core axis: whether its stride is 1. */
+  readonly coreUnit: readonly (readonly boolean[])[];
+}
+
+/** The data a runner reads, in plain arrays (also what is posted to workers). */
+export interface RunnerArgs {
+  readonly data: readonly ArrayLike<unknown>[];
+  readonly offset: readonly number[];
+  readonly loopShape: readonly number[];
+  /** Per operand, per (merged) loop dimension. */
+  readonly loopStrides: readonly (readonly number[])[];
+  readonly coreShape: readonly (readonly number[])[];
+  readonly coreStrides: readonly (readonly number[])[];
+  readonly scalars: readonly (number | bigint | boolean | undefined)[];
+}
+
+export type Runner = (args: RunnerArgs, start: number, end: number) => void;
+
+/**
+ * Merges adjacent loop dimensions that every operand walks contiguously (NumPy's "coalescing"),
+ * so that a C-contiguous 1000×1000 call runs as one flat loop of 10⁶.
+ */
+export function mergeLoopDims(shape: readonly number[], strides: readonly (readonly number[])[]): { shape: number[]; strides: number[][] } {
+  const outShape: number[] = [];
+  const outStrides: number[][] = strides.map(() => []);
+  for (let d = 0; d < shape.length; d++) {
+    if (shape[d] === 1) continue; // size-1 dimensions move nothing
+    const last = outShape.length - 1;
+    if (last >= 0 && strides.every((s, i) => outStrides[i]![last] === s[d]! * shape[d]!)) {
+      outShape[last]! *= shape[d]!;
+      strides.forEach((s, i) => (outStrides[i]![last] = s[d]!));
+      continue;
+    }
+    outShape.push(shape[d]!);
+    strides.forEach((s, i) => outStrides[i]!.push(s[d]!));
+  }
+  return { shape: outShape, strides: outStrides };
+}
+
+export function prepareRunnerArgs(plan: CallPlan): { args: RunnerArgs; layout: MemoryLayout } {
+  const merged = mergeLoopDims(plan.loopShape, plan.operands.map((o) => o.loopStrides));
+  const rank = Math.min(merged.shape.length, 2) as 0 | 1 | 2;
+  const inner = plan.operands.map((o, i): InnerStep => {
+    if (o.scalar !== undefined) return 'scalar';
+    const s = rank === 0 ? 0 : merged.strides[i]![merged.shape.length - 1]!;
+    return s === 0 ? 'broadcast' : s === 1 ? 'unit' : 'strided';
+  });
+  const coreUnit = plan.operands.map((o) => o.coreStrides.map((s) => s === 1));
+  const args: RunnerArgs = {
+    data: plan.operands.map((o) => o.data as ArrayLike<unknown>),
+    offset: plan.operands.map((o) => o.offset),
+    loopShape: merged.shape,
+    loopStrides: merged.strides,
+    coreShape: plan.operands.map((o) => o.coreShape),
+    coreStrides: plan.operands.map((o) => o.coreStrides),
+    scalars: plan.operands.map((o) => o.scalar),
+  };
+  return { args, layout: { rank, inner, coreUnit } };
+}
+
+export function layoutKey(layout: MemoryLayout): string {
+  return `${layout.rank}|${layout.inner.join(',')}|${layout.coreUnit.map((c) => c.map((u) => (u ? '1' : 's')).join('')).join(',')}`;
+}
+
+/** The default result of a vectorize kernel that ends without `return`: what JS stores for `undefined`. */
+function undefinedAs(t: DType): string {
+  if (t === 'bool') return 'false';
+  if (isBigInt(t)) return '0n';
+  return isFloat(t) ? 'NaN' : '0';
+}
+
+/**
+ * Generates the source of a runner.
+ *
+ * @returns the function body (for `new Function(...RUNTIME_NAMES, body)`) and the index-check sites
+ */
+export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 'boundsCheck'>, layout: MemoryLayout): { source: string; sites: string[] } {
+  const { kernel } = plan;
+  const nops = layout.inner.length;
+  const arrays = new Map<Variable, ArrayAccess>();
+  const head: string[] = [];
+  for (let i = 0; i < nops; i++) {
+    if (layout.inner[i] === 'scalar') head.push(`const $sc${i} = $a.scalars[${i}];`);
+    else head.push(`const $d${i} = $a.data[${i}], $o${i} = $a.offset[${i}];`);
+    if (layout.inner[i] === 'strided') head.push(`const $is${i} = $a.loopStrides[${i}][$a.loopStrides[${i}].length - 1];`);
+    if (layout.rank === 2) head.push(`const $ls${i} = $a.loopStrides[${i}];`);
+    const param = kernel.params[i];
+    if (param && isArrayType(param.type)) {
+      const axes = [...Array(param.type.ndim).keys()];
+      for (const a of axes) {
+        head.push(`const $n${i}_${a} = $a.coreShape[${i}][${a}]${layout.coreUnit[i]![a] ? '' : `, $c${i}_${a} = $a.coreStrides[${i}][${a}]`};`);
+      }
+      arrays.set(param, {
+        data: `$d${i}`,
+        base: `$b${i}`,
+        strides: axes.map((a) => (layout.coreUnit[i]![a] ? '1' : `$c${i}_${a}`)),
+        dims: axes.map((a) => `$n${i}_${a}`),
+        dtype: param.type.dtype,
+      });
+    }
+  }
+
+  const vectorized = plan.kind === 'vectorize';
+  const out = vectorized ? plan.nin : -1;
+  const singleReturn = vectorized && kernel.body.length === 1 && kernel.body[0]!.kind === 'return';
+  const emitter = new JsEmitter(arrays, plan.boundsCheck, (value) =>
+    vectorized ? `{ $r = ${value ?? undefinedAs(kernel.returnType as DType)}; break $kernel; }` : 'break $kernel;',
+  );
+  const helperArrays = new Map(arrays);
+  const helpers = kernel.helpers.map((h) => emitter.helper(h, helperArrays)).join('\n');
+  const localArrays = declareLocalArrays(kernel.body, arrays);
+
+  // Per element: operand bases, scalar parameters bound to their values, the body, the result.
+  const ind = layout.rank === 2 ? '      ' : '    ';
+  let element = '';
+  for (let i = 0; i < nops; i++) {
+    const step = layout.inner[i];
+    if (step === 'scalar') continue;
+    const [origin, k] = layout.rank === 2 ? [`$r${i}`, '$j'] : [`$o${i}`, '$k'];
+    const base = step === 'broadcast' ? origin : step === 'unit' ? `${origin} + ${k}` : `${origin} + ${k} * $is${i}`;
+    element += `${ind}const $b${i} = ${base};\n`;
+  }
+  kernel.params.forEach((p, i) => {
+    if (isArrayType(p.type)) return;
+    const value = layout.inner[i] === 'scalar' ? `$sc${i}` : p.type === 'bool' ? `($d${i}[$b${i}] !== 0)` : `$d${i}[$b${i}]`;
+    element += `${ind}let ${JsEmitter.varName(p)} = ${value};\n`;
+  });
+  if (singleReturn) {
+    const ret = kernel.body[0] as Extract<Stmt, { kind: 'return' }>;
+    element += `${ind}$d${out}[$b${out}] = ${ret.value ? emitter.expr(ret.value) : undefinedAs(kernel.returnType as DType)};\n`;
+  } else {
+    const body = emitter.stmts(kernel.body, ind + '  ');
+    if (vectorized) {
+      element += `${ind}let $r = ${undefinedAs(kernel.returnType as DType)};\n${ind}$kernel: {\n${body}${ind}}\n`;
+      element += `${ind}$d${out}[$b${out}] = $r;\n`;
+    } else {
+      element += `${ind}$kernel: {\n${body}${ind}}\n`;
+    }
+  }
+
+  let loop: string;
+  if (layout.rank < 2) {
+    loop = `  for (let $k = $start; $k < $end; $k++) {\n${element}  }\n`;
+  } else {
+    const rowBases = [...Array(nops).keys()]
+      .filter((i) => layout.inner[i] !== 'scalar')
+      .map((i) => `    let $r${i} = $o${i};\n    for (let $q = 0; $q < $R - 1; $q++) $r${i} += $idx[$q] * $ls${i}[$q];\n`)
+      .join('');
+    loop = [
+      '  const $shape = $a.loopShape, $R = $shape.length, $inner = $shape[$R - 1];',
+      '  const $idx = new Array($R).fill(0);',
+      '  for (let $q = $R - 1, $rem = $start; $q >= 0; $q--) { $idx[$q] = $rem % $shape[$q]; $rem = ($rem - $idx[$q]) / $shape[$q]; }',
+      '  let $k = $start;',
+      '  while ($k < $end) {',
+      rowBases + '    const $j0 = $idx[$R - 1], $count = Math.min($inner - $j0, $end - $k);',
+      '    for (let $j = $j0; $j < $j0 + $count; $j++) {',
+      element + '    }',
+      '    $k += $count;',
+      '    $idx[$R - 1] = 0;',
+      '    for (let $q = $R - 2; $q >= 0; $q--) { if (++$idx[$q] < $shape[$q]) break; $idx[$q] = 0; }',
+      '  }',
+      '',
+    ].join('\n');
+  }
+  const source =
+    `"use strict";\n${helpers}${localArrays}` +
+    `return function ${safeName(kernel.name)}$run($a, $start, $end) {\n  ${head.join('\n  ')}\n${loop}};\n`;
+  return { source, sites: emitter.sites };
+}
+
+function safeName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_$]/g, '_');
+}
+
+/** Support functions the generated code calls; passed in by name so the code has no imports. */
+export function runtimeFunctions(sites: readonly string[]): Record<string, Function> {
+  return {
+    [RT.oob]: (site: number, index: number[], dims: number[]) => {
+      throw new KernelRuntimeError(
+        `Index [${index.join(', ')}] is out of bounds for ${sites[site]} (its shape is [${dims.join(', ')}]). ` +
+          'The outputs may be partially written.',
+      );
+    },
+    [RT.toInt64]: (x: number) => (Number.isFinite(x) ? BigInt.asIntN(64, BigInt(Math.trunc(x))) : 0n),
+    [RT.toUint64]: (x: number) => (Number.isFinite(x) ? BigInt.asUintN(64, BigInt(Math.trunc(x))) : 0n),
+    [RT.div64]: (a: bigint, b: bigint, signed: boolean) => (b === 0n ? 0n : signed ? BigInt.asIntN(64, a / b) : a / b),
+    [RT.rem64]: (a: bigint, b: bigint) => (b === 0n ? 0n : a % b),
+  };
+}
+
+/** Compiles generated source into a runner. */
+export function instantiateRunner(source: string, sites: readonly string[]): Runner {
+  const rt = runtimeFunctions(sites);
+  const factory = new Function(...Object.keys(rt), source) as (...fns: Function[]) => Runner;
+  return factory(...Object.values(rt));
+}
+
+/**
+ * A vectorize kernel as a plain JS function of its scalar arguments, for the ufunc methods
+ * (`reduce`, `accumulate`) that fold one element at a time.
+ */
+export function generateScalarFunction(kernel: TypedKernel): { source: string; sites: string[] } {
+  const emitter = new JsEmitter(new Map(), true, (value) => `return ${value ?? undefinedAs(kernel.returnType as DType)};`);
+  const arrays = new Map<Variable, ArrayAccess>();
+  const helpers = kernel.helpers.map((h) => emitter.helper(h, arrays)).join('\n');
+  const params = kernel.params.map((p) => JsEmitter.varName(p)).join(', ');
+  const body = emitter.stmts(kernel.body, '  ');
+  const source = `"use strict";\n${helpers}return function ${safeName(kernel.name)}(${params}) {\n${body}  return ${undefinedAs(kernel.returnType as DType)};\n};\n`;
+  return { source, sites: emitter.sites };
+}
+
+export function instantiateScalarFunction(kernel: TypedKernel): (...args: unknown[]) => unknown {
+  const { source, sites } = generateScalarFunction(kernel);
+  const rt = runtimeFunctions(sites);
+  return (new Function(...Object.keys(rt), source) as (...fns: Function[]) => (...args: unknown[]) => unknown)(...Object.values(rt));
+}

@@ -1,0 +1,509 @@
+/**
+ * The process-wide WebGPU device of the gpu target: created lazily, shared by every call, released
+ * when the library has been idle for a while, and replaced after a device loss.
+ *
+ * Lifetimes, and why they are what they are:
+ * - The `GPU` object returned by `create()` stays referenced from this module for the rest of the
+ *   process once created. dawn.node crashes the process (inside `InstanceBase::ProcessEvents`) if
+ *   that object is garbage-collected while a device made from it, or anything made from that
+ *   device, is still alive — and callers may keep buffers of a released device around.
+ * - A device is "held" while work runs on it (`withDevice`, `holdDevice`) and while a
+ *   `DeviceArray` lives on it. When the last hold is released and `idleReleaseMs` pass without a
+ *   new one, the device is destroyed: an idle device costs a driver thread and, per the pitfalls
+ *   seen with Dawn, can keep the process from exiting. The timer is `unref()`ed so it never keeps
+ *   the process alive itself.
+ * - Each device gets a new `generation`. Anything bound to an older generation (a buffer, a
+ *   `DeviceArray`) is dead: its data went with its device.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { existsSync, readdirSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { DeviceError, TargetUnavailableError } from '../../errors.js';
+
+/** What the adapter says about itself; shown in reports and error messages. */
+export interface GpuAdapterInfo {
+  readonly vendor: string;
+  readonly architecture: string;
+  readonly device: string;
+  readonly description: string;
+}
+
+/** The live device and what callers need to know about it. */
+export interface GpuContext {
+  readonly device: GPUDevice;
+  readonly adapterInfo: GpuAdapterInfo;
+  /** The device's limits: the adapter's own for everything in `REQUESTED_LIMITS`. */
+  readonly limits: GPUSupportedLimits;
+  /** Whether the device has the `timestamp-query` feature (kernel timings in benchmarks). */
+  readonly hasTimestamps: boolean;
+  /** 1 for the first device of the process, +1 for each replacement (after a loss or a release). */
+  readonly generation: number;
+}
+
+/** A claim on the device that keeps it from being released while idle; see {@link holdDevice}. */
+export interface DeviceHold {
+  /** Gives the claim back. Idempotent: a second call does nothing. */
+  release(): void;
+}
+
+/**
+ * The limits asked for at the adapter's own value: WebGPU's defaults are far below what real
+ * hardware offers (128 MiB storage bindings vs 2 GiB on an H200), and asking for more than the
+ * adapter offers fails `requestDevice`.
+ */
+const REQUESTED_LIMITS = [
+  'maxStorageBufferBindingSize',
+  'maxBufferSize',
+  'maxComputeWorkgroupsPerDimension',
+  'maxStorageBuffersPerShaderStage',
+  'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxComputeWorkgroupSizeY',
+  'maxComputeWorkgroupSizeZ',
+] as const;
+
+const DEFAULT_IDLE_RELEASE_MS = 200;
+
+/** One device and its bookkeeping; replaced as a whole, so stale holds cannot touch a newer one. */
+interface LiveDevice {
+  readonly ctx: GpuContext;
+  holds: number;
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
+type WebGpuModule = typeof import('webgpu');
+
+// Module-level on purpose: see the file comment. Never reset once set.
+let gpuInstance: GPU | undefined;
+let live: LiveDevice | undefined;
+let pendingAcquire: Promise<GpuContext> | undefined;
+let cachedFailure: TargetUnavailableError | undefined;
+let lastGeneration = 0;
+let idleReleaseMs = DEFAULT_IDLE_RELEASE_MS;
+/** Why each ended generation ended, for the messages of callers that still use it. */
+const endedGenerations = new Map<number, string>();
+
+/**
+ * Returns the process-wide WebGPU device, creating it on first use (or after a release or a loss).
+ * Concurrent calls share one creation. A failure to get an adapter is remembered, so later calls
+ * fail at once with the same message until {@link resetDevice}.
+ *
+ * The device is released when idle: wrap the work of a call in {@link withDevice} (or a
+ * {@link holdDevice} / `release()` pair) so it is not destroyed under you.
+ *
+ * @returns the live device's context
+ * @throws TargetUnavailableError when `webgpu` cannot load or there is no usable adapter; the
+ *   message says what is missing and how to get it
+ * @example
+ * const ctx = await acquireDevice();
+ * console.log(ctx.adapterInfo.description, ctx.limits.maxStorageBufferBindingSize);
+ */
+export async function acquireDevice(): Promise<GpuContext> {
+  if (live) {
+    armIdleTimer(live);
+    return live.ctx;
+  }
+  if (cachedFailure) {
+    throw new TargetUnavailableError(cachedFailure.message, { cause: cachedFailure });
+  }
+  pendingAcquire ??= createDevice().finally(() => {
+    pendingAcquire = undefined;
+  });
+  return pendingAcquire;
+}
+
+async function createDevice(): Promise<GpuContext> {
+  try {
+    const gpu = await loadGpu();
+    const adapter = await gpu.requestAdapter();
+    if (!adapter) throw new TargetUnavailableError(`no WebGPU adapter: ${diagnoseMissingAdapter()}`);
+    const requiredLimits: Record<string, number> = {};
+    for (const name of REQUESTED_LIMITS) {
+      const value = adapter.limits[name];
+      if (typeof value === 'number') requiredLimits[name] = value;
+    }
+    const hasTimestamps = adapter.features.has('timestamp-query');
+    let device: GPUDevice;
+    try {
+      device = await adapter.requestDevice({
+        requiredLimits,
+        requiredFeatures: hasTimestamps ? ['timestamp-query'] : [],
+      });
+    } catch (e) {
+      throw new TargetUnavailableError(
+        `the WebGPU adapter '${adapter.info.description || adapter.info.vendor}' refused to create a device: ${messageOf(e)}`,
+        { cause: e },
+      );
+    }
+    const ctx: GpuContext = {
+      device,
+      adapterInfo: {
+        vendor: adapter.info.vendor,
+        architecture: adapter.info.architecture,
+        device: adapter.info.device,
+        description: adapter.info.description,
+      },
+      limits: device.limits,
+      hasTimestamps,
+      generation: ++lastGeneration,
+    };
+    const record: LiveDevice = { ctx, holds: 0, idleTimer: undefined };
+    live = record;
+    void device.lost.then((info) => {
+      // A device we destroyed ourselves was already dropped (with its own reason) before destroy().
+      if (live === record) {
+        dropDevice(`it was lost (${info.reason}: ${info.message || 'no message'})`, false);
+      }
+    });
+    armIdleTimer(record);
+    return ctx;
+  } catch (e) {
+    if (e instanceof TargetUnavailableError) {
+      cachedFailure = e;
+      throw e;
+    }
+    throw new DeviceError(`creating the WebGPU device failed: ${messageOf(e)}`, { cause: e });
+  }
+}
+
+async function loadGpu(): Promise<GPU> {
+  if (gpuInstance) return gpuInstance;
+  let webgpu: WebGpuModule;
+  try {
+    // Loaded on first use, not at import time: a machine where dawn.node cannot load must still
+    // be able to import the library and use the cpu and parallel targets.
+    webgpu = await import('webgpu');
+  } catch (e) {
+    throw new TargetUnavailableError(
+      `the \`webgpu\` package (Dawn's node binding) could not be loaded on ${process.platform}-${process.arch}: ` +
+        `${messageOf(e)}. Install it with \`npm install webgpu\`, or use target 'cpu' or 'parallel'`,
+      { cause: e },
+    );
+  }
+  // Install GPUBufferUsage, GPUMapMode, … once: WebGPU code refers to them as globals.
+  const globalScope = globalThis as Record<string, unknown>;
+  for (const [name, value] of Object.entries(webgpu.globals)) {
+    if (!(name in globalScope)) globalScope[name] = value;
+  }
+  gpuInstance = webgpu.create([]);
+  return gpuInstance;
+}
+
+/**
+ * Says why Dawn found no adapter, as far as can be told from outside: no Vulkan loader, no Vulkan
+ * driver, or drivers that Dawn rejected (Debian 12's Mesa 22.3 is too old for Dawn).
+ */
+function diagnoseMissingAdapter(): string {
+  const fallback = "use target 'cpu' or 'parallel'";
+  const install = `On Debian, run scripts/install-lavapipe.sh for Mesa's lavapipe (a CPU Vulkan driver), or ${fallback}`;
+  if (process.platform !== 'linux') {
+    return `WebGPU found no usable GPU on ${process.platform}. Use a machine with a GPU, or ${fallback}`;
+  }
+  if (!findVulkanLoader()) {
+    return `the Vulkan loader (libvulkan.so.1) is not installed. ${install}`;
+  }
+  const override = process.env.VK_DRIVER_FILES ? 'VK_DRIVER_FILES' : process.env.VK_ICD_FILENAMES ? 'VK_ICD_FILENAMES' : undefined;
+  if (override) {
+    const named = (process.env[override] ?? '').split(delimiter).filter(Boolean);
+    const existing = named.filter((p) => existsSync(p));
+    if (existing.length === 0) {
+      return `no Vulkan driver found: ${override}=${process.env[override]} names no existing driver manifest. Unset it or point it at one (lavapipe's is /usr/share/vulkan/icd.d/lvp_icd.json). ${install}`;
+    }
+    return `Dawn accepted none of the Vulkan drivers named by ${override} (${existing.join(', ')}); Dawn needs Mesa >= 24 for lavapipe. ${install}`;
+  }
+  const manifests = findDriverManifests();
+  if (manifests.length === 0) return `no Vulkan driver found. ${install}`;
+  return (
+    `Vulkan drivers are installed (${manifests.join(', ')}) but Dawn accepted none of them ` +
+    `(Debian 12's Mesa 22.3 is too old for Dawn, which needs Mesa >= 24). ${install}`
+  );
+}
+
+function findVulkanLoader(): boolean {
+  const dirs = [
+    ...(process.env.LD_LIBRARY_PATH ?? '').split(delimiter).filter(Boolean),
+    `/usr/lib/${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`,
+    '/usr/lib64',
+    '/usr/lib',
+    '/lib64',
+    '/usr/local/lib',
+  ];
+  return dirs.some((dir) => existsSync(join(dir, 'libvulkan.so.1')));
+}
+
+function findDriverManifests(): string[] {
+  const dataDirs = (process.env.XDG_DATA_DIRS ?? '/usr/local/share:/usr/share').split(delimiter).filter(Boolean);
+  const dirs = ['/etc/vulkan/icd.d', ...dataDirs.map((d) => join(d, 'vulkan', 'icd.d'))];
+  const found = new Set<string>();
+  for (const dir of dirs) {
+    try {
+      for (const name of readdirSync(dir)) if (name.endsWith('.json')) found.add(name);
+    } catch {
+      // a directory that does not exist holds no drivers
+    }
+  }
+  return [...found].sort();
+}
+
+/**
+ * Destroys the live device (if any) now and forgets a remembered failure, so the next
+ * {@link acquireDevice} starts from scratch: after installing a driver, in tests, or to retry.
+ *
+ * @example
+ * resetDevice();
+ * const ok = await isGpuAvailable(); // asks Dawn again
+ */
+export function resetDevice(): void {
+  cachedFailure = undefined;
+  if (live) dropDevice('it was reset with resetDevice()', true);
+}
+
+/**
+ * Destroys the live device now, whatever still holds it. Device arrays on it become unusable
+ * (their data is gone). The next {@link acquireDevice} creates a new device.
+ *
+ * @example
+ * process.once('beforeExit', shutdownDevice);
+ */
+export function shutdownDevice(): void {
+  if (live) dropDevice('it was shut down with shutdownDevice()', true);
+}
+
+function dropDevice(reason: string, destroy: boolean): void {
+  const record = live;
+  if (!record) return;
+  live = undefined;
+  if (record.idleTimer) clearTimeout(record.idleTimer);
+  endedGenerations.set(record.ctx.generation, reason);
+  // Keep the map small: only recent generations can plausibly still be referenced.
+  for (const generation of endedGenerations.keys()) {
+    if (generation < record.ctx.generation - 64) endedGenerations.delete(generation);
+  }
+  if (destroy) record.ctx.device.destroy();
+}
+
+/**
+ * Sets how long the device may sit idle (no holds) before it is destroyed.
+ *
+ * @param ms milliseconds; `0` releases at the next turn of the event loop, `Infinity` never
+ * @default 200
+ * @example
+ * setIdleReleaseMs(Infinity); // a long-running server that calls the gpu target often
+ */
+export function setIdleReleaseMs(ms: number): void {
+  if (!(ms >= 0)) throw new RangeError(`setIdleReleaseMs: expected a number >= 0, got ${ms}`);
+  idleReleaseMs = ms;
+  if (live) armIdleTimer(live);
+}
+
+function armIdleTimer(record: LiveDevice): void {
+  if (record.idleTimer) clearTimeout(record.idleTimer);
+  record.idleTimer = undefined;
+  if (record.holds > 0 || idleReleaseMs === Infinity) return;
+  record.idleTimer = setTimeout(() => {
+    if (live === record && record.holds === 0) dropDevice(`it was released after ${idleReleaseMs} ms idle`, true);
+  }, idleReleaseMs);
+  // Never let the release timer itself keep the process alive.
+  record.idleTimer.unref();
+}
+
+/**
+ * Claims the device so that it is not released while idle, until `release()` is called. Each
+ * live `DeviceArray` holds one; a call's work holds one from its first upload to its last
+ * download. Prefer {@link withDevice}, which cannot forget to release.
+ *
+ * @param ctx a context from {@link acquireDevice}
+ * @returns the claim; `release()` is idempotent
+ * @throws DeviceError when `ctx` is no longer the live device
+ * @example
+ * const hold = holdDevice(ctx);
+ * try { await work(ctx); } finally { hold.release(); }
+ */
+export function holdDevice(ctx: GpuContext): DeviceHold {
+  assertDeviceAlive(ctx, 'this work');
+  const record = live!;
+  record.holds++;
+  armIdleTimer(record);
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      // A hold on a device that has since been dropped must not count against its successor.
+      if (live !== record) return;
+      record.holds--;
+      armIdleTimer(record);
+    },
+  };
+}
+
+/**
+ * Runs `fn` with the device acquired and held; the hold is released when `fn` settles, and the
+ * idle timer starts from there.
+ *
+ * @param fn the work; it should await its own completion (`mapAsync`, `onSubmittedWorkDone`)
+ * @returns what `fn` returns
+ * @example
+ * const sum = await withDevice(async (ctx) => runMyKernel(ctx, data));
+ */
+export async function withDevice<T>(fn: (ctx: GpuContext) => T | Promise<T>): Promise<T> {
+  const ctx = await acquireDevice();
+  const hold = holdDevice(ctx);
+  try {
+    return await fn(ctx);
+  } finally {
+    hold.release();
+  }
+}
+
+/**
+ * Whether `ctx` is still the live device (not lost, released, reset or shut down).
+ *
+ * @example
+ * if (!isDeviceAlive(ctx)) ctx = await acquireDevice();
+ */
+export function isDeviceAlive(ctx: GpuContext): boolean {
+  return live?.ctx === ctx;
+}
+
+/**
+ * Throws a DeviceError that says what happened to the device of generation `generation`, unless it
+ * is the live one.
+ *
+ * @param ctxOrGeneration a context, or the generation number a resource was created on
+ * @param what names the thing being used, for the message, e.g. "this DeviceArray"
+ * @example
+ * assertDeviceAlive(array.generation, 'this DeviceArray');
+ */
+export function assertDeviceAlive(ctxOrGeneration: GpuContext | number, what: string): void {
+  const generation = typeof ctxOrGeneration === 'number' ? ctxOrGeneration : ctxOrGeneration.generation;
+  if (live && live.ctx.generation === generation) return;
+  const why = endedGenerations.get(generation) ?? 'it no longer exists';
+  const now = live ? `; the current device is generation ${live.ctx.generation}` : '';
+  throw new DeviceError(
+    `${what} belongs to GPU device generation ${generation}, which is gone because ${why}${now}. ` +
+      `Its data went with it: copy the data to the device again (toDevice) and rerun the call.`,
+  );
+}
+
+const ERROR_FILTERS: readonly GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
+
+/** Marks the async context of a `runScoped` section, so nested sections reuse the outer scopes. */
+const scopedSection = new AsyncLocalStorage<GPUDevice>();
+/** Per device, the end of the last scoped section: error scopes are a per-device stack, not per call. */
+const scopeQueues = new WeakMap<GPUDevice, Promise<void>>();
+
+/**
+ * Runs `fn` inside WebGPU error scopes for validation, out-of-memory and internal errors, and turns
+ * a captured error into a DeviceError. Needed because WebGPU errors do not throw: an invalid
+ * dispatch or bind group just skips the work, and the output silently keeps its old contents.
+ * The device is held while `fn` runs.
+ *
+ * Error scopes are one stack per device, so sections on one device run one after another (a
+ * section pushed while another awaits would catch the other's errors, or pop its scopes). Keep `fn`
+ * to encoding and submitting; await completion (`mapAsync`, `onSubmittedWorkDone`) after
+ * `runScoped` returns, so other calls are not queued behind your GPU time. A `runScoped` nested in
+ * another on the same device runs `fn` directly under the outer scopes. Do not make `fn` wait for
+ * a promise that itself waits for another, unrelated `runScoped` on the same device: that deadlocks.
+ *
+ * @param ctx the device to watch
+ * @param fn the work; may be async
+ * @returns what `fn` returns
+ * @throws DeviceError with the WebGPU message when the device reported an error during `fn`, or
+ *   when the device is gone (before or during `fn`); an error thrown by `fn` itself propagates
+ *   unchanged
+ * @example
+ * await runScoped(ctx, () => ctx.device.queue.submit([encoder.finish()]));
+ */
+export async function runScoped<T>(ctx: GpuContext, fn: () => T | Promise<T>): Promise<T> {
+  const { device } = ctx;
+  if (scopedSection.getStore() === device) return fn();
+  const hold = holdDevice(ctx);
+  try {
+    const previous = scopeQueues.get(device) ?? Promise.resolve();
+    let leave!: () => void;
+    scopeQueues.set(device, new Promise<void>((resolve) => (leave = resolve)));
+    await previous;
+
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    let popped: Promise<GPUError | null>[];
+    try {
+      for (const filter of ERROR_FILTERS) device.pushErrorScope(filter);
+      try {
+        outcome = { ok: true, value: await scopedSection.run(device, fn) };
+      } catch (error) {
+        outcome = { ok: false, error };
+      }
+      // Issue the pops (in reverse push order) before the next section may push its own scopes.
+      popped = ERROR_FILTERS.map(() => device.popErrorScope()).reverse();
+    } finally {
+      leave();
+    }
+
+    const captured: string[] = [];
+    (await Promise.allSettled(popped)).forEach((result, i) => {
+      if (result.status === 'rejected') captured.push(`${ERROR_FILTERS[i]} error scope failed: ${messageOf(result.reason)}`);
+      else if (result.value) captured.push(`${ERROR_FILTERS[i]} error: ${result.value.message.trim()}`);
+    });
+    if (!outcome.ok) throw outcome.error;
+    // A lost device reports nothing and does nothing, so check it is still there.
+    assertDeviceAlive(ctx, 'this GPU work');
+    if (captured.length > 0) {
+      throw new DeviceError(`the GPU reported an error; the work was not done. WebGPU ${captured.join('; ')}`);
+    }
+    return outcome.value;
+  } finally {
+    hold.release();
+  }
+}
+
+/**
+ * Whether the gpu target can run here: tries to create the device (once; the answer is cached
+ * until {@link resetDevice}).
+ *
+ * @returns true when a WebGPU device could be created
+ * @example
+ * const target = (await isGpuAvailable()) ? 'gpu' : 'parallel';
+ */
+export async function isGpuAvailable(): Promise<boolean> {
+  try {
+    await acquireDevice();
+    return true;
+  } catch (e) {
+    if (e instanceof TargetUnavailableError) return false;
+    throw e;
+  }
+}
+
+/**
+ * One line about the adapter for reports and benchmark headers, or why there is none.
+ *
+ * @returns e.g. `"mesa software: llvmpipe: Mesa 25.0.7 (LLVM 15.0.6), timestamps yes, max storage binding 128 MiB"`
+ * @example
+ * console.log(`gpu: ${await describeAdapter()}`);
+ */
+export async function describeAdapter(): Promise<string> {
+  try {
+    const { adapterInfo: a, hasTimestamps, limits } = await acquireDevice();
+    const name = [a.vendor, a.architecture].filter(Boolean).join(' ') || 'unknown adapter';
+    const detail = a.description || a.device;
+    return (
+      `${name}${detail ? `: ${detail}` : ''}, timestamps ${hasTimestamps ? 'yes' : 'no'}, ` +
+      `max storage binding ${formatBytes(limits.maxStorageBufferBindingSize)}, max buffer ${formatBytes(limits.maxBufferSize)}`
+    );
+  } catch (e) {
+    if (e instanceof TargetUnavailableError) return `unavailable: ${e.message}`;
+    throw e;
+  }
+}
+
+function formatBytes(n: number): string {
+  if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(n % 2 ** 30 === 0 ? 0 : 2)} GiB`;
+  if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(n % 2 ** 20 === 0 ? 0 : 2)} MiB`;
+  return `${n} B`;
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,9 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // One child process per test file: dawn.node (the gpu target) is a native addon with its own
+    // threads, and a fresh process gives each file its own WebGPU instance and device.
+    pool: 'forks',
+  },
+});
