@@ -77,7 +77,11 @@ export type Expr =
   | (ExprBase & { readonly kind: 'cast'; readonly value: Expr })
   | (ExprBase & { readonly kind: 'math'; readonly fn: MathFunction; readonly args: readonly Expr[] })
   | (ExprBase & { readonly kind: 'call'; readonly helper: HelperFunction; readonly args: readonly Argument[] })
-  /** `a[i]`, `a[i][j]`: one index per dimension of the array, each of type int32. */
+  /**
+   * `a[i]`, `a[i][j]`: one index per dimension of the array. An index is int32, or a float (a JS
+   * number such as a loop counter `let i = 0`) that must hold an integer: a fractional, negative
+   * or too large index is out of bounds.
+   */
   | (ExprBase & { readonly kind: 'index'; readonly array: Variable; readonly indices: readonly Expr[] })
   /** `a.length` (axis 0) and `a.shape[k]`, as int32. */
   | (ExprBase & { readonly kind: 'dim'; readonly array: Variable; readonly axis: number });

@@ -464,7 +464,9 @@ class FunctionLowering {
       return { kind: 'compare', op: op as '<', left: this.coerce(left, operandType), right: this.coerce(right, operandType), operandType, type: 'bool', loc };
     }
     if (!['+', '-', '*', '/', '%'].includes(op)) this.fail(node, `the operator \`${op}\` is not supported in kernels`);
-    const type = arithmeticType(lt, rt);
+    let type = arithmeticType(lt, rt);
+    // `/` is JS's true division: on integers it gives a double (`(a / b) | 0` truncates, as in JS).
+    if (op === '/' && !isFloat(type)) type = 'float64';
     return { kind: 'binary', op: op as '+', left: this.coerce(left, type), right: this.coerce(right, type), type, loc };
   }
 
@@ -591,15 +593,15 @@ class FunctionLowering {
     return { kind: 'index', array, indices, type: arrayType.dtype, loc };
   }
 
+  /** An index is an integer value (converted to int32) or a double that must hold an integer (checked when run). */
   private index(node: EsNode): Expr {
     const v = this.expression(node);
     if (v.kind === 'weak') {
       if (!Number.isInteger(v.value)) this.fail(node, `an array index must be an integer, found \`${this.text(node)}\``);
-      return constant(v.value, 'int32', v.loc);
+      return constant(v.value, Math.abs(v.value) < 2 ** 31 ? 'int32' : 'float64', v.loc);
     }
-    if (!isInteger(v.type) && v.type !== 'bool') {
-      this.fail(node, `an array index must be an integer, found \`${this.text(node)}\` of type ${v.type}; convert it, e.g. \`Math.floor(${this.text(node)})\` stored in an int, or \`(${this.text(node)}) | 0\``);
-    }
+    if (isFloat(v.type)) return v;
+    if (!isInteger(v.type) && v.type !== 'bool') this.fail(node, `an array index must be a number, found \`${this.text(node)}\` of type ${v.type}`);
     return this.coerce(v, 'int32');
   }
 
@@ -796,9 +798,14 @@ function describeValue(v: unknown): string {
   return `a ${typeof v}`;
 }
 
-/** The type a weak literal takes on its own: int32 if it is an int32 value, else the kernel's float. */
-function weakDefault(w: Weak, kernelFloat: DType): DType {
-  return Number.isInteger(w.value) && w.value >= -2147483648 && w.value <= 2147483647 && !Object.is(w.value, -0) ? 'int32' : kernelFloat;
+/**
+ * The type a literal takes on its own (`let i = 0`, a helper argument): float64, because every JS
+ * number is a double — so `let c = 1; c *= i` counts exactly past 2³¹ as it does in JS. Integer
+ * semantics (wrapping, truncating `%`) belong to values that are declared integers: int arrays and
+ * parameters, `.length`, bitwise results, and locals assigned from those.
+ */
+function weakDefault(_w: Weak, _kernelFloat: DType): DType {
+  return 'float64';
 }
 
 /** The type a weak literal takes next to an operand of type `other`. */

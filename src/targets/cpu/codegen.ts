@@ -129,8 +129,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
   const emitter = new JsEmitter(arrays, plan.boundsCheck, (value) =>
     vectorized ? `{ $r = ${value ?? undefinedAs(kernel.returnType as DType)}; break $kernel; }` : 'break $kernel;',
   );
-  const helperArrays = new Map(arrays);
-  const helpers = kernel.helpers.map((h) => emitter.helper(h, helperArrays)).join('\n');
+  const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');
   const localArrays = declareLocalArrays(kernel.body, arrays);
 
   // Per element: operand bases, scalar parameters bound to their values, the body, the result.
@@ -224,8 +223,7 @@ export function instantiateRunner(source: string, sites: readonly string[]): Run
  */
 export function generateScalarFunction(kernel: TypedKernel): { source: string; sites: string[] } {
   const emitter = new JsEmitter(new Map(), true, (value) => `return ${value ?? undefinedAs(kernel.returnType as DType)};`);
-  const arrays = new Map<Variable, ArrayAccess>();
-  const helpers = kernel.helpers.map((h) => emitter.helper(h, arrays)).join('\n');
+  const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');
   const params = kernel.params.map((p) => JsEmitter.varName(p)).join(', ');
   const body = emitter.stmts(kernel.body, '  ');
   const source = `"use strict";\n${helpers}return function ${safeName(kernel.name)}(${params}) {\n${body}  return ${undefinedAs(kernel.returnType as DType)};\n};\n`;

@@ -32,8 +32,6 @@ export const RT = {
 } as const;
 
 export class JsEmitter {
-  /** Sites of index checks: `$oob(site, index)` reports `sites[site]`. */
-  readonly sites: string[] = [];
   private labelCount = 0;
   private readonly loops: string[] = [];
 
@@ -42,6 +40,8 @@ export class JsEmitter {
     private readonly boundsCheck: boolean,
     /** How `return` is emitted: inline kernels assign a result and leave their block. */
     private readonly onReturn: (value: string | undefined) => string,
+    /** Sites of index checks: `$oob(site, …)` reports `sites[site]`; shared with helpers' emitters. */
+    readonly sites: string[] = [],
   ) {}
 
   static varName(v: Variable): string {
@@ -96,7 +96,7 @@ export class JsEmitter {
   private loop(s: Extract<Stmt, { kind: 'loop' }>, ind: string): string {
     const init = s.init.length ? this.stmts(s.init, ind + '  ') : '';
     const cond = s.cond ? this.expr(s.cond) : 'true';
-    const label = s.update.length ? `$body${this.labelCount++}` : '';
+    const label = s.update.length && continues(s.body) ? `$body${this.labelCount++}` : '';
     this.loops.push(label);
     const body = this.stmts(s.body, label ? ind + '    ' : ind + '  ');
     this.loops.pop();
@@ -106,6 +106,8 @@ export class JsEmitter {
       out = `${ind}do {\n${body}${ind}} while (${cond});\n`;
     } else if (label) {
       out = `${ind}while (${cond}) {\n${ind}  ${label}: {\n${body}${ind}  }\n${update}${ind}}\n`;
+    } else if (s.update.length) {
+      out = `${ind}while (${cond}) {\n${body}${update}${ind}}\n`;
     } else {
       out = `${ind}while (${cond}) {\n${body}${ind}}\n`;
     }
@@ -174,8 +176,11 @@ export class JsEmitter {
     if (!this.boundsCheck) return { check: '', address: { index, oob: '' } };
     const site = this.sites.length;
     this.sites.push(`\`${array.name}\` at kernel line ${loc.line}:${loc.column}`);
-    // `i >>> 0` maps negative indices above every valid size, so one comparison checks both ends.
-    const check = idx.map((i, axis) => `(${i} >>> 0) >= ${access.dims[axis]}`).join(' || ');
+    // `i >>> 0` maps negative indices above every valid size, so one comparison checks both ends;
+    // a float index must also survive the conversion unchanged (no fraction, no NaN).
+    const check = idx
+      .map((i, axis) => (isFloat(indices[axis]!.type) ? `(${i} >>> 0) !== ${i} || ${i} >= ${access.dims[axis]}` : `(${i} >>> 0) >= ${access.dims[axis]}`))
+      .join(' || ');
     const oob = `${RT.oob}(${site}, [${idx.join(', ')}], [${access.dims.join(', ')}])`;
     return { check, address: { index, oob } };
   }
@@ -183,7 +188,8 @@ export class JsEmitter {
   // ------------------------------------------------------------------ helpers
 
   /** A helper as a JS function; its local arrays live in the enclosing scope (no recursion). */
-  helper(h: HelperFunction, arrays: Map<Variable, ArrayAccess>): string {
+  helper(h: HelperFunction): string {
+    const arrays = new Map<Variable, ArrayAccess>();
     const params = h.params.flatMap((p) => {
       if (!isArrayType(p.type)) return [JsEmitter.varName(p)];
       const n = JsEmitter.varName(p);
@@ -192,9 +198,15 @@ export class JsEmitter {
       return [`${n}$d`, `${n}$o`, ...axes.map((a) => `${n}$s${a}`), ...axes.map((a) => `${n}$n${a}`)];
     });
     const localArrays = declareLocalArrays(h.body, arrays, `${helperName(h)}$`);
-    const body = this.stmts(h.body, '  ');
+    const emitter = new JsEmitter(arrays, this.boundsCheck, (value) => `return${value === undefined ? '' : ` ${value}`};`, this.sites);
+    const body = emitter.stmts(h.body, '  ');
     return `${localArrays}function ${helperName(h)}(${params.join(', ')}) {\n${body}}\n`;
   }
+}
+
+/** Whether a loop body continues its own loop (nested loops' `continue`s are their own). */
+function continues(body: readonly Stmt[]): boolean {
+  return body.some((s) => s.kind === 'continue' || (s.kind === 'if' && (continues(s.then) || continues(s.otherwise))));
 }
 
 export function helperName(h: HelperFunction): string {

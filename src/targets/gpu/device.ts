@@ -9,16 +9,17 @@
  *   device, is still alive — and callers may keep buffers of a released device around.
  * - A device is "held" while work runs on it (`withDevice`, `holdDevice`) and while a
  *   `DeviceArray` lives on it. When the last hold is released and `idleReleaseMs` pass without a
- *   new one, the device is destroyed: an idle device costs a driver thread and, per the pitfalls
- *   seen with Dawn, can keep the process from exiting. The timer is `unref()`ed so it never keeps
- *   the process alive itself.
+ *   new one, the device is destroyed: an idle device keeps its memory and driver threads, and
+ *   with Dawn it has been seen to keep a core busy and the process alive (on lavapipe neither
+ *   happens; we do not rely on that). The timer is `unref()`ed so it never keeps the process
+ *   alive itself.
  * - Each device gets a new `generation`. Anything bound to an older generation (a buffer, a
  *   `DeviceArray`) is dead: its data went with its device.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { existsSync, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { DeviceError, TargetUnavailableError } from '../../errors.js';
+import { ArgumentError, DeviceError, TargetUnavailableError } from '../../errors.js';
 
 /** What the adapter says about itself; shown in reports and error messages. */
 export interface GpuAdapterInfo {
@@ -64,6 +65,8 @@ const REQUESTED_LIMITS = [
 ] as const;
 
 const DEFAULT_IDLE_RELEASE_MS = 200;
+/** setTimeout fires at once for delays beyond this (with a warning); treat them as "never". */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** One device and its bookkeeping; replaced as a whole, so stale holds cannot touch a newer one. */
 interface LiveDevice {
@@ -286,13 +289,14 @@ function dropDevice(reason: string, destroy: boolean): void {
 /**
  * Sets how long the device may sit idle (no holds) before it is destroyed.
  *
- * @param ms milliseconds; `0` releases at the next turn of the event loop, `Infinity` never
+ * @param ms milliseconds; `0` releases at the next turn of the event loop, `Infinity` (or
+ *   anything beyond a timer's 2³¹−1 ms) never
  * @default 200
  * @example
  * setIdleReleaseMs(Infinity); // a long-running server that calls the gpu target often
  */
 export function setIdleReleaseMs(ms: number): void {
-  if (!(ms >= 0)) throw new RangeError(`setIdleReleaseMs: expected a number >= 0, got ${ms}`);
+  if (!(ms >= 0)) throw new ArgumentError(`setIdleReleaseMs: expected a number of milliseconds >= 0, got ${ms}`);
   idleReleaseMs = ms;
   if (live) armIdleTimer(live);
 }
@@ -300,7 +304,7 @@ export function setIdleReleaseMs(ms: number): void {
 function armIdleTimer(record: LiveDevice): void {
   if (record.idleTimer) clearTimeout(record.idleTimer);
   record.idleTimer = undefined;
-  if (record.holds > 0 || idleReleaseMs === Infinity) return;
+  if (record.holds > 0 || idleReleaseMs > MAX_TIMER_MS) return;
   record.idleTimer = setTimeout(() => {
     if (live === record && record.holds === 0) dropDevice(`it was released after ${idleReleaseMs} ms idle`, true);
   }, idleReleaseMs);
@@ -348,7 +352,9 @@ export function holdDevice(ctx: GpuContext): DeviceHold {
  * const sum = await withDevice(async (ctx) => runMyKernel(ctx, data));
  */
 export async function withDevice<T>(fn: (ctx: GpuContext) => T | Promise<T>): Promise<T> {
-  const ctx = await acquireDevice();
+  let ctx = await acquireDevice();
+  // Lost between creation and here (a loss is reported asynchronously): take its successor.
+  if (!isDeviceAlive(ctx)) ctx = await acquireDevice();
   const hold = holdDevice(ctx);
   try {
     return await fn(ctx);
