@@ -32,34 +32,52 @@ if [[ $EUID -ne 0 ]]; then
   exit 1
 fi
 
-# Is bookworm-backports already configured anywhere (one-line or deb822 format)?
-if grep -rqsE '^[^#]*\bbookworm-backports\b' /etc/apt/sources.list "$SOURCES_DIR"; then
+# Is bookworm-backports already configured in a file apt reads (one-line or deb822 format)?
+shopt -s nullglob
+apt_source_files=(/etc/apt/sources.list "$SOURCES_DIR"/*.list "$SOURCES_DIR"/*.sources)
+shopt -u nullglob
+if grep -qsE '^[^#]*\bbookworm-backports\b' "${apt_source_files[@]}"; then
   log "an apt source for bookworm-backports already exists; not adding one"
 else
-  if [[ ! -f "$DEBIAN_SOURCES" ]]; then
-    log "expected the Debian deb822 source $DEBIAN_SOURCES (the Debian 12 default) but it is missing;" \
-      "add a bookworm-backports source by hand" >&2
-    exit 1
+  stanza=""
+  if [[ -f "$DEBIAN_SOURCES" ]]; then
+    # Copy the stanza that serves the `bookworm` suite, so the backports source uses the same
+    # mirror and the same Signed-By key (a path or an inline key block); change only its Suites.
+    # Stanzas are separated by blank lines; comment lines are dropped.
+    stanza="$(awk '
+      BEGIN { RS = ""; FS = "\n" }
+      {
+        bookworm = 0
+        for (i = 1; i <= NF; i++)
+          if ($i ~ /^Suites:/ && (" " substr($i, 8) " ") ~ /[ \t]bookworm[ \t]/) bookworm = 1
+        if (!bookworm) next
+        for (i = 1; i <= NF; i++) {
+          if ($i ~ /^#/) continue
+          if ($i ~ /^Suites:/) print "Suites: bookworm-backports"
+          else print $i
+        }
+        exit
+      }' "$DEBIAN_SOURCES")"
+  elif [[ -f /etc/apt/sources.list ]]; then
+    # Older layout: a one-line `deb [signed-by=KEY] URI bookworm main` in sources.list.
+    stanza="$(awk '
+      $1 == "deb" {
+        key = "/usr/share/keyrings/debian-archive-keyring.gpg"; i = 2
+        if ($2 ~ /^\[/) {
+          for (; i <= NF; i++) {
+            if ($i ~ /^\[?signed-by=/) { key = $i; sub(/^\[?signed-by=/, "", key); sub(/\]$/, "", key) }
+            if ($i ~ /\]$/) { i++; break }
+          }
+        }
+        if ($(i + 1) == "bookworm") {
+          printf "Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n", $i, key
+          exit
+        }
+      }' /etc/apt/sources.list)"
   fi
-  # Copy the stanza that serves the `bookworm` suite, so the backports source uses the same mirror
-  # and the same Signed-By key (a path or an inline key block), and only change its Suites.
-  # Stanzas are separated by blank lines; comment lines are dropped.
-  stanza="$(awk '
-    BEGIN { RS = ""; FS = "\n" }
-    {
-      bookworm = 0
-      for (i = 1; i <= NF; i++)
-        if ($i ~ /^Suites:/ && (" " substr($i, 8) " ") ~ /[ \t]bookworm[ \t]/) bookworm = 1
-      if (!bookworm) next
-      for (i = 1; i <= NF; i++) {
-        if ($i ~ /^#/) continue
-        if ($i ~ /^Suites:/) print "Suites: bookworm-backports"
-        else print $i
-      }
-      exit
-    }' "$DEBIAN_SOURCES")"
   if [[ -z "$stanza" ]] || ! grep -q '^URIs:' <<<"$stanza"; then
-    log "no stanza for suite 'bookworm' with URIs in $DEBIAN_SOURCES; add a bookworm-backports source by hand" >&2
+    log "found no Debian source for the suite 'bookworm' in $DEBIAN_SOURCES or /etc/apt/sources.list;" \
+      "add a bookworm-backports source by hand" >&2
     exit 1
   fi
   printf '# Added by ufunc scripts/install-lavapipe.sh: Mesa >= 24 for Dawn (WebGPU) on lavapipe.\n%s\n' \
@@ -71,8 +89,9 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 log "apt-get update"
 apt-get update -q
-log "apt-get install -y -t bookworm-backports mesa-vulkan-drivers libvulkan1"
-apt-get install -y -q --no-install-recommends -t bookworm-backports mesa-vulkan-drivers libvulkan1
+install_command=(apt-get install -y -q --no-install-recommends -t bookworm-backports mesa-vulkan-drivers libvulkan1)
+log "${install_command[*]}"
+"${install_command[@]}"
 
 mesa_version="$(installed_version mesa-vulkan-drivers || true)"
 if ! dpkg --compare-versions "${mesa_version:-0}" ge "$MIN_MESA_MAJOR"; then
