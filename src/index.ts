@@ -11,6 +11,7 @@ export type { CallOptions, UfuncOptions } from './ufunc.js';
 export type { NDArray, NDArrayLike } from './ndarray.js';
 export type { DType, TypedArray } from './dtypes.js';
 export type { TargetName } from './targets/target.js';
+export { availableTargets } from './targets/registry.js';
 export {
   UfuncError, SignatureError, LayoutError, BroadcastError, ArgumentError, KernelCompileError,
   KernelRuntimeError, TargetUnavailableError, DeviceError,

@@ -515,6 +515,7 @@ class FunctionLowering {
   unary(node: EsNode): Value {
     const op = node.operator as string;
     const loc = locationOf(node);
+    if (op === 'typeof' || op === 'void' || op === 'delete') this.fail(node, `the operator \`${op}\` is not supported in kernels`);
     const arg = this.expression(node.argument);
     if (op === '!') {
       const b = this.toBool(arg, node.argument);

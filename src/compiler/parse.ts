@@ -21,7 +21,8 @@ export interface ParsedFunction {
 export function compileError(source: string, loc: SourceLocation, message: string): KernelCompileError {
   const line = source.split('\n')[loc.line - 1] ?? '';
   const caret = ' '.repeat(Math.max(0, loc.column - 1)) + '^';
-  return new KernelCompileError(`${message} (kernel line ${loc.line}:${loc.column})\n  ${line}\n  ${caret}`, loc);
+  const sentence = /^[a-z]/.test(message) ? message[0]!.toUpperCase() + message.slice(1) : message;
+  return new KernelCompileError(`${sentence} (kernel line ${loc.line}:${loc.column})\n  ${line}\n  ${caret}`, loc);
 }
 
 /** acorn reports 0-based columns, and line 1 of what it parsed starts with the `(` we added. */

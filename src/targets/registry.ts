@@ -25,3 +25,13 @@ export async function loadTarget(name: TargetName): Promise<Target> {
 export function loadTargetSync(name: TargetName): Target | undefined {
   return loaded[name];
 }
+
+/**
+ * The targets that can run here: cpu and parallel always, gpu when a WebGPU adapter is found.
+ *
+ * @example const targets = await availableTargets(); // ['cpu', 'parallel', 'gpu']
+ */
+export async function availableTargets(): Promise<TargetName[]> {
+  const gpu = await import('./gpu/device.js').then((m) => m.isGpuAvailable()).catch(() => false);
+  return gpu ? ['cpu', 'parallel', 'gpu'] : ['cpu', 'parallel'];
+}
