@@ -94,7 +94,7 @@ export class UfuncDefinition {
   }
 
   get signatures(): readonly Signature[] {
-    return this.specialisations.map((s) => s.signature);
+    return [...this.specialisations, ...this.lazy.values()].map((s) => s.signature);
   }
 
   /** Argument types of a signature in operand order (inputs, then outputs). */
