@@ -5,7 +5,10 @@
 import { TargetUnavailableError } from './errors.js';
 import { loadTarget, loadTargetSync } from './targets/registry.js';
 import type { TargetName } from './targets/target.js';
-import { prepareCall, runPrepared, type UfuncDefinition } from './ufunc.js';
+import { canCastScalar, DTYPES } from './dtypes.js';
+import { type FastEntry, fastDtypesMatch, fastKey, fastPlan } from './fast-call.js';
+import type { Target } from './targets/target.js';
+import { prepareCall, type PreparedCall, runPrepared, type UfuncDefinition } from './ufunc.js';
 
 /**
  * A result: a typed array (1-D results of plain typed-array inputs), an `NDArray`, a scalar (0-D
@@ -29,14 +32,69 @@ export interface Ufunc {
   readonly layout: string;
 }
 
+/**
+ * A call on the fast path (fast-call.ts), or undefined where the call needs the general path. The
+ * first call of a kind takes the general path, which checks everything, and records what later
+ * calls of that kind can reuse.
+ */
+function fastCall(def: UfuncDefinition, args: unknown[], target: Target): ReturnType<typeof fastPlan> | undefined {
+  if (!target.runSync) return undefined; // device targets need the general path's allocation hooks
+  const key = fastKey(def, args);
+  if (key === undefined) return undefined;
+  const entry = def.fastEntries.get(key);
+  if (!entry) return undefined;
+  for (let i = 0; i < def.nin; i++) {
+    const x = args[i];
+    if (typeof x === 'number' && !canCastScalar(x, entry.inputTypes[i]!)) return undefined;
+  }
+  return fastPlan(entry, args, def.nin);
+}
+
+/** The result of a fast call: the output array, or for scalar inputs its one value. */
+function fastResult(fast: NonNullable<ReturnType<typeof fastPlan>>): unknown {
+  if (fast.result) return fast.result;
+  const value = fast.out[0];
+  return fast.plan.operands[fast.plan.nin]!.dtype === 'bool' ? value !== 0 : value;
+}
+
+/** After a general call, remembers whether calls of the same kind may take the fast path. */
+function learnFastPath(def: UfuncDefinition, args: unknown[], prepared: PreparedCall): void {
+  const key = fastKey(def, args);
+  if (key === undefined || def.fastEntries.has(key)) return;
+  const { plan } = prepared;
+  const entry: FastEntry = {
+    plan: { kind: plan.kind, kernel: plan.kernel, kernelKey: plan.kernelKey, nin: plan.nin, boundsCheck: plan.boundsCheck },
+    inputTypes: plan.operands.slice(0, plan.nin).map((o) => o.dtype),
+    outputType: plan.operands[plan.nin]!.dtype,
+  };
+  const outMatches = args.length === def.nin || DTYPES[entry.outputType].arrayType === (args[def.nin] as { out: object }).out.constructor;
+  def.fastEntries.set(key, fastDtypesMatch(entry, args, def.nin) && outMatches ? entry : null);
+}
+
 export function makeCallable<T extends object>(def: UfuncDefinition, methods: T): Ufunc & T {
-  const call = async (...args: unknown[]) => runPrepared(prepareCall(def, args, await loadTarget(def.target)));
+  const call = async (...args: unknown[]) => {
+    const target = loadTargetSync(def.target) ?? (await loadTarget(def.target));
+    const fast = fastCall(def, args, target);
+    if (fast) {
+      await target.run(fast.plan);
+      return fastResult(fast);
+    }
+    const prepared = prepareCall(def, args, target);
+    learnFastPath(def, args, prepared);
+    return runPrepared(prepared);
+  };
   const sync = (...args: unknown[]) => {
     const target = loadTargetSync(def.target);
     if (!target?.runSync) {
       throw new TargetUnavailableError(`The '${def.target}' target has no synchronous call (a GPU cannot be waited for without a Promise): use \`await f(…)\`, or target 'cpu' or 'parallel'.`);
     }
+    const fast = fastCall(def, args, target);
+    if (fast) {
+      target.runSync(fast.plan);
+      return fastResult(fast);
+    }
     const prepared = prepareCall(def, args, target);
+    learnFastPath(def, args, prepared);
     target.runSync(prepared.plan);
     return prepared.finish();
   };

@@ -14,6 +14,7 @@ import {
   type Operand, sizeOf, toOperand,
 } from './ndarray.js';
 import type { CallPlan, OperandView } from './plan.js';
+import type { FastEntry } from './fast-call.js';
 import { type ArgType, formatArgType, type Layout, parseSignature, type Signature } from './signature-parser/index.js';
 import { loadTarget, loadTargetSync } from './targets/registry.js';
 import { TARGET_NAMES, type Target, type TargetName } from './targets/target.js';
@@ -61,6 +62,8 @@ export class UfuncDefinition {
   /** Lazily compiled vectorize signatures, by input dtype tuple. */
   private readonly lazy = new Map<string, Specialisation>();
   private readonly checkedFor = new Set<Specialisation>();
+  /** Fast-path entries by argument kinds (fast-call.ts); null where such calls need the general path. */
+  readonly fastEntries = new Map<number, FastEntry | null>();
 
   constructor(
     readonly kind: UfuncKind,

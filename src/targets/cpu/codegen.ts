@@ -61,27 +61,50 @@ export function mergeLoopDims(shape: readonly number[], strides: readonly (reado
 }
 
 export function prepareRunnerArgs(plan: CallPlan): { args: RunnerArgs; layout: MemoryLayout } {
-  const merged = mergeLoopDims(plan.loopShape, plan.operands.map((o) => o.loopStrides));
+  const ops = plan.operands;
+  const n = ops.length;
+  // One-dimensional loops (every vectorize call on 1-D data) need no merging: this runs on every
+  // call, so the common case avoids the general walk.
+  const merged = plan.loopShape.length === 1
+    ? { shape: plan.loopShape[0] === 1 ? [] : (plan.loopShape as number[]), strides: ops.map((o) => (plan.loopShape[0] === 1 ? [] : (o.loopStrides as number[]))) }
+    : mergeLoopDims(plan.loopShape, ops.map((o) => o.loopStrides));
   const rank = Math.min(merged.shape.length, 2) as 0 | 1 | 2;
-  const inner = plan.operands.map((o, i): InnerStep => {
-    if (o.scalar !== undefined) return 'scalar';
-    const s = rank === 0 ? 0 : merged.strides[i]![merged.shape.length - 1]!;
-    return s === 0 ? 'broadcast' : s === 1 ? 'unit' : 'strided';
-  });
-  const coreUnit = plan.operands.map((o) => o.coreStrides.map((s) => s === 1));
-  const args: RunnerArgs = {
-    data: plan.operands.map((o) => o.data as ArrayLike<unknown>),
-    offset: plan.operands.map((o) => o.offset),
-    loopShape: merged.shape,
-    loopStrides: merged.strides,
-    coreShape: plan.operands.map((o) => o.coreShape),
-    coreStrides: plan.operands.map((o) => o.coreStrides),
-    scalars: plan.operands.map((o) => o.scalar),
-  };
+  const last = merged.shape.length - 1;
+  const inner = new Array<InnerStep>(n);
+  const coreUnit = new Array<boolean[]>(n);
+  const data = new Array<ArrayLike<unknown>>(n);
+  const offset = new Array<number>(n);
+  const coreShape = new Array<readonly number[]>(n);
+  const coreStrides = new Array<readonly number[]>(n);
+  const scalars = new Array<number | bigint | boolean | undefined>(n);
+  for (let i = 0; i < n; i++) {
+    const o = ops[i]!;
+    const s = rank === 0 ? 0 : merged.strides[i]![last]!;
+    inner[i] = o.scalar !== undefined ? 'scalar' : s === 0 ? 'broadcast' : s === 1 ? 'unit' : 'strided';
+    const units: boolean[] = [];
+    for (const c of o.coreStrides) units.push(c === 1);
+    coreUnit[i] = units;
+    data[i] = o.data as ArrayLike<unknown>;
+    offset[i] = o.offset;
+    coreShape[i] = o.coreShape;
+    coreStrides[i] = o.coreStrides;
+    scalars[i] = o.scalar;
+  }
+  const args: RunnerArgs = { data, offset, loopShape: merged.shape, loopStrides: merged.strides, coreShape, coreStrides, scalars };
   return { args, layout: { rank, inner, coreUnit } };
 }
 
-export function layoutKey(layout: MemoryLayout): string {
+const STEP_CODES: Readonly<Record<InnerStep, number>> = { scalar: 0, broadcast: 1, unit: 2, strided: 3 };
+
+/**
+ * A key for a layout, equal for equal layouts. A number where it fits (it is looked up on every
+ * call, and numbers hash faster than strings), else a string.
+ */
+export function layoutKey(layout: MemoryLayout): number | string {
+  let code = layout.rank;
+  for (const step of layout.inner) code = code * 4 + STEP_CODES[step];
+  for (const axes of layout.coreUnit) for (const unit of axes) code = code * 2 + (unit ? 1 : 0);
+  if (code < 2 ** 50) return code;
   return `${layout.rank}|${layout.inner.join(',')}|${layout.coreUnit.map((c) => c.map((u) => (u ? '1' : 's')).join('')).join(',')}`;
 }
 
@@ -149,7 +172,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
   });
   if (singleReturn) {
     const ret = kernel.body[0] as Extract<Stmt, { kind: 'return' }>;
-    element += `${ind}$d${out}[$b${out}] = ${ret.value ? emitter.expr(ret.value) : undefinedAs(kernel.returnType as DType)};\n`;
+    element += `${ind}$d${out}[$b${out}] = ${ret.value ? emitter.stored(ret.value, kernel.returnType as DType) : undefinedAs(kernel.returnType as DType)};\n`;
   } else {
     const body = emitter.stmts(kernel.body, ind + '  ');
     if (vectorized) {

@@ -68,7 +68,7 @@ export class JsEmitter {
       case 'store': {
         const access = this.arrays.get(s.array)!;
         const { check, address } = this.address(s.array, access, s.indices, s.loc);
-        return `${ind}${check ? `if (${check}) ${address.oob};\n${ind}` : ''}${access.data}[${address.index}] = ${this.expr(s.value)};\n`;
+        return `${ind}${check ? `if (${check}) ${address.oob};\n${ind}` : ''}${access.data}[${address.index}] = ${this.stored(s.value, access.dtype)};\n`;
       }
       case 'if': {
         const otherwise = s.otherwise.length ? ` else {\n${this.stmts(s.otherwise, ind + '  ')}${ind}}` : '';
@@ -115,6 +115,18 @@ export class JsEmitter {
   }
 
   // ------------------------------------------------------------------ expressions
+
+  /**
+   * A value about to be stored into an array of `dtype`. A Float32Array store rounds exactly as
+   * `Math.fround` does, so the last rounding of a float32 operation is left to the store.
+   */
+  stored(e: Expr, dtype: DType): string {
+    if (dtype !== 'float32' || e.type !== 'float32') return this.expr(e);
+    if (e.kind === 'binary') return `(${this.expr(e.left)} ${e.op} ${this.expr(e.right)})`;
+    if (e.kind === 'cast' && (e.value.type === 'float64' || e.value.type === 'int32' || e.value.type === 'uint32')) return this.expr(e.value);
+    if (e.kind === 'math' && !EXACT_ON_FLOAT32.has(e.fn) && e.args.every((a) => a.type === 'float32')) return `Math.${e.fn}(${e.args.map((a) => this.expr(a)).join(', ')})`;
+    return this.expr(e);
+  }
 
   expr(e: Expr): string {
     switch (e.kind) {

@@ -3,20 +3,25 @@
  */
 import { ArgumentError } from '../../errors.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
+import type { TypedKernel } from '../../compiler/ir.js';
 import type { Target } from '../target.js';
 import { generateRunner, instantiateRunner, layoutKey, prepareRunnerArgs, type Runner } from './codegen.js';
 
-const runners = new Map<string, Runner>();
+/** Runners by typed kernel (one per signature), then by bounds checking and memory layout. */
+const runners = new WeakMap<TypedKernel, [Map<number | string, Runner>, Map<number | string, Runner>]>();
 
 /** The compiled runner for a plan's kernel and memory layout, generated on first use. */
 export function runnerFor(plan: CallPlan): { runner: Runner; args: ReturnType<typeof prepareRunnerArgs>['args'] } {
   const { args, layout } = prepareRunnerArgs(plan);
-  const key = `${plan.kernelKey}#${layoutKey(layout)}#${plan.boundsCheck}`;
-  let runner = runners.get(key);
+  let byCheck = runners.get(plan.kernel);
+  if (!byCheck) runners.set(plan.kernel, (byCheck = [new Map(), new Map()]));
+  const byLayout = byCheck[plan.boundsCheck ? 1 : 0];
+  const key = layoutKey(layout);
+  let runner = byLayout.get(key);
   if (!runner) {
     const { source, sites } = generateRunner(plan, layout);
     runner = instantiateRunner(source, sites);
-    runners.set(key, runner);
+    byLayout.set(key, runner);
   }
   return { runner, args };
 }

@@ -1,0 +1,124 @@
+/**
+ * The fast path for the most common call: a vectorize ufunc on plain typed arrays of one length
+ * and JS numbers, with or without one `out` array. The general path (ufunc.ts `prepareCall`)
+ * checks, broadcasts and builds a plan from scratch; here a call whose argument kinds match an
+ * earlier call reuses that call's signature, kernel and plan shape, so a small call costs little
+ * more than the loop itself. Any call that does not fit takes the general path.
+ */
+import { convertConstant } from './compiler/lower.js';
+import { DTYPES, dtypeOfArray, type TypedArray } from './dtypes.js';
+import type { CallPlan, OperandView } from './plan.js';
+import type { UfuncDefinition } from './ufunc.js';
+
+/** What a call with the same argument kinds can reuse. */
+export interface FastEntry {
+  readonly plan: Omit<CallPlan, 'operands' | 'loopShape'>;
+  /** Per input: the dtype the signature reads it as. */
+  readonly inputTypes: readonly OperandView['dtype'][];
+  readonly outputType: OperandView['dtype'];
+}
+
+const NO_DIMS: readonly number[] = [];
+const UNIT: readonly number[] = [1];
+const BROADCAST: readonly number[] = [0];
+
+/** Array kinds, numbered for keys (Uint8ClampedArray is left to the general path). */
+const ARRAY_KINDS: readonly Function[] = [
+  Float32Array, Float64Array, Int32Array, Uint32Array, Int16Array, Uint16Array, Int8Array, Uint8Array, BigInt64Array, BigUint64Array,
+];
+
+/**
+ * A key for the kinds of the arguments, or undefined when the call is not a fast one: five bits an
+ * argument, so the key is a number (a string key, built and hashed on every call, cost more than
+ * the rest of a small call). Numbers are told apart by the signatures that accept them.
+ */
+export function fastKey(def: UfuncDefinition, args: readonly unknown[]): number | undefined {
+  const nin = def.nin;
+  if (def.kind !== 'vectorize' || nin > 8) return undefined;
+  let key = 1;
+  let length = -1;
+  for (let i = 0; i < nin; i++) {
+    const x = args[i];
+    if (typeof x === 'number') {
+      key = key * 32 + 16 + numberClass(x);
+      continue;
+    }
+    const kind = typeof x === 'object' && x !== null ? ARRAY_KINDS.indexOf(x.constructor) : -1;
+    if (kind < 0) return undefined;
+    if (length !== -1 && (x as TypedArray).length !== length) return undefined;
+    length = (x as TypedArray).length;
+    key = key * 32 + kind;
+  }
+  if (args.length === nin) return key;
+  if (args.length !== nin + 1) return undefined;
+  const options = args[nin] as { out?: unknown } | null;
+  if (typeof options !== 'object' || options === null || ArrayBuffer.isView(options)) return undefined;
+  let count = 0;
+  for (const _ in options) count++;
+  const out = options.out;
+  if (count !== 1 || typeof out !== 'object' || out === null) return undefined;
+  const kind = ARRAY_KINDS.indexOf(out.constructor);
+  if (kind < 0 || (out as TypedArray).length !== (length === -1 ? 1 : length)) return undefined;
+  return key * 32 + kind;
+}
+
+/**
+ * Numbers of one class are accepted by the same signatures: fractional (floats only), or an
+ * integer within the same bounds of the integer types (int8 … uint32). Classes 0 … 11.
+ */
+function numberClass(x: number): number {
+  if (!Number.isInteger(x)) return 0;
+  if (x >= 0) return x <= 127 ? 1 : x <= 255 ? 2 : x <= 32767 ? 3 : x <= 65535 ? 4 : x <= 2147483647 ? 5 : x <= 4294967295 ? 6 : 7;
+  return x >= -128 ? 8 : x >= -32768 ? 9 : x >= -2147483648 ? 10 : 11;
+}
+
+/**
+ * Builds the plan of a fast call, or undefined where it must take the general path (an `out` that
+ * shares memory with an input other than being that very input).
+ */
+export function fastPlan(entry: FastEntry, args: readonly unknown[], nin: number): { plan: CallPlan; result: TypedArray | undefined; out: TypedArray } | undefined {
+  let length = 1;
+  let anyArray = false;
+  for (let i = 0; i < nin; i++) {
+    const x = args[i];
+    if (typeof x !== 'number') {
+      length = (x as TypedArray).length;
+      anyArray = true;
+    }
+  }
+  const given = args.length > nin ? ((args[nin] as { out: TypedArray }).out) : undefined;
+  if (given) {
+    for (let i = 0; i < nin; i++) {
+      const x = args[i];
+      if (typeof x !== 'number' && x !== given && (x as TypedArray).buffer === given.buffer) return undefined;
+    }
+  }
+  const out = given ?? (new DTYPES[entry.outputType].arrayType(length) as TypedArray);
+  const operands: OperandView[] = [];
+  for (let i = 0; i < nin; i++) {
+    const x = args[i];
+    const dtype = entry.inputTypes[i]!;
+    if (typeof x === 'number') {
+      operands.push({ dtype, data: out, offset: 0, loopStrides: BROADCAST, coreShape: NO_DIMS, coreStrides: NO_DIMS, scalar: convertConstant(x, dtype) });
+    } else {
+      operands.push({ dtype, data: x as TypedArray, offset: 0, loopStrides: UNIT, coreShape: NO_DIMS, coreStrides: NO_DIMS });
+    }
+  }
+  operands.push({ dtype: entry.outputType, data: out, offset: 0, loopStrides: UNIT, coreShape: NO_DIMS, coreStrides: NO_DIMS });
+  // Written out rather than spread: spreading here cost more than the rest of a small call.
+  const template = entry.plan;
+  const plan: CallPlan = {
+    kind: template.kind, kernel: template.kernel, kernelKey: template.kernelKey, nin: template.nin, boundsCheck: template.boundsCheck,
+    operands, loopShape: anyArray ? [length] : NO_DIMS,
+  };
+  return { plan, result: given ?? (anyArray ? out : undefined), out };
+}
+
+/** Whether the arrays of a fast call have the dtypes the entry's signature reads (no conversion). */
+export function fastDtypesMatch(entry: FastEntry, args: readonly unknown[], nin: number): boolean {
+  for (let i = 0; i < nin; i++) {
+    const x = args[i];
+    if (typeof x !== 'number' && dtypeOfArray(x) !== entry.inputTypes[i]) return false;
+  }
+  return true;
+}

@@ -1,0 +1,581 @@
+/**
+ * Typed IR → WGSL, one function at a time (the kernel, or one specialisation of a helper). The
+ * meaning is the cpu target's (emit-js.ts); every place where WGSL differs from JS goes through a
+ * support function (wgsl-support.ts) or is documented in docs/gpu.md.
+ *
+ * Representations. Each IR value lives in one WGSL scalar type, its *rep*:
+ * - float32 → f32; int32, int16, int8, uint16, uint8 → i32 (small types hold their exact value,
+ *   wrapped where the IR casts); uint32 → u32; bool → bool;
+ * - float64 → i32 where integral-doubles.ts proves it holds integers (loop counters), else f32:
+ *   WGSL has no f64, so a double local of a float32 kernel (`let c = 1.0; c *= i`) is computed in
+ *   f32 on the gpu. That is the gpu target's one documented departure from the cpu's meaning.
+ *
+ * Evaluation order and laziness. JS evaluates `c ? a : b`, `a && b` and `a || b` lazily, and an
+ * out-of-bounds load or a helper call has an effect (it reports an error, or writes an array). So
+ * an expression whose lazy operand has an effect is *linearised*: statements that compute it
+ * (a "prelude", with `if`/`else`) go before the statement that uses it, and operands to its left
+ * that have effects are first bound to `let`s, so they still run first.
+ *
+ * Every scalar local is declared once at the top of its function (`var x: f32;`), so JS block
+ * scoping, loop `continuing` blocks and preludes never fight over WGSL scopes.
+ */
+import { type DType, isFloat } from '../../dtypes.js';
+import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../compiler/ir.js';
+import type { SourceLocation } from '../../errors.js';
+import type { IntegralDoubles, ValueContext } from './integral-doubles.js';
+import type { WgslNamer } from './namer.js';
+import type { SupportLibrary, SupportName } from './wgsl-support.js';
+
+/** The WGSL scalar type that holds an IR value. */
+export type Rep = 'f32' | 'i32' | 'u32' | 'bool';
+
+/** The rep of values of a dtype that are not integral doubles. */
+export function repOfType(t: DType): Rep {
+  switch (t) {
+    case 'float32': case 'float64': return 'f32';
+    case 'uint32': return 'u32';
+    case 'bool': return 'bool';
+    default: return 'i32';
+  }
+}
+
+/** Where an array's elements live, as far as the code that reaches them depends on it. */
+export type ArrayOrigin =
+  /** A storage binding (a kernel operand); unit-stride axes are compiled in. */
+  | { readonly kind: 'binding'; readonly binding: number; readonly unitStrides: readonly boolean[] }
+  /** A workgroup tile that stages an operand's rows (coalescing.ts). */
+  | { readonly kind: 'tile'; readonly tile: number }
+  /** A function-scope `array<T, K>` (a local typed array). */
+  | { readonly kind: 'local'; readonly dtype: DType; readonly length: number };
+
+export function originKey(o: ArrayOrigin): string {
+  switch (o.kind) {
+    case 'binding': return `b${o.binding}:${o.unitStrides.map((u) => (u ? '1' : 's')).join('')}`;
+    case 'tile': return `t${o.tile}`;
+    case 'local': return `l${o.dtype}:${o.length}`;
+  }
+}
+
+/** How the code of one function reaches one array variable. */
+export interface ArrayAccess {
+  readonly origin: ArrayOrigin;
+  readonly dtype: DType;
+  /** The element offset of [0, 0, …], a u32 expression. */
+  readonly base: string;
+  /** Per axis, the stride in elements (u32 expression; `1u` when known). */
+  readonly strides: readonly string[];
+  /** Per axis, the extent (u32 expression). */
+  readonly dims: readonly string[];
+  /** A load of element `element` (u32 expression), in the dtype's rep. */
+  load(element: string): string;
+  /** A statement (no indentation or newline) that stores `value` (in the dtype's rep). */
+  store(element: string, value: string): string;
+  /** What a caller passes for this array to a helper specialised for `origin`. */
+  readonly args: readonly string[];
+  /** For local arrays: the statement that zero-fills it. */
+  zeroFill?(): string;
+}
+
+/** What function emitters share across one module. */
+export interface ModuleServices {
+  readonly namer: WgslNamer;
+  readonly support: SupportLibrary;
+  readonly doubles: IntegralDoubles;
+  /** Present when the call checks indices. */
+  readonly bounds: BoundsServices | undefined;
+  /** The name of `helper` specialised for where its array arguments live (emitted on demand). */
+  helperInstance(helper: HelperFunction, arrays: readonly (ArrayAccess | undefined)[]): string;
+}
+
+export interface BoundsServices {
+  /** The private flag set by a failed check; stores and loops test it. */
+  readonly failed: string;
+  /** Registers a check site; returns its number (reported back in the error record). */
+  site(description: string): number;
+  /** The checker function for indices of these reps ('i' for i32, 'f' for f32), e.g. `if`. */
+  checker(kinds: string): string;
+}
+
+/** A WGSL expression and whether evaluating it has an effect (reports, stores). */
+interface Code {
+  readonly text: string;
+  readonly effects: boolean;
+}
+
+const pure = (text: string): Code => ({ text, effects: false });
+
+/** How a `return` is written in the function being emitted. */
+export interface ReturnForm {
+  /** The rep of the returned value, or undefined for `void`. */
+  readonly rep: Rep | undefined;
+}
+
+export class FunctionEmitter {
+  constructor(
+    private readonly m: ModuleServices,
+    /** Array variables of this function: parameters and local arrays. */
+    private readonly arrays: ReadonlyMap<Variable, ArrayAccess>,
+    /** Scalar variables of this function: their WGSL names. */
+    private readonly names: ReadonlyMap<Variable, string>,
+    private readonly returns: ReturnForm,
+  ) {}
+
+  /** The rep of a scalar variable. */
+  repOfVariable(v: Variable): Rep {
+    const t = v.type as DType;
+    if (t === 'float64') return this.m.doubles.hasVariable(v) ? 'i32' : 'f32';
+    return repOfType(t);
+  }
+
+  private rep(e: Expr, context: ValueContext): Rep {
+    if (e.type === 'float64') return this.m.doubles.isIntegral(e, context) ? 'i32' : 'f32';
+    return repOfType(e.type);
+  }
+
+  private temp(hint = 't'): string {
+    return this.m.namer.fresh(hint);
+  }
+
+  // ------------------------------------------------------------------ statements
+
+  stmts(list: readonly Stmt[], ind: string): string {
+    return list.map((s) => this.stmt(s, ind)).join('');
+  }
+
+  private stmt(s: Stmt, ind: string): string {
+    const pre: string[] = [];
+    const out = (line: string) => pre.join('') + `${ind}${line}\n`;
+    switch (s.kind) {
+      case 'let':
+      case 'assign': {
+        const [variable, init] = s.kind === 'let' ? [s.variable, s.init] : [s.variable, s.value];
+        const value = this.as(init, 'value', this.repOfVariable(variable), pre, ind);
+        return out(`${this.names.get(variable)!} = ${unparen(value.text)};`);
+      }
+      case 'local-array':
+        // Zero-filled where declared, as `new Float32Array(k)` is (the declaration is hoisted).
+        return `${ind}${this.arrays.get(s.variable)!.zeroFill!()}\n`;
+      case 'store': {
+        const access = this.arrays.get(s.array)!;
+        let address = this.address(s.array, access, s.indices, s.loc, pre, ind);
+        if (address.effects) {
+          // The index check runs before the value is computed, as on the cpu.
+          const t = this.temp('at');
+          pre.push(`${ind}let ${t} = ${address.text};\n`);
+          address = pure(t);
+        }
+        const value = this.as(s.value, 'value', repOfType(access.dtype), pre, ind);
+        const store = access.store(address.text, value.text);
+        return out(this.m.bounds ? `if (!${this.m.bounds.failed}) { ${store} }` : store);
+      }
+      case 'if': {
+        const cond = this.as(s.cond, 'value', 'bool', pre, ind);
+        const otherwise = s.otherwise.length ? ` else {\n${this.stmts(s.otherwise, ind + '  ')}${ind}}` : '';
+        return pre.join('') + `${ind}if (${unparen(cond.text)}) {\n${this.stmts(s.then, ind + '  ')}${ind}}${otherwise}\n`;
+      }
+      case 'loop':
+        return this.loop(s, ind);
+      case 'break':
+        return `${ind}break;\n`;
+      case 'continue':
+        return `${ind}continue;\n`;
+      case 'return': {
+        if (!this.returns.rep) return `${ind}return;\n`;
+        if (!s.value) return `${ind}return ${this.undefinedValue(this.returns.rep)};\n`;
+        const value = this.as(s.value, 'value', this.returns.rep, pre, ind);
+        return out(`return ${unparen(value.text)};`);
+      }
+      case 'call': {
+        const call = this.expr(s.call, 'value', pre, ind);
+        return out(`${call.text};`);
+      }
+    }
+  }
+
+  /**
+   * Every loop becomes WGSL's `loop` with the update in `continuing`, which is where `continue`
+   * goes — exactly JS's `for` (update, then test). A `do … while` tests with `break if`.
+   */
+  private loop(s: Extract<Stmt, { kind: 'loop' }>, ind: string): string {
+    const inner = ind + '  ';
+    let out = this.stmts(s.init, ind);
+    out += `${ind}loop {\n`;
+    // After a failed index check the element is abandoned (the cpu throws); leaving every loop
+    // makes sure a kernel reading zeros instead of the missing element cannot loop forever.
+    if (this.m.bounds) out += `${inner}if (${this.m.bounds.failed}) { break; }\n`;
+    if (s.testFirst && s.cond) {
+      const pre: string[] = [];
+      const cond = this.as(s.cond, 'value', 'bool', pre, inner);
+      out += pre.join('') + `${inner}if (!${paren(cond.text)}) { break; }\n`;
+    }
+    out += this.stmts(s.body, inner);
+    const testLast = !s.testFirst && s.cond;
+    if (s.update.length || testLast) {
+      out += `${inner}continuing {\n${this.stmts(s.update, inner + '  ')}`;
+      if (testLast) {
+        const pre: string[] = [];
+        const cond = this.as(s.cond!, 'value', 'bool', pre, inner + '  ');
+        out += pre.join('') + `${inner}  break if !${paren(cond.text)};\n`;
+      }
+      out += `${inner}}\n`;
+    }
+    return out + `${ind}}\n`;
+  }
+
+  /** What JS gives for a missing return value, converted to `rep` (NaN for numbers). */
+  undefinedValue(rep: Rep): string {
+    switch (rep) {
+      case 'f32': return `${this.m.support.use('js_nan')}()`;
+      case 'i32': return '0i';
+      case 'u32': return '0u';
+      case 'bool': return 'false';
+    }
+  }
+
+  // ------------------------------------------------------------------ expressions
+
+  /** `e` in rep `rep` (only integral doubles change rep: i32 → f32). */
+  private as(e: Expr, context: ValueContext, rep: Rep, pre: string[], ind: string): Code {
+    const code = this.expr(e, context, pre, ind);
+    const from = this.rep(e, context);
+    if (from === rep) return code;
+    if (from === 'i32' && rep === 'f32') return { text: `f32(${unparen(code.text)})`, effects: code.effects };
+    throw new Error(`internal: no representation change from ${from} to ${rep} for a ${e.type} ${e.kind}`);
+  }
+
+  /**
+   * Emits operands left to right. When a later operand needs a prelude, earlier operands with
+   * effects are bound to `let`s first, so effects keep JS's order.
+   */
+  private operands(list: readonly { e: Expr; context: ValueContext; rep: Rep }[], pre: string[], ind: string): Code[] {
+    const codes: Code[] = [];
+    for (const { e, context, rep } of list) {
+      const sub: string[] = [];
+      const code = this.as(e, context, rep, sub, ind);
+      if (sub.length) {
+        codes.forEach((c, k) => {
+          if (!c.effects) return;
+          const t = this.temp();
+          pre.push(`${ind}let ${t} = ${unparen(c.text)};\n`);
+          codes[k] = pure(t);
+        });
+        pre.push(...sub);
+      }
+      codes.push(code);
+    }
+    return codes;
+  }
+
+  private expr(e: Expr, context: ValueContext, pre: string[], ind: string): Code {
+    switch (e.kind) {
+      case 'const':
+        return pure(literal(e.value, this.rep(e, context), this.m.support));
+      case 'var':
+        return pure(this.names.get(e.variable)!);
+      case 'dim':
+        return pure(`i32(${this.arrays.get(e.array)!.dims[e.axis]!})`);
+      case 'unary': {
+        const rep = this.rep(e, context);
+        const [a] = this.operands([{ e: e.arg, context: e.op === '-' ? context : 'value', rep: e.op === '!' ? 'bool' : rep }], pre, ind);
+        const text = e.op === '!' ? `!${paren(a!.text)}` : e.op === '~' ? `(~${paren(a!.text)})` : rep === 'u32' ? `(0u - ${a!.text})` : `(-${paren(a!.text)})`;
+        return { text, effects: a!.effects };
+      }
+      case 'binary':
+        return this.binary(e, context, pre, ind);
+      case 'compare': {
+        const both = e.operandType === 'float64' && this.m.doubles.isIntegral(e.left, 'value') && this.m.doubles.isIntegral(e.right, 'value');
+        const rep: Rep = e.operandType === 'float64' ? (both ? 'i32' : 'f32') : repOfType(e.operandType);
+        const [a, b] = this.operands([{ e: e.left, context: 'value', rep }, { e: e.right, context: 'value', rep }], pre, ind);
+        return { text: `(${a!.text} ${e.op} ${b!.text})`, effects: a!.effects || b!.effects };
+      }
+      case 'logical':
+        return this.logical(e, pre, ind);
+      case 'select':
+        return this.select(e, context, pre, ind);
+      case 'cast':
+        return this.cast(e, context, pre, ind);
+      case 'math':
+        return this.math(e, context, pre, ind);
+      case 'call':
+        return this.call(e, pre, ind);
+      case 'index': {
+        const access = this.arrays.get(e.array)!;
+        const address = this.address(e.array, access, e.indices, e.loc, pre, ind);
+        return { text: access.load(address.text), effects: address.effects };
+      }
+    }
+  }
+
+  private binary(e: Extract<Expr, { kind: 'binary' }>, context: ValueContext, pre: string[], ind: string): Code {
+    const rep = this.rep(e, context);
+    // Children of + - * keep the index context (wrapping is exact modulo 2^32); others are values.
+    const childContext: ValueContext = e.op === '+' || e.op === '-' || e.op === '*' ? context : 'value';
+    const operandRep = (x: Expr): Rep => (rep === 'f32' ? 'f32' : this.rep(x, childContext));
+    const [a, b] = this.operands(
+      [{ e: e.left, context: childContext, rep: operandRep(e.left) }, { e: e.right, context: childContext, rep: operandRep(e.right) }],
+      pre,
+      ind,
+    );
+    const effects = a!.effects || b!.effects;
+    const call = (fn: SupportName) => ({ text: `${this.m.support.use(fn)}(${a!.text}, ${b!.text})`, effects });
+    const infix = () => ({ text: `(${a!.text} ${e.op} ${b!.text})`, effects });
+    switch (e.op) {
+      case '+': case '-': case '*': case '/': case '&': case '|': case '^':
+        return infix();
+      case '%':
+        if (rep === 'f32') return call('js_fmod');
+        if (rep === 'u32') return call('js_urem');
+        return call(e.type === 'float64' ? 'js_irem_index' : 'js_irem');
+      case '<<': case '>>': case '>>>':
+        // JS masks shift counts to 5 bits; `>>` on i32 is arithmetic, `>>>` shifts a u32.
+        return { text: `(${a!.text} ${e.op === '<<' ? '<<' : '>>'} (${b!.text} & 31u))`, effects };
+      case '**':
+        return call('js_pow');
+    }
+  }
+
+  private logical(e: Extract<Expr, { kind: 'logical' }>, pre: string[], ind: string): Code {
+    const left = this.as(e.left, 'value', 'bool', pre, ind);
+    const rightPre: string[] = [];
+    const right = this.as(e.right, 'value', 'bool', rightPre, ind + '  ');
+    // WGSL's && and || short-circuit as JS's do, unless the right side needs statements first.
+    if (!rightPre.length) return { text: `(${left.text} ${e.op} ${right.text})`, effects: left.effects || right.effects };
+    const t = this.temp();
+    pre.push(
+      `${ind}var ${t} = ${unparen(left.text)};\n${ind}if (${e.op === '&&' ? t : `!${t}`}) {\n${rightPre.join('')}${ind}  ${t} = ${unparen(right.text)};\n${ind}}\n`,
+    );
+    return pure(t);
+  }
+
+  private select(e: Extract<Expr, { kind: 'select' }>, context: ValueContext, pre: string[], ind: string): Code {
+    const rep = this.rep(e, context);
+    const cond = this.as(e.cond, 'value', 'bool', pre, ind);
+    const thenPre: string[] = [];
+    const elsePre: string[] = [];
+    const then = this.as(e.then, 'value', rep, thenPre, ind + '  ');
+    const otherwise = this.as(e.otherwise, 'value', rep, elsePre, ind + '  ');
+    // WGSL's select() evaluates both sides: only for sides without effects.
+    if (!thenPre.length && !elsePre.length && !then.effects && !otherwise.effects) {
+      return { text: `select(${unparen(otherwise.text)}, ${unparen(then.text)}, ${unparen(cond.text)})`, effects: cond.effects };
+    }
+    const t = this.temp();
+    pre.push(
+      `${ind}var ${t}: ${rep};\n${ind}if (${unparen(cond.text)}) {\n${thenPre.join('')}${ind}  ${t} = ${unparen(then.text)};\n` +
+        `${ind}} else {\n${elsePre.join('')}${ind}  ${t} = ${unparen(otherwise.text)};\n${ind}}\n`,
+    );
+    return pure(t);
+  }
+
+  private cast(e: Extract<Expr, { kind: 'cast' }>, context: ValueContext, pre: string[], ind: string): Code {
+    const to = e.type;
+    if (!isFloat(to) && to !== 'bool') {
+      const division = this.integerDivision(e.value, pre, ind);
+      if (division) return { text: wrapInteger(`bitcast<i32>(${division.text})`, to, division.text), effects: division.effects };
+    }
+    const fromRep = this.rep(e.value, context);
+    const value = this.expr(e.value, context, pre, ind);
+    return { text: convert(value.text, e.value.type, fromRep, to, this.rep(e, context), this.m.support), effects: value.effects };
+  }
+
+  /**
+   * `(a / b) | 0` (and `>>> 0`, and stores of `a / b` into int arrays) where a and b are exact
+   * integers: JS divides in doubles, which for 32-bit integers truncates to the exact integer
+   * quotient; f32 would not (2147483647 / 1 rounds to 2³¹). Computed on integers instead.
+   *
+   * @returns the quotient's 32 bits as a u32 expression, or undefined when the pattern does not apply
+   */
+  private integerDivision(e: Expr, pre: string[], ind: string): Code | undefined {
+    if (e.kind !== 'binary' || e.op !== '/' || e.type !== 'float64') return undefined;
+    const a = this.exactInteger(e.left);
+    const b = this.exactInteger(e.right);
+    if (!a || !b) return undefined;
+    const [x, y] = this.operands([a.operand, b.operand], pre, ind);
+    const fn = `js_idiv_${a.kind}${b.kind}` as SupportName;
+    return { text: `${this.m.support.use(fn)}(${x!.text}, ${y!.text})`, effects: x!.effects || y!.effects };
+  }
+
+  /** How to read a float64 operand as the exact i32 or u32 it holds, if it provably holds one. */
+  private exactInteger(e: Expr): { kind: 'i' | 'u'; operand: { e: Expr; context: ValueContext; rep: Rep } } | undefined {
+    if (e.kind === 'cast' && e.type === 'float64') {
+      const from = e.value.type;
+      if (from === 'uint32') return { kind: 'u', operand: { e: e.value, context: 'value', rep: 'u32' } };
+      if (from === 'int32' || from === 'int16' || from === 'int8' || from === 'uint16' || from === 'uint8') {
+        return { kind: 'i', operand: { e: e.value, context: 'value', rep: 'i32' } };
+      }
+    }
+    if (e.kind === 'const' && typeof e.value === 'number' && Number.isInteger(e.value) && e.value >= 2 ** 31 && e.value < 2 ** 32) {
+      return { kind: 'u', operand: { e: { ...e, type: 'uint32' }, context: 'value', rep: 'u32' } };
+    }
+    if (this.m.doubles.isIntegral(e, 'value')) return { kind: 'i', operand: { e, context: 'value', rep: 'i32' } };
+    return undefined;
+  }
+
+  private math(e: Extract<Expr, { kind: 'math' }>, context: ValueContext, pre: string[], ind: string): Code {
+    const rep = this.rep(e, context);
+    // Float functions take f32s; integer ones (and those of integral doubles) their own reps.
+    const argRep = (x: Expr): Rep => (rep === 'f32' ? 'f32' : this.rep(x, 'value'));
+    const args = this.operands(e.args.map((x) => ({ e: x, context: 'value' as ValueContext, rep: argRep(x) })), pre, ind);
+    const effects = args.some((a) => a.effects);
+    const t = args.map((a) => unparen(a.text));
+    const s = this.m.support;
+    const fold = (fn: string) => t.reduce((acc, x) => `${fn}(${acc}, ${x})`);
+    const done = (text: string): Code => ({ text, effects });
+    if (rep !== 'f32') {
+      // Integers (and integral doubles): exact built-ins.
+      switch (e.fn) {
+        case 'abs': return done(rep === 'u32' ? t[0]! : `abs(${t[0]})`);
+        case 'sign': return done(rep === 'u32' ? `select(0u, 1u, ${t[0]} != 0u)` : `sign(${t[0]})`);
+        case 'min': return done(fold('min'));
+        case 'max': return done(fold('max'));
+        case 'floor': case 'ceil': case 'round': case 'trunc': return done(t[0]!);
+        case 'imul': return done(`(${t[0]} * ${t[1]})`);
+        case 'clz32': return done(`i32(countLeadingZeros(bitcast<u32>(${t[0]})))`);
+        default: throw new Error(`internal: Math.${e.fn} on ${rep}`);
+      }
+    }
+    const builtin: Partial<Record<string, string>> = {
+      abs: 'abs', floor: 'floor', ceil: 'ceil', trunc: 'trunc', exp: 'exp', sin: 'sin', cos: 'cos', tan: 'tan', atan: 'atan', cosh: 'cosh',
+    };
+    const supported: Partial<Record<string, SupportName>> = {
+      sign: 'js_sign', round: 'js_round', sqrt: 'js_sqrt', cbrt: 'js_cbrt', expm1: 'js_expm1', log: 'js_log', log1p: 'js_log1p',
+      log2: 'js_log2', log10: 'js_log10', asin: 'js_asin', acos: 'js_acos', sinh: 'js_sinh', tanh: 'js_tanh', asinh: 'js_asinh',
+      acosh: 'js_acosh', atanh: 'js_atanh', atan2: 'js_atan2', pow: 'js_pow',
+    };
+    if (builtin[e.fn]) return done(`${builtin[e.fn]}(${t.join(', ')})`);
+    if (supported[e.fn]) return done(`${s.use(supported[e.fn]!)}(${t.join(', ')})`);
+    switch (e.fn) {
+      case 'fround': return done(t[0]!); // the argument is already an f32
+      case 'min': return done(fold(s.use('js_min')));
+      case 'max': return done(fold(s.use('js_max')));
+      case 'hypot': return done(t.length === 1 ? `abs(${t[0]})` : fold(s.use('js_hypot')));
+      default: throw new Error(`internal: Math.${e.fn} has no WGSL mapping`);
+    }
+  }
+
+  private call(e: Extract<Expr, { kind: 'call' }>, pre: string[], ind: string): Code {
+    const h = e.helper;
+    const arrays = e.args.map((a) => (a.kind === 'array-ref' ? this.arrays.get(a.array)! : undefined));
+    const scalarArgs = e.args
+      .map((a: Argument, i) => ({ a, param: h.params[i]! }))
+      .filter((x): x is { a: Expr; param: Variable } => x.a.kind !== 'array-ref')
+      .map(({ a, param }) => ({ e: a, context: 'value' as ValueContext, rep: this.repOfVariable(param) }));
+    const scalars = this.operands(scalarArgs, pre, ind);
+    let next = 0;
+    const args = e.args.flatMap((a, i) => (a.kind === 'array-ref' ? arrays[i]!.args : [unparen(scalars[next++]!.text)]));
+    return { text: `${this.m.helperInstance(h, arrays)}(${args.join(', ')})`, effects: true };
+  }
+
+  /** The element offset of `array[indices]`, checked against its dims when the call checks bounds. */
+  private address(array: Variable, access: ArrayAccess, indices: readonly Expr[], loc: SourceLocation, pre: string[], ind: string): Code {
+    const reps = indices.map((i) => this.rep(i, 'index'));
+    const codes = this.operands(indices.map((e, k) => ({ e, context: 'index' as ValueContext, rep: reps[k]! })), pre, ind);
+    const terms = (ks: readonly string[]) =>
+      ks.map((k, axis) => (access.strides[axis] === '1u' ? k : `${k} * ${access.strides[axis]}`));
+    const offset = (ts: readonly string[]) => (access.base === '0u' ? ts.join(' + ') : [access.base, ...ts].join(' + '));
+    const bounds = this.m.bounds;
+    if (!bounds) {
+      const ks = codes.map((c) => `u32(${unparen(c.text)})`);
+      return { text: offset(terms(ks)), effects: codes.some((c) => c.effects) };
+    }
+    const site = bounds.site(`\`${array.name}\` at kernel line ${loc.line}:${loc.column}`);
+    const checker = bounds.checker(reps.map((r) => (r === 'f32' ? 'f' : 'i')).join(''));
+    const args = codes.flatMap((c, axis) => [unparen(c.text), access.dims[axis]!]);
+    const checked = `${checker}(${site}u, ${args.join(', ')})`;
+    if (indices.length === 1) return { text: offset(terms([checked])), effects: true };
+    const strides = `vec${indices.length}u(${access.strides.join(', ')})`;
+    return { text: offset([`dot(${checked}, ${strides})`]), effects: true };
+  }
+}
+
+/** Conversions with the semantics of the IR's `cast` (JS's, see ir.ts), between reps. */
+export function convert(text: string, from: DType, fromRep: Rep, to: DType, toRep: Rep, support: SupportLibrary): string {
+  const x = unparen(text);
+  if (from === to) return fromRep === toRep ? text : fromRep === 'i32' && toRep === 'f32' ? `f32(${x})` : text;
+  if (to === 'bool') {
+    if (fromRep === 'f32') return `${support.use('js_f32_to_bool')}(${x})`;
+    if (fromRep === 'bool') return text;
+    return `(${text} != ${fromRep === 'u32' ? '0u' : '0i'})`;
+  }
+  if (fromRep === 'bool') {
+    return toRep === 'f32' ? `select(0.0f, 1.0f, ${x})` : toRep === 'u32' ? `select(0u, 1u, ${x})` : `select(0i, 1i, ${x})`;
+  }
+  if (toRep === 'f32') return fromRep === 'f32' ? text : `f32(${x})`;
+  if (to === 'float64') return text; // an integral double (i32) from an integer type (i32)
+  // to an integer type: first JS ToInt32 (as i32 bits), then narrow
+  const asI32 = fromRep === 'f32' ? `${support.use('js_f32_to_i32')}(${x})` : fromRep === 'u32' ? `bitcast<i32>(${x})` : text;
+  if (to === 'uint32') return fromRep === 'u32' ? text : `bitcast<u32>(${unparen(asI32)})`;
+  return wrapInteger(asI32, to, text);
+}
+
+/**
+ * Narrows an int32 value (`asI32`) to `to`'s range as a typed-array store does; `asU32` is used
+ * for uint32 targets.
+ */
+function wrapInteger(asI32: string, to: DType, asU32: string): string {
+  switch (to) {
+    case 'int32': return asI32;
+    case 'uint32': return asU32;
+    case 'int16': return `((${asI32} << 16u) >> 16u)`;
+    case 'int8': return `((${asI32} << 24u) >> 24u)`;
+    case 'uint16': return `(${asI32} & 65535i)`;
+    case 'uint8': return `(${asI32} & 255i)`;
+    default: throw new Error(`internal: no integer narrowing to ${to}`);
+  }
+}
+
+/** A literal in rep `rep`. Non-finite floats come from support functions (WGSL has no such literals). */
+export function literal(value: number | bigint | boolean, rep: Rep, support: SupportLibrary): string {
+  if (rep === 'bool') return typeof value === 'boolean' ? String(value) : String(Number(value) !== 0);
+  const n = typeof value === 'boolean' ? (value ? 1 : 0) : Number(value);
+  switch (rep) {
+    case 'i32': {
+      const v = n | 0;
+      return v === -2147483648 ? 'i32(-2147483648)' : v < 0 ? `(${v}i)` : `${v}i`;
+    }
+    case 'u32':
+      return `${n >>> 0}u`;
+    case 'f32':
+      return f32Literal(n, support);
+  }
+}
+
+function f32Literal(n: number, support: SupportLibrary): string {
+  const v = Math.fround(n);
+  if (Number.isNaN(v)) return `${support.use('js_nan')}()`;
+  if (v === Infinity) return `${support.use('js_inf')}()`;
+  if (v === -Infinity) return `(-${support.use('js_inf')}())`;
+  if (Object.is(v, -0)) return '(-0.0f)';
+  // The shortest decimal that reads back as the same f32.
+  let text = String(v);
+  for (let digits = 1; digits <= 9; digits++) {
+    const candidate = v.toPrecision(digits);
+    if (Math.fround(Number(candidate)) === v) {
+      text = candidate;
+      break;
+    }
+  }
+  text = text.replace(/e\+?/, 'e');
+  if (!/[.e]/.test(text)) text += '.0';
+  return v < 0 ? `(${text}f)` : `${text}f`;
+}
+
+/** Wraps a compound expression in parentheses unless it already is one or is atomic. */
+export function paren(text: string): string {
+  return /^[A-Za-z0-9_.]+$/.test(text) || isWrapped(text) ? text : `(${text})`;
+}
+
+/** Drops one pair of outer parentheses that wraps the whole expression. */
+export function unparen(text: string): string {
+  return isWrapped(text) ? text.slice(1, -1) : text;
+}
+
+function isWrapped(text: string): boolean {
+  if (!text.startsWith('(') || !text.endsWith(')')) return false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '(') depth++;
+    else if (text[i] === ')') depth--;
+    if (depth === 0 && i < text.length - 1) return false;
+  }
+  return true;
+}
