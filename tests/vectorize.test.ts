@@ -150,3 +150,26 @@ describe('targets without a synchronous call', () => {
     expect(() => f.sync(f32([1]))).toThrowError(TargetUnavailableError);
   });
 });
+
+describe('repeated calls (the fast path) dispatch and alias exactly as a first call does', () => {
+  it('picks the signature by each call scalar value, not by the previous call', async () => {
+    const add = vectorize(['uint8(uint8, uint8)', 'int8(int8, int8)', 'float32(float32, float32)'])((a: number, b: number) => a + b);
+    for (let round = 0; round < 3; round++) {
+      expect(add.sync(Uint8Array.of(1), 3)).toBeInstanceOf(Uint8Array);
+      expect(add.sync(Int8Array.of(1), -3)).toBeInstanceOf(Int8Array);
+      expect(add.sync(Float32Array.of(1), 3)).toBeInstanceOf(Float32Array);
+      expect([...add.sync(Float32Array.of(1), 0.5)]).toEqual([1.5]);
+      expect(add.sync(2, 3)).toBe(5);
+      await expect(add(Uint8Array.of(1), 300)).rejects.toThrowError(ArgumentError);
+    }
+  });
+
+  it('copies an input that overlaps out in another place, on every call', () => {
+    const add = vectorize(['float32(float32, float32)'])((a: number, b: number) => a + b);
+    for (let round = 0; round < 3; round++) {
+      const buf = Float32Array.of(1, 2, 3, 4);
+      add.sync(buf.subarray(1), 0, { out: buf.subarray(0, 3) });
+      expect([...buf]).toEqual([2, 3, 4, 4]);
+    }
+  });
+});
