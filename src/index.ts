@@ -9,9 +9,19 @@ export { guvectorize } from './guvectorize/index.js';
 export type { Ufunc, UfuncResult } from './callable.js';
 export type { CallOptions, UfuncOptions } from './ufunc.js';
 export type { NDArray, NDArrayLike } from './ndarray.js';
+export type { Slice, Slice2 } from './kernel-types.js';
 export type { DType, TypedArray } from './dtypes.js';
 export type { TargetName } from './targets/target.js';
 export { availableTargets } from './targets/registry.js';
+export { DeviceArray, deviceArray, toDevice } from './targets/gpu/device-array.js';
+export type { HostArrayView } from './targets/gpu/device-array.js';
+export { describeAdapter } from './targets/gpu/device.js';
+// The parallel target: arrays in shared memory (used without copying), the pool's options, its error.
+export { sharedArray, sharedNDArray, isShared } from './shared-memory.js';
+export type { TypedArrayOf } from './shared-memory.js';
+export { setParallelOptions, getParallelOptions } from './targets/parallel/index.js';
+export type { ParallelOptions } from './targets/parallel/index.js';
+export { WorkerError } from './targets/parallel/errors.js';
 export {
   UfuncError, SignatureError, LayoutError, BroadcastError, ArgumentError, KernelCompileError,
   KernelRuntimeError, TargetUnavailableError, DeviceError,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { guvectorize, KernelRuntimeError, LayoutError, SignatureError, type NDArray } from '../src/index.js';
+import { guvectorize, KernelRuntimeError, LayoutError, SignatureError, type NDArray, type Slice2 } from '../src/index.js';
 import { TARGETS } from './targets.js';
 
 const f32 = (xs: number[]) => Float32Array.from(xs);
@@ -29,7 +29,7 @@ describe.each(TARGETS)('guvectorize on %s', (target) => {
 
   it('multiplies batches of matrices: (m,n),(n,p)->(m,p), broadcasting the batch', async () => {
     const matmul = guvectorize(['void(float32[:,:], float32[:,:], float32[:,:])'], '(m,n),(n,p)->(m,p)', { target })(
-      (a: Float32Array[], b: Float32Array[], c: Float32Array[]) => {
+      (a: Slice2, b: Slice2, c: Slice2) => {
         for (let i = 0; i < a.shape[0]; i++) {
           for (let j = 0; j < b.shape[1]; j++) {
             let s = 0;

@@ -7,6 +7,7 @@ import type { ValueType } from '../../../src/compiler/ir.js';
 import { typeKernel } from '../../../src/compiler/lower.js';
 import { parseFunction } from '../../../src/compiler/parse.js';
 import type { DType } from '../../../src/dtypes.js';
+import type { Slice2 } from '../../../src/kernel-types.js';
 import { generateRunner, generateScalarFunction, type MemoryLayout, mergeLoopDims } from '../../../src/targets/cpu/codegen.js';
 
 const f32a: ValueType = { kind: 'array', dtype: 'float32', ndim: 1 };
@@ -73,7 +74,7 @@ describe('generated JS', () => {
   it('guvectorize: 2-D slices with strided core axes, no bounds checks', () => {
     expect(
       generalized(
-        (a: Float64Array[], out: Float64Array[]) => { for (let i = 0; i < a.length; i++) for (let j = 0; j < a.shape[1]; j++) out[j]![i] = a[i]![j]!; },
+        (a: Slice2, out: Slice2) => { for (let i = 0; i < a.length; i++) for (let j = 0; j < a.shape[1]; j++) out[j]![i] = a[i]![j]!; },
         [f64m, f64m], 1, {}, [[false, true], [true, false]], false,
       ),
     ).toMatchSnapshot();
