@@ -465,8 +465,9 @@ class FunctionLowering {
     }
     if (!['+', '-', '*', '/', '%'].includes(op)) this.fail(node, `the operator \`${op}\` is not supported in kernels`);
     let type = arithmeticType(lt, rt);
-    // `/` is JS's true division: on integers it gives a double (`(a / b) | 0` truncates, as in JS).
-    if (op === '/' && !isFloat(type)) type = 'float64';
+    // `/` is JS's true division: on integers it gives a double (`(a / b) | 0` truncates, as in JS);
+    // 64-bit integers are JS bigints, whose `/` truncates.
+    if (op === '/' && !isFloat(type) && !isBigInt(type)) type = 'float64';
     return { kind: 'binary', op: op as '+', left: this.coerce(left, type), right: this.coerce(right, type), type, loc };
   }
 
