@@ -13,8 +13,12 @@ import { isArrayType } from '../../compiler/ir.js';
 import type { CallPlan } from '../../plan.js';
 import { type ArrayAccess, declareLocalArrays, JsEmitter, RT } from './emit-js.js';
 
-/** How one operand moves along the innermost loop dimension. */
-type InnerStep = 'scalar' | 'broadcast' | 'unit' | 'strided';
+/**
+ * How one operand moves along the innermost loop dimension. `origin` is a unit step from element 0
+ * in a one-level loop (a whole typed array): its index is the loop counter itself, which V8 runs
+ * measurably faster than `offset + k`.
+ */
+type InnerStep = 'scalar' | 'broadcast' | 'unit' | 'origin' | 'strided';
 
 /** What the generated code is specialised on: equal layouts share code. */
 export interface MemoryLayout {
@@ -80,7 +84,7 @@ export function prepareRunnerArgs(plan: CallPlan): { args: RunnerArgs; layout: M
   for (let i = 0; i < n; i++) {
     const o = ops[i]!;
     const s = rank === 0 ? 0 : merged.strides[i]![last]!;
-    inner[i] = o.scalar !== undefined ? 'scalar' : s === 0 ? 'broadcast' : s === 1 ? 'unit' : 'strided';
+    inner[i] = o.scalar !== undefined ? 'scalar' : s === 0 ? 'broadcast' : s === 1 ? (rank === 1 && o.offset === 0 ? 'origin' : 'unit') : 'strided';
     const units: boolean[] = [];
     for (const c of o.coreStrides) units.push(c === 1);
     coreUnit[i] = units;
@@ -94,7 +98,7 @@ export function prepareRunnerArgs(plan: CallPlan): { args: RunnerArgs; layout: M
   return { args, layout: { rank, inner, coreUnit } };
 }
 
-const STEP_CODES: Readonly<Record<InnerStep, number>> = { scalar: 0, broadcast: 1, unit: 2, strided: 3 };
+const STEP_CODES: Readonly<Record<InnerStep, number>> = { scalar: 0, broadcast: 1, unit: 2, strided: 3, origin: 4 };
 
 /**
  * A key for a layout, equal for equal layouts. A number where it fits (it is looked up on every
@@ -102,7 +106,7 @@ const STEP_CODES: Readonly<Record<InnerStep, number>> = { scalar: 0, broadcast: 
  */
 export function layoutKey(layout: MemoryLayout): number | string {
   let code = layout.rank;
-  for (const step of layout.inner) code = code * 4 + STEP_CODES[step];
+  for (const step of layout.inner) code = code * 5 + STEP_CODES[step];
   for (const axes of layout.coreUnit) for (const unit of axes) code = code * 2 + (unit ? 1 : 0);
   if (code < 2 ** 50) return code;
   return `${layout.rank}|${layout.inner.join(',')}|${layout.coreUnit.map((c) => c.map((u) => (u ? '1' : 's')).join('')).join(',')}`;
@@ -162,7 +166,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
     const step = layout.inner[i];
     if (step === 'scalar') continue;
     const [origin, k] = layout.rank === 2 ? [`$r${i}`, '$j'] : [`$o${i}`, '$k'];
-    const base = step === 'broadcast' ? origin : step === 'unit' ? `${origin} + ${k}` : `${origin} + ${k} * $is${i}`;
+    const base = step === 'broadcast' ? origin : step === 'origin' ? k : step === 'unit' ? `${origin} + ${k}` : `${origin} + ${k} * $is${i}`;
     element += `${ind}const $b${i} = ${base};\n`;
   }
   kernel.params.forEach((p, i) => {
