@@ -3,7 +3,7 @@
  * data. bench/peers/workloads.py defines the same workloads for the Python peers: same sizes,
  * same distributions, same arithmetic.
  */
-import { guvectorize, vectorize } from '../src/index.js';
+import { guvectorize, type Ufunc, vectorize } from '../src/index.js';
 import { expLoop, hermiteInPlaceLoop, hermiteLoop, lorenz96Loop, matmulLoop, saxpyLoop } from './peers/js-loops.js';
 
 export type Target = 'cpu' | 'parallel' | 'gpu';
@@ -28,12 +28,8 @@ export interface Problem {
 /** Allocates a zeroed array, e.g. on a SharedArrayBuffer so the parallel target need not copy it. */
 export type Allocate = (length: number, dtype: FloatType) => FloatArray;
 
-/** A compiled ufunc, as far as the benchmark calls it. */
-export interface Ufunc {
-  (...args: unknown[]): Promise<unknown>;
-  /** cpu and parallel targets only. */
-  sync?: (...args: unknown[]) => unknown;
-}
+/** Ordinary (not shared) memory. */
+export const allocateLocal: Allocate = (length, dtype) => (dtype === 'float64' ? new Float64Array(length) : new Float32Array(length));
 
 export type WorkloadName = 'saxpy' | 'exp' | 'hermite' | 'hermite-inplace' | 'lorenz96' | 'matmul4x4';
 
@@ -42,8 +38,8 @@ export interface Workload {
   readonly title: string;
   /** The signature and layout, as the report shows them. */
   readonly declaration: string;
-  /** What one unit of size is, e.g. 'row of 16'. */
-  readonly item: string;
+  /** What size counts, in the plural, e.g. 'rows of 16'. */
+  readonly items: string;
   readonly fullSize: number;
   /** Output values per item: elements/s counts output values. */
   readonly valuesPerItem: number;
@@ -56,8 +52,8 @@ export interface Workload {
   runLoop(problem: Problem): void;
 }
 
-export const HERMITE_N = 16;
-export const LORENZ_N = 40;
+const HERMITE_N = 16;
+const LORENZ_N = 40;
 const LORENZ_F = 8;
 const LORENZ_DT = 0.01;
 const SAXPY_A = 2;
@@ -152,7 +148,7 @@ const saxpy: Workload = {
   name: 'saxpy',
   title: 'SAXPY z = a·x + y',
   declaration: "vectorize('float32(float32, float32, float32)')",
-  item: 'element',
+  items: 'elements',
   fullSize: 16_777_216,
   valuesPerItem: 1,
   floatsPerItem: 3,
@@ -170,7 +166,7 @@ const exp: Workload = {
   name: 'exp',
   title: 'exp y = eˣ',
   declaration: "vectorize('float32(float32)')",
-  item: 'element',
+  items: 'elements',
   fullSize: 10_000_000,
   valuesPerItem: 1,
   floatsPerItem: 2,
@@ -187,7 +183,7 @@ const hermite: Workload = {
   name: 'hermite',
   title: 'Hermite recurrence ()->(n), n = 16',
   declaration: "guvectorize('void(float32, float32[:])', '()->(n)')",
-  item: 'row of 16',
+  items: 'rows of 16',
   fullSize: 4_194_304,
   valuesPerItem: HERMITE_N,
   floatsPerItem: 1 + HERMITE_N,
@@ -207,7 +203,7 @@ const hermiteInPlace: Workload = {
   name: 'hermite-inplace',
   title: 'Hermite recurrence in place (n)->(n), n = 16',
   declaration: "guvectorize('void(float32[:], float32[:])', '(n)->(n)'), out = input",
-  item: 'row of 16',
+  items: 'rows of 16',
   fullSize: 4_194_304,
   valuesPerItem: HERMITE_N,
   floatsPerItem: 2 * HERMITE_N,
@@ -231,7 +227,7 @@ const lorenz96: Workload = {
   name: 'lorenz96',
   title: 'Lorenz-96 RK4 step, 40 variables, F = 8, dt = 0.01',
   declaration: "guvectorize('void(float64[:], float64, float64, float64[:])', '(n),(),()->(n)')",
-  item: 'member of 40',
+  items: 'members of 40',
   fullSize: 100_000,
   valuesPerItem: LORENZ_N,
   floatsPerItem: 2 * LORENZ_N,
@@ -258,7 +254,7 @@ const matmul4x4: Workload = {
   name: 'matmul4x4',
   title: 'batched 4×4 matmul (m,n),(n,p)->(m,p)',
   declaration: "guvectorize('void(float32[:,:], float32[:,:], float32[:,:])', '(m,n),(n,p)->(m,p)')",
-  item: '4×4 matrix',
+  items: '4×4 matrices',
   fullSize: 1_000_000,
   valuesPerItem: 16,
   floatsPerItem: 3 * 16,

@@ -18,6 +18,11 @@ export interface Machine {
   readonly gpu: string;
   /** A short name of the GPU for file names, when the adapter is real hardware. */
   readonly gpuName?: string;
+  /**
+   * The 1-minute load average when the run started: above zero, something else was using the
+   * cores (another build, another benchmark) and the numbers are worth less.
+   */
+  readonly loadAverage: number;
 }
 
 function cpuModel(): string {
@@ -46,6 +51,7 @@ export function describeMachine(gpu: { summary: string; hardwareName?: string })
     memoryBytes: os.totalmem(),
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     node: process.version,
+    loadAverage: os.loadavg()[0],
     gpu: gpu.summary,
     ...(gpu.hardwareName ? { gpuName: gpu.hardwareName } : {}),
   };
@@ -77,6 +83,7 @@ export function machineMarkdown(machine: Machine): string {
     `- CPU: ${machine.cpuModel}, ${machine.cores} logical cores`,
     `- memory: ${formatBytes(machine.memoryBytes)}`,
     `- OS: ${machine.os}; Node ${machine.node}`,
+    `- load average (1 min) when the run started: ${machine.loadAverage.toFixed(2)}${machine.loadAverage > 0.5 * machine.cores ? ' (busy: other work shared the cores, so times are inflated and noisy)' : ''}`,
     `- GPU (WebGPU adapter): ${machine.gpu}`,
   ].join('\n');
 }

@@ -75,7 +75,9 @@ export function findPython(preferred: readonly string[], required: readonly stri
  *
  * @param interpreter from {@link findPython}
  * @param script file name in bench/peers
- * @param workload, size, reps passed on the command line
+ * @param workload the workload's name, as bench/peers/workloads.py knows it
+ * @param size items per call
+ * @param reps timed runs after the script's own warm-up
  * @param timeoutSeconds the script is killed after this long
  * @returns the script's report, or why there is none
  */

@@ -36,7 +36,7 @@ export interface LinePanel {
   readonly title: string;
   /** Points (x, y) by series name; x and y must be positive (both axes are logarithmic). */
   readonly points: Readonly<Record<string, readonly (readonly [number, number])[]>>;
-  /** Vertical dashed lines, e.g. where one series overtakes another. */
+  /** Vertical dashed lines, e.g. where one series overtakes another; labelled under the panel. */
   readonly markers?: readonly { readonly x: number; readonly label: string; readonly color?: string }[];
 }
 
@@ -80,7 +80,7 @@ function legend(series: readonly Series[], colors: Map<string, string>, x: numbe
   let cx = x;
   let cy = y;
   for (const s of series) {
-    const itemWidth = 22 + s.name.length * 6.5;
+    const itemWidth = 30 + s.name.length * 7.2;
     if (cx + itemWidth > x + width && cx > x) {
       cx = x;
       cy += 18;
@@ -100,6 +100,11 @@ function document(width: number, height: number, body: string[]): string {
     '</svg>',
     '',
   ].join('\n');
+}
+
+/** Axis ticks are whole powers: "10 GB/s" reads better than "10.0 GB/s". */
+function tickLabel(format: (value: number) => string, value: number): string {
+  return format(value).replace(/\.0+(?!\d)/, '');
 }
 
 function heading(title: string, subtitle: string | undefined, x: number): string[] {
@@ -139,7 +144,7 @@ export function barChartSvg(chart: BarChart): string {
   for (let exponent = low; exponent <= high; exponent++) {
     const y = yOf(10 ** exponent);
     body.push(`<line x1="${left}" x2="${left + plotWidth}" y1="${round(y)}" y2="${round(y)}" stroke="${exponent === low ? '#333' : '#e3e3e3'}"/>`);
-    body.push(text(left - 6, y + 4, chart.formatValue(10 ** exponent), 'font-size="11" fill="#555" text-anchor="end"'));
+    body.push(text(left - 6, y + 4, tickLabel(chart.formatValue, 10 ** exponent), 'font-size="11" fill="#555" text-anchor="end"'));
   }
   body.push(text(16, top + plotHeight / 2, chart.valueLabel, `font-size="12" fill="#333" text-anchor="middle" transform="rotate(-90 16 ${round(top + plotHeight / 2)})"`));
 
@@ -191,7 +196,8 @@ export function lineChartSvg(chart: LineChart): string {
   const key = legend(chart.series, colors, left, top0 + 4, width - left - 24);
   const top = top0 + key.height + 28;
   const bottom = top + plotHeight;
-  const height = bottom + 56;
+  const markerRows = Math.max(0, ...chart.panels.map((p) => p.markers?.length ?? 0));
+  const height = bottom + 56 + 16 * markerRows;
 
   const body = [...heading(chart.title, chart.subtitle, left), key.svg];
   chart.panels.forEach((panel, p) => {
@@ -206,7 +212,7 @@ export function lineChartSvg(chart: LineChart): string {
     for (let exponent = ys.low; exponent <= ys.high; exponent++) {
       const y = yOf(10 ** exponent);
       body.push(`<line x1="${round(x0)}" x2="${round(x0 + panelWidth)}" y1="${round(y)}" y2="${round(y)}" stroke="${exponent === ys.low ? '#333' : '#e3e3e3'}"/>`);
-      body.push(text(x0 - 6, y + 4, chart.formatY(10 ** exponent), 'font-size="11" fill="#555" text-anchor="end"'));
+      body.push(text(x0 - 6, y + 4, tickLabel(chart.formatY, 10 ** exponent), 'font-size="11" fill="#555" text-anchor="end"'));
     }
     const xStep = xs.high - xs.low > 8 ? 2 : 1;
     for (let exponent = xs.low; exponent <= xs.high; exponent += xStep) {
@@ -222,7 +228,8 @@ export function lineChartSvg(chart: LineChart): string {
       const x = xOf(marker.x);
       const color = marker.color ?? '#666';
       body.push(`<line x1="${round(x)}" x2="${round(x)}" y1="${top}" y2="${bottom}" stroke="${color}" stroke-dasharray="5 4"/>`);
-      body.push(text(x + 4, top + 12 + 14 * m, marker.label, `font-size="11" fill="${color}"`));
+      // Labels go under the axis, one row each, where no line or point can cover them.
+      body.push(text(x0, bottom + 62 + 16 * m, `┆ ${marker.label}`, `font-size="12" fill="${color}"`));
     });
     for (const s of chart.series) {
       const points = (panel.points[s.name] ?? []).filter(([x, y]) => x > 0 && y > 0);

@@ -20,6 +20,12 @@ export interface TimingOptions {
    * @default 0.005
    */
   readonly minSampleSeconds?: number;
+  /**
+   * Awaited after each warm-up call and at the end of each sample, inside the timing: for work
+   * that is only queued when a call returns, such as GPU submissions. Once per sample, not per
+   * call, so that its own cost is spread over the sample's calls.
+   */
+  readonly settle?: () => Promise<unknown>;
 }
 
 export interface Timing {
@@ -66,12 +72,14 @@ export async function timeCalls(call: () => unknown, options: TimingOptions = {}
       isAsync = true;
       await result;
     }
+    await options.settle?.();
   }
 
   const timeBatch = async (calls: number): Promise<number> => {
     const start = process.hrtime.bigint();
     if (isAsync) for (let i = 0; i < calls; i++) await call();
     else for (let i = 0; i < calls; i++) call();
+    if (options.settle) await options.settle();
     return Number(process.hrtime.bigint() - start) / 1e9;
   };
 

@@ -5,6 +5,7 @@ for each peer, Numba's compile time separately, and a correctness check of every
 usage: numpy_numba.py WORKLOAD SIZE REPS
 """
 
+import os
 import time
 
 import numpy as np
@@ -50,8 +51,9 @@ def numba_kernels(workload, target):
         recurrence = njit(recurrence)
 
         if workload == "hermite":
-            # Numba cannot declare an output-only dimension: '()->(n)' fails with seed 001's
-            # "undefined output symbols: n". Its workaround: a length-n dummy input names n.
+            # Numba 0.56 (Debian 12) refuses an output-only dimension: '()->(n)' fails with seed
+            # 001's "undefined output symbols: n". The workaround, a length-n dummy input that
+            # names n, works in every version, so the peer uses it everywhere.
             @guvectorize(["void(float32, float32[:], float32[:])"], "(),(n)->(n)", target=target)
             def hermite(x, size_n, out):
                 recurrence(x, out)
@@ -138,6 +140,11 @@ def main():
     numpy_seed = w.hermite_numpy if workload in ("hermite", "hermite-inplace") else None
     measure("numpy", w.numpy_peer(workload), numpy_seed)
 
+    # Numba picks OpenMP where it finds it; its parallel ufunc loop measured 9x slower than the
+    # 'workqueue' layer's on SAXPY (16,777,216 float32, 2 cores: 183 ms vs 21 ms; Debian's Numba
+    # 0.56), slower than target='cpu'. The peer is Numba at its best, so workqueue unless the
+    # caller chose a layer. Read when Numba first runs in parallel, so set before that.
+    os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
     try:
         import numba
     except ImportError as error:

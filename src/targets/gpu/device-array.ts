@@ -12,7 +12,7 @@
  */
 import { DTYPES, dtypeOfArray, isTypedArray, type DType, type TypedArray } from '../../dtypes.js';
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../errors.js';
-import { allocateBuffer, downloadBuffer, uploadToBuffer } from './buffers.js';
+import { allocateBuffer, downloadBuffer, uploadToNewBuffer, writeToBuffer } from './buffers.js';
 import { assertDeviceAlive, holdDevice, runScoped, withDevice, type DeviceHold, type GpuContext } from './device.js';
 
 /** A host array with its layout, as `toDevice` accepts it. */
@@ -33,8 +33,60 @@ const DEVICE_ARRAY_USAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SR
 // can be released; the buffer itself is freed by dawn.node's own finalizer.
 const holdsOfCollectedArrays = new FinalizationRegistry<DeviceHold>((hold) => hold.release());
 
+/**
+ * Buffers known to hold only zeros: fresh from {@link deviceArray} and not yet written by a
+ * kernel. A kernel that stages output rows through workgroup memory (coalescing.ts) can then start
+ * from zeros instead of reading the output first.
+ */
+const knownZero = new WeakSet<GPUBuffer>();
+
+/**
+ * Per buffer, the bounds checks of the calls that wrote it and of the calls those read from. Calls
+ * on device arrays return as soon as their work is submitted, so a failed index check is found
+ * later: it is reported by the next `toHost()` of the data it touched (or by the next call that
+ * brings data back to the host), as the same KernelRuntimeError the cpu would have thrown.
+ */
+const pendingChecks = new WeakMap<GPUBuffer, Promise<void>>();
+
+/**
+ * Whether a buffer is known to hold only zeros (allocated zeroed, never written by a kernel).
+ *
+ * @example
+ * bufferIsKnownZero((await deviceArray([4], 'float32')).buffer); // true
+ */
+export function bufferIsKnownZero(buffer: GPUBuffer): boolean {
+  return knownZero.has(buffer);
+}
+
+/**
+ * Records that a kernel writes `buffer`, and the check that reports its failure (if any).
+ *
+ * @param buffer the output buffer
+ * @param check rejects with the call's KernelRuntimeError; handled here, so it never goes unobserved
+ */
+export function noteKernelWrite(buffer: GPUBuffer, check: Promise<void> | undefined): void {
+  knownZero.delete(buffer);
+  if (!check) return;
+  const previous = pendingChecks.get(buffer);
+  const combined = previous ? Promise.all([previous, check]).then(() => undefined) : check;
+  combined.catch(() => {});
+  pendingChecks.set(buffer, combined);
+}
+
+/**
+ * The pending bounds checks of the calls that produced a buffer's contents, if any.
+ *
+ * @example
+ * await pendingCheckOf(array.buffer); // throws the KernelRuntimeError of a failed earlier call
+ */
+export function pendingCheckOf(buffer: GPUBuffer): Promise<void> | undefined {
+  return pendingChecks.get(buffer);
+}
+
 /** Data resident on the GPU. Create with {@link toDevice} or {@link deviceArray}. */
 export class DeviceArray {
+  /** Marks device arrays for the ufunc front, which sends calls on them to the gpu target. */
+  readonly kind = 'device' as const;
   readonly shape: readonly number[];
   /** In elements. */
   readonly strides: readonly number[];
@@ -46,6 +98,8 @@ export class DeviceArray {
   readonly generation: number;
   private destroyed = false;
   private readonly hold: DeviceHold;
+  /** The device it lives on (views of it are made on the same one). */
+  private readonly ctx: GpuContext;
 
   /**
    * Wraps a buffer that already holds the data. Most code wants {@link toDevice} or
@@ -76,8 +130,39 @@ export class DeviceArray {
     this.size = shape.reduce((n, d) => n * d, 1);
     this.byteLength = byteLength ?? this.size * DTYPES[dtype].bytes;
     this.generation = ctx.generation;
+    this.ctx = ctx;
     this.hold = holdDevice(ctx);
     holdsOfCollectedArrays.register(this, this.hold, this);
+  }
+
+  /**
+   * A view of the same data with another layout, without copying: a transposed or column-major
+   * view, a sub-array. Both share the buffer, so `destroy()` on either frees it for both.
+   *
+   * @param shape the view's extents
+   * @param strides in elements; may be negative
+   * @param offset of the view's first element, in elements
+   * @returns the view
+   * @throws ArgumentError when the view reaches outside the data
+   * @example
+   * const rowsByColumns = await deviceArray([16, rows], 'float32');
+   * const columnMajor = rowsByColumns.view([rows, 16], [1, rows]); // element (r, c) at c·rows + r
+   */
+  view(shape: readonly number[], strides?: readonly number[], offset = 0): DeviceArray {
+    this.assertUsable();
+    const dims = checkShape(shape);
+    const steps = strides ? [...strides] : contiguousStrides(dims);
+    const capacity = Math.floor(this.buffer.size / DTYPES[this.dtype].bytes);
+    if (steps.length !== dims.length || !steps.every(Number.isSafeInteger) || !Number.isSafeInteger(offset) || offset < 0) {
+      throw new ArgumentError(`DeviceArray.view: expected ${dims.length} integer strides and an offset >= 0, got [${steps.join(', ')}] and ${offset}`);
+    }
+    if (!dims.some((d) => d === 0)) {
+      const [low, high] = elementSpan(dims, steps, offset);
+      if (low < 0 || high >= capacity) {
+        throw new ArgumentError(`DeviceArray.view: shape [${dims.join(', ')}] with strides [${steps.join(', ')}] and offset ${offset} reaches elements ${low}..${high}, but the array holds ${capacity}`);
+      }
+    }
+    return new DeviceArray(this.ctx, this.buffer, this.dtype, dims, steps, offset, this.byteLength);
   }
 
   /** Number of dimensions. */
@@ -103,22 +188,33 @@ export class DeviceArray {
   }
 
   /**
-   * Copies the elements to the host, in C order.
+   * Copies the elements to the host, in C order (Numba's `copy_to_host`).
    *
-   * @returns a new typed array of the dtype's storage type (Uint8Array for bool), `size` long
+   * @param into where to put them: a typed array of the dtype's storage type with room for `size`
+   *   elements (its first `size` are written); a new one when omitted
+   * @returns `into`, or a new typed array of the dtype's storage type (Uint8Array for bool)
    * @throws DeviceError when the array was destroyed or its device is gone
+   * @throws KernelRuntimeError when a gpu call that produced this data failed an index check
+   * @throws ArgumentError when `into` is of another type or too small
    * @example
    * const ys = await (await toDevice(new Float32Array([1, 2]))).toHost(); // Float32Array [1, 2]
+   * await ys2d.toHost(reusedHostArray);
    */
-  async toHost(): Promise<TypedArray> {
+  async toHost<T extends TypedArray = TypedArray>(into?: T): Promise<T> {
     this.assertUsable();
     const { bytes: elementBytes, arrayType } = DTYPES[this.dtype];
-    const out = new arrayType(this.size);
+    if (into && (!(into instanceof arrayType) || into.length < this.size)) {
+      throw new ArgumentError(`toHost: expected a ${arrayType.name} of at least ${this.size} elements to copy into, got ${describe(into)} of ${into.length}`);
+    }
+    const out = (into ?? new arrayType(this.size)) as T;
+    // A gpu call that wrote this data may have failed an index check; report it here.
+    await pendingCheckOf(this.buffer);
     if (this.size === 0) return out;
     return withDevice(async (ctx) => {
       assertDeviceAlive(this.generation, 'this DeviceArray');
       if (this.isCContiguous) {
-        return downloadBuffer(ctx, this.buffer, this.offset * elementBytes, this.size * elementBytes, out);
+        await downloadBuffer(ctx, this.buffer, this.offset * elementBytes, this.size * elementBytes, out);
+        return out;
       }
       // Strided: bring back the span the view touches, then gather in C order on the host.
       const [low, high] = elementSpan(this.shape, this.strides, this.offset);
@@ -127,6 +223,39 @@ export class DeviceArray {
       gatherCOrder(span, this.shape, this.strides, this.offset - low, out);
       return out;
     });
+  }
+
+  /**
+   * Copies host data into this array, in C order (Numba's `copy_to_device`, CuPy's `set`), without
+   * allocating: for refreshing inputs that stay on the device.
+   *
+   * @param source a typed array of the dtype's storage type with `size` elements
+   * @returns when the copy is queued (later gpu calls see the new data)
+   * @throws ArgumentError when the source does not fit, or this array is a strided view, or (8- and
+   *   16-bit types) a view that does not start and end on a 4-byte boundary of its buffer
+   * @example
+   * const xs = await deviceArray([n], 'float32');
+   * await xs.set(nextFrame);
+   */
+  async set(source: TypedArray): Promise<void> {
+    this.assertUsable();
+    const { bytes: elementBytes, arrayType } = DTYPES[this.dtype];
+    if (!(source instanceof arrayType) || source.length !== this.size) {
+      throw new ArgumentError(`DeviceArray.set: expected a ${arrayType.name} of ${this.size} elements, got ${describe(source)} of ${source.length}`);
+    }
+    if (!this.isCContiguous) throw new ArgumentError('DeviceArray.set: this array is a strided view; set() writes C-contiguous arrays only (write the base array)');
+    const byteOffset = this.offset * elementBytes;
+    const byteLength = this.size * elementBytes;
+    const endsOnWord = byteLength % 4 === 0 || byteOffset + byteLength >= this.byteLength;
+    if (byteOffset % 4 !== 0 || !endsOnWord) {
+      throw new ArgumentError(`DeviceArray.set: a ${this.dtype} view must start and end on a 4-byte boundary of its buffer (it spans bytes ${byteOffset}..${byteOffset + byteLength})`);
+    }
+    if (this.size === 0) return;
+    await withDevice((ctx) => {
+      assertDeviceAlive(this.generation, 'this DeviceArray');
+      return runScoped(ctx, () => writeToBuffer(ctx, this.buffer, byteOffset, source));
+    });
+    knownZero.delete(this.buffer);
   }
 
   /**
@@ -195,7 +324,7 @@ export async function toDevice(x: TypedArray | HostArrayView): Promise<DeviceArr
     }
   }
   return withDevice(async (ctx) => {
-    const buffer = await runScoped(ctx, () => uploadToBuffer(ctx, data, DEVICE_ARRAY_USAGE()));
+    const buffer = await uploadToNewBuffer(ctx, data, DEVICE_ARRAY_USAGE());
     return new DeviceArray(ctx, buffer, dtype, shape, deviceStrides, deviceOffset, data.byteLength);
   });
 }
@@ -216,6 +345,7 @@ export async function deviceArray(shape: readonly number[] | number, dtype: DTyp
   const byteLength = dims.reduce((n, d) => n * d, 1) * DTYPES[dtype].bytes;
   return withDevice(async (ctx) => {
     const buffer = await runScoped(ctx, () => allocateBuffer(ctx, byteLength, DEVICE_ARRAY_USAGE()));
+    knownZero.add(buffer); // WebGPU zero-fills new buffers
     return new DeviceArray(ctx, buffer, dtype, dims, undefined, 0, byteLength);
   });
 }

@@ -16,13 +16,15 @@
  * (a "prelude", with `if`/`else`) go before the statement that uses it, and operands to its left
  * that have effects are first bound to `let`s, so they still run first.
  *
- * Every scalar local is declared once at the top of its function (`var x: f32;`), so JS block
- * scoping, loop `continuing` blocks and preludes never fight over WGSL scopes.
+ * Locals are declared where the kernel declares them (`let c = 1` → `var c: f32 = 1.0f;`):
+ * WGSL's block scopes are JS's, and every name is unique in the module, so nothing is shadowed.
+ * Loops become WGSL `for` where their parts are single statements, else `loop` with `continuing`.
  */
 import { type DType, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../compiler/ir.js';
 import type { SourceLocation } from '../../errors.js';
 import type { IntegralDoubles, ValueContext } from './integral-doubles.js';
+import { forEachStmt } from './ir-walk.js';
 import type { WgslNamer } from './namer.js';
 import type { SupportLibrary, SupportName } from './wgsl-support.js';
 
@@ -72,8 +74,10 @@ export interface ArrayAccess {
   store(element: string, value: string): string;
   /** What a caller passes for this array to a helper specialised for `origin`. */
   readonly args: readonly string[];
-  /** For local arrays: the statement that zero-fills it. */
-  zeroFill?(): string;
+  /** For local arrays: the statement that declares it (zero-filled). */
+  readonly declaration?: string;
+  /** For staged rows: a load from memory, bypassing the tile (reads before any write). */
+  loadFromMemory?(element: string): string;
 }
 
 /** What function emitters share across one module. */
@@ -83,6 +87,8 @@ export interface ModuleServices {
   readonly doubles: IntegralDoubles;
   /** Present when the call checks indices. */
   readonly bounds: BoundsServices | undefined;
+  /** Reads of staged rows that happen before anything is written over them (output-coverage.ts). */
+  readonly memoryReads: ReadonlySet<Expr>;
   /** The name of `helper` specialised for where its array arguments live (emitted on demand). */
   helperInstance(helper: HelperFunction, arrays: readonly (ArrayAccess | undefined)[]): string;
 }
@@ -110,7 +116,23 @@ export interface ReturnForm {
   readonly rep: Rep | undefined;
 }
 
+/**
+ * What is known about a loop counter inside its loop's body: `for (let i = lower; i < bound;
+ * i++)` with `i` assigned nowhere else, so `lower ≤ i < bound` there.
+ */
+interface CounterRange {
+  readonly variable: Variable;
+  readonly lower: number;
+  /** The bound as emitted: the text of an array dimension (`out_len0`, `16u`). */
+  readonly bound: string;
+}
+
 export class FunctionEmitter {
+  /** Ranges of the counters of the loops being emitted, innermost last. */
+  private readonly counters: CounterRange[] = [];
+  /** Locals assigned once, where declared, and never again: their initial values. */
+  private readonly constants = new Map<Variable, Expr>();
+
   constructor(
     private readonly m: ModuleServices,
     /** Array variables of this function: parameters and local arrays. */
@@ -138,6 +160,14 @@ export class FunctionEmitter {
 
   // ------------------------------------------------------------------ statements
 
+  /** Emits a function body (records which locals never change, for the range facts below). */
+  body(list: readonly Stmt[], ind: string): string {
+    const assigned = new Set<Variable>();
+    forEachStmt(list, (s) => s.kind === 'assign' && assigned.add(s.variable));
+    forEachStmt(list, (s) => s.kind === 'let' && !assigned.has(s.variable) && this.constants.set(s.variable, s.init));
+    return this.stmts(list, ind);
+  }
+
   stmts(list: readonly Stmt[], ind: string): string {
     return list.map((s) => this.stmt(s, ind)).join('');
   }
@@ -146,15 +176,20 @@ export class FunctionEmitter {
     const pre: string[] = [];
     const out = (line: string) => pre.join('') + `${ind}${line}\n`;
     switch (s.kind) {
-      case 'let':
+      case 'let': {
+        // Declared where the kernel declares it: WGSL's block scopes are JS's, and locals hoisted
+        // to the top of the function measured 1.3× slower on an H200 (live across everything).
+        const rep = this.repOfVariable(s.variable);
+        const value = this.as(s.init, 'value', rep, pre, ind);
+        return out(`var ${this.names.get(s.variable)!}: ${rep} = ${unparen(value.text)};`);
+      }
       case 'assign': {
-        const [variable, init] = s.kind === 'let' ? [s.variable, s.init] : [s.variable, s.value];
-        const value = this.as(init, 'value', this.repOfVariable(variable), pre, ind);
-        return out(`${this.names.get(variable)!} = ${unparen(value.text)};`);
+        const value = this.as(s.value, 'value', this.repOfVariable(s.variable), pre, ind);
+        return out(`${this.names.get(s.variable)!} = ${unparen(value.text)};`);
       }
       case 'local-array':
-        // Zero-filled where declared, as `new Float32Array(k)` is (the declaration is hoisted).
-        return `${ind}${this.arrays.get(s.variable)!.zeroFill!()}\n`;
+        // A WGSL `var` starts zeroed, as `new Float32Array(k)` does, on every pass through here.
+        return `${ind}${this.arrays.get(s.variable)!.declaration!}\n`;
       case 'store': {
         const access = this.arrays.get(s.array)!;
         let address = this.address(s.array, access, s.indices, s.loc, pre, ind);
@@ -198,17 +233,34 @@ export class FunctionEmitter {
    */
   private loop(s: Extract<Stmt, { kind: 'loop' }>, ind: string): string {
     const inner = ind + '  ';
+    const range = this.counterRange(s);
+    const body = () => {
+      // After a failed index check the element is abandoned (the cpu throws); leaving every loop
+      // makes sure a kernel reading zeros instead of the missing element cannot loop forever.
+      let text = this.m.bounds ? `${inner}if (${this.m.bounds.failed}) { break; }\n` : '';
+      if (range) this.counters.push(range);
+      text += this.stmts(s.body, inner);
+      if (range) this.counters.pop();
+      return text;
+    };
+    // A loop whose parts are single plain statements is a WGSL `for`: drivers recognise it (and
+    // unroll it) where they do not see through `loop { if (!c) { break; } … }` (measured on an
+    // H200: the Hermite recurrence ran 1.5× slower as `loop`).
+    const simple = this.forHeader(s);
+    if (simple) return `${ind}for (${simple}) {\n${body()}${ind}}\n`;
+
     let out = this.stmts(s.init, ind);
     out += `${ind}loop {\n`;
-    // After a failed index check the element is abandoned (the cpu throws); leaving every loop
-    // makes sure a kernel reading zeros instead of the missing element cannot loop forever.
-    if (this.m.bounds) out += `${inner}if (${this.m.bounds.failed}) { break; }\n`;
-    if (s.testFirst && s.cond) {
+    let text = '';
+    // `while (true)` has nothing to test.
+    if (s.testFirst && s.cond && !(s.cond.kind === 'const' && s.cond.value === true)) {
       const pre: string[] = [];
       const cond = this.as(s.cond, 'value', 'bool', pre, inner);
-      out += pre.join('') + `${inner}if (!${paren(cond.text)}) { break; }\n`;
+      text += pre.join('') + `${inner}if (!${paren(cond.text)}) { break; }\n`;
     }
-    out += this.stmts(s.body, inner);
+    const bodyText = body();
+    // The flag test goes first, then the loop's own test.
+    out += this.m.bounds ? bodyText.replace(/^(.*\n)/, `$1${text}`) : text + bodyText;
     const testLast = !s.testFirst && s.cond;
     if (s.update.length || testLast) {
       out += `${inner}continuing {\n${this.stmts(s.update, inner + '  ')}`;
@@ -220,6 +272,98 @@ export class FunctionEmitter {
       out += `${inner}}\n`;
     }
     return out + `${ind}}\n`;
+  }
+
+  /**
+   * `init; cond; update` for a WGSL `for`, when the loop tests first and each part is one
+   * statement that needs no prelude (a `for` header holds no statements of its own).
+   */
+  private forHeader(s: Extract<Stmt, { kind: 'loop' }>): string | undefined {
+    if (!s.testFirst || s.init.length > 1 || s.update.length > 1) return undefined;
+    const part = (list: readonly Stmt[]): string | undefined => {
+      if (list.length === 0) return '';
+      const [t] = list;
+      if (t!.kind !== 'let' && t!.kind !== 'assign') return undefined;
+      const text = this.stmt(t!, '');
+      return text.includes('\n') && text.indexOf('\n') !== text.length - 1 ? undefined : text.replace(/;\n$/, '');
+    };
+    const init = part(s.init);
+    const update = part(s.update);
+    if (init === undefined || update === undefined) return undefined;
+    let cond = '';
+    if (s.cond && !(s.cond.kind === 'const' && s.cond.value === true)) {
+      const pre: string[] = [];
+      const c = this.as(s.cond, 'value', 'bool', pre, '');
+      if (pre.length) return undefined;
+      cond = unparen(c.text);
+    }
+    return `${init}; ${cond}; ${update}`;
+  }
+
+  /**
+   * The range of a `for (let i = k; i < a.length; i++)` loop's counter inside its body, when the
+   * loop has that shape (bound: a dimension, or a local that holds one) and the body does not
+   * assign the counter.
+   */
+  private counterRange(s: Extract<Stmt, { kind: 'loop' }>): CounterRange | undefined {
+    const [init] = s.init;
+    const [update] = s.update;
+    if (!s.testFirst || s.init.length !== 1 || s.update.length !== 1 || !init || !update || !s.cond) return undefined;
+    const variable = init.kind === 'let' || init.kind === 'assign' ? init.variable : undefined;
+    const start = init.kind === 'let' ? init.init : init.kind === 'assign' ? init.value : undefined;
+    if (!variable || !start || start.kind !== 'const' || typeof start.value !== 'number' || !Number.isInteger(start.value)) return undefined;
+    const cond = s.cond;
+    if (cond.kind !== 'compare' || cond.op !== '<' || !isVariable(cond.left, variable)) return undefined;
+    const bound = this.dimensionText(cond.right);
+    if (bound === undefined) return undefined;
+    const step = update.kind === 'assign' && update.variable === variable ? update.value : undefined;
+    if (!step || step.kind !== 'binary' || step.op !== '+' || !isVariable(step.left, variable) || step.right.kind !== 'const' || step.right.value !== 1) return undefined;
+    let reassigned = false;
+    forEachStmt(s.body, (t) => {
+      if ((t.kind === 'assign' || t.kind === 'let') && t.variable === variable) reassigned = true;
+    });
+    return reassigned ? undefined : { variable, lower: start.value, bound };
+  }
+
+  /** The emitted text of an array dimension that `e` is (through conversions and unchanging locals). */
+  private dimensionText(e: Expr): string | undefined {
+    if (e.kind === 'cast') return this.dimensionText(e.value);
+    if (e.kind === 'dim') return this.arrays.get(e.array)?.dims[e.axis];
+    if (e.kind === 'var') {
+      const init = this.constants.get(e.variable);
+      return init ? this.dimensionText(init) : undefined;
+    }
+    if (e.kind === 'const' && typeof e.value === 'number' && Number.isInteger(e.value) && e.value >= 0) return `${e.value}u`;
+    return undefined;
+  }
+
+  /**
+   * Whether an index is in bounds by construction: a constant below a dimension known when
+   * compiling (tiles, local arrays), or `i`, `i - c` for a loop counter bounded by this very
+   * dimension (or a smaller known one). Such indices are not checked at run time.
+   */
+  private provablyInBounds(index: Expr, dim: string): boolean {
+    const known = (text: string) => (/^\d+u$/.test(text) ? Number.parseInt(text, 10) : undefined);
+    const fits = (bound: string, offset: number) => {
+      // i + offset < bound + offset ≤ dim
+      if (offset <= 0 && bound === dim) return true;
+      const b = known(bound);
+      const d = known(dim);
+      return b !== undefined && d !== undefined && b + offset <= d;
+    };
+    if (index.kind === 'const') {
+      const d = known(dim);
+      return typeof index.value === 'number' && Number.isInteger(index.value) && index.value >= 0 && d !== undefined && index.value < d;
+    }
+    let variable: Expr = index;
+    let offset = 0;
+    if (index.kind === 'binary' && (index.op === '+' || index.op === '-') && index.right.kind === 'const' && typeof index.right.value === 'number' && Number.isInteger(index.right.value)) {
+      variable = index.left;
+      offset = index.op === '+' ? index.right.value : -index.right.value;
+    }
+    if (variable.kind !== 'var') return false;
+    const range = [...this.counters].reverse().find((r) => r.variable === (variable as Extract<Expr, { kind: 'var' }>).variable);
+    return range !== undefined && range.lower + offset >= 0 && fits(range.bound, offset);
   }
 
   /** What JS gives for a missing return value, converted to `rep` (NaN for numbers). */
@@ -236,6 +380,7 @@ export class FunctionEmitter {
 
   /** `e` in rep `rep` (only integral doubles change rep: i32 → f32). */
   private as(e: Expr, context: ValueContext, rep: Rep, pre: string[], ind: string): Code {
+    if (e.kind === 'const') return pure(literal(e.value, rep, this.m.support));
     const code = this.expr(e, context, pre, ind);
     const from = this.rep(e, context);
     if (from === rep) return code;
@@ -283,6 +428,8 @@ export class FunctionEmitter {
       case 'binary':
         return this.binary(e, context, pre, ind);
       case 'compare': {
+        const test = this.specialValueTest(e, pre, ind);
+        if (test) return test;
         const both = e.operandType === 'float64' && this.m.doubles.isIntegral(e.left, 'value') && this.m.doubles.isIntegral(e.right, 'value');
         const rep: Rep = e.operandType === 'float64' ? (both ? 'i32' : 'f32') : repOfType(e.operandType);
         const [a, b] = this.operands([{ e: e.left, context: 'value', rep }, { e: e.right, context: 'value', rep }], pre, ind);
@@ -301,9 +448,31 @@ export class FunctionEmitter {
       case 'index': {
         const access = this.arrays.get(e.array)!;
         const address = this.address(e.array, access, e.indices, e.loc, pre, ind);
-        return { text: access.load(address.text), effects: address.effects };
+        const load = this.m.memoryReads.has(e) && access.loadFromMemory ? access.loadFromMemory : access.load;
+        return { text: load(address.text), effects: address.effects };
       }
     }
+  }
+
+  /**
+   * `x !== x` (isNaN) and `x - x === 0` (isFinite), as lowering writes them, tested on the bits:
+   * WGSL lets compilers assume there are no NaNs or infinities, and lavapipe does fold
+   * `x - x == 0` to true.
+   */
+  private specialValueTest(e: Extract<Expr, { kind: 'compare' }>, pre: string[], ind: string): Code | undefined {
+    if (!isFloat(e.operandType)) return undefined;
+    const sameOperands = e.left === e.right || (e.left.kind === 'var' && e.right.kind === 'var' && e.left.variable === e.right.variable);
+    if ((e.op === '!=' || e.op === '==') && sameOperands && this.rep(e.left, 'value') === 'f32') {
+      const x = this.as(e.left, 'value', 'f32', pre, ind);
+      const isNan = `${this.m.support.use('js_is_nan')}(${unparen(x.text)})`;
+      return { text: e.op === '!=' ? isNan : `!${isNan}`, effects: x.effects };
+    }
+    const l = e.left;
+    if (e.op === '==' && l.kind === 'binary' && l.op === '-' && l.left === l.right && e.right.kind === 'const' && e.right.value === 0 && this.rep(l, 'value') === 'f32') {
+      const x = this.as(l.left, 'value', 'f32', pre, ind);
+      return { text: `${this.m.support.use('js_is_finite')}(${unparen(x.text)})`, effects: x.effects };
+    }
+    return undefined;
   }
 
   private binary(e: Extract<Expr, { kind: 'binary' }>, context: ValueContext, pre: string[], ind: string): Code {
@@ -473,8 +642,12 @@ export class FunctionEmitter {
       ks.map((k, axis) => (access.strides[axis] === '1u' ? k : `${k} * ${access.strides[axis]}`));
     const offset = (ts: readonly string[]) => (access.base === '0u' ? ts.join(' + ') : [access.base, ...ts].join(' + '));
     const bounds = this.m.bounds;
-    if (!bounds) {
-      const ks = codes.map((c) => `u32(${unparen(c.text)})`);
+    if (!bounds || indices.every((e, axis) => this.provablyInBounds(e, access.dims[axis]!))) {
+      const constant = (e: Expr) => (e.kind === 'const' && typeof e.value === 'number' && Number.isInteger(e.value) && e.value >= 0 ? e.value : undefined);
+      const ks = codes.map((c, axis) => {
+        const k = constant(indices[axis]!);
+        return k !== undefined ? `${k}u` : `u32(${unparen(c.text)})`;
+      });
       return { text: offset(terms(ks)), effects: codes.some((c) => c.effects) };
     }
     const site = bounds.site(`\`${array.name}\` at kernel line ${loc.line}:${loc.column}`);
@@ -567,6 +740,18 @@ export function paren(text: string): string {
 /** Drops one pair of outer parentheses that wraps the whole expression. */
 export function unparen(text: string): string {
   return isWrapped(text) ? text.slice(1, -1) : text;
+}
+
+/** Whether a statement list ends every path with `return` (so nothing may follow it in WGSL). */
+export function alwaysReturns(list: readonly Stmt[]): boolean {
+  const last = list[list.length - 1];
+  if (!last) return false;
+  if (last.kind === 'return') return true;
+  return last.kind === 'if' && alwaysReturns(last.then) && alwaysReturns(last.otherwise);
+}
+
+function isVariable(e: Expr, v: Variable): boolean {
+  return e.kind === 'var' && e.variable === v;
 }
 
 function isWrapped(text: string): boolean {

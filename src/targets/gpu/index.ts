@@ -1,10 +1,19 @@
-/** Placeholder until the WGSL backend lands. */
-import { TargetUnavailableError } from '../../errors.js';
+/**
+ * The gpu target: kernels compiled to WGSL and run through WebGPU (Dawn's node binding).
+ *
+ * Nothing here touches WebGPU at import time: the device is created by the first call (so a
+ * machine without a GPU can import the library, and a gpu ufunc rejects its first call with
+ * TargetUnavailableError). See docs/gpu.md for what runs how, and where results differ from cpu.
+ */
 import type { Target } from '../target.js';
+import { checkGpuKernel } from './check-kernel.js';
+import { deviceArray } from './device-array.js';
+import { runOnGpu } from './dispatch.js';
 
+/** The gpu target, as registered in targets/registry.ts. */
 export const gpuTarget: Target = {
   name: 'gpu',
-  run: async () => {
-    throw new TargetUnavailableError('The gpu target is not built yet.');
-  },
+  checkKernel: checkGpuKernel,
+  run: runOnGpu,
+  allocateDeviceArray: (shape, dtype) => deviceArray(shape, dtype),
 };

@@ -24,7 +24,7 @@
 
 /** Names of the support functions; the namer reserves every one. */
 export const SUPPORT_NAMES = [
-  'js_nan', 'js_inf', 'js_special_bits', 'js_is_nan', 'js_is_inf', 'js_f32_to_i32', 'js_f32_to_bool',
+  'js_nan', 'js_inf', 'js_special_bits', 'js_is_nan', 'js_is_inf', 'js_is_finite', 'js_f32_to_i32', 'js_f32_to_bool',
   'js_fmod', 'js_irem', 'js_urem', 'js_irem_index', 'js_idiv', 'js_imag', 'js_idiv_ii', 'js_idiv_iu',
   'js_idiv_ui', 'js_idiv_uu', 'js_sign', 'js_round', 'js_min', 'js_max', 'js_sqrt', 'js_cbrt', 'js_log',
   'js_log2', 'js_log10', 'js_log1p', 'js_expm1', 'js_asin', 'js_acos', 'js_sinh', 'js_tanh', 'js_asinh',
@@ -45,6 +45,7 @@ const SUPPORT: Readonly<Record<SupportName, SupportFunction>> = {
   js_inf: { deps: ['js_special_bits'], code: 'fn js_inf() -> f32 { return bitcast<f32>(js_special_bits.y); }' },
   js_is_nan: { deps: [], code: 'fn js_is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }' },
   js_is_inf: { deps: [], code: 'fn js_is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }' },
+  js_is_finite: { deps: [], code: 'fn js_is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }' },
   js_copysign: {
     deps: [],
     code: '// |x| with the sign bit of s\nfn js_copysign(x: f32, s: f32) -> f32 { return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u)); }',
@@ -132,10 +133,11 @@ fn js_round(x: f32) -> f32 {
   },
   js_min: {
     deps: ['js_is_nan', 'js_nan'],
-    code: `// Math.min: NaN if either is NaN; -0 below +0
+    code: `// Math.min: NaN if either is NaN; -0 below +0 (equal values: the negative one, if any; a GPU that
+// flushes subnormals may find two different subnormals equal and return either)
 fn js_min(a: f32, b: f32) -> f32 {
   if (js_is_nan(a) || js_is_nan(b)) { return js_nan(); }
-  if (a == b) { return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b)); }
+  if (a == b) { return select(b, a, (bitcast<u32>(a) >> 31u) != 0u); }
   return select(b, a, a < b);
 }`,
   },
@@ -144,7 +146,7 @@ fn js_min(a: f32, b: f32) -> f32 {
     code: `// Math.max: NaN if either is NaN; +0 above -0
 fn js_max(a: f32, b: f32) -> f32 {
   if (js_is_nan(a) || js_is_nan(b)) { return js_nan(); }
-  if (a == b) { return bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b)); }
+  if (a == b) { return select(b, a, (bitcast<u32>(a) >> 31u) == 0u); }
   return select(b, a, a > b);
 }`,
   },
@@ -189,13 +191,17 @@ fn js_max(a: f32, b: f32) -> f32 {
   return um1 * x / log(u); // corrects the rounding of exp(x) - 1 (Kahan)
 }`,
   },
-  js_asin: { deps: ['js_nan'], code: 'fn js_asin(x: f32) -> f32 { return select(asin(x), js_nan(), abs(x) > 1.0); }' },
+  js_asin: {
+    deps: ['js_nan', 'js_copysign'],
+    code: '// asin is odd: computed on |x| so that asin(-0) is -0\nfn js_asin(x: f32) -> f32 { return select(js_copysign(asin(abs(x)), x), js_nan(), abs(x) > 1.0); }',
+  },
   js_acos: { deps: ['js_nan'], code: 'fn js_acos(x: f32) -> f32 { return select(acos(x), js_nan(), abs(x) > 1.0); }' },
   js_sinh: {
-    deps: ['js_expm1', 'js_copysign'],
+    deps: ['js_expm1', 'js_copysign', 'js_is_inf'],
     code: `// Math.sinh through expm1: WGSL's sinh is (exp(x) - exp(-x)) / 2, which cancels near 0
 fn js_sinh(x: f32) -> f32 {
   let e = js_expm1(abs(x));
+  if (js_is_inf(e)) { return js_copysign(e, x); }
   return js_copysign(0.5 * (e + e / (e + 1.0)), x);
 }`,
   },
@@ -222,7 +228,7 @@ fn js_asinh(x: f32) -> f32 {
   let a = abs(x);
   if (a == 1.0) { return js_copysign(js_inf(), x); }
   if (!(a < 1.0)) { return js_nan(); }
-  return atanh(x);
+  return js_copysign(atanh(a), x); // odd, and atanh(-0) is -0
 }`,
   },
   js_atan2: {
@@ -246,6 +252,10 @@ fn js_atan2(y: f32, x: f32) -> f32 {
 // with integer exponents; WGSL's pow is exp2(y * log2(x)), undefined for x <= 0.
 fn js_pow(x: f32, y: f32) -> f32 {
   if (y == 0.0) { return 1.0; }
+  // exact where JS is exact (exp2(log2(3)) is not quite 3)
+  if (y == 1.0) { return x; }
+  if (y == 2.0) { return x * x; }
+  if (y == -1.0) { return 1.0 / x; }
   if (js_is_nan(x) || js_is_nan(y)) { return js_nan(); }
   let a = abs(x);
   if (js_is_inf(y)) {

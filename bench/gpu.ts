@@ -1,0 +1,315 @@
+/**
+ * The gpu target against CuPy on the same GPU, in one run:
+ * - SAXPY over 67,108,864 float32 and the Hermite recurrence over 4,194,304 rows × 16, with the
+ *   data resident on the device, timed on the GPU's clock (timestamp queries around the compute
+ *   pass; CuPy: CUDA events around the launch);
+ * - the Hermite kernels with row-major outputs against the same kernels writing a column-major
+ *   view (`out` with strides [1, rows]): what coalescing recovers;
+ * - host→device and device→host copies of 256 MiB (CuPy: from and into pageable NumPy arrays).
+ *
+ *   npx tsx bench/gpu.ts            # full sizes (the GPU machine: bash .gpu/run.sh npx tsx bench/gpu.ts)
+ *   npx tsx bench/gpu.ts --quick    # small sizes, for lavapipe
+ *
+ * Prints one table and writes it to bench/results/gpu-<adapter>.md. Without CuPy (no python3 that
+ * imports it, or no CUDA device) the CuPy column says why.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type DeviceArray, deviceArray, guvectorize, toDevice, vectorize } from '../src/index.js';
+import { acquireDevice, describeAdapter, setIdleReleaseMs, shutdownDevice } from '../src/targets/gpu/device.js';
+import { timeKernels } from '../src/targets/gpu/kernel-timing.js';
+import { markdownTable } from './lib/markdown.js';
+import { findPython, type PythonPeerReport, runPythonPeer } from './lib/python.js';
+
+const quick = process.argv.includes('--quick');
+const SAXPY_N = quick ? 1 << 20 : 67_108_864;
+const HERMITE_ROWS = quick ? 1 << 16 : 4_194_304;
+const HERMITE_N = 16;
+const COPY_BYTES = quick ? 16 * 2 ** 20 : 256 * 2 ** 20;
+const REPS = quick ? 5 : 20;
+
+setIdleReleaseMs(Infinity); // one device for the whole run
+const ctx = await acquireDevice();
+const adapter = await describeAdapter();
+console.log(`gpu: ${adapter}${quick ? ' (--quick sizes)' : ''}`);
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const m = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[m]! : (sorted[m - 1]! + sorted[m]!) / 2;
+}
+
+/**
+ * Kernel milliseconds of `call`: the GPU's own time of its compute pass (timestamp queries), or,
+ * on a device without them, wall time to completion.
+ */
+async function kernelMs(call: () => Promise<unknown>): Promise<{ ms: number; clock: string }> {
+  await call(); // compile and warm up
+  await call();
+  if (ctx.hasTimestamps) {
+    const { kernelMs: runs } = await timeKernels(async () => {
+      for (let r = 0; r < REPS; r++) await call();
+    });
+    return { ms: median(runs), clock: 'timestamp queries' };
+  }
+  const runs: number[] = [];
+  for (let r = 0; r < REPS; r++) {
+    const t0 = performance.now();
+    await call();
+    await ctx.device.queue.onSubmittedWorkDone();
+    runs.push(performance.now() - t0);
+  }
+  return { ms: median(runs), clock: 'wall clock (no timestamp queries)' };
+}
+
+function uniform(n: number, low: number, high: number, seed: number): Float32Array {
+  const out = new Float32Array(n);
+  let state = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    out[i] = low + ((high - low) * state) / 2 ** 32;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- the kernels
+
+const saxpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+
+/** Seed 001's recurrence; `c` is a double on the cpu and an f32 on the gpu, as in the CuPy peer. */
+function recurrence(x: number, out: Float32Array): void {
+  out[0] = 1;
+  out[1] = x;
+  for (let i = 2; i < out.length; i++) out[i] = x * out[i - 1]! - (i - 1) * out[i - 2]!;
+  let c = 1.0;
+  for (let i = 2; i < out.length; i++) {
+    c *= i;
+    out[i] /= Math.sqrt(c);
+  }
+}
+const hermite = guvectorize(['void(float32, float32[:])'], '()->(n)', { target: 'gpu', env: { recurrence } })((x: number, out: Float32Array) => {
+  recurrence(x, out);
+});
+const hermiteInPlace = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { target: 'gpu', env: { recurrence } })((row: Float32Array, out: Float32Array) => {
+  recurrence(row[1]!, out);
+});
+
+// ---------------------------------------------------------------- measurements
+
+interface Row {
+  readonly work: string;
+  readonly ours: string;
+  readonly peer: string;
+  readonly ratio: number | undefined;
+  readonly goal: number;
+  readonly goalText: string;
+}
+const rows: Row[] = [];
+const notes: string[] = [];
+
+const python = findPython(['cupy', 'numpy'], ['cupy', 'numpy']);
+function cupy(workload: string, size: number): PythonPeerReport | string {
+  if (!python.ok) return `CuPy skipped: ${python.reason}`;
+  const run = runPythonPeer(python.value, 'cupy_peer.py', workload, size, REPS, 900);
+  if (!run.ok) return `CuPy skipped: ${run.reason}`;
+  if (run.value.results.length === 0) return `CuPy skipped: ${run.value.skipped.map((s) => s.reason).join('; ') || 'no result'}`;
+  return run.value;
+}
+const cupyKernelMs = (report: PythonPeerReport | string) => (typeof report === 'string' ? undefined : report.results[0]!.median_s * 1e3);
+
+/** CuPy's copy bandwidths (bytes/s), from its SAXPY run (pageable NumPy arrays). */
+const cupyCopies: { h2d?: number; d2h?: number } = {};
+
+const fmtMs = (ms: number, bytes: number) => `${ms.toFixed(3)} ms (${(bytes / (ms / 1e3) / 1e9).toPrecision(3)} GB/s)`;
+
+// SAXPY
+{
+  const [dx, dy] = await Promise.all([toDevice(uniform(SAXPY_N, -1, 1, 1)), toDevice(uniform(SAXPY_N, -1, 1, 2))]);
+  const dz = await deviceArray([SAXPY_N], 'float32');
+  const { ms, clock } = await kernelMs(() => saxpy(2, dx, dy, { out: dz }));
+  notes.push(`Kernel times: ${clock}, median of ${REPS}.`);
+  const z = (await dz.toHost()) as Float32Array;
+  const x = (await dx.toHost()) as Float32Array;
+  const y = (await dy.toHost()) as Float32Array;
+  for (let i = 0; i < SAXPY_N; i += 9973) {
+    if (Math.abs(z[i]! - Math.fround(2 * x[i]! + y[i]!)) > 1e-6) throw new Error(`saxpy: wrong result at ${i}: ${z[i]}`);
+  }
+  const peer = cupy('saxpy', SAXPY_N);
+  const peerMs = cupyKernelMs(peer);
+  if (typeof peer === 'string') notes.push(peer);
+  rows.push({
+    work: `SAXPY, ${SAXPY_N.toLocaleString('en')} float32 (device-resident)`,
+    ours: fmtMs(ms, SAXPY_N * 12),
+    peer: peerMs === undefined ? '—' : fmtMs(peerMs, SAXPY_N * 12),
+    ratio: peerMs === undefined ? undefined : peerMs / ms,
+    goal: 0.9,
+    goalText: '≥ 0.9× CuPy',
+  });
+  dx.destroy();
+  dy.destroy();
+  dz.destroy();
+  if (typeof peer !== 'string' && peer.results[0]!.h2d_s !== undefined) {
+    notes.push(`CuPy ${peer.cupy} on ${peer.device}.`);
+    cupyCopies.h2d = peer.results[0]!.h2d_bytes! / peer.results[0]!.h2d_s!;
+    cupyCopies.d2h = peer.results[0]!.d2h_bytes! / peer.results[0]!.d2h_s!;
+  }
+}
+
+// Hermite, row-major (staged through workgroup memory) and column-major (coalesced as it is)
+{
+  const bytes = HERMITE_ROWS * HERMITE_N * 4;
+  const xs = uniform(HERMITE_ROWS, -2, 2, 3);
+  const dx = await toDevice(xs);
+  const rowMajor = await deviceArray([HERMITE_ROWS, HERMITE_N], 'float32');
+  const columnStorage = await deviceArray([HERMITE_N, HERMITE_ROWS], 'float32');
+  const columnMajor = columnStorage.view([HERMITE_ROWS, HERMITE_N], [1, HERMITE_ROWS]);
+  const row = await kernelMs(() => hermite(dx, { out: rowMajor }));
+  const column = await kernelMs(() => hermite(dx, { out: columnMajor }));
+  await checkHermite(xs, rowMajor, 'row-major');
+  await checkHermite(xs, columnMajor, 'column-major');
+  const peerMs = cupyKernelMs(cupy('hermite', HERMITE_ROWS));
+  rows.push({
+    work: `Hermite \`()->(n)\`, ${HERMITE_ROWS.toLocaleString('en')} rows × ${HERMITE_N}, row-major`,
+    ours: fmtMs(row.ms, bytes + HERMITE_ROWS * 4),
+    peer: peerMs === undefined ? '—' : fmtMs(peerMs, bytes + HERMITE_ROWS * 4),
+    ratio: peerMs === undefined ? undefined : peerMs / row.ms,
+    goal: 0.9,
+    goalText: '≥ 0.9× CuPy',
+  });
+  rows.push({
+    work: 'Hermite `()->(n)`, row-major vs column-major output',
+    ours: `${row.ms.toFixed(3)} ms row-major`,
+    peer: `${column.ms.toFixed(3)} ms column-major (ufunc)`,
+    ratio: column.ms / row.ms,
+    goal: 0.8,
+    goalText: 'row-major ≥ 0.8× column-major',
+  });
+
+  // In place: each row holds its x at index 1.
+  const rowsData = new Float32Array(HERMITE_ROWS * HERMITE_N).fill(1);
+  for (let r = 0; r < HERMITE_ROWS; r++) rowsData[r * HERMITE_N + 1] = xs[r]!;
+  const inPlaceRows = await toDevice({ data: rowsData, shape: [HERMITE_ROWS, HERMITE_N] });
+  const columnRows = await toDevice({ data: transpose(rowsData), shape: [HERMITE_N, HERMITE_ROWS] });
+  const columnView = columnRows.view([HERMITE_ROWS, HERMITE_N], [1, HERMITE_ROWS]);
+  const inPlace = await kernelMs(() => hermiteInPlace(inPlaceRows, { out: inPlaceRows }));
+  const inPlaceColumn = await kernelMs(() => hermiteInPlace(columnView, { out: columnView }));
+  await checkHermite(xs, inPlaceRows, 'in place, row-major');
+  await checkHermite(xs, columnView, 'in place, column-major');
+  const inPlacePeer = cupyKernelMs(cupy('hermite-inplace', HERMITE_ROWS));
+  rows.push({
+    work: `Hermite \`(n)->(n)\` in place, ${HERMITE_ROWS.toLocaleString('en')} rows × ${HERMITE_N}, row-major`,
+    ours: fmtMs(inPlace.ms, bytes + HERMITE_ROWS * 4),
+    peer: inPlacePeer === undefined ? '—' : fmtMs(inPlacePeer, bytes + HERMITE_ROWS * 4),
+    ratio: inPlacePeer === undefined ? undefined : inPlacePeer / inPlace.ms,
+    goal: 0.9,
+    goalText: '≥ 0.9× CuPy',
+  });
+  rows.push({
+    work: 'Hermite `(n)->(n)` in place, row-major vs column-major',
+    ours: `${inPlace.ms.toFixed(3)} ms row-major`,
+    peer: `${inPlaceColumn.ms.toFixed(3)} ms column-major (ufunc)`,
+    ratio: inPlaceColumn.ms / inPlace.ms,
+    goal: 0.8,
+    goalText: 'row-major ≥ 0.8× column-major',
+  });
+  for (const d of [dx, rowMajor, columnStorage, inPlaceRows, columnRows]) d.destroy();
+}
+
+// Copies of 256 MiB, into arrays that exist (as CuPy's `set` and `get(out=…)` are timed)
+{
+  const host = uniform(COPY_BYTES / 4, -1, 1, 4);
+  const back = new Float32Array(host.length);
+  const onDevice = await deviceArray([host.length], 'float32');
+  const up: number[] = [];
+  const down: number[] = [];
+  for (let r = 0; r < Math.max(3, Math.min(REPS, 7)) + 1; r++) {
+    const t0 = performance.now();
+    await onDevice.set(host);
+    await ctx.device.queue.onSubmittedWorkDone();
+    const t1 = performance.now();
+    await onDevice.toHost(back);
+    const t2 = performance.now();
+    if (back[back.length - 1] !== host[host.length - 1]) throw new Error('copy: wrong data back');
+    if (r === 0) continue; // warm-up: staging buffers are created on first use
+    up.push((t1 - t0) / 1e3);
+    down.push((t2 - t1) / 1e3);
+  }
+  onDevice.destroy();
+  const mib = COPY_BYTES / 2 ** 20;
+  const rate = (bytesPerS: number | undefined) => (bytesPerS === undefined ? '—' : `${(bytesPerS / 1e9).toFixed(2)} GB/s`);
+  for (const [work, seconds, peer] of [
+    [`host → device, ${mib} MiB (\`DeviceArray.set\`)`, median(up), cupyCopies.h2d],
+    [`device → host, ${mib} MiB (\`DeviceArray.toHost(into)\`)`, median(down), cupyCopies.d2h],
+  ] as const) {
+    const ours = COPY_BYTES / seconds;
+    rows.push({ work, ours: rate(ours), peer: peer === undefined ? '—' : `${rate(peer)} (pageable)`, ratio: peer === undefined ? undefined : ours / peer, goal: 0.8, goalText: '≥ 0.8× CuPy pageable' });
+  }
+}
+
+// ---------------------------------------------------------------- report
+
+const table = markdownTable(
+  [{ header: 'work' }, { header: 'ufunc gpu', align: 'right' }, { header: 'CuPy', align: 'right' }, { header: 'ratio', align: 'right' }, { header: 'goal' }, { header: 'met' }],
+  rows.map((r) => [
+    r.work,
+    r.ours,
+    r.peer,
+    r.ratio === undefined ? '—' : `${r.ratio.toFixed(2)}×`,
+    r.goalText,
+    r.ratio === undefined ? '—' : r.ratio >= r.goal ? 'yes' : 'no',
+  ]),
+);
+const report = [
+  `# gpu target benchmark${quick ? ' (--quick sizes)' : ''}`,
+  '',
+  `- adapter: ${adapter}${gpuNameFromSmi() ? ` (${gpuNameFromSmi()})` : ''}`,
+  `- node ${process.version}, ${new Date().toISOString().slice(0, 10)}`,
+  '- ratio: CuPy time ÷ ufunc time (throughput ratio; > 1 is faster than CuPy), or column-major time ÷ row-major time',
+  ...notes.map((n) => `- ${n}`),
+  '',
+  table,
+  '',
+].join('\n');
+console.log(`\n${table}\n`);
+notes.forEach((n) => console.log(n));
+const slug = adapterSlug();
+const dir = fileURLToPath(new URL('./results/', import.meta.url));
+mkdirSync(dir, { recursive: true });
+const file = `${dir}gpu-${slug}${quick ? '-quick' : ''}.md`;
+writeFileSync(file, report);
+console.log(`written to ${file}`);
+shutdownDevice();
+
+// ---------------------------------------------------------------- helpers
+
+/** `nvidia-h200`, `llvmpipe`: the device's name as the GPU machine's tools print it, else the adapter's. */
+function adapterSlug(): string {
+  const fromSmi = process.env.GPU_NAME ?? gpuNameFromSmi();
+  const name = fromSmi || ctx.adapterInfo.description.split(/[:(]/)[0]!.trim() || `${ctx.adapterInfo.vendor} ${ctx.adapterInfo.architecture}`;
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40) || 'unknown';
+}
+
+function gpuNameFromSmi(): string {
+  const smi = spawnSync('nvidia-smi', ['--query-gpu=name', '--format=csv,noheader'], { encoding: 'utf8' });
+  return smi.status === 0 ? smi.stdout.split('\n')[0]!.trim() : '';
+}
+
+function transpose(rowMajor: Float32Array): Float32Array {
+  const out = new Float32Array(rowMajor.length);
+  for (let r = 0; r < HERMITE_ROWS; r++) for (let c = 0; c < HERMITE_N; c++) out[c * HERMITE_ROWS + r] = rowMajor[r * HERMITE_N + c]!;
+  return out;
+}
+
+/** Spot-checks a Hermite table against the recurrence computed on the host in float32. */
+async function checkHermite(xs: Float32Array, table: DeviceArray, what: string): Promise<void> {
+  const data = (await table.toHost()) as Float32Array; // C order, whatever the layout on the device
+  const row = new Float32Array(HERMITE_N);
+  for (let r = 0; r < HERMITE_ROWS; r += 4099) {
+    recurrence(xs[r]!, row);
+    for (let c = 0; c < HERMITE_N; c++) {
+      const got = data[r * HERMITE_N + c]!;
+      if (Math.abs(got - row[c]!) > 1e-4 * Math.max(1, Math.abs(row[c]!))) throw new Error(`hermite ${what}: row ${r} column ${c} is ${got}, expected ${row[c]}`);
+    }
+  }
+}

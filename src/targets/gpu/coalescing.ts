@@ -1,0 +1,198 @@
+/**
+ * Coalescing for per-row kernels (guvectorize): stage rows through workgroup memory.
+ *
+ * One invocation per row that reads and writes its own contiguous row touches one word in each
+ * memory transaction of its warp: with rows of 16 floats, 32 neighbouring invocations store 32
+ * words 64 bytes apart, so most of every transaction is wasted (seed 001 measured 25% store
+ * efficiency; on an H200 the row-major Hermite kernel runs 5× slower than a column-major one).
+ *
+ * Instead, a workgroup of W invocations handles W consecutive rows, which are one contiguous span
+ * of W·n elements when rows are adjacent (loop stride = n, core stride 1). The workgroup
+ * cooperatively copies that span into a `var<workgroup>` tile (invocation i copies elements i,
+ * i + W, … — neighbouring invocations touch neighbouring words), each invocation runs the kernel
+ * on its row in the tile, and the workgroup copies the tile back the same way. Rows are `pitch`
+ * words apart in the tile, one more than n when n is even, so that invocations reading element j
+ * of their rows hit different banks.
+ *
+ * An output's rows are not read in (that would double the traffic of a kernel that only writes):
+ * a fresh output (known to hold zeros) starts from a zeroed tile (WebGPU zero-initialises
+ * workgroup memory); any other output keeps a written flag per element, so that a read of an
+ * element the kernel has not written yet goes to memory, and only written elements go back.
+ * When the kernel provably writes every element before reading it (output-coverage.ts), a zeroed
+ * tile serves any output. Either way the result is the direct kernel's, element for element.
+ * Outputs that are also inputs (in place) are read in when the kernel reads them through.
+ *
+ * Operands that do not qualify (strided rows, 8/16-bit types, tiles that do not fit
+ * `maxComputeWorkgroupStorageSize`) are read and written directly.
+ */
+import type { Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
+import { isArrayType } from '../../compiler/ir.js';
+import type { DType } from '../../dtypes.js';
+import { forEachExpr } from './ir-walk.js';
+import type { TileLayout } from './shader-layout.js';
+import { elementsPerWord } from './shader-layout.js';
+
+/** Invocations per workgroup when nothing is staged. */
+export const DIRECT_WORKGROUP_SIZE = 256;
+/** Rows per workgroup when staging, and the smallest that is still worth it. */
+const STAGED_WORKGROUP_SIZES = [64, 32] as const;
+
+/** What the staging decision needs to know about one array operand of a call. */
+export interface StagingCandidate {
+  readonly operand: number;
+  readonly binding: number;
+  readonly dtype: DType;
+  /** Element offset of the operand's first row. */
+  readonly offset: number;
+  readonly coreShape: readonly number[];
+  readonly coreStrides: readonly number[];
+  /** Its stride along the (rank-1, merged) loop. */
+  readonly loopStride: number;
+  readonly isOutput: boolean;
+  /** How the kernel reads the parameter (see {@link howKernelReads}). */
+  readonly read: ReadPattern;
+  /** For outputs: the buffer is known to hold zeros (a fresh allocation). */
+  readonly pristine: boolean;
+  /** The kernel writes the whole row before reading what it has not written (output-coverage.ts). */
+  readonly writesRowFirst: boolean;
+}
+
+export interface StagingPlan {
+  readonly tiles: readonly TileLayout[];
+  /** Per operand: its tile, if staged. */
+  readonly tileOf: readonly (number | undefined)[];
+  readonly workgroupSize: number;
+}
+
+/**
+ * Decides which operands go through workgroup tiles.
+ *
+ * @param operandCount operands of the call
+ * @param candidates the array operands of a guvectorize call with a rank-1 loop (others are never staged)
+ * @param maxWorkgroupBytes the device's `maxComputeWorkgroupStorageSize`
+ * @returns the tiles, each operand's tile, and the workgroup size
+ */
+export function planStaging(operandCount: number, candidates: readonly StagingCandidate[], maxWorkgroupBytes: number): StagingPlan {
+  const none: StagingPlan = { tiles: [], tileOf: new Array(operandCount).fill(undefined), workgroupSize: DIRECT_WORKGROUP_SIZE };
+  const byBinding = new Map<number, StagingCandidate[]>();
+  for (const c of candidates) byBinding.set(c.binding, [...(byBinding.get(c.binding) ?? []), c]);
+
+  const groups: { tile: TileLayout; operands: number[]; words: number }[] = [];
+  for (const [binding, users] of byBinding) {
+    const first = users[0]!;
+    const size = first.coreShape.reduce((a, b) => a * b, 1);
+    const qualifies = (c: StagingCandidate) =>
+      elementsPerWord(c.dtype) === 1 && size >= 2 && c.loopStride === size && isCContiguous(c.coreShape, c.coreStrides);
+    // Operands sharing a buffer share a tile only as the very same view (the in-place case).
+    const sameView = users.every((c) => c.offset === first.offset && c.coreStrides.join() === first.coreStrides.join() && c.coreShape.join() === first.coreShape.join());
+    if (!sameView || !users.every(qualifies)) continue;
+    const store = users.some((c) => c.isOutput);
+    // Rows are read in only when the kernel reads them through (a loop, a helper): for a few
+    // fixed elements (`row[1]`) reading them directly moves less than reading the rows.
+    const readsRows = users.some((c) => !c.isOutput && c.read === 'rows');
+    if (!store && !readsRows) continue;
+    const init = readsRows ? 'load' : users.every((c) => c.pristine) || first.writesRowFirst ? 'zero' : 'track';
+    const pitch = size % 2 === 0 ? size + 1 : size;
+    // A tracked tile has a written flag per word.
+    const words = init === 'track' ? 2 * pitch : pitch;
+    groups.push({ tile: { binding, dtype: first.dtype, coreShape: [...first.coreShape], pitch, init, store }, operands: users.map((c) => c.operand), words });
+  }
+  if (groups.length === 0) return none;
+
+  // The largest workgroup whose tiles fit; drop the biggest tiles while none does.
+  groups.sort((a, b) => a.words - b.words);
+  for (let kept = groups.length; kept > 0; kept--) {
+    const words = groups.slice(0, kept).reduce((n, g) => n + g.words, 0);
+    const workgroupSize = STAGED_WORKGROUP_SIZES.find((w) => w * words * 4 <= maxWorkgroupBytes);
+    if (workgroupSize === undefined) continue;
+    const tileOf: (number | undefined)[] = new Array(operandCount).fill(undefined);
+    const tiles = groups.slice(0, kept).map((g, t) => {
+      g.operands.forEach((o) => (tileOf[o] = t));
+      return g.tile;
+    });
+    return { tiles, tileOf, workgroupSize };
+  }
+  return none;
+}
+
+function isCContiguous(shape: readonly number[], strides: readonly number[]): boolean {
+  let step = 1;
+  for (let axis = shape.length - 1; axis >= 0; axis--) {
+    if (shape[axis] !== 1 && strides[axis] !== step) return false;
+    step *= shape[axis]!;
+  }
+  return true;
+}
+
+/** How a kernel reads an array parameter: not at all, at a few constant indices, or through its rows. */
+export type ReadPattern = 'none' | 'elements' | 'rows';
+
+/**
+ * How the kernel reads parameter `index` (an array): `rows` when an index is computed (a loop
+ * counter) or the array goes to a helper (helpers are not analysed), `elements` when every read
+ * has constant indices, `none` when it is never read.
+ */
+export function howKernelReads(kernel: TypedKernel, index: number): ReadPattern {
+  const param: Variable = kernel.params[index]!;
+  if (!isArrayType(param.type)) return 'rows';
+  let pattern: ReadPattern = 'none';
+  const body: readonly Stmt[] = kernel.body;
+  forEachExpr(body, (e) => {
+    if (e.kind === 'index' && e.array === param) {
+      if (e.indices.some((i) => i.kind !== 'const')) pattern = 'rows';
+      else if (pattern === 'none') pattern = 'elements';
+    }
+    if (e.kind === 'call' && e.args.some((a) => a.kind === 'array-ref' && a.array === param)) pattern = 'rows';
+  });
+  return pattern;
+}
+
+/** WGSL for the tiles: their declarations, and the cooperative copies around the kernel. */
+export interface TileCode {
+  readonly declarations: string;
+  /** Statements of `main` (indented two spaces) before the barrier that precedes the kernel. */
+  readonly loads: string;
+  /** Statements of `main` after the barrier that follows the kernel. */
+  readonly stores: string;
+}
+
+/**
+ * Emits the tile declarations and copy loops.
+ *
+ * @param tiles the tiles
+ * @param names per tile: the tile variable, the block's first element (a u32 `let` in main), and
+ *   the binding's load/store accessors
+ * @param workgroupSize rows per workgroup
+ * @param rows the name of main's `let` that holds the number of rows this workgroup owns
+ * @param lane the name of the invocation index within the workgroup
+ * @param element a fresh name for the copy loops' counter
+ */
+export function emitTileCode(
+  tiles: readonly TileLayout[],
+  names: readonly { tile: string; written: string; block: string; load(e: string): string; store(e: string, v: string): string }[],
+  workgroupSize: number,
+  rows: string,
+  lane: string,
+  element: string,
+): TileCode {
+  let declarations = '';
+  let loads = '';
+  let stores = '';
+  tiles.forEach((t, i) => {
+    const n = names[i]!;
+    const size = t.coreShape.reduce((a, b) => a * b, 1);
+    const type = t.dtype === 'float32' ? 'f32' : t.dtype === 'int32' ? 'i32' : 'u32';
+    declarations += `var<workgroup> ${n.tile}: array<${type}, ${workgroupSize * t.pitch}>;\n`;
+    if (t.init === 'track') declarations += `var<workgroup> ${n.written}: array<u32, ${workgroupSize * t.pitch}>;\n`;
+    const e = element;
+    const index = `(${e} / ${size}u) * ${t.pitch}u + ${e} % ${size}u`;
+    const slot = `${n.tile}[${index}]`;
+    const loop = (body: string) => `  for (var ${e} = ${lane}; ${e} < ${rows} * ${size}u; ${e} += ${workgroupSize}u) { ${body} }\n`;
+    if (t.init === 'load') loads += loop(`${slot} = ${n.load(`${n.block} + ${e}`)};`);
+    if (t.store) {
+      const store = n.store(`${n.block} + ${e}`, slot);
+      stores += loop(t.init === 'track' ? `if (${n.written}[${index}] != 0u) { ${store} }` : store);
+    }
+  });
+  return { declarations, loads, stores };
+}

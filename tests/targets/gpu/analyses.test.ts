@@ -1,0 +1,143 @@
+/**
+ * The gpu target's analyses and planning, without a GPU: names, integral doubles, host operand
+ * placement, staging decisions and the bounds-check record.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseFunction } from '../../../src/compiler/parse.js';
+import { typeKernel } from '../../../src/compiler/lower.js';
+import type { Stmt } from '../../../src/compiler/ir.js';
+import type { OperandView } from '../../../src/plan.js';
+import { oobError } from '../../../src/targets/gpu/bounds-errors.js';
+import { planStaging, type StagingCandidate } from '../../../src/targets/gpu/coalescing.js';
+import { placeHostOperand, scatterResults, uploadData } from '../../../src/targets/gpu/host-operands.js';
+import { findIntegralDoubles } from '../../../src/targets/gpu/integral-doubles.js';
+import { forEachStmt } from '../../../src/targets/gpu/ir-walk.js';
+import { WGSL_RESERVED, WgslNamer } from '../../../src/targets/gpu/namer.js';
+
+describe('WgslNamer', () => {
+  it('keeps plain names and renames keywords, reserved words, built-ins and repeats', () => {
+    const namer = new WgslNamer();
+    expect(['x', 'x', 'loop', 'var', 'select', 'max', 'filter', '$tmp', '__y', '_', '1st', 'x_1'].map((h) => namer.fresh(h))).toEqual([
+      'x', 'x_1', 'loop_1', 'var_1', 'select_1', 'max_1', 'filter_1', 'tmp', 'y', 'v', 'v1st', 'x_1_1',
+    ]);
+  });
+
+  it('knows the WGSL keywords and reserved words', () => {
+    for (const word of ['fn', 'let', 'loop', 'continuing', 'const_assert', 'diagnostic', 'enable', 'requires', 'NULL', 'await', 'demote_to_helper', 'typedef']) {
+      expect(WGSL_RESERVED.has(word)).toBe(true);
+    }
+  });
+});
+
+function typed(fn: Function, params: ('float32' | 'int32' | { kind: 'array'; dtype: 'float32'; ndim: number })[], returnType: 'float32' | 'void' = 'void', env = {}) {
+  return typeKernel(parseFunction(fn), { params: params as never, returnType, env }, { writable: new Set(params.map((_, i) => i)) });
+}
+
+/** The variables declared by `let` in a body, by name. */
+function lets(body: readonly Stmt[]) {
+  const found = new Map<string, Extract<Stmt, { kind: 'let' }>['variable']>();
+  forEachStmt(body, (s) => s.kind === 'let' && found.set(s.variable.name, s.variable));
+  return found;
+}
+
+describe('integral doubles', () => {
+  it('keeps loop counters, their sums and differences in i32; not running products', () => {
+    const kernel = typed((x: number, out: Float32Array) => {
+      let c = 1.0;
+      for (let i = 2; i < out.length; i++) {
+        const j = i - 1;
+        c *= i;
+        out[j] = c * x;
+      }
+      let k = 0.5;
+      k += 1;
+      let m = out.length;
+      m = m + 2;
+    }, ['float32', { kind: 'array', dtype: 'float32', ndim: 1 }]);
+    const doubles = findIntegralDoubles(kernel);
+    const v = lets(kernel.body);
+    expect(doubles.hasVariable(v.get('i')!)).toBe(true);
+    expect(doubles.hasVariable(v.get('j')!)).toBe(true);
+    expect(doubles.hasVariable(v.get('c')!)).toBe(false); // c *= i reaches 13! > 2^31
+    expect(doubles.hasVariable(v.get('k')!)).toBe(false); // 0.5
+    expect(v.get('m')!.type).toBe('int32'); // `.length` is an int32 already
+  });
+
+  it('follows helper parameters through their call sites', () => {
+    function at(a: Float32Array, i: number): number {
+      return a[i]!;
+    }
+    const kernel = typed((a: Float32Array, out: Float32Array) => {
+      for (let i = 0; i < a.length; i++) out[i] = at(a, i) + at(a, 0);
+    }, [{ kind: 'array', dtype: 'float32', ndim: 1 }, { kind: 'array', dtype: 'float32', ndim: 1 }], 'void', { at });
+    const doubles = findIntegralDoubles(kernel);
+    expect(doubles.hasVariable(kernel.helpers[0]!.params[1]!)).toBe(true);
+  });
+});
+
+describe('host operand placement', () => {
+  const view = (data: Float32Array, loopStrides: number[], coreStrides: number[], offset = 0, coreShape = coreStrides.map(() => 2)): OperandView => ({
+    dtype: 'float32', data, offset, loopStrides, coreShape, coreStrides,
+  });
+
+  it('uploads the span a view touches, with its strides, broadcasting included', () => {
+    const data = new Float32Array(100).map((_, i) => i);
+    const p = placeHostOperand(view(data, [-4, 0], [], 40, []), [5, 7]);
+    expect(p.mode).toBe('span');
+    expect([p.low, p.high, p.offset]).toEqual([24, 40, 16]);
+    expect(p.loopStrides).toEqual([-4, 0]);
+    expect([...uploadData(p)]).toEqual([...data.subarray(24, 41)]);
+  });
+
+  it('gathers a sparse view, and scatters results into exactly its elements', () => {
+    const data = new Float32Array(1000).fill(-1);
+    const p = placeHostOperand(view(data, [100], [], 5, []), [10]);
+    expect(p.mode).toBe('packed');
+    expect(p.length).toBe(10);
+    expect(p.loopStrides).toEqual([1]);
+    scatterResults(p, Float32Array.from({ length: 10 }, (_, i) => i));
+    expect(data[5]).toBe(0);
+    expect(data[905]).toBe(9);
+    expect(data[6]).toBe(-1);
+  });
+});
+
+describe('staging decisions', () => {
+  const row = (over: Partial<StagingCandidate> = {}): StagingCandidate => ({
+    operand: 1, binding: 1, dtype: 'float32', offset: 0, coreShape: [16], coreStrides: [1], loopStride: 16, isOutput: true, read: 'rows', pristine: true, writesRowFirst: false, ...over,
+  });
+
+  it('stages adjacent 32-bit rows; fresh outputs start zeroed, others track what is written', () => {
+    expect(planStaging(2, [row()], 16384).tiles).toEqual([{ binding: 1, dtype: 'float32', coreShape: [16], pitch: 17, init: 'zero', store: true }]);
+    expect(planStaging(2, [row({ pristine: false })], 16384).tiles[0]!.init).toBe('track');
+    expect(planStaging(2, [row({ pristine: false, writesRowFirst: true })], 16384).tiles[0]!.init).toBe('zero');
+    expect(planStaging(2, [row({ operand: 0, isOutput: false }), row()], 16384).tiles[0]!.init).toBe('load');
+  });
+
+  it('reads rows in only when the kernel reads them through', () => {
+    expect(planStaging(1, [row({ operand: 0, isOutput: false, read: 'elements' })], 16384).tiles).toEqual([]);
+    expect(planStaging(2, [row({ operand: 0, isOutput: false, read: 'elements', pristine: false }), row({ pristine: false })], 16384).tiles[0]!.init).toBe('track');
+  });
+
+  it('does not stage strided rows, 16-bit types, or tiles that do not fit', () => {
+    expect(planStaging(2, [row({ loopStride: 17 })], 16384).tiles).toEqual([]);
+    expect(planStaging(2, [row({ coreStrides: [2] })], 16384).tiles).toEqual([]);
+    expect(planStaging(2, [row({ dtype: 'int16' })], 16384).tiles).toEqual([]);
+    expect(planStaging(2, [row({ coreShape: [1000], loopStride: 1000 })], 16384).tiles).toEqual([]);
+    expect(planStaging(2, [row({ coreShape: [100], loopStride: 100 })], 16384).workgroupSize).toBe(32);
+  });
+});
+
+describe('bounds-check record', () => {
+  it('decodes int and float indices into the cpu message', () => {
+    const record = new Uint32Array(12);
+    record.set([2, 1, 2, 0b10]);
+    new Int32Array(record.buffer, 16, 1)[0] = -1;
+    new Float32Array(record.buffer, 20, 1)[0] = 2.5;
+    record.set([3, 4], 8);
+    expect(oobError(record.buffer, ['`a` at kernel line 1:1', '`b` at kernel line 2:7'])?.message).toBe(
+      'Index [-1, 2.5] is out of bounds for `b` at kernel line 2:7 (its shape is [3, 4]). The outputs may be partially written.',
+    );
+    expect(oobError(new Uint32Array(12).buffer, [])).toBeUndefined();
+  });
+});
