@@ -27,6 +27,11 @@ export interface MemoryLayout {
   readonly inner: readonly InnerStep[];
   /** Per operand, per core axis: whether its stride is 1. */
   readonly coreUnit: readonly (readonly boolean[])[];
+  /**
+   * Every array has fewer than 2³¹ elements, so offsets, strides and sizes are int32: the runner
+   * says so (`| 0`), and V8 then indexes with integer arithmetic instead of checking doubles.
+   */
+  readonly int32Indices: boolean;
 }
 
 /** The data a runner reads, in plain arrays (also what is posted to workers). */
@@ -81,6 +86,7 @@ export function prepareRunnerArgs(plan: CallPlan): { args: RunnerArgs; layout: M
   const coreShape = new Array<readonly number[]>(n);
   const coreStrides = new Array<readonly number[]>(n);
   const scalars = new Array<number | bigint | boolean | undefined>(n);
+  let int32Indices = true;
   for (let i = 0; i < n; i++) {
     const o = ops[i]!;
     const s = rank === 0 ? 0 : merged.strides[i]![last]!;
@@ -93,9 +99,10 @@ export function prepareRunnerArgs(plan: CallPlan): { args: RunnerArgs; layout: M
     coreShape[i] = o.coreShape;
     coreStrides[i] = o.coreStrides;
     scalars[i] = o.scalar;
+    if ((o.data as ArrayLike<unknown>).length >= 2 ** 31) int32Indices = false;
   }
   const args: RunnerArgs = { data, offset, loopShape: merged.shape, loopStrides: merged.strides, coreShape, coreStrides, scalars };
-  return { args, layout: { rank, inner, coreUnit } };
+  return { args, layout: { rank, inner, coreUnit, int32Indices } };
 }
 
 const STEP_CODES: Readonly<Record<InnerStep, number>> = { scalar: 0, broadcast: 1, unit: 2, strided: 3, origin: 4 };
@@ -105,11 +112,11 @@ const STEP_CODES: Readonly<Record<InnerStep, number>> = { scalar: 0, broadcast: 
  * call, and numbers hash faster than strings), else a string.
  */
 export function layoutKey(layout: MemoryLayout): number | string {
-  let code = layout.rank;
+  let code = layout.rank * 2 + (layout.int32Indices ? 1 : 0);
   for (const step of layout.inner) code = code * 5 + STEP_CODES[step];
   for (const axes of layout.coreUnit) for (const unit of axes) code = code * 2 + (unit ? 1 : 0);
   if (code < 2 ** 50) return code;
-  return `${layout.rank}|${layout.inner.join(',')}|${layout.coreUnit.map((c) => c.map((u) => (u ? '1' : 's')).join('')).join(',')}`;
+  return `${layout.rank}|${layout.int32Indices}|${layout.inner.join(',')}|${layout.coreUnit.map((c) => c.map((u) => (u ? '1' : 's')).join('')).join(',')}`;
 }
 
 /** The default result of a vectorize kernel that ends without `return`: what JS stores for `undefined`. */
@@ -130,15 +137,16 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
   const arrays = new Map<Variable, ArrayAccess>();
   const head: string[] = [];
   for (let i = 0; i < nops; i++) {
+    const int = layout.int32Indices ? ' | 0' : '';
     if (layout.inner[i] === 'scalar') head.push(`const $sc${i} = $a.scalars[${i}];`);
-    else head.push(`const $d${i} = $a.data[${i}], $o${i} = $a.offset[${i}];`);
-    if (layout.inner[i] === 'strided') head.push(`const $is${i} = $a.loopStrides[${i}][$a.loopStrides[${i}].length - 1];`);
+    else head.push(`const $d${i} = $a.data[${i}], $o${i} = $a.offset[${i}]${int};`);
+    if (layout.inner[i] === 'strided') head.push(`const $is${i} = $a.loopStrides[${i}][$a.loopStrides[${i}].length - 1]${int};`);
     if (layout.rank === 2) head.push(`const $ls${i} = $a.loopStrides[${i}];`);
     const param = kernel.params[i];
     if (param && isArrayType(param.type)) {
       const axes = [...Array(param.type.ndim).keys()];
       for (const a of axes) {
-        head.push(`const $n${i}_${a} = $a.coreShape[${i}][${a}]${layout.coreUnit[i]![a] ? '' : `, $c${i}_${a} = $a.coreStrides[${i}][${a}]`};`);
+        head.push(`const $n${i}_${a} = $a.coreShape[${i}][${a}]${int}${layout.coreUnit[i]![a] ? '' : `, $c${i}_${a} = $a.coreStrides[${i}][${a}]${int}`};`);
       }
       arrays.set(param, {
         data: `$d${i}`,

@@ -15,13 +15,13 @@ const f64m: ValueType = { kind: 'array', dtype: 'float64', ndim: 2 };
 
 function vectorized(fn: Function, params: DType[], ret: DType, inner: MemoryLayout['inner'] = params.map(() => 'unit').concat('unit') as MemoryLayout['inner'], rank: 0 | 1 | 2 = 1) {
   const kernel = typeKernel(parseFunction(fn), { params, returnType: ret, env: {} });
-  return generateRunner({ kind: 'vectorize', kernel, nin: params.length, boundsCheck: true }, { rank, inner, coreUnit: inner.map(() => []) }).source;
+  return generateRunner({ kind: 'vectorize', kernel, nin: params.length, boundsCheck: true }, { rank, inner, coreUnit: inner.map(() => []), int32Indices: true }).source;
 }
 
 function generalized(fn: Function, params: ValueType[], nin: number, env = {}, coreUnit: boolean[][] = params.map((p) => (typeof p === 'object' ? Array(p.ndim).fill(true) : [])), boundsCheck = true) {
   const writable = new Set(params.map((_, i) => i).filter((i) => i >= nin));
   const kernel = typeKernel(parseFunction(fn), { params, returnType: 'void', env }, { writable, coreDims: () => 4 });
-  return generateRunner({ kind: 'guvectorize', kernel, nin, boundsCheck }, { rank: 1, inner: params.map(() => 'unit'), coreUnit }).source;
+  return generateRunner({ kind: 'guvectorize', kernel, nin, boundsCheck }, { rank: 1, inner: params.map(() => 'unit'), coreUnit, int32Indices: true }).source;
 }
 
 describe('generated JS', () => {
