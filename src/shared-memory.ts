@@ -1,0 +1,80 @@
+/**
+ * Arrays in shared memory (`SharedArrayBuffer`). The parallel target's workers read and write such
+ * arrays where they are; any other array is copied into shared memory for the call (and outputs
+ * copied back), which for a cheap kernel can cost as much as the kernel itself.
+ */
+import { type DType, DTYPES } from './dtypes.js';
+import { ArgumentError } from './errors.js';
+import { cContiguousStrides, type NDArray } from './ndarray.js';
+
+/** The typed array that stores each dtype. */
+export interface TypedArrayOf {
+  bool: Uint8Array;
+  int8: Int8Array;
+  int16: Int16Array;
+  int32: Int32Array;
+  int64: BigInt64Array;
+  uint8: Uint8Array;
+  uint16: Uint16Array;
+  uint32: Uint32Array;
+  uint64: BigUint64Array;
+  float32: Float32Array;
+  float64: Float64Array;
+}
+
+function checkDType(dtype: unknown): asserts dtype is DType {
+  if (typeof dtype !== 'string' || !Object.prototype.hasOwnProperty.call(DTYPES, dtype)) {
+    throw new ArgumentError(`Unknown dtype \`${String(dtype)}\`; the dtypes are ${Object.keys(DTYPES).join(', ')}.`);
+  }
+}
+
+/**
+ * Allocates a zeroed typed array in shared memory, which the parallel target uses without copying.
+ *
+ * @param length - number of elements
+ * @param dtype - element type @default 'float64'
+ * @returns a typed array of `dtype` over a new `SharedArrayBuffer`
+ * @example
+ * const xs = sharedArray(1_000_000, 'float32');
+ * xs.fill(1);
+ * const ys = await expf(xs, { out: sharedArray(xs.length, 'float32') });
+ */
+export function sharedArray<D extends DType = 'float64'>(length: number, dtype: D = 'float64' as D): TypedArrayOf[D] {
+  checkDType(dtype);
+  if (!Number.isSafeInteger(length) || length < 0) throw new ArgumentError(`\`length\` must be a non-negative integer, found ${String(length)}.`);
+  const { arrayType, bytes } = DTYPES[dtype];
+  return new arrayType(new SharedArrayBuffer(length * bytes), 0, length) as TypedArrayOf[D];
+}
+
+/**
+ * Allocates a zeroed C-contiguous n-dimensional array in shared memory.
+ *
+ * @param shape - the size of each axis
+ * @param dtype - element type @default 'float64'
+ * @returns an `NDArray` whose `data` lies in a new `SharedArrayBuffer`
+ * @example
+ * const table = sharedNDArray([xs.length, 16], 'float32');
+ * await hermite(xs, { out: table });
+ */
+export function sharedNDArray<D extends DType = 'float64'>(shape: readonly number[], dtype: D = 'float64' as D): NDArray<TypedArrayOf[D]> {
+  if (!Array.isArray(shape) || !shape.every((n) => Number.isSafeInteger(n) && n >= 0)) {
+    throw new ArgumentError(`\`shape\` must be an array of non-negative integers, found ${JSON.stringify(shape)}.`);
+  }
+  const data = sharedArray(shape.reduce((a, b) => a * b, 1), dtype);
+  return { data, shape: [...shape], strides: cContiguousStrides(shape), offset: 0, dtype };
+}
+
+/**
+ * Whether an array's memory is shared, i.e. the parallel target uses it without copying.
+ *
+ * @param array - a typed array, or an ndarray-like `{ data }`
+ * @returns true where its buffer is a `SharedArrayBuffer`
+ * @example
+ * isShared(sharedArray(4, 'int32')); // true
+ */
+export function isShared(array: ArrayBufferView | { readonly data: ArrayBufferView }): boolean {
+  const { buffer } = ArrayBuffer.isView(array) ? array : array.data;
+  if (buffer instanceof SharedArrayBuffer) return true;
+  // A SharedArrayBuffer from another realm (a vm context) fails `instanceof` but is shared too.
+  return !(buffer instanceof ArrayBuffer) && Object.prototype.toString.call(buffer) === '[object SharedArrayBuffer]';
+}

@@ -1,0 +1,277 @@
+/**
+ * Operands in shared memory, and what an operand reaches.
+ *
+ * Workers can only read and write `SharedArrayBuffer` memory. An operand already there is used in
+ * place; any other is staged: the byte range it actually reaches is copied into a shared arena
+ * (inputs, and outputs whose old contents can show through) and copied back after the call
+ * (outputs). Operands over the same buffer are staged together, so in-place calls (`out` = an
+ * input) and views of one buffer under two dtypes alias in the arena exactly as they did outside.
+ *
+ * The footprint analysis also decides whether a call may be split at all: chunks run in any order,
+ * so no two loop indices may write the same element (a broadcast `out`, rows that overlap) — such
+ * calls run on the calling thread, which gives the cpu target's answer by definition.
+ */
+import type { TypedArray, TypedArrayConstructor } from '../../dtypes.js';
+import type { CallPlan, OperandView } from '../../plan.js';
+import { isShared } from '../../shared-memory.js';
+
+
+/** Element indices an operand reaches over a whole call, as offsets from its `offset`. */
+interface Reach {
+  /** Lowest and highest element reached, relative to `offset`. */
+  readonly low: number;
+  readonly high: number;
+  /** Lowest and highest element one loop index reaches (its core slice), relative to its base. */
+  readonly coreLow: number;
+  readonly coreHigh: number;
+}
+
+/** What an operand reaches, or undefined when it reaches nothing (a core dimension of size 0). */
+function reachOf(view: OperandView, loopShape: readonly number[]): Reach | undefined {
+  let coreLow = 0;
+  let coreHigh = 0;
+  for (let a = 0; a < view.coreShape.length; a++) {
+    const n = view.coreShape[a]!;
+    if (n === 0) return undefined;
+    const step = (n - 1) * view.coreStrides[a]!;
+    if (step < 0) coreLow += step;
+    else coreHigh += step;
+  }
+  let low = coreLow;
+  let high = coreHigh;
+  for (let d = 0; d < loopShape.length; d++) {
+    const step = (loopShape[d]! - 1) * view.loopStrides[d]!;
+    if (step < 0) low += step;
+    else high += step;
+  }
+  return { low, high, coreLow, coreHigh };
+}
+
+/**
+ * Whether distinct loop indices reach disjoint elements, given the width of what one index reaches
+ * (sufficient, not necessary: an interleaved layout that is in fact disjoint is refused too, and
+ * then runs on the calling thread). Sorting the dimensions by stride, each stride must step over
+ * everything the smaller ones span.
+ */
+function loopIndicesDisjoint(loopShape: readonly number[], loopStrides: readonly number[], width: number): boolean {
+  const dims: { stride: number; count: number }[] = [];
+  for (let d = 0; d < loopShape.length; d++) {
+    if (loopShape[d]! > 1) dims.push({ stride: Math.abs(loopStrides[d]!), count: loopShape[d]! });
+  }
+  dims.sort((a, b) => a.stride - b.stride);
+  let extent = width;
+  for (const { stride, count } of dims) {
+    if (stride < extent) return false;
+    extent += stride * (count - 1);
+  }
+  return true;
+}
+
+function bytesPerElement(view: OperandView): number {
+  return (view.data as TypedArray).BYTES_PER_ELEMENT;
+}
+
+/**
+ * Whether the loop space of a call can be split into chunks that run in any order and still give
+ * exactly what the cpu target gives: every output's loop indices write disjoint elements, and no
+ * other operand reaches an output's memory except the very same view (in place, as the front
+ * leaves it), whose reach is then counted into the output's.
+ */
+export function canSplitLoop(plan: CallPlan): boolean {
+  const { operands, loopShape, nin } = plan;
+  for (let k = nin; k < operands.length; k++) {
+    const out = operands[k]!;
+    const outReach = reachOf(out, loopShape);
+    if (!outReach) continue;
+    let { coreLow, coreHigh } = outReach;
+    const outBytes = byteRange(out, outReach);
+    for (let j = 0; j < operands.length; j++) {
+      const other = operands[j]!;
+      if (j === k || other.scalar !== undefined || (other.data as TypedArray).buffer !== (out.data as TypedArray).buffer) continue;
+      const reach = reachOf(other, loopShape);
+      if (!reach) continue;
+      const bytes = byteRange(other, reach);
+      if (bytes.end <= outBytes.start || outBytes.end <= bytes.start) continue;
+      const sameIndexing = j < nin && other.data === out.data && other.offset === out.offset && other.loopStrides.every((s, d) => s === out.loopStrides[d]);
+      if (!sameIndexing) return false;
+      coreLow = Math.min(coreLow, reach.coreLow);
+      coreHigh = Math.max(coreHigh, reach.coreHigh);
+    }
+    if (!loopIndicesDisjoint(loopShape, out.loopStrides, coreHigh - coreLow + 1)) return false;
+  }
+  return true;
+}
+
+function byteRange(view: OperandView, reach: Reach): { start: number; end: number } {
+  const data = view.data as TypedArray;
+  const size = data.BYTES_PER_ELEMENT;
+  return { start: data.byteOffset + (view.offset + reach.low) * size, end: data.byteOffset + (view.offset + reach.high + 1) * size };
+}
+
+/**
+ * Whether a vectorize output writes every element between the lowest and highest it reaches, so
+ * that its old contents cannot show through and need not be copied in.
+ */
+function writesEveryElement(view: OperandView, loopShape: readonly number[], reach: Reach): boolean {
+  const dims = loopShape.map((count, d) => ({ stride: Math.abs(view.loopStrides[d]!), count })).filter((d) => d.count > 1);
+  dims.sort((a, b) => a.stride - b.stride);
+  let extent = 1;
+  for (const { stride, count } of dims) {
+    if (stride !== extent) return false;
+    extent *= count;
+  }
+  return extent === reach.high - reach.low + 1;
+}
+
+/**
+ * Shared arenas for staged operands, reused call after call: a reused arena costs no page faults,
+ * and the same arena at the same offsets lets workers keep their cached argument set.
+ */
+export class StagingArenas {
+  private free: SharedArrayBuffer[] = [];
+
+  acquire(bytes: number): SharedArrayBuffer {
+    let best = -1;
+    this.free.forEach((arena, i) => {
+      if (arena.byteLength >= bytes && (best < 0 || arena.byteLength < this.free[best]!.byteLength)) best = i;
+    });
+    // A far larger arena is left for a call that needs it rather than pinned under a small one.
+    if (best >= 0 && this.free[best]!.byteLength <= 4 * bytes + ARENA_GRANULE) return this.free.splice(best, 1)[0]!;
+    return new SharedArrayBuffer(Math.ceil(bytes / ARENA_GRANULE) * ARENA_GRANULE);
+  }
+
+  release(arena: SharedArrayBuffer): void {
+    this.free.push(arena);
+    if (this.free.length > MAX_FREE_ARENAS) this.free.shift();
+  }
+
+  /** Lets go of every free arena (the pool's idle trim). */
+  trim(): void {
+    this.free = [];
+  }
+}
+
+const ARENA_GRANULE = 64 * 1024;
+const MAX_FREE_ARENAS = 4;
+
+/** One contiguous byte range of a non-shared buffer, staged as a whole. */
+interface StagedRange {
+  readonly buffer: ArrayBufferLike;
+  start: number;
+  end: number;
+  copyIn: boolean;
+  copyBack: boolean;
+  /** Byte offset of `start` in the arena. */
+  at: number;
+  readonly members: { readonly k: number; readonly view: OperandView; readonly reach: Reach }[];
+}
+
+/** Operands as workers see them, and the copies that bring results back. */
+export class StagedOperands {
+  private finished = false;
+
+  constructor(
+    /** Per operand: shared memory the runner indexes (the operand's own where it is shared). */
+    readonly data: readonly ArrayLike<unknown>[],
+    readonly offset: readonly number[],
+    /** Whether any operand's data was replaced (else `data` and `offset` are the plan's own). */
+    readonly replaced: boolean,
+    private readonly ranges: readonly StagedRange[] = [],
+    private readonly arena?: SharedArrayBuffer,
+    private readonly arenas?: StagingArenas,
+  ) {}
+
+  /** Copies outputs back to where the caller has them and returns the arena (once). */
+  finish(): void {
+    if (this.finished || !this.arena) return;
+    this.finished = true;
+    for (const range of this.ranges) {
+      if (!range.copyBack) continue;
+      const length = range.end - range.start;
+      new Uint8Array(range.buffer, range.start, length).set(new Uint8Array(this.arena, range.at, length));
+    }
+    this.arenas!.release(this.arena);
+  }
+}
+
+const emptyShared = new Map<TypedArrayConstructor, TypedArray>();
+
+/**
+ * Stages the operands of a call that are not in shared memory (scalar arguments are passed by
+ * value and never staged).
+ *
+ * @param plan - the call; its views are not changed
+ * @param arenas - where to take shared memory from
+ * @returns the data and offsets for the runner's arguments, and `finish()` for after the call
+ */
+export function stageOperands(plan: CallPlan, arenas: StagingArenas): StagedOperands {
+  const { operands, loopShape, nin } = plan;
+  const data: ArrayLike<unknown>[] = operands.map((o) => o.data as TypedArray);
+  const offset = operands.map((o) => o.offset);
+  const byBuffer = new Map<ArrayBufferLike, StagedRange[]>();
+  let replaced = false;
+  for (let k = 0; k < operands.length; k++) {
+    const view = operands[k]!;
+    const array = view.data as TypedArray;
+    if (view.scalar !== undefined || isShared(array)) continue;
+    const reach = reachOf(view, loopShape);
+    if (!reach) {
+      // Reaches nothing: any shared array of the right type will do.
+      const Type = array.constructor as TypedArrayConstructor;
+      let empty = emptyShared.get(Type);
+      if (!empty) emptyShared.set(Type, (empty = new Type(new SharedArrayBuffer(0))));
+      data[k] = empty;
+      replaced = true;
+      continue;
+    }
+    const { start, end } = byteRange(view, reach);
+    const isOutput = k >= nin;
+    const copyIn = !isOutput || plan.kind !== 'vectorize' || !writesEveryElement(view, loopShape, reach);
+    let ranges = byBuffer.get(array.buffer);
+    if (!ranges) byBuffer.set(array.buffer, (ranges = []));
+    ranges.push({ buffer: array.buffer, start, end, copyIn, copyBack: isOutput, at: 0, members: [{ k, view, reach }] });
+  }
+  if (byBuffer.size === 0) return new StagedOperands(data, offset, replaced);
+
+  // Overlapping ranges of one buffer become one, which keeps aliasing between operands intact.
+  const staged: StagedRange[] = [];
+  for (const ranges of byBuffer.values()) {
+    ranges.sort((a, b) => a.start - b.start);
+    let current = ranges[0]!;
+    for (const range of ranges.slice(1)) {
+      if (range.start < current.end) {
+        current.end = Math.max(current.end, range.end);
+        // Whatever the members, the merged range travels whole: an output's skipped copy-in would
+        // now leave another member's bytes behind.
+        current.copyIn = true;
+        current.copyBack ||= range.copyBack;
+        current.members.push(...range.members);
+      } else {
+        staged.push(current);
+        current = range;
+      }
+    }
+    staged.push(current);
+  }
+
+  // Each range keeps its start's position modulo 8, so every typed array view stays aligned.
+  let bytes = 0;
+  for (const range of staged) {
+    range.at = Math.ceil(bytes / 8) * 8 + (range.start % 8);
+    bytes = range.at + (range.end - range.start);
+  }
+  const arena = arenas.acquire(bytes);
+  for (const range of staged) {
+    const length = range.end - range.start;
+    if (range.copyIn) new Uint8Array(arena, range.at, length).set(new Uint8Array(range.buffer, range.start, length));
+    for (const { k, view, reach } of range.members) {
+      const array = view.data as TypedArray;
+      const size = bytesPerElement(view);
+      const first = view.offset + reach.low;
+      const Type = array.constructor as TypedArrayConstructor;
+      data[k] = new Type(arena, range.at + (array.byteOffset + first * size - range.start), reach.high - reach.low + 1);
+      offset[k] = -reach.low;
+    }
+  }
+  return new StagedOperands(data, offset, true, staged, arena, arenas);
+}

@@ -1,0 +1,310 @@
+/**
+ * The parallel target gives what the cpu target gives, to the bit, for every kernel, dtype,
+ * broadcast, stride and layout: random calls run on both and their results (whole output buffers,
+ * gaps included) or errors (class and message) are compared. The threshold is 0 and chunks may be
+ * one loop index long, so even tiny calls are split across the workers; the calling thread claims
+ * chunks in one run of the suite and only waits in the other, so that workers do run every case.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DType, guvectorize, sharedArray, setParallelOptions, type Ufunc, vectorize } from '../../../src/index.js';
+import { __testing, DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
+import { type ArraySpec, arraySpec, broadcastShape, loopShape, materialise, type OperandSpec, outcomeOf, sameBits } from './arrays.js';
+
+/** Makes the same kernel for both targets. */
+function both<F extends (...args: never[]) => unknown>(make: (target: 'cpu' | 'parallel') => F): { cpu: F; parallel: F } {
+  return { cpu: make('cpu'), parallel: make('parallel') };
+}
+
+interface CallSpec {
+  readonly inputs: readonly OperandSpec[];
+  /** Outputs passed as `out`, or none (then the front allocates them). */
+  readonly out?: readonly ArraySpec[];
+  readonly dims?: Readonly<Record<string, number>>;
+  readonly sync: boolean;
+}
+
+function callArguments(spec: CallSpec, forParallel: boolean): { args: unknown[]; outs: unknown[] } {
+  const share = (s: OperandSpec) => forParallel && s.kind === 'array' && s.shared;
+  const args = spec.inputs.map((s) => materialise(s, share(s)));
+  const outs = (spec.out ?? []).map((s) => materialise(s, share(s)));
+  const options = { ...(spec.out ? { out: outs.length === 1 ? outs[0] : outs } : {}), ...(spec.dims ? { dims: spec.dims } : {}) };
+  return { args: Object.keys(options).length ? [...args, options] : args, outs };
+}
+
+/** Runs one call on both targets and expects the same outcome. */
+async function expectSameOnBoth(pair: { cpu: Ufunc; parallel: Ufunc }, spec: CallSpec): Promise<void> {
+  const onCpu = callArguments(spec, false);
+  const onParallel = callArguments(spec, true);
+  const expected = await outcomeOf(() => pair.cpu.sync(...onCpu.args));
+  const actual = await outcomeOf(() => (spec.sync ? pair.parallel.sync(...onParallel.args) : pair.parallel(...onParallel.args)));
+  if (!expected.ok || !actual.ok) {
+    // Outputs are partially written after a kernel error, differently on each target: not compared.
+    expect(actual).toEqual(expected);
+    return;
+  }
+  expect(sameBits(actual.value, expected.value)).toBe(true);
+  expect(sameBits(onParallel.outs, onCpu.outs)).toBe(true);
+}
+
+const scalarFor = (dtype: DType): fc.Arbitrary<OperandSpec> =>
+  (dtype === 'float32' || dtype === 'float64'
+    ? fc.double()
+    : dtype === 'uint8'
+      ? fc.integer({ min: 0, max: 255 })
+      : dtype === 'bool'
+        ? fc.constantFrom(0, 1)
+        : fc.integer({ min: -100, max: 100 })
+  ).map((value) => ({ kind: 'scalar', value }));
+
+/** A vectorize call: each input an array that broadcasts to the loop shape, or a scalar. */
+function vectorizeCall(inputTypes: readonly DType[], outputType: DType): fc.Arbitrary<CallSpec> {
+  return loopShape().chain((loop) =>
+    fc.record({
+      inputs: fc.tuple(
+        ...inputTypes.map((dtype) =>
+          fc.oneof({ weight: 1, arbitrary: scalarFor(dtype) }, { weight: 5, arbitrary: broadcastShape(loop).chain((shape) => arraySpec(dtype, shape)) }),
+        ),
+      ),
+      // Zero strides in `out`: loop indices that share an element must run in the cpu order.
+      out: fc.option(arraySpec(outputType, loop, { zeroStrides: true }).map((s) => [s]), { nil: undefined }),
+      sync: fc.boolean(),
+    }),
+  );
+}
+
+const VECTORIZE_CASES = [
+  {
+    name: 'float32, rounding after each operation',
+    types: ['float32', 'float32'] as DType[], result: 'float32' as DType,
+    kernels: both((target) => vectorize(['float32(float32, float32)'], { target })((a: number, b: number) => a * b + a / (b - 1))),
+  },
+  {
+    name: 'float64 with Math functions',
+    types: ['float64', 'float64'] as DType[], result: 'float64' as DType,
+    kernels: both((target) => vectorize(['float64(float64, float64)'], { target })((a: number, b: number) => Math.sin(a) * b - Math.exp(-Math.abs(b)) + Math.atan2(a, b) + (a % 3))),
+  },
+  {
+    name: 'int32, wrapping, division and shifts',
+    types: ['int32', 'int32'] as DType[], result: 'int32' as DType,
+    kernels: both((target) => vectorize(['int32(int32, int32)'], { target })((a: number, b: number) => a * b - ((a / b) | 0) + (a % b) + (a >> (b & 31)))),
+  },
+  {
+    name: 'uint8 and a control-flow body',
+    types: ['uint8', 'uint8'] as DType[], result: 'uint8' as DType,
+    kernels: both((target) =>
+      vectorize(['uint8(uint8, uint8)'], { target })((a: number, b: number) => {
+        let s = a;
+        for (let i = 0; i < (b & 7); i++) s = s * 3 + i;
+        if (s > 100) return s - b;
+        return s;
+      }),
+    ),
+  },
+  {
+    name: 'int64 as bigints',
+    types: ['int64', 'int64'] as DType[], result: 'int64' as DType,
+    kernels: both((target) => vectorize(['int64(int64, int64)'], { target })((a: bigint, b: bigint) => a * b + a / b - (a % b))),
+  },
+  {
+    name: 'bool',
+    types: ['bool', 'bool'] as DType[], result: 'bool' as DType,
+    kernels: both((target) => vectorize(['bool(bool, bool)'], { target })((a: boolean, b: boolean) => (a && !b) || (b && !a))),
+  },
+  {
+    name: 'three inputs of mixed types',
+    types: ['float32', 'int32', 'float64'] as DType[], result: 'float64' as DType,
+    kernels: both((target) => vectorize(['float64(float32, int32, float64)'], { target })((a: number, k: number, c: number) => a * k + c)),
+  },
+];
+
+const hermiteRow = (x: number, out: Float32Array) => {
+  out[0] = 1;
+  out[1] = x;
+  for (let i = 2; i < out.length; i++) out[i] = x * out[i - 1]! - (i - 1) * out[i - 2]!;
+  let c = 1.0;
+  for (let i = 2; i < out.length; i++) {
+    c *= i;
+    out[i] /= Math.sqrt(c);
+  }
+};
+
+/** A helper with array parameters, called from a kernel that also has a local array. */
+function smooth(x: Float64Array, weight: number, out: Float64Array): void {
+  for (let i = 0; i < x.length; i++) {
+    const left = i > 0 ? x[i - 1]! : x[i]!;
+    const right = i + 1 < x.length ? x[i + 1]! : x[i]!;
+    out[i] = weight * x[i]! + (1 - weight) * 0.5 * (left + right);
+  }
+}
+
+/** A 2-D core slice as kernels index it. */
+type Matrix = Float32Array[] & { readonly shape: readonly number[] };
+
+const coreSize = fc.integer({ min: 0, max: 5 });
+
+const GUVECTORIZE_CASES: { name: string; kernels: { cpu: Ufunc; parallel: Ufunc }; call: fc.Arbitrary<CallSpec> }[] = [
+  {
+    name: '(n)->() weighted sum, float64',
+    kernels: both((target) =>
+      guvectorize(['void(float64[:], float64[:])'], '(n)->()', { target })((x: Float64Array, out: Float64Array) => {
+        let s = 0;
+        for (let i = 0; i < x.length; i++) s += x[i]! * (i + 1);
+        out[0] = s;
+      }),
+    ),
+    call: fc.tuple(loopShape(), coreSize).chain(([loop, n]) =>
+      fc.record({
+        inputs: fc.tuple(broadcastShape(loop).chain((shape) => arraySpec('float64', [...shape, n]))),
+        out: fc.option(arraySpec('float64', loop, { zeroStrides: true }).map((s) => [s]), { nil: undefined }),
+        sync: fc.boolean(),
+      }),
+    ),
+  },
+  {
+    name: '()->(n) Hermite recurrence, float32 (out of bounds for n < 2)',
+    kernels: both((target) => guvectorize(['void(float32, float32[:])'], '()->(n)', { target })(hermiteRow)),
+    call: fc.tuple(loopShape(), coreSize).chain(([loop, n]) =>
+      fc.oneof(
+        fc.record({ inputs: fc.tuple(broadcastShape(loop).chain((shape) => arraySpec('float32', shape))), dims: fc.constant({ n }), sync: fc.boolean() }),
+        fc.record({
+          inputs: fc.tuple(broadcastShape(loop).chain((shape) => arraySpec('float32', shape))),
+          out: arraySpec('float32', [...loop, n], { zeroStrides: true }).map((s) => [s]),
+          sync: fc.boolean(),
+        }),
+      ),
+    ),
+  },
+  {
+    name: '(n),()->(n) through a helper in env, with a local array',
+    kernels: both((target) =>
+      guvectorize(['void(float64[:], float64, float64[:])'], '(n),()->(n)', { target, env: { smooth } })((x: Float64Array, weight: number, out: Float64Array) => {
+        const tmp = new Float64Array(x.length);
+        smooth(x, weight, tmp);
+        smooth(tmp, weight, out);
+      }),
+    ),
+    call: fc.tuple(loopShape(), coreSize).chain(([loop, n]) =>
+      fc.record({
+        inputs: fc.tuple(
+          broadcastShape(loop).chain((shape) => arraySpec('float64', [...shape, n])),
+          fc.oneof(scalarFor('float64'), broadcastShape(loop).chain((shape) => arraySpec('float64', shape))),
+        ),
+        out: fc.option(arraySpec('float64', [...loop, n]).map((s) => [s]), { nil: undefined }),
+        sync: fc.boolean(),
+      }),
+    ),
+  },
+  {
+    name: '(m,n),(n,p)->(m,p) matrix product, float32',
+    kernels: both((target) =>
+      guvectorize(['void(float32[:,:], float32[:,:], float32[:,:])'], '(m,n),(n,p)->(m,p)', { target })((a: Matrix, b: Matrix, c: Matrix) => {
+        for (let i = 0; i < c.shape[0]; i++) {
+          for (let j = 0; j < c.shape[1]; j++) {
+            let s = 0;
+            for (let k = 0; k < b.shape[0]; k++) s += a[i]![k]! * b[k]![j]!;
+            c[i]![j] = s;
+          }
+        }
+      }),
+    ),
+    call: fc.tuple(loopShape(2), coreSize, coreSize, coreSize).chain(([loop, m, n, p]) =>
+      fc.record({
+        inputs: fc.tuple(
+          broadcastShape(loop).chain((shape) => arraySpec('float32', [...shape, m, n])),
+          broadcastShape(loop).chain((shape) => arraySpec('float32', [...shape, n, p])),
+        ),
+        out: fc.option(arraySpec('float32', [...loop, m, p]).map((s) => [s]), { nil: undefined }),
+        sync: fc.boolean(),
+      }),
+    ),
+  },
+  {
+    name: '()->(n) int32 that writes out of bounds for most rows (the first row in loop order is reported)',
+    kernels: both((target) =>
+      guvectorize(['void(int32, int32[:])'], '()->(n)', { target })((i: number, out: Int32Array) => {
+        out[i] = i;
+      }),
+    ),
+    call: loopShape().chain((loop) => fc.record({ inputs: fc.tuple(broadcastShape(loop).chain((shape) => arraySpec('int32', shape))), dims: fc.constant({ n: 3 }), sync: fc.boolean() })),
+  },
+];
+
+describe.each([
+  { callerRuns: true, label: 'the calling thread claiming chunks too' },
+  { callerRuns: false, label: 'only workers running chunks' },
+])('parallel target equals cpu target, $label', ({ callerRuns }) => {
+  beforeAll(async () => {
+    setParallelOptions({ threshold: 0 });
+    __testing.callCounts(true);
+    await __testing.resetPool({ callerRuns, minChunk: 1 });
+    await __testing.readyPool();
+  });
+  afterAll(async () => {
+    // Calls that may not be split (an `out` that loop indices share) run on the calling thread;
+    // the rest, nearly all, must have gone to the pool.
+    const { pool, callingThread } = __testing.callCounts(true);
+    expect(pool).toBeGreaterThan(4 * callingThread);
+    setParallelOptions({ threshold: DEFAULT_THRESHOLD });
+    await __testing.resetPool();
+  });
+
+  it.each(VECTORIZE_CASES)('vectorize: $name', async ({ types, result, kernels }) => {
+    await fc.assert(fc.asyncProperty(vectorizeCall(types, result), (spec) => expectSameOnBoth(kernels, spec)), { numRuns: 40 });
+  });
+
+  it.each(GUVECTORIZE_CASES)('guvectorize: $name', async ({ kernels, call }) => {
+    await fc.assert(fc.asyncProperty(call, (spec) => expectSameOnBoth(kernels, spec)), { numRuns: 40 });
+  });
+
+  it('runs in place (out is the input), sync and async', async () => {
+    const kernels = both((target) =>
+      guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { target, env: { hermiteRow } })((x: Float32Array, out: Float32Array) => {
+        const v = x[1]!;
+        hermiteRow(v, out);
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.tuple(loopShape(2), fc.integer({ min: 2, max: 9 })).chain(([loop, n]) => fc.tuple(arraySpec('float32', [...loop, n]), fc.boolean())), async ([rows, sync]) => {
+        const onCpu = materialise(rows, false);
+        const onParallel = materialise(rows, rows.shared);
+        kernels.cpu.sync(onCpu, { out: onCpu });
+        if (sync) kernels.parallel.sync(onParallel, { out: onParallel });
+        else await kernels.parallel(onParallel, { out: onParallel });
+        expect(sameBits(onParallel, onCpu)).toBe(true);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe('parallel target equals cpu target on larger calls, default chunking', () => {
+  beforeAll(() => setParallelOptions({ threshold: 0 }));
+  afterAll(() => setParallelOptions({ threshold: DEFAULT_THRESHOLD }));
+
+  const exp = both((target) => vectorize(['float32(float32)'], { target })((x: number) => Math.exp(x)));
+  const hermite = both((target) => guvectorize(['void(float32, float32[:])'], '()->(n)', { target })(hermiteRow));
+
+  describe.each([1025, 100_001, 1_000_001])('%d loop indices', (size) => {
+    it.each([
+      { memory: 'ordinary', allocate: (n: number) => new Float32Array(n) },
+      { memory: 'shared', allocate: (n: number) => sharedArray(n, 'float32') },
+    ])('in $memory memory, sync and async, reversed input', async ({ allocate }) => {
+      const x = allocate(size);
+      for (let i = 0; i < size; i++) x[i] = Math.sin(i) * 20;
+      const reversed = { data: x, shape: [size], strides: [-1], offset: size - 1 };
+      for (const input of [x, reversed]) {
+        const expected = exp.cpu.sync(input);
+        expect(sameBits(await exp.parallel(input), expected)).toBe(true);
+        expect(sameBits(exp.parallel.sync(input), expected)).toBe(true);
+        const out = allocate(size);
+        await exp.parallel(input, { out });
+        expect(sameBits(out, ArrayBuffer.isView(expected) ? expected : expected.data)).toBe(true);
+      }
+      const rows = Math.ceil(size / 16);
+      const table = hermite.cpu.sync(x.subarray(0, rows), { dims: { n: 16 } });
+      expect(sameBits(await hermite.parallel(x.subarray(0, rows), { dims: { n: 16 } }), table)).toBe(true);
+      expect(sameBits(hermite.parallel.sync(x.subarray(0, rows), { dims: { n: 16 } }), table)).toBe(true);
+    }, 60_000);
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * Staging: operands in shared memory are used where they are; others are copied into a shared
+ * arena, only the range they reach, with aliasing between operands kept; outputs are copied back.
+ * And the rule for when a call may be split at all.
+ */
+import { describe, expect, it } from 'vitest';
+import type { CallPlan, OperandView } from '../../../src/plan.js';
+import { sharedArray } from '../../../src/index.js';
+import { canSplitLoop, StagingArenas, stageOperands } from '../../../src/targets/parallel/staging.js';
+
+type Data = Float32Array | Float64Array | Int32Array | Uint32Array;
+
+/** An operand view: element (i…; c…) at data[offset + Σ loopStrides·i + Σ coreStrides·c]. */
+function view(data: Data, offset: number, loopStrides: number[], core: { shape: number[]; strides: number[] } = { shape: [], strides: [] }): OperandView {
+  const dtype = data instanceof Float32Array ? 'float32' : data instanceof Float64Array ? 'float64' : data instanceof Int32Array ? 'int32' : 'uint32';
+  return { dtype, data, offset, loopStrides, coreShape: core.shape, coreStrides: core.strides };
+}
+
+/** The parts of a plan staging reads. */
+function plan(kind: CallPlan['kind'], loopShape: number[], inputs: OperandView[], outputs: OperandView[]): CallPlan {
+  return { kind, loopShape, nin: inputs.length, operands: [...inputs, ...outputs], boundsCheck: true, kernelKey: 'test', kernel: undefined as never };
+}
+
+const isShared = (a: ArrayLike<unknown>) => (a as Data).buffer instanceof SharedArrayBuffer;
+
+describe('stageOperands', () => {
+  it('uses operands in shared memory in place, and copies nothing for them', () => {
+    const x = sharedArray(10, 'float32');
+    const out = sharedArray(10, 'float32');
+    const staged = stageOperands(plan('vectorize', [10], [view(x, 0, [1])], [view(out, 0, [1])]), new StagingArenas());
+    expect(staged.data[0]).toBe(x);
+    expect(staged.data[1]).toBe(out);
+    expect(staged.offset).toEqual([0, 0]);
+  });
+
+  it('copies only the elements an operand reaches (a reversed, strided window of a large array)', () => {
+    const big = Float64Array.from({ length: 1_000_000 }, (_, i) => i);
+    // Elements 500_010, 500_007, …, 500_001 (4 loop indices, stride −3), each with a core slice of 2 (stride 1).
+    const input = view(big, 500_010, [-3], { shape: [2], strides: [1] });
+    const staged = stageOperands(plan('guvectorize', [4], [input], []), new StagingArenas());
+    const data = staged.data[0] as Float64Array;
+    expect(isShared(data)).toBe(true);
+    expect(data.length).toBe(500_011 - 500_001 + 1);
+    expect([...data]).toEqual([...big.subarray(500_001, 500_012)]);
+    // The runner indexes the staged copy with the same strides from the new offset.
+    expect(data[staged.offset[0]!]).toBe(500_010);
+    staged.finish();
+  });
+
+  it('stages an input and an output over the same array once, so an in-place call stays in place', () => {
+    const rows = Float32Array.from({ length: 12 }, (_, i) => i);
+    const input = view(rows, 0, [4], { shape: [4], strides: [1] });
+    const output = view(rows, 0, [4], { shape: [4], strides: [1] });
+    const staged = stageOperands(plan('guvectorize', [3], [input], [output]), new StagingArenas());
+    const [a, b] = staged.data as Float32Array[];
+    expect(a!.buffer).toBe(b!.buffer);
+    expect(a!.byteOffset).toBe(b!.byteOffset);
+    b![5] = -1;
+    staged.finish();
+    expect(rows[5]).toBe(-1);
+  });
+
+  it('keeps two dtypes viewing the same bytes aliased', () => {
+    const buffer = new ArrayBuffer(64);
+    const asFloat = new Float32Array(buffer, 8, 8);
+    const asBits = new Uint32Array(buffer, 16, 4);
+    const staged = stageOperands(plan('vectorize', [4], [view(asFloat, 0, [2])], [view(asBits, 0, [1])]), new StagingArenas());
+    const f = staged.data[0] as Float32Array;
+    f[staged.offset[0]! + 4] = 1; // asFloat[4] is the same bytes as asBits[2]
+    staged.finish();
+    expect(asBits[2]).toBe(0x3f800000);
+  });
+
+  it('copies back only the range an output reaches, leaving the rest of its array alone', () => {
+    const out = new Float32Array(100).fill(7);
+    const staged = stageOperands(plan('vectorize', [5], [], [view(out, 20, [2])]), new StagingArenas());
+    const data = staged.data[0] as Float32Array;
+    expect(data.length).toBe(9);
+    data.fill(1);
+    out[0] = 3; // outside the range: must survive finish()
+    staged.finish();
+    expect(out[0]).toBe(3);
+    expect([...out.subarray(19, 30)]).toEqual([7, 1, 1, 1, 1, 1, 1, 1, 1, 1, 7]);
+  });
+
+  it('does not copy in a vectorize output that every loop index writes, but does for guvectorize', () => {
+    for (const kind of ['vectorize', 'guvectorize'] as const) {
+      const out = new Float32Array(16).fill(7);
+      const staged = stageOperands(plan(kind, [16], [], [view(out, 0, [1], kind === 'guvectorize' ? { shape: [1], strides: [1] } : undefined)]), new StagingArenas());
+      expect((staged.data[0] as Float32Array)[3]).toBe(kind === 'vectorize' ? 0 : 7);
+      staged.finish();
+    }
+  });
+
+  it('reuses an arena: the same call stages to the same memory', () => {
+    const arenas = new StagingArenas();
+    const x = new Float32Array(1000);
+    const first = stageOperands(plan('vectorize', [1000], [view(x, 0, [1])], []), arenas);
+    const buffer = (first.data[0] as Float32Array).buffer;
+    first.finish();
+    const second = stageOperands(plan('vectorize', [1000], [view(x, 0, [1])], []), arenas);
+    expect((second.data[0] as Float32Array).buffer).toBe(buffer);
+    second.finish();
+  });
+});
+
+describe('canSplitLoop', () => {
+  const data = () => new Float64Array(100);
+  it.each([
+    { what: 'a dense output', loop: [10], out: [1], core: undefined, split: true },
+    { what: 'a reversed output', loop: [10], out: [-1], core: undefined, split: true },
+    { what: 'a transposed output', loop: [3, 4], out: [1, 3], core: undefined, split: true },
+    { what: 'an output with stride 0 (loop indices share an element)', loop: [10], out: [0], core: undefined, split: false },
+    { what: 'rows that overlap (stride 2, rows of 3)', loop: [5], out: [2], core: { shape: [3], strides: [1] }, split: false },
+    { what: 'rows that touch but do not overlap', loop: [5], out: [3], core: { shape: [3], strides: [1] }, split: true },
+  ])('$what: $split', ({ loop, out, core, split }) => {
+    expect(canSplitLoop(plan(core ? 'guvectorize' : 'vectorize', loop, [], [view(data(), 50, out, core)]))).toBe(split);
+  });
+
+  it('refuses two outputs over the same memory, and accepts an input that is the output itself', () => {
+    const a = data();
+    expect(canSplitLoop(plan('vectorize', [10], [], [view(a, 0, [1]), view(a, 5, [1])]))).toBe(false);
+    expect(canSplitLoop(plan('guvectorize', [10], [view(a, 0, [2], { shape: [2], strides: [1] })], [view(a, 0, [2], { shape: [2], strides: [1] })]))).toBe(true);
+    // The same array read with wider rows than the output's: row i's reads reach row i+1's writes.
+    expect(canSplitLoop(plan('guvectorize', [10], [view(a, 0, [2], { shape: [3], strides: [1] })], [view(a, 0, [2], { shape: [2], strides: [1] })]))).toBe(false);
+  });
+});
