@@ -47,7 +47,7 @@ function fastCall(def: UfuncDefinition, args: unknown[], target: Target): Return
     const x = args[i];
     if (typeof x === 'number' && !canCastScalar(x, entry.inputTypes[i]!)) return undefined;
   }
-  return fastPlan(entry, args, def.nin);
+  return fastPlan(entry, args, def.nin, target.allocateOutput);
 }
 
 /** The result of a fast call: the output array, or for scalar inputs its one value. */

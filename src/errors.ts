@@ -66,6 +66,13 @@ export class TargetUnavailableError extends UfuncError {}
 /** Something failed on the device after the call started (validation error, device lost). */
 export class DeviceError extends UfuncError {}
 
+/**
+ * A worker of the parallel target stopped (it exited or ran out of memory) while it was running
+ * part of a call. The call's outputs may be partially written; the pool has replaced the worker,
+ * so the next call runs normally.
+ */
+export class WorkerError extends UfuncError {}
+
 /** Formats `line:column` for messages. */
 export function formatLocation(loc: SourceLocation | undefined): string {
   return loc ? `${loc.line}:${loc.column}` : '?:?';

@@ -76,7 +76,12 @@ function numberClass(x: number): number {
  * Builds the plan of a fast call, or undefined where it must take the general path (an `out` that
  * shares memory with an input other than being that very input).
  */
-export function fastPlan(entry: FastEntry, args: readonly unknown[], nin: number): { plan: CallPlan; result: TypedArray | undefined; out: TypedArray } | undefined {
+export function fastPlan(
+  entry: FastEntry,
+  args: readonly unknown[],
+  nin: number,
+  allocate?: (length: number, dtype: OperandView['dtype']) => TypedArray,
+): { plan: CallPlan; result: TypedArray | undefined; out: TypedArray } | undefined {
   let length = 1;
   let anyArray = false;
   for (let i = 0; i < nin; i++) {
@@ -93,7 +98,7 @@ export function fastPlan(entry: FastEntry, args: readonly unknown[], nin: number
       if (typeof x !== 'number' && x !== given && (x as TypedArray).buffer === given.buffer) return undefined;
     }
   }
-  const out = given ?? (new DTYPES[entry.outputType].arrayType(length) as TypedArray);
+  const out = given ?? allocate?.(length, entry.outputType) ?? (new DTYPES[entry.outputType].arrayType(length) as TypedArray);
   const operands: OperandView[] = [];
   for (let i = 0; i < nin; i++) {
     const x = args[i];

@@ -21,10 +21,9 @@ export { sharedArray, sharedNDArray, isShared } from './shared-memory.js';
 export type { TypedArrayOf } from './shared-memory.js';
 export { setParallelOptions, getParallelOptions } from './targets/parallel/index.js';
 export type { ParallelOptions } from './targets/parallel/index.js';
-export { WorkerError } from './targets/parallel/errors.js';
 export {
   UfuncError, SignatureError, LayoutError, BroadcastError, ArgumentError, KernelCompileError,
-  KernelRuntimeError, TargetUnavailableError, DeviceError,
+  KernelRuntimeError, TargetUnavailableError, DeviceError, WorkerError,
 } from './errors.js';
 export { parseSignature, parseLayout } from './signature-parser/index.js';
 export type { Signature, ArgType, Layout, CoreDim } from './signature-parser/index.js';

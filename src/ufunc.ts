@@ -345,7 +345,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
       deviceOutputs.push({ output: o, shape, dtype });
       return { dtype, data: { kind: 'device' }, offset: 0, loopStrides: [], coreShape: coreShapes[k]!, coreStrides: [] };
     }
-    const data = new DTYPES[dtype].arrayType(sizeOf(shape));
+    const data = target.allocateOutput?.(sizeOf(shape), dtype) ?? new DTYPES[dtype].arrayType(sizeOf(shape));
     allocated[o] = data;
     return viewOf({ kind: 'array', data, dtype, shape, strides: cContiguousStrides(shape), offset: 0, plain: false, original: undefined }, dtype, loopRank, core.length, coreShapes[k]!);
   });

@@ -3,7 +3,7 @@
  * kernel and a call plan into work done; it never parses kernels and never reads signatures.
  */
 import type { TypedKernel } from '../compiler/ir.js';
-import type { DType } from '../dtypes.js';
+import type { DType, TypedArray } from '../dtypes.js';
 import type { DeviceArrayLike } from '../ndarray.js';
 import type { CallPlan } from '../plan.js';
 
@@ -21,6 +21,11 @@ export interface Target {
   run(plan: CallPlan): Promise<void>;
   /** Runs a call and returns when it is done; absent where the target cannot block (gpu). */
   runSync?(plan: CallPlan): void;
+  /**
+   * Allocates a host output the call will write: the parallel target gives shared memory, so its
+   * workers write results in place instead of into a copy. Absent: an ordinary typed array.
+   */
+  allocateOutput?(length: number, dtype: DType): TypedArray;
   /** Allocates a device-resident output, for calls whose inputs live on the device. */
   allocateDeviceArray?(shape: readonly number[], dtype: DType): Promise<DeviceArrayLike>;
 }

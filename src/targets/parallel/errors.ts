@@ -6,13 +6,7 @@
 import * as errors from '../../errors.js';
 import { KernelRuntimeError, UfuncError } from '../../errors.js';
 
-/**
- * A worker of the parallel target stopped (it exited or ran out of memory) while it was running
- * part of a call. The call's outputs may be partially written; the pool has replaced the worker,
- * so the next call runs normally.
- */
-// TODO(lead): move to src/errors.ts beside DeviceError once agreed.
-export class WorkerError extends UfuncError {}
+export { WorkerError } from '../../errors.js';
 
 const BUILT_IN_ERRORS: Readonly<Record<string, new (message: string) => Error>> = {
   Error, RangeError, TypeError, ReferenceError, SyntaxError, EvalError, URIError,

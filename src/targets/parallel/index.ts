@@ -212,16 +212,15 @@ async function run(plan: CallPlan): Promise<void> {
 }
 
 /**
- * An output array for a call with `length` output elements: in shared memory where the call will
- * likely use the pool, so that its results need no copy back. Not yet called: the front allocates
- * outputs itself (`new Float32Array(n)`), which costs calls without `out` one copy of each output;
- * a `Target.allocateOutput` hook used by ufunc.ts and fast-call.ts would remove it.
+ * An output array for a call with `length` output elements (the front calls this through
+ * `Target.allocateOutput`): in shared memory where the call will likely use the pool, so that the
+ * workers write the results in place and nothing is copied back.
  */
 function allocateOutput(length: number, dtype: DType): TypedArray {
   return options.workers > 0 && length >= options.threshold ? sharedArray(length, dtype) : new DTYPES[dtype].arrayType(length);
 }
 
-export const parallelTarget: Target & { allocateOutput(length: number, dtype: DType): TypedArray } = { name: 'parallel', run, runSync, allocateOutput };
+export const parallelTarget: Target = { name: 'parallel', run, runSync, allocateOutput };
 
 /**
  * Hooks for tests: not part of the public API.
