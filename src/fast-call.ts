@@ -19,6 +19,19 @@ export interface FastEntry {
 }
 
 const NO_DIMS: readonly number[] = [];
+
+/**
+ * The memory a scalar operand nominally lives in. Targets on the fast path read scalars from
+ * `OperandView.scalar`; the placeholder only has to be an array of its own — pointing a scalar at
+ * the output's memory would make the parallel target see an input overlapping the output and run
+ * the whole call on one thread.
+ */
+const placeholders = new Map<OperandView['dtype'], TypedArray>();
+function placeholderFor(dtype: OperandView['dtype']): TypedArray {
+  let p = placeholders.get(dtype);
+  if (!p) placeholders.set(dtype, (p = new DTYPES[dtype].arrayType(1) as TypedArray));
+  return p;
+}
 const UNIT: readonly number[] = [1];
 const BROADCAST: readonly number[] = [0];
 
@@ -104,7 +117,7 @@ export function fastPlan(
     const x = args[i];
     const dtype = entry.inputTypes[i]!;
     if (typeof x === 'number') {
-      operands.push({ dtype, data: out, offset: 0, loopStrides: BROADCAST, coreShape: NO_DIMS, coreStrides: NO_DIMS, scalar: convertConstant(x, dtype) });
+      operands.push({ dtype, data: placeholderFor(dtype), offset: 0, loopStrides: BROADCAST, coreShape: NO_DIMS, coreStrides: NO_DIMS, scalar: convertConstant(x, dtype) });
     } else {
       operands.push({ dtype, data: x as TypedArray, offset: 0, loopStrides: UNIT, coreShape: NO_DIMS, coreStrides: NO_DIMS });
     }

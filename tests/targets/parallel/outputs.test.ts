@@ -18,3 +18,15 @@ it('allocates large outputs in shared memory, small ones in ordinary memory', as
   expect(isShared(table)).toBe(true);
   expect([...table.data.subarray(0, 4)]).toEqual([1, 2, 3, 4]);
 });
+
+it('runs repeated large calls with a scalar argument on the pool (the fast path keeps them splittable)', async () => {
+  const { __testing } = await import('../../../src/targets/parallel/index.js');
+  const { threshold } = getParallelOptions();
+  const saxpy = vectorize(['float32(float32, float32, float32)'], { target: 'parallel' })((a: number, x: number, y: number) => a * x + y);
+  const x = new Float32Array(threshold * 8).fill(1);
+  const out = new Float32Array(x.length);
+  __testing.callCounts(true);
+  for (let i = 0; i < 3; i++) await saxpy(2, x, x, { out });
+  expect(__testing.callCounts().pool).toBe(3);
+  expect(out.every((v) => v === 3)).toBe(true);
+});
