@@ -21,6 +21,7 @@ import { acquireDevice, describeAdapter, setIdleReleaseMs, shutdownDevice } from
 import { timeKernels } from '../src/targets/gpu/kernel-timing.js';
 import { markdownTable } from './lib/markdown.js';
 import { findPython, type PythonPeerReport, runPythonPeer } from './lib/python.js';
+import { median } from './lib/timing.js';
 
 const quick = process.argv.includes('--quick');
 const SAXPY_N = quick ? 1 << 20 : 67_108_864;
@@ -33,12 +34,6 @@ setIdleReleaseMs(Infinity); // one device for the whole run
 const ctx = await acquireDevice();
 const adapter = await describeAdapter();
 console.log(`gpu: ${adapter}${quick ? ' (--quick sizes)' : ''}`);
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const m = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[m]! : (sorted[m - 1]! + sorted[m]!) / 2;
-}
 
 /**
  * Kernel milliseconds of `call`: the GPU's own time of its compute pass (timestamp queries), or,
