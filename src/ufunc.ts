@@ -16,7 +16,6 @@ import {
 import type { CallPlan, OperandView } from './plan.js';
 import type { FastEntry } from './fast-call.js';
 import { type ArgType, formatArgType, type Layout, parseSignature, type Signature } from './signature-parser/index.js';
-import { loadTarget, loadTargetSync } from './targets/registry.js';
 import { TARGET_NAMES, type Target, type TargetName } from './targets/target.js';
 
 /** Options of `vectorize(…)` and `guvectorize(…)`. */

@@ -342,12 +342,9 @@ class ShaderModuleBuilder {
   }
 
   private tileCode() {
-    const slots = this.slots;
     return emitTileCode(
       this.layout.tiles,
       this.layout.tiles.map((t, i) => {
-        const operand = this.layout.operands.findIndex((o) => o.tile === i);
-        const size = t.coreShape.reduce((a, b) => a * b, 1);
         return {
           tile: this.tileNames[i]!,
           written: this.tracked[i]?.written ?? '',
