@@ -152,6 +152,27 @@ const fmtMs = (ms: number, bytes: number) => `${ms.toFixed(3)} ms (${(bytes / (m
 }
 
 // Hermite, row-major (staged through workgroup memory) and column-major (coalesced as it is)
+
+/** The two Hermite rows of the table: against CuPy, and row-major against column-major. */
+function pushHermiteRows(layout: string, variant: string, rowMs: number, columnMs: number, peerMs: number | undefined, bytes: number): void {
+  rows.push({
+    work: `Hermite ${layout}${variant}, ${HERMITE_ROWS.toLocaleString('en')} rows × ${HERMITE_N}, row-major`,
+    ours: fmtMs(rowMs, bytes),
+    peer: peerMs === undefined ? '—' : fmtMs(peerMs, bytes),
+    ratio: peerMs === undefined ? undefined : peerMs / rowMs,
+    goal: 0.9,
+    goalText: '≥ 0.9× CuPy',
+  });
+  rows.push({
+    work: `Hermite ${layout}${variant}, row-major vs column-major${variant ? '' : ' output'}`,
+    ours: `${rowMs.toFixed(3)} ms row-major`,
+    peer: `${columnMs.toFixed(3)} ms column-major (ufunc)`,
+    ratio: columnMs / rowMs,
+    goal: 0.8,
+    goalText: 'row-major ≥ 0.8× column-major',
+  });
+}
+
 {
   const bytes = HERMITE_ROWS * HERMITE_N * 4;
   const xs = uniform(HERMITE_ROWS, -2, 2, 3);
@@ -164,22 +185,7 @@ const fmtMs = (ms: number, bytes: number) => `${ms.toFixed(3)} ms (${(bytes / (m
   await checkHermite(xs, rowMajor, 'row-major');
   await checkHermite(xs, columnMajor, 'column-major');
   const peerMs = cupyKernelMs(cupy('hermite', HERMITE_ROWS));
-  rows.push({
-    work: `Hermite \`()->(n)\`, ${HERMITE_ROWS.toLocaleString('en')} rows × ${HERMITE_N}, row-major`,
-    ours: fmtMs(row.ms, bytes + HERMITE_ROWS * 4),
-    peer: peerMs === undefined ? '—' : fmtMs(peerMs, bytes + HERMITE_ROWS * 4),
-    ratio: peerMs === undefined ? undefined : peerMs / row.ms,
-    goal: 0.9,
-    goalText: '≥ 0.9× CuPy',
-  });
-  rows.push({
-    work: 'Hermite `()->(n)`, row-major vs column-major output',
-    ours: `${row.ms.toFixed(3)} ms row-major`,
-    peer: `${column.ms.toFixed(3)} ms column-major (ufunc)`,
-    ratio: column.ms / row.ms,
-    goal: 0.8,
-    goalText: 'row-major ≥ 0.8× column-major',
-  });
+  pushHermiteRows('`()->(n)`', '', row.ms, column.ms, peerMs, bytes + HERMITE_ROWS * 4);
 
   // In place: each row holds its x at index 1.
   const rowsData = new Float32Array(HERMITE_ROWS * HERMITE_N).fill(1);
@@ -192,22 +198,7 @@ const fmtMs = (ms: number, bytes: number) => `${ms.toFixed(3)} ms (${(bytes / (m
   await checkHermite(xs, inPlaceRows, 'in place, row-major');
   await checkHermite(xs, columnView, 'in place, column-major');
   const inPlacePeer = cupyKernelMs(cupy('hermite-inplace', HERMITE_ROWS));
-  rows.push({
-    work: `Hermite \`(n)->(n)\` in place, ${HERMITE_ROWS.toLocaleString('en')} rows × ${HERMITE_N}, row-major`,
-    ours: fmtMs(inPlace.ms, bytes + HERMITE_ROWS * 4),
-    peer: inPlacePeer === undefined ? '—' : fmtMs(inPlacePeer, bytes + HERMITE_ROWS * 4),
-    ratio: inPlacePeer === undefined ? undefined : inPlacePeer / inPlace.ms,
-    goal: 0.9,
-    goalText: '≥ 0.9× CuPy',
-  });
-  rows.push({
-    work: 'Hermite `(n)->(n)` in place, row-major vs column-major',
-    ours: `${inPlace.ms.toFixed(3)} ms row-major`,
-    peer: `${inPlaceColumn.ms.toFixed(3)} ms column-major (ufunc)`,
-    ratio: inPlaceColumn.ms / inPlace.ms,
-    goal: 0.8,
-    goalText: 'row-major ≥ 0.8× column-major',
-  });
+  pushHermiteRows('`(n)->(n)`', ' in place', inPlace.ms, inPlaceColumn.ms, inPlacePeer, bytes + HERMITE_ROWS * 4);
   for (const d of [dx, rowMajor, columnStorage, inPlaceRows, columnRows]) d.destroy();
 }
 
