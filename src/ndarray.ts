@@ -5,16 +5,13 @@
  */
 import { type DType, DTYPES, dtypeOfArray, isTypedArray, type TypedArray } from './dtypes.js';
 import { ArgumentError } from './errors.js';
+import { cOrderStrides, reachOf, sizeOf, type StridedView } from './layout.js';
 
 /** A strided n-dimensional view of a typed array; what ufuncs return for results that are not 1-D. */
-export interface NDArray<T extends TypedArray = TypedArray> {
+export interface NDArray<T extends TypedArray = TypedArray> extends Omit<StridedView, 'offset'> {
   readonly data: T;
-  readonly shape: readonly number[];
-  /** Elements to step per index of each axis. */
-  readonly strides: readonly number[];
-  /** Element offset of index [0, 0, …]. */
+  /** Element offset of index [0, 0, …]. @default 0 */
   readonly offset?: number;
-  readonly dtype: DType;
 }
 
 /** What a caller may pass where an array is expected. */
@@ -30,13 +27,9 @@ export interface NDArrayLike {
 }
 
 /** A checked array argument. */
-export interface ArrayOperand {
+export interface ArrayOperand extends StridedView {
   readonly kind: 'array';
   readonly data: TypedArray;
-  readonly dtype: DType;
-  readonly shape: readonly number[];
-  readonly strides: readonly number[];
-  readonly offset: number;
   /** The caller passed a bare typed array (so a 1-D result may be one too). */
   readonly plain: boolean;
   /** What the caller passed, returned as is when it is an `out`. */
@@ -49,39 +42,17 @@ export interface ScalarOperand {
 }
 
 /** An array resident on a device (gpu target); checked by that target. */
-export interface DeviceOperand {
+export interface DeviceOperand extends StridedView {
   readonly kind: 'device';
   readonly array: DeviceArrayLike;
-  readonly dtype: DType;
-  readonly shape: readonly number[];
-  readonly strides: readonly number[];
-  readonly offset: number;
 }
 
 /** The shape of the gpu target's DeviceArray, as far as the front needs to know it. */
-export interface DeviceArrayLike {
+export interface DeviceArrayLike extends StridedView {
   readonly kind: 'device';
-  readonly dtype: DType;
-  readonly shape: readonly number[];
-  readonly strides: readonly number[];
-  readonly offset: number;
 }
 
 export type Operand = ArrayOperand | ScalarOperand | DeviceOperand;
-
-export function cContiguousStrides(shape: readonly number[]): number[] {
-  const strides = new Array<number>(shape.length);
-  let step = 1;
-  for (let d = shape.length - 1; d >= 0; d--) {
-    strides[d] = step;
-    step *= shape[d]!;
-  }
-  return strides;
-}
-
-export function sizeOf(shape: readonly number[]): number {
-  return shape.reduce((a, b) => a * b, 1);
-}
 
 const isDeviceArray = (x: unknown): x is DeviceArrayLike =>
   typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'device';
@@ -115,7 +86,7 @@ function ndarrayOperand(x: NDArrayLike, what: string): ArrayOperand {
   if (!Array.isArray(shape) || !shape.every((n) => Number.isInteger(n) && n >= 0)) {
     throw new ArgumentError(`${capitalise(what)}.shape must be an array of non-negative integers, found ${JSON.stringify(shape)}.`);
   }
-  const strides = x.strides ?? x.stride ?? cContiguousStrides(shape);
+  const strides = x.strides ?? x.stride ?? cOrderStrides(shape);
   if (!Array.isArray(strides) || strides.length !== shape.length || !strides.every((s) => Number.isInteger(s))) {
     throw new ArgumentError(
       `${capitalise(what)}.strides must be ${shape.length} integer${shape.length === 1 ? '' : 's'} (one per axis of shape [${shape.join(', ')}]), found ${JSON.stringify(strides)}.`,
@@ -129,17 +100,12 @@ function ndarrayOperand(x: NDArrayLike, what: string): ArrayOperand {
     else throw new ArgumentError(`${capitalise(what)} says dtype ${x.dtype} but its data is a ${data.constructor.name} (${dtype}).`);
   }
   // Every reachable element must lie inside data: a wrong stride must not read or write elsewhere.
-  if (sizeOf(shape) > 0) {
-    let lo = offset;
-    let hi = offset;
-    shape.forEach((n, d) => {
-      const reach = (n - 1) * strides[d]!;
-      if (reach < 0) lo += reach;
-      else hi += reach;
-    });
-    if (lo < 0 || hi >= data.length) {
+  const reach = reachOf(shape, strides, offset);
+  if (reach) {
+    const { low, high } = reach;
+    if (low < 0 || high >= data.length) {
       throw new ArgumentError(
-        `${capitalise(what)} reaches elements ${lo}…${hi} of its data (shape [${shape.join(', ')}], strides [${strides.join(', ')}], offset ${offset}), but data has ${data.length} elements.`,
+        `${capitalise(what)} reaches elements ${low}…${high} of its data (shape [${shape.join(', ')}], strides [${strides.join(', ')}], offset ${offset}), but data has ${data.length} elements.`,
       );
     }
   }

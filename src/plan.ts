@@ -4,20 +4,17 @@
  */
 import type { DType, TypedArray } from './dtypes.js';
 import type { TypedKernel } from './compiler/ir.js';
+import { type LoopOperandLayout, sizeOf } from './layout.js';
 
 /**
  * One operand as the kernel sees it. Element (i₀ … i_{L−1}; c₀ … c_{C−1}) of the operand lives at
  * `data[offset + Σ loopStrides[d]·i_d + Σ coreStrides[a]·c_a]`; strides count elements, may be
  * 0 (broadcast) or negative.
  */
-export interface OperandView {
+export interface OperandView extends LoopOperandLayout {
   readonly dtype: DType;
   /** Host memory, or (gpu target only) a device array. */
   readonly data: TypedArray | DeviceResident;
-  readonly offset: number;
-  readonly loopStrides: readonly number[];
-  readonly coreShape: readonly number[];
-  readonly coreStrides: readonly number[];
   /** A JS scalar passed by value: every loop index reads this (data is a 1-element array holding it). */
   readonly scalar?: number | bigint | boolean;
 }
@@ -41,7 +38,7 @@ export interface CallPlan {
 }
 
 export function loopSize(plan: CallPlan): number {
-  return plan.loopShape.reduce((a, b) => a * b, 1);
+  return sizeOf(plan.loopShape);
 }
 
 export const isDeviceResident = (d: OperandView['data']): d is DeviceResident =>

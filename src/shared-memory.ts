@@ -5,7 +5,8 @@
  */
 import { type DType, DTYPES } from './dtypes.js';
 import { ArgumentError } from './errors.js';
-import { cContiguousStrides, type NDArray } from './ndarray.js';
+import { cOrderStrides, sizeOf } from './layout.js';
+import type { NDArray } from './ndarray.js';
 
 /** The typed array that stores each dtype. */
 export interface TypedArrayOf {
@@ -60,8 +61,8 @@ export function sharedNDArray<D extends DType = 'float64'>(shape: readonly numbe
   if (!Array.isArray(shape) || !shape.every((n) => Number.isSafeInteger(n) && n >= 0)) {
     throw new ArgumentError(`\`shape\` must be an array of non-negative integers, found ${JSON.stringify(shape)}.`);
   }
-  const data = sharedArray(shape.reduce((a, b) => a * b, 1), dtype);
-  return { data, shape: [...shape], strides: cContiguousStrides(shape), offset: 0, dtype };
+  const data = sharedArray(sizeOf(shape), dtype);
+  return { data, shape: [...shape], strides: cOrderStrides(shape), offset: 0, dtype };
 }
 
 /**

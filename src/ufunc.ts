@@ -9,9 +9,9 @@ import { type KernelEnv, convertConstant, typeKernel } from './compiler/lower.js
 import { type ParsedFunction, parseFunction } from './compiler/parse.js';
 import { canCastSafely, canCastScalar, type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { ArgumentError, LayoutError, SignatureError, TargetUnavailableError } from './errors.js';
+import { cOrderStrides, sizeOf } from './layout.js';
 import {
-  type ArrayOperand, cContiguousStrides, copyToContiguous, describe, type DeviceOperand, type NDArray,
-  type Operand, sizeOf, toOperand,
+  type ArrayOperand, copyToContiguous, describe, type DeviceOperand, type NDArray, type Operand, toOperand,
 } from './ndarray.js';
 import type { CallPlan, OperandView } from './plan.js';
 import type { FastEntry } from './fast-call.js';
@@ -327,7 +327,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     if (op.kind === 'array' && op.dtype !== t.dtype && !(op.dtype === 'uint8' && t.dtype === 'bool')) {
       // Safe casts are done once up front, so kernels read their declared type directly.
       const data = copyToContiguous(op, t.dtype);
-      arr = { ...op, data, dtype: t.dtype, strides: cContiguousStrides(op.shape), offset: 0 };
+      arr = { ...op, data, dtype: t.dtype, strides: cOrderStrides(op.shape), offset: 0 };
     }
     return viewOf(arr, t.dtype, loopRank, coreRank, coreShapes[i]!);
   });
@@ -346,7 +346,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     }
     const data = target.allocateOutput?.(sizeOf(shape), dtype) ?? new DTYPES[dtype].arrayType(sizeOf(shape));
     allocated[o] = data;
-    return viewOf({ kind: 'array', data, dtype, shape, strides: cContiguousStrides(shape), offset: 0, plain: false, original: undefined }, dtype, loopRank, core.length, coreShapes[k]!);
+    return viewOf({ kind: 'array', data, dtype, shape, strides: cOrderStrides(shape), offset: 0, plain: false, original: undefined }, dtype, loopRank, core.length, coreShapes[k]!);
   });
 
   const views = [...inputViews, ...outputViews];
@@ -369,7 +369,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
         return dtype === 'bool' ? v !== 0 : v;
       }
       if (shape.length === 1 && allPlain) return data;
-      const result: NDArray = { data, shape, strides: cContiguousStrides(shape), offset: 0, dtype };
+      const result: NDArray = { data, shape, strides: cOrderStrides(shape), offset: 0, dtype };
       return result;
     });
     return def.nout === 1 ? results[0] : results;

@@ -7,7 +7,8 @@
 import { convertConstant } from '../compiler/lower.js';
 import { type DType, DTYPES } from '../dtypes.js';
 import { ArgumentError } from '../errors.js';
-import { type ArrayOperand, cContiguousStrides, describe, type NDArray, sizeOf, toOperand } from '../ndarray.js';
+import { cOrderStrides, isCContiguous, sizeOf } from '../layout.js';
+import { type ArrayOperand, describe, type NDArray, toOperand } from '../ndarray.js';
 import { instantiateScalarFunction } from '../targets/cpu/codegen.js';
 import type { UfuncResult } from '../callable.js';
 import { prepareCall, runPrepared, type UfuncDefinition } from '../ufunc.js';
@@ -84,7 +85,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       const { fn, dtype } = folder(arr.dtype);
       if (options.axis === null || arr.shape.length === 0) {
         const flat = arr.shape.length === 0 ? [] : [sizeOf(arr.shape)];
-        const contiguous = arr.strides.every((s, d) => s === cContiguousStrides(arr.shape)[d]);
+        const contiguous = isCContiguous(arr.shape, arr.strides);
         if (!contiguous && arr.shape.length > 1) {
           const { copyToContiguous } = await import('../ndarray.js');
           arr = { ...arr, data: copyToContiguous(arr, arr.dtype), offset: 0 };
@@ -107,7 +108,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       });
       if (resultShape.length === 0) return dtype === 'bool' ? out[0] !== 0 : out[0];
       if (resultShape.length === 1 && arr.plain) return out;
-      return { data: out, shape: resultShape, strides: cContiguousStrides(resultShape), offset: 0, dtype } satisfies NDArray;
+      return { data: out, shape: resultShape, strides: cOrderStrides(resultShape), offset: 0, dtype } satisfies NDArray;
     },
 
     async accumulate(x, options = {}) {
@@ -115,7 +116,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       const arr = arrayArgument(x);
       const { fn, dtype } = folder(arr.dtype);
       const axis = checkAxis(options.axis ?? 0, arr.shape.length);
-      const strides = cContiguousStrides(arr.shape);
+      const strides = cOrderStrides(arr.shape);
       const out = new DTYPES[dtype].arrayType(sizeOf(arr.shape));
       const o = out as unknown as unknown[];
       const others = arr.shape.map((_, d) => d).filter((d) => d !== axis);

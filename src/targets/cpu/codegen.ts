@@ -10,6 +10,7 @@ import { type DType, isBigInt, isFloat } from '../../dtypes.js';
 import { KernelRuntimeError } from '../../errors.js';
 import type { Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
+import { mergeLoopDims } from '../../layout.js';
 import type { CallPlan } from '../../plan.js';
 import { type ArrayAccess, declareLocalArrays, JsEmitter, RT } from './emit-js.js';
 
@@ -47,27 +48,6 @@ export interface RunnerArgs {
 }
 
 export type Runner = (args: RunnerArgs, start: number, end: number) => void;
-
-/**
- * Merges adjacent loop dimensions that every operand walks contiguously (NumPy's "coalescing"),
- * so that a C-contiguous 1000×1000 call runs as one flat loop of 10⁶.
- */
-export function mergeLoopDims(shape: readonly number[], strides: readonly (readonly number[])[]): { shape: number[]; strides: number[][] } {
-  const outShape: number[] = [];
-  const outStrides: number[][] = strides.map(() => []);
-  for (let d = 0; d < shape.length; d++) {
-    if (shape[d] === 1) continue; // size-1 dimensions move nothing
-    const last = outShape.length - 1;
-    if (last >= 0 && strides.every((s, i) => outStrides[i]![last] === s[d]! * shape[d]!)) {
-      outShape[last]! *= shape[d]!;
-      strides.forEach((s, i) => (outStrides[i]![last] = s[d]!));
-      continue;
-    }
-    outShape.push(shape[d]!);
-    strides.forEach((s, i) => outStrides[i]!.push(s[d]!));
-  }
-  return { shape: outShape, strides: outStrides };
-}
 
 export function prepareRunnerArgs(plan: CallPlan): { args: RunnerArgs; layout: MemoryLayout } {
   const ops = plan.operands;

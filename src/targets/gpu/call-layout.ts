@@ -8,24 +8,19 @@ import { isArrayType } from '../../compiler/ir.js';
 import type { DType } from '../../dtypes.js';
 import { TargetUnavailableError } from '../../errors.js';
 import type { CallPlan } from '../../plan.js';
-import { mergeLoopDims } from '../cpu/codegen.js';
+import { type LoopOperandLayout, mergeLoopDims, sizeOf } from '../../layout.js';
 import { DIRECT_WORKGROUP_SIZE, howKernelReads, planStaging, type StagingCandidate } from './coalescing.js';
 import type { BindingLayout, LoopStep, OperandLayout, ShaderLayout } from './shader-layout.js';
 import { elementsPerWord, paramSlots } from './shader-layout.js';
 import { analyseCoverage } from './output-coverage.js';
 
 /** An operand as the device sees it. */
-export interface DeviceOperandView {
+export interface DeviceOperandView extends LoopOperandLayout {
   readonly dtype: DType;
   /** Identity of the storage it lives in (operands with the same identity share one binding); undefined for a JS scalar. */
   readonly storage: object | undefined;
   /** Bytes of that storage (a buffer's size). */
   readonly storageBytes: number;
-  /** In elements, into the storage. */
-  readonly offset: number;
-  readonly loopStrides: readonly number[];
-  readonly coreShape: readonly number[];
-  readonly coreStrides: readonly number[];
   readonly scalar?: number | bigint | boolean;
   /** The storage is known to hold zeros (a fresh output). */
   readonly pristine: boolean;
@@ -60,7 +55,7 @@ export interface CallLayout {
  *   more than 2³² loop iterations or elements in one buffer
  */
 export function layoutCall(plan: CallPlan, operands: readonly DeviceOperandView[], limits: LayoutLimits): CallLayout {
-  const n = plan.loopShape.reduce((a, b) => a * b, 1);
+  const n = sizeOf(plan.loopShape);
   if (n >= 2 ** 32) {
     throw new TargetUnavailableError(`This call has ${n} loop iterations; the gpu target runs at most 2^32 - 1 per call: split it, or use target 'cpu' or 'parallel'.`);
   }
@@ -111,7 +106,7 @@ export function layoutCall(plan: CallPlan, operands: readonly DeviceOperandView[
     plan.kernel.params.forEach((p, j) => {
       const o = operands[j]!;
       if (!isArrayType(p.type) || bindingOf[j] === undefined) return;
-      const size = o.coreShape.reduce((a, b) => a * b, 1);
+      const size = sizeOf(o.coreShape);
       candidates.push({
         operand: j, binding: bindingOf[j]!, dtype: o.dtype, offset: o.offset, coreShape: o.coreShape, coreStrides: o.coreStrides,
         loopStride: merged.strides[j]![0]!, isOutput: outputs(j), read: howKernelReads(plan.kernel, j), pristine: o.pristine,

@@ -28,6 +28,7 @@
 import type { Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
 import type { DType } from '../../dtypes.js';
+import { isCContiguous, type LoopOperandLayout, sizeOf } from '../../layout.js';
 import { forEachExpr } from './ir-walk.js';
 import type { TileLayout } from './shader-layout.js';
 import { elementsPerWord } from './shader-layout.js';
@@ -38,14 +39,10 @@ export const DIRECT_WORKGROUP_SIZE = 256;
 const STAGED_WORKGROUP_SIZES = [64, 32] as const;
 
 /** What the staging decision needs to know about one array operand of a call. */
-export interface StagingCandidate {
+export interface StagingCandidate extends Omit<LoopOperandLayout, 'loopStrides'> {
   readonly operand: number;
   readonly binding: number;
   readonly dtype: DType;
-  /** Element offset of the operand's first row. */
-  readonly offset: number;
-  readonly coreShape: readonly number[];
-  readonly coreStrides: readonly number[];
   /** Its stride along the (rank-1, merged) loop. */
   readonly loopStride: number;
   readonly isOutput: boolean;
@@ -80,7 +77,7 @@ export function planStaging(operandCount: number, candidates: readonly StagingCa
   const groups: { tile: TileLayout; operands: number[]; words: number }[] = [];
   for (const [binding, users] of byBinding) {
     const first = users[0]!;
-    const size = first.coreShape.reduce((a, b) => a * b, 1);
+    const size = sizeOf(first.coreShape);
     const qualifies = (c: StagingCandidate) =>
       elementsPerWord(c.dtype) === 1 && size >= 2 && c.loopStride === size && isCContiguous(c.coreShape, c.coreStrides);
     // Operands sharing a buffer share a tile only as the very same view (the in-place case).
@@ -113,15 +110,6 @@ export function planStaging(operandCount: number, candidates: readonly StagingCa
     return { tiles, tileOf, workgroupSize };
   }
   return none;
-}
-
-function isCContiguous(shape: readonly number[], strides: readonly number[]): boolean {
-  let step = 1;
-  for (let axis = shape.length - 1; axis >= 0; axis--) {
-    if (shape[axis] !== 1 && strides[axis] !== step) return false;
-    step *= shape[axis]!;
-  }
-  return true;
 }
 
 /** How a kernel reads an array parameter: not at all, at a few constant indices, or through its rows. */
@@ -180,7 +168,7 @@ export function emitTileCode(
   let stores = '';
   tiles.forEach((t, i) => {
     const n = names[i]!;
-    const size = t.coreShape.reduce((a, b) => a * b, 1);
+    const size = sizeOf(t.coreShape);
     const type = t.dtype === 'float32' ? 'f32' : t.dtype === 'int32' ? 'i32' : 'u32';
     declarations += `var<workgroup> ${n.tile}: array<${type}, ${workgroupSize * t.pitch}>;\n`;
     if (t.init === 'track') declarations += `var<workgroup> ${n.written}: array<u32, ${workgroupSize * t.pitch}>;\n`;

@@ -12,6 +12,7 @@
  */
 import { DTYPES, dtypeOfArray, isTypedArray, type DType, type TypedArray } from '../../dtypes.js';
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../errors.js';
+import { cOrderStrides, isCContiguous, reachOf, sizeOf, type StridedView } from '../../layout.js';
 import { allocateBuffer, downloadBuffer, uploadToNewBuffer, writeToBuffer } from './buffers.js';
 import { assertDeviceAlive, holdDevice, runScoped, withDevice, type DeviceHold, type GpuContext } from './device.js';
 
@@ -84,7 +85,7 @@ export function pendingCheckOf(buffer: GPUBuffer): Promise<void> | undefined {
 }
 
 /** Data resident on the GPU. Create with {@link toDevice} or {@link deviceArray}. */
-export class DeviceArray {
+export class DeviceArray implements StridedView {
   /** Marks device arrays for the ufunc front, which sends calls on them to the gpu target. */
   readonly kind = 'device' as const;
   readonly shape: readonly number[];
@@ -126,8 +127,8 @@ export class DeviceArray {
   ) {
     checkGpuDType(dtype);
     this.shape = Object.freeze([...shape]);
-    this.strides = Object.freeze(strides ? [...strides] : contiguousStrides(shape));
-    this.size = shape.reduce((n, d) => n * d, 1);
+    this.strides = Object.freeze(strides ? [...strides] : cOrderStrides(shape));
+    this.size = sizeOf(shape);
     this.byteLength = byteLength ?? this.size * DTYPES[dtype].bytes;
     this.generation = ctx.generation;
     this.ctx = ctx;
@@ -151,13 +152,13 @@ export class DeviceArray {
   view(shape: readonly number[], strides?: readonly number[], offset = 0): DeviceArray {
     this.assertUsable();
     const dims = checkShape(shape);
-    const steps = strides ? [...strides] : contiguousStrides(dims);
+    const steps = strides ? [...strides] : cOrderStrides(dims);
     const capacity = Math.floor(this.buffer.size / DTYPES[this.dtype].bytes);
     if (steps.length !== dims.length || !steps.every(Number.isSafeInteger) || !Number.isSafeInteger(offset) || offset < 0) {
       throw new ArgumentError(`DeviceArray.view: expected ${dims.length} integer strides and an offset >= 0, got [${steps.join(', ')}] and ${offset}`);
     }
     if (!dims.some((d) => d === 0)) {
-      const [low, high] = elementSpan(dims, steps, offset);
+      const { low, high } = reachOf(dims, steps, offset)!;
       if (low < 0 || high >= capacity) {
         throw new ArgumentError(`DeviceArray.view: shape [${dims.join(', ')}] with strides [${steps.join(', ')}] and offset ${offset} reaches elements ${low}..${high}, but the array holds ${capacity}`);
       }
@@ -217,7 +218,7 @@ export class DeviceArray {
         return out;
       }
       // Strided: bring back the span the view touches, then gather in C order on the host.
-      const [low, high] = elementSpan(this.shape, this.strides, this.offset);
+      const { low, high } = reachOf(this.shape, this.strides, this.offset)!;
       const span = new arrayType(high - low + 1);
       await downloadBuffer(ctx, this.buffer, low * elementBytes, span.byteLength, span);
       gatherCOrder(span, this.shape, this.strides, this.offset - low, out);
@@ -301,26 +302,26 @@ export async function toDevice(x: TypedArray | HostArrayView): Promise<DeviceArr
   const dtype = hostDType(view);
   checkGpuDType(dtype);
   const shape = checkShape(view.shape);
-  const strides = view.strides ? [...view.strides] : contiguousStrides(shape);
+  const strides = view.strides ? [...view.strides] : cOrderStrides(shape);
   const offset = view.offset ?? 0;
-  checkLayout(view.data, shape, strides, offset);
-  const size = shape.reduce((n, d) => n * d, 1);
+  checkLayout(view.data, shape, strides, offset)!;
+  const size = sizeOf(shape);
 
   let data: TypedArray;
   let deviceStrides: number[];
   let deviceOffset: number;
   if (size === 0) {
-    [data, deviceStrides, deviceOffset] = [view.data.subarray(0, 0), contiguousStrides(shape), 0];
+    [data, deviceStrides, deviceOffset] = [view.data.subarray(0, 0), cOrderStrides(shape), 0];
   } else if (isCContiguous(shape, strides)) {
     [data, deviceStrides, deviceOffset] = [view.data.subarray(offset, offset + size), strides, 0];
   } else {
-    const [low, high] = elementSpan(shape, strides, offset);
+    const { low, high } = reachOf(shape, strides, offset)!;
     if (high - low + 1 <= 2 * size) {
       [data, deviceStrides, deviceOffset] = [view.data.subarray(low, high + 1), strides, offset - low];
     } else {
       const packed = new DTYPES[dtype].arrayType(size);
       gatherCOrder(view.data, shape, strides, offset, packed);
-      [data, deviceStrides, deviceOffset] = [packed, contiguousStrides(shape), 0];
+      [data, deviceStrides, deviceOffset] = [packed, cOrderStrides(shape), 0];
     }
   }
   return withDevice(async (ctx) => {
@@ -342,7 +343,7 @@ export async function toDevice(x: TypedArray | HostArrayView): Promise<DeviceArr
 export async function deviceArray(shape: readonly number[] | number, dtype: DType): Promise<DeviceArray> {
   checkGpuDType(dtype);
   const dims = checkShape(typeof shape === 'number' ? [shape] : shape);
-  const byteLength = dims.reduce((n, d) => n * d, 1) * DTYPES[dtype].bytes;
+  const byteLength = sizeOf(dims) * DTYPES[dtype].bytes;
   return withDevice(async (ctx) => {
     const buffer = await runScoped(ctx, () => allocateBuffer(ctx, byteLength, DEVICE_ARRAY_USAGE()));
     knownZero.add(buffer); // WebGPU zero-fills new buffers
@@ -393,45 +394,13 @@ function checkLayout(data: TypedArray, shape: readonly number[], strides: readon
   }
   if (!Number.isSafeInteger(offset) || offset < 0) throw new ArgumentError(`toDevice: expected an offset that is an integer >= 0, got ${offset}`);
   if (shape.some((d) => d === 0)) return;
-  const [low, high] = elementSpan(shape, strides, offset);
+  const { low, high } = reachOf(shape, strides, offset)!;
   if (low < 0 || high >= data.length) {
     throw new ArgumentError(
       `toDevice: shape [${shape.join(', ')}] with strides [${strides.join(', ')}] and offset ${offset} reaches elements ${low}..${high}, ` +
         `but data has ${data.length}`,
     );
   }
-}
-
-function contiguousStrides(shape: readonly number[]): number[] {
-  const strides = new Array<number>(shape.length);
-  let step = 1;
-  for (let axis = shape.length - 1; axis >= 0; axis--) {
-    strides[axis] = step;
-    step *= shape[axis]!;
-  }
-  return strides;
-}
-
-function isCContiguous(shape: readonly number[], strides: readonly number[]): boolean {
-  let step = 1;
-  for (let axis = shape.length - 1; axis >= 0; axis--) {
-    // A dimension of extent 1 is never stepped over, so its stride does not matter.
-    if (shape[axis] !== 1 && strides[axis] !== step) return false;
-    step *= shape[axis]!;
-  }
-  return true;
-}
-
-/** The lowest and highest element index a non-empty view touches. */
-function elementSpan(shape: readonly number[], strides: readonly number[], offset: number): [number, number] {
-  let low = offset;
-  let high = offset;
-  shape.forEach((extent, axis) => {
-    const reach = (extent - 1) * strides[axis]!;
-    if (reach < 0) low += reach;
-    else high += reach;
-  });
-  return [low, high];
 }
 
 /** Copies the view's elements into `out` in C order. */

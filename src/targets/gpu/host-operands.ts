@@ -8,6 +8,7 @@
  * element, and the shader reads it n times.
  */
 import type { TypedArray } from '../../dtypes.js';
+import { type LoopOperandLayout, type Reach, reachOf } from '../../layout.js';
 import type { OperandView } from '../../plan.js';
 
 /** One dimension of a view: loop dimensions first, then core dimensions. */
@@ -17,21 +18,16 @@ interface Dim {
 }
 
 /** Where a host operand's elements go on the device. */
-export interface HostPlacement {
+export interface HostPlacement extends Reach, Omit<LoopOperandLayout, 'coreShape'> {
   readonly data: TypedArray;
   /**
    * `span`: elements `low…high` of `data` are uploaded as they are. `packed`: the view's distinct
-   * elements are gathered in C order (broadcast dimensions stay stride 0).
+   * elements are gathered in C order (broadcast dimensions stay stride 0). `offset` and the
+   * strides are the view on the device, into the device buffer.
    */
   readonly mode: 'span' | 'packed';
-  readonly low: number;
-  readonly high: number;
   /** Elements the device buffer holds. */
   readonly length: number;
-  /** The view on the device: offset into the device buffer, and strides. */
-  readonly offset: number;
-  readonly loopStrides: readonly number[];
-  readonly coreStrides: readonly number[];
   /** The host view's own offset and dimensions (for gathering and scattering). */
   readonly hostOffset: number;
   readonly dims: readonly Dim[];
@@ -54,16 +50,11 @@ export function placeHostOperand(view: OperandView, loopShape: readonly number[]
     ...loopShape.map((extent, d) => ({ extent, stride: view.loopStrides[d] ?? 0 })),
     ...view.coreShape.map((extent, a) => ({ extent, stride: view.coreStrides[a] ?? 0 })),
   ];
-  let low = view.offset;
-  let high = view.offset;
+  const reach = reachOf(dims.map((d) => d.extent), dims.map((d) => d.stride), view.offset);
+  if (!reach) return emptyPlacement(view, data, dims);
+  const { low, high } = reach;
   let distinct = 1;
-  for (const { extent, stride } of dims) {
-    if (extent === 0) return emptyPlacement(view, data, dims);
-    const reach = (extent - 1) * stride;
-    if (reach < 0) low += reach;
-    else high += reach;
-    if (stride !== 0) distinct *= extent;
-  }
+  for (const { extent, stride } of dims) if (stride !== 0) distinct *= extent;
   const span = high - low + 1;
   if (span <= SPAN_SLACK * distinct + 64) {
     return {

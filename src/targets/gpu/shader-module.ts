@@ -12,6 +12,7 @@
 import type { ArrayType, Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
 import type { DType } from '../../dtypes.js';
+import { cOrderStrides, sizeOf } from '../../layout.js';
 import { emitTileCode } from './coalescing.js';
 import { alwaysReturns, type ArrayAccess, type ArrayOrigin, type BoundsServices, FunctionEmitter, type ModuleServices, originKey, type Rep, repOfType } from './emit-wgsl.js';
 import { findIntegralDoubles, type IntegralDoubles } from './integral-doubles.js';
@@ -97,7 +98,7 @@ class ShaderModuleBuilder {
     this.memory = layout.tiles.map((t, i) => {
       if (t.init === 'zero') {
         const params = layout.operands.map((o, j) => (o.tile === i && j < kernel.params.length ? j : -1)).filter((j) => j >= 0);
-        const size = t.coreShape.reduce((a, b) => a * b, 1);
+        const size = sizeOf(t.coreShape);
         const reads = analyseCoverage(kernel, params, size).memoryReads;
         reads.forEach((e) => this.memoryReads.add(e));
         if (reads.size === 0) return undefined;
@@ -179,7 +180,7 @@ class ShaderModuleBuilder {
     this.memory.forEach((m, i) => {
       if (!m) return;
       const tile = layout.tiles[i]!;
-      const size = tile.coreShape.reduce((a, b) => a * b, 1);
+      const size = sizeOf(tile.coreShape);
       const type = repOfType(tile.dtype);
       head += `var<private> ${m.block}: u32;\n`;
       // Tile element e is row e / pitch, column e % pitch of the workgroup's rows.
@@ -313,7 +314,7 @@ class ShaderModuleBuilder {
       case 'tile': {
         const base = this.namer.fresh(`${n}_base`);
         const tile = this.layout.tiles[origin.tile]!;
-        const strides = cStrides(tile.coreShape).map((s) => `${s}u`);
+        const strides = cOrderStrides(tile.coreShape).map((s) => `${s}u`);
         const name = this.tileNames[origin.tile]!;
         const tracked = this.tracked[origin.tile];
         const memory = this.memory[origin.tile];
@@ -425,7 +426,7 @@ class ShaderModuleBuilder {
     // buffers may alias, so a params read inside the copy loops would be repeated after every store.
     layout.tiles.forEach((t, i) => {
       const operand = layout.operands.findIndex((o) => o.tile === i);
-      const size = t.coreShape.reduce((a, b) => a * b, 1);
+      const size = sizeOf(t.coreShape);
       out += `  let block${i} = ${P(slots.operands[operand]!.offset)} + first * ${size}u;\n`;
     });
     this.memory.forEach((t, i) => {
@@ -448,14 +449,4 @@ function scalarFromParams(slot: string, dtype: DType): string {
     case 'bool': return `(${slot} != 0u)`;
     case 'i32': return `bitcast<i32>(${slot})`;
   }
-}
-
-function cStrides(shape: readonly number[]): number[] {
-  const strides = new Array<number>(shape.length);
-  let step = 1;
-  for (let a = shape.length - 1; a >= 0; a--) {
-    strides[a] = step;
-    step *= shape[a]!;
-  }
-  return strides;
 }

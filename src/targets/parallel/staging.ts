@@ -13,39 +13,8 @@
  */
 import type { TypedArray, TypedArrayConstructor } from '../../dtypes.js';
 import type { CallPlan, OperandView } from '../../plan.js';
+import { operandReach as reachOf, type OperandReach as Reach } from '../../layout.js';
 import { isShared } from '../../shared-memory.js';
-
-
-/** Element indices an operand reaches over a whole call, as offsets from its `offset`. */
-interface Reach {
-  /** Lowest and highest element reached, relative to `offset`. */
-  readonly low: number;
-  readonly high: number;
-  /** Lowest and highest element one loop index reaches (its core slice), relative to its base. */
-  readonly coreLow: number;
-  readonly coreHigh: number;
-}
-
-/** What an operand reaches, or undefined when it reaches nothing (a core dimension of size 0). */
-function reachOf(view: OperandView, loopShape: readonly number[]): Reach | undefined {
-  let coreLow = 0;
-  let coreHigh = 0;
-  for (let a = 0; a < view.coreShape.length; a++) {
-    const n = view.coreShape[a]!;
-    if (n === 0) return undefined;
-    const step = (n - 1) * view.coreStrides[a]!;
-    if (step < 0) coreLow += step;
-    else coreHigh += step;
-  }
-  let low = coreLow;
-  let high = coreHigh;
-  for (let d = 0; d < loopShape.length; d++) {
-    const step = (loopShape[d]! - 1) * view.loopStrides[d]!;
-    if (step < 0) low += step;
-    else high += step;
-  }
-  return { low, high, coreLow, coreHigh };
-}
 
 /**
  * Whether distinct loop indices reach disjoint elements, given the width of what one index reaches
