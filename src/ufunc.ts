@@ -13,6 +13,7 @@ import { cOrderStrides, sizeOf } from './layout.js';
 import {
   type ArrayOperand, copyToContiguous, describe, type DeviceOperand, type NDArray, type Operand, toOperand,
 } from './ndarray.js';
+import { checkOptions, type OptionRules, rule } from './options.js';
 import type { CallPlan, OperandView } from './plan.js';
 import type { FastEntry } from './fast-call.js';
 import { type ArgType, formatArgType, type Layout, parseSignature, type Signature } from './signature-parser/index.js';
@@ -30,6 +31,16 @@ export interface UfuncOptions {
   readonly identity?: number | bigint | boolean;
 }
 
+/** The options of `guvectorize(…)`: the target's name is checked against the registry. */
+export const GUVECTORIZE_OPTIONS: OptionRules = {
+  target: rule.any(),
+  env: rule.object('an object of constants and helper functions'),
+  boundsCheck: rule.boolean(),
+};
+
+/** The options of `vectorize(…)`: those of guvectorize, and the identity its `reduce` starts from. */
+export const VECTORIZE_OPTIONS: OptionRules = { ...GUVECTORIZE_OPTIONS, identity: rule.scalar() };
+
 /** Options a call may pass as its last argument. */
 export interface CallOptions {
   /** Preallocated output(s); may be an input itself, for in-place kernels. */
@@ -37,6 +48,12 @@ export interface CallOptions {
   /** Sizes of core dimensions that appear only in outputs: `()->(n)` with `{ dims: { n: 16 } }`. */
   readonly dims?: Readonly<Record<string, number>>;
 }
+
+/** The options of a call. */
+export const CALL_OPTIONS: OptionRules = {
+  out: rule.any(),
+  dims: rule.object('an object of core dimension sizes, e.g. `{ n: 16 }`'),
+};
 
 export type UfuncKind = 'vectorize' | 'guvectorize';
 
@@ -71,13 +88,13 @@ export class UfuncDefinition {
     readonly layout: Layout,
     readonly options: UfuncOptions,
   ) {
+    checkOptions(options, kind === 'vectorize' ? VECTORIZE_OPTIONS : GUVECTORIZE_OPTIONS, `\`${kind}\``);
     const target = options.target ?? 'cpu';
     if (!(TARGET_NAMES as readonly string[]).includes(target)) {
       throw new TargetUnavailableError(`Unknown target \`${String(target)}\`; the targets are ${TARGET_NAMES.map((t) => `'${t}'`).join(', ')}.`);
     }
     this.target = target;
     this.env = options.env ?? {};
-    if (typeof this.env !== 'object' || this.env === null) throw new ArgumentError(`\`env\` must be an object of constants and helper functions, found ${describe(this.env)}.`);
     this.boundsCheck = options.boundsCheck ?? true;
     this.parsed = parseFunction(fn);
     for (const text of signatures) {
@@ -247,10 +264,7 @@ export function splitArguments(args: readonly unknown[], nin: number): { inputs:
     typeof last === 'object' && last !== null && !ArrayBuffer.isView(last) && !('data' in last) && (last as { kind?: unknown }).kind !== 'device';
   const inputs = isOptions ? args.slice(0, -1) : [...args];
   const options = (isOptions ? last : {}) as CallOptions;
-  if (isOptions) {
-    const unknown = Object.keys(options).filter((k) => k !== 'out' && k !== 'dims');
-    if (unknown.length) throw new ArgumentError(`Unknown call option${unknown.length === 1 ? '' : 's'} \`${unknown.join('`, `')}\`; a call takes \`out\` and \`dims\`.`);
-  }
+  if (isOptions) checkOptions(options, CALL_OPTIONS, 'a call');
   if (inputs.length !== nin) {
     throw new ArgumentError(`This ufunc takes ${nin} input${nin === 1 ? '' : 's'}, found ${inputs.length} argument${inputs.length === 1 ? '' : 's'}${args.length === nin + 1 && !isOptions ? ` (the last one, ${describe(last)}, is not an options object)` : ''}.`);
   }

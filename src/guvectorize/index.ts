@@ -4,7 +4,8 @@
  */
 import { makeCallable, type Ufunc } from '../callable.js';
 import { parseLayout } from '../signature-parser/index.js';
-import { UfuncDefinition, type UfuncOptions } from '../ufunc.js';
+import { checkOptions } from '../options.js';
+import { GUVECTORIZE_OPTIONS, UfuncDefinition, type UfuncOptions } from '../ufunc.js';
 
 /**
  * Makes a generalized ufunc.
@@ -26,6 +27,7 @@ export function guvectorize(
   options: UfuncOptions = {},
 ): (kernel: Function) => Ufunc {
   const sigs = typeof signatures === 'string' ? [signatures] : signatures;
+  checkOptions(options, GUVECTORIZE_OPTIONS, '`guvectorize`');
   const parsedLayout = parseLayout(layout);
   return (kernel: Function) => makeCallable(new UfuncDefinition('guvectorize', kernel, sigs, parsedLayout, options), {});
 }

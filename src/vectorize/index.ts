@@ -3,7 +3,8 @@
  */
 import { makeCallable, type Ufunc } from '../callable.js';
 import { parseLayout } from '../signature-parser/index.js';
-import { UfuncDefinition, type UfuncOptions } from '../ufunc.js';
+import { checkOptions } from '../options.js';
+import { UfuncDefinition, type UfuncOptions, VECTORIZE_OPTIONS } from '../ufunc.js';
 import { ufuncMethods, type UfuncMethods } from './methods.js';
 
 export type VectorizeUfunc = Ufunc & UfuncMethods;
@@ -26,6 +27,7 @@ export function vectorize(
   options: UfuncOptions = {},
 ): (kernel: Function) => VectorizeUfunc {
   const sigs = typeof signatures === 'string' ? [signatures] : signatures;
+  checkOptions(options, VECTORIZE_OPTIONS, '`vectorize`');
   return (kernel: Function) => {
     const arity = kernelArity(kernel);
     const layout = parseLayout(`${Array(arity).fill('()').join(',')}->()`);

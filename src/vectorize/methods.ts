@@ -9,6 +9,7 @@ import { type DType, DTYPES } from '../dtypes.js';
 import { ArgumentError } from '../errors.js';
 import { cOrderStrides, isCContiguous, sizeOf } from '../layout.js';
 import { type ArrayOperand, describe, type NDArray, toOperand } from '../ndarray.js';
+import { checkOptions, type OptionRules, rule } from '../options.js';
 import { instantiateScalarFunction } from '../targets/cpu/codegen.js';
 import type { UfuncResult } from '../callable.js';
 import { prepareCall, runPrepared, type UfuncDefinition } from '../ufunc.js';
@@ -29,6 +30,10 @@ export interface UfuncMethods {
   /** `f(a[i…], b[j…])` for every pair: shape `[...a.shape, ...b.shape]`. */
   outer(a: unknown, b: unknown, options?: { readonly out?: unknown }): Promise<UfuncResult>;
 }
+
+const REDUCE_OPTIONS: OptionRules = { axis: rule.axis(true), identity: rule.scalar() };
+const ACCUMULATE_OPTIONS: OptionRules = { axis: rule.axis(false) };
+const OUTER_OPTIONS: OptionRules = { out: rule.any() };
 
 export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
   const binary = () => {
@@ -81,6 +86,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
   return {
     async reduce(x, options = {}) {
       binary();
+      checkOptions(options, REDUCE_OPTIONS, '`reduce`');
       let arr = arrayArgument(x);
       const { fn, dtype } = folder(arr.dtype);
       if (options.axis === null || arr.shape.length === 0) {
@@ -113,6 +119,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
 
     async accumulate(x, options = {}) {
       binary();
+      checkOptions(options, ACCUMULATE_OPTIONS, '`accumulate`');
       const arr = arrayArgument(x);
       const { fn, dtype } = folder(arr.dtype);
       const axis = checkAxis(options.axis ?? 0, arr.shape.length);
@@ -141,6 +148,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
 
     async outer(a, b, options = {}) {
       binary();
+      checkOptions(options, OUTER_OPTIONS, '`outer`');
       const opA = toOperand(a, 'argument 1');
       const opB = toOperand(b, 'argument 2');
       const shapeB = opB.kind === 'scalar' ? [] : opB.shape;

@@ -10,6 +10,7 @@
 import os from 'node:os';
 import { type DType, DTYPES, type TypedArray } from '../../dtypes.js';
 import { ArgumentError } from '../../errors.js';
+import { checkOptions, type OptionRules, rule } from '../../options.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { prepareRunnerArgs } from '../cpu/codegen.js';
 import { cpuTarget } from '../cpu/index.js';
@@ -53,6 +54,8 @@ export const DEFAULT_THRESHOLD = 32_768;
  */
 const STAGED_THRESHOLD_FACTOR = 4;
 
+const PARALLEL_OPTIONS: OptionRules = { workers: rule.nonNegativeInteger(), threshold: rule.nonNegativeInteger() };
+
 let options: ParallelOptions = { workers: os.availableParallelism(), threshold: DEFAULT_THRESHOLD };
 /** Pool settings only tests change. */
 let poolTuning: Omit<PoolOptions, 'size'> = {};
@@ -68,16 +71,8 @@ let poolTuning: Omit<PoolOptions, 'size'> = {};
  * setParallelOptions({ workers: 4, threshold: 100_000 });
  */
 export function setParallelOptions(changes: Partial<ParallelOptions>): void {
-  const checked = (name: keyof ParallelOptions, value: number | undefined): number | undefined => {
-    if (value !== undefined && !(Number.isInteger(value) && value >= 0)) {
-      throw new ArgumentError(`\`${name}\` must be a non-negative integer, found ${String(value)}.`);
-    }
-    return value;
-  };
-  options = {
-    workers: checked('workers', changes.workers) ?? options.workers,
-    threshold: checked('threshold', changes.threshold) ?? options.threshold,
-  };
+  checkOptions(changes, PARALLEL_OPTIONS, '`setParallelOptions`');
+  options = { workers: changes.workers ?? options.workers, threshold: changes.threshold ?? options.threshold };
 }
 
 /**
