@@ -71,9 +71,28 @@ function learnFastPath(def: UfuncDefinition, args: unknown[], prepared: Prepared
   def.fastEntries.set(key, fastDtypesMatch(entry, args, def.nin) && outMatches ? entry : null);
 }
 
+/** Copies of the typed arrays among the inputs (plain, or the `data` of an ndarray-like). */
+function snapshotInputs(args: unknown[], nin: number): unknown[] {
+  return args.map((x, i) => {
+    if (i >= nin || typeof x !== 'object' || x === null) return x;
+    if (ArrayBuffer.isView(x) && !(x instanceof DataView)) return (x as unknown as { slice(): unknown }).slice();
+    const data = (x as { data?: unknown }).data;
+    if (Object.getPrototypeOf(x) === Object.prototype && ArrayBuffer.isView(data) && !(data instanceof DataView)) {
+      return { ...x, data: (data as unknown as { slice(): unknown }).slice() };
+    }
+    return x;
+  });
+}
+
 export function makeCallable<T extends object>(def: UfuncDefinition, methods: T): Ufunc & T {
   const call = async (...args: unknown[]) => {
-    const target = loadTargetSync(def.target) ?? (await loadTarget(def.target));
+    let target = loadTargetSync(def.target);
+    if (!target) {
+      // The first call of a target that loads on first use (gpu): the inputs are read after the
+      // wait, so take them now — a host array changed right after the call must not change it.
+      args = snapshotInputs(args, def.nin);
+      target = await loadTarget(def.target);
+    }
     const fast = fastCall(def, args, target);
     if (fast) {
       await target.run(fast.plan);

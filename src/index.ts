@@ -16,6 +16,8 @@ export { availableTargets } from './targets/registry.js';
 export { DeviceArray, deviceArray, toDevice } from './targets/gpu/device-array.js';
 export type { HostArrayView } from './targets/gpu/device-array.js';
 export { describeAdapter } from './targets/gpu/device.js';
+export { synchronize } from './targets/gpu/chain.js';
+export { setBufferPoolLimit } from './targets/gpu/buffer-pool.js';
 // The parallel target: arrays in shared memory (used without copying), the pool's options, its error.
 export { sharedArray, sharedNDArray, isShared } from './shared-memory.js';
 export type { TypedArrayOf } from './shared-memory.js';

@@ -28,4 +28,10 @@ export interface Target {
   allocateOutput?(length: number, dtype: DType): TypedArray;
   /** Allocates a device-resident output, for calls whose inputs live on the device. */
   allocateDeviceArray?(shape: readonly number[], dtype: DType): Promise<DeviceArrayLike>;
+  /**
+   * The same without waiting, or undefined when that needs a wait (no device yet): a call that
+   * gets all its outputs this way runs `run` in the same turn, so its host inputs are read during
+   * the call.
+   */
+  allocateDeviceArrayNow?(shape: readonly number[], dtype: DType): DeviceArrayLike | undefined;
 }

@@ -16,6 +16,7 @@
  * run at 50 GB/s), a new staging buffer per download 2.8 GB/s (allocation dominates).
  */
 import { ArgumentError, DeviceError, TargetUnavailableError, UfuncError } from '../../errors.js';
+import { flushChain } from './chain.js';
 import { runScoped, type GpuContext } from './device.js';
 
 /**
@@ -92,6 +93,7 @@ function writeBytes(queue: GPUQueue, buffer: GPUBuffer, at: number, bytes: Uint8
  * const xs = uploadToBuffer(ctx, new Float32Array([1, 2, 3]), GPUBufferUsage.STORAGE);
  */
 export function uploadToBuffer(ctx: GpuContext, data: ArrayBufferView, usage: GPUBufferUsageFlags): GPUBuffer {
+  flushChain(ctx.device);
   const buffer = allocateBuffer(ctx, data.byteLength, usage | GPUBufferUsage.COPY_DST);
   // Bytes, so that writeBuffer's offsets and sizes count bytes (for a typed array they count elements).
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
@@ -160,6 +162,8 @@ function uploadPoolOf(ctx: GpuContext): UploadPool {
  * await writeToBuffer(ctx, buffer, 0, new Float32Array(1 << 26));
  */
 export async function writeToBuffer(ctx: GpuContext, buffer: GPUBuffer, byteOffset: number, data: ArrayBufferView): Promise<void> {
+  // Recorded calls that use `buffer` come before this write (WebGPU orders the queue as issued).
+  flushChain(ctx.device);
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   const whole = bytes.byteLength - (bytes.byteLength % 4); // not `& ~3`: byte counts pass 2^31
   const { device } = ctx;
@@ -319,6 +323,7 @@ async function copyChunkToStaging(ctx: GpuContext, source: GPUBuffer, chunkStart
   let mapped: Promise<void> | undefined;
   try {
     await runScoped(ctx, () => {
+      flushChain(ctx.device); // the calls that write `source` go first
       const encoder = ctx.device.createCommandEncoder();
       encoder.copyBufferToBuffer(source, chunkStart, staging, 0, length);
       ctx.device.queue.submit([encoder.finish()]);

@@ -13,8 +13,10 @@
 import { DTYPES, dtypeOfArray, isTypedArray, type DType, type TypedArray } from '../../dtypes.js';
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../errors.js';
 import { cOrderStrides, isCContiguous, reachOf, sizeOf, type StridedView } from '../../layout.js';
-import { allocateBuffer, downloadBuffer, uploadToNewBuffer, writeToBuffer } from './buffers.js';
-import { assertDeviceAlive, holdDevice, runScoped, withDevice, type DeviceHold, type GpuContext } from './device.js';
+import { releaseBuffer, takeBuffer } from './buffer-pool.js';
+import { downloadBuffer, writeToBuffer } from './buffers.js';
+import { checkCalls, flushChain, taintsOf } from './chain.js';
+import { assertDeviceAlive, holdDevice, isDeviceAlive, liveDevice, runScoped, withDevice, type DeviceHold, type GpuContext } from './device.js';
 
 /** A host array with its layout, as `toDevice` accepts it. */
 export interface HostArrayView {
@@ -28,11 +30,12 @@ export interface HostArrayView {
   readonly dtype?: DType;
 }
 
-const DEVICE_ARRAY_USAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-
 // An array dropped without destroy() still gives its hold back when collected, so the device
 // can be released; the buffer itself is freed by dawn.node's own finalizer.
-const holdsOfCollectedArrays = new FinalizationRegistry<DeviceHold>((hold) => hold.release());
+const collectedArrays = new FinalizationRegistry<{ hold: DeviceHold; storage: SharedStorage }>(({ hold, storage }) => {
+  hold.release();
+  if (--storage.arrays === 0) releaseStorage(storage);
+});
 
 /**
  * Buffers known to hold only zeros: fresh from {@link deviceArray} and not yet written by a
@@ -42,12 +45,10 @@ const holdsOfCollectedArrays = new FinalizationRegistry<DeviceHold>((hold) => ho
 const knownZero = new WeakSet<GPUBuffer>();
 
 /**
- * Per buffer, the bounds checks of the calls that wrote it and of the calls those read from. Calls
- * on device arrays return as soon as their work is submitted, so a failed index check is found
- * later: it is reported by the next `toHost()` of the data it touched (or by the next call that
- * brings data back to the host), as the same KernelRuntimeError the cpu would have thrown.
+ * Buffers reused from the pool whose contents are whatever their last user left: outputs of calls
+ * until a kernel writes them (a guvectorize call zeroes them first, see dispatch.ts).
  */
-const pendingChecks = new WeakMap<GPUBuffer, Promise<void>>();
+const unspecified = new WeakSet<GPUBuffer>();
 
 /**
  * Whether a buffer is known to hold only zeros (allocated zeroed, never written by a kernel).
@@ -59,29 +60,44 @@ export function bufferIsKnownZero(buffer: GPUBuffer): boolean {
   return knownZero.has(buffer);
 }
 
-/**
- * Records that a kernel writes `buffer`, and the check that reports its failure (if any).
- *
- * @param buffer the output buffer
- * @param check rejects with the call's KernelRuntimeError; handled here, so it never goes unobserved
- */
-export function noteKernelWrite(buffer: GPUBuffer, check: Promise<void> | undefined): void {
-  knownZero.delete(buffer);
-  if (!check) return;
-  const previous = pendingChecks.get(buffer);
-  const combined = previous ? Promise.all([previous, check]).then(() => undefined) : check;
-  combined.catch(() => {});
-  pendingChecks.set(buffer, combined);
+/** Whether a buffer's contents are left over from an earlier user (a reused output not yet written). */
+export function contentsUnspecified(buffer: GPUBuffer): boolean {
+  return unspecified.has(buffer);
 }
 
 /**
- * The pending bounds checks of the calls that produced a buffer's contents, if any.
+ * Records that a kernel writes `buffer`: it no longer holds zeros, nor left-over data.
  *
- * @example
- * await pendingCheckOf(array.buffer); // throws the KernelRuntimeError of a failed earlier call
+ * @param buffer the output buffer
  */
-export function pendingCheckOf(buffer: GPUBuffer): Promise<void> | undefined {
-  return pendingChecks.get(buffer);
+export function noteKernelWrite(buffer: GPUBuffer): void {
+  knownZero.delete(buffer);
+  unspecified.delete(buffer);
+}
+
+/**
+ * The storage a DeviceArray and its views share: the buffer goes back to the pool when the last of
+ * them is collected, or at once on `destroy()` of any of them.
+ */
+export interface SharedStorage {
+  readonly ctx: GpuContext;
+  readonly buffer: GPUBuffer;
+  /** From the pool (given back to it), or created for this array alone. */
+  readonly pooled: boolean;
+  released: boolean;
+  arrays: number;
+}
+
+function releaseStorage(storage: SharedStorage): void {
+  if (storage.released) return;
+  storage.released = true;
+  if (!isDeviceAlive(storage.ctx)) return; // its buffers went with the device
+  if (storage.pooled) {
+    releaseBuffer(storage.ctx, storage.buffer);
+  } else {
+    flushChain(storage.ctx.device); // recorded work that uses it must be submitted before destroy()
+    storage.buffer.destroy();
+  }
 }
 
 /** Data resident on the GPU. Create with {@link toDevice} or {@link deviceArray}. */
@@ -97,7 +113,7 @@ export class DeviceArray implements StridedView {
   readonly byteLength: number;
   /** The device generation the data lives on; it is gone once that device is. */
   readonly generation: number;
-  private destroyed = false;
+  private readonly storage: SharedStorage;
   private readonly hold: DeviceHold;
   /** The device it lives on (views of it are made on the same one). */
   private readonly ctx: GpuContext;
@@ -124,6 +140,8 @@ export class DeviceArray implements StridedView {
     strides?: readonly number[],
     readonly offset: number = 0,
     byteLength?: number,
+    /** Internal: the storage shared with the array this is a view of, or `'pooled'` for a buffer from the pool. */
+    storage?: SharedStorage | 'pooled',
   ) {
     checkGpuDType(dtype);
     this.shape = Object.freeze([...shape]);
@@ -133,7 +151,9 @@ export class DeviceArray implements StridedView {
     this.generation = ctx.generation;
     this.ctx = ctx;
     this.hold = holdDevice(ctx);
-    holdsOfCollectedArrays.register(this, this.hold, this);
+    this.storage = typeof storage === 'object' ? storage : { ctx, buffer, pooled: storage === 'pooled', released: false, arrays: 0 };
+    this.storage.arrays++;
+    collectedArrays.register(this, { hold: this.hold, storage: this.storage }, this);
   }
 
   /**
@@ -153,7 +173,8 @@ export class DeviceArray implements StridedView {
     this.assertUsable();
     const dims = checkShape(shape);
     const steps = strides ? [...strides] : cOrderStrides(dims);
-    const capacity = Math.floor(this.buffer.size / DTYPES[this.dtype].bytes);
+    // The data, not the buffer: a pooled buffer may be larger than what it holds (size classes).
+    const capacity = Math.floor(Math.max(4, Math.ceil(this.byteLength / 4) * 4) / DTYPES[this.dtype].bytes);
     if (steps.length !== dims.length || !steps.every(Number.isSafeInteger) || !Number.isSafeInteger(offset) || offset < 0) {
       throw new ArgumentError(`DeviceArray.view: expected ${dims.length} integer strides and an offset >= 0, got [${steps.join(', ')}] and ${offset}`);
     }
@@ -163,7 +184,7 @@ export class DeviceArray implements StridedView {
         throw new ArgumentError(`DeviceArray.view: shape [${dims.join(', ')}] with strides [${steps.join(', ')}] and offset ${offset} reaches elements ${low}..${high}, but the array holds ${capacity}`);
       }
     }
-    return new DeviceArray(this.ctx, this.buffer, this.dtype, dims, steps, offset, this.byteLength);
+    return new DeviceArray(this.ctx, this.buffer, this.dtype, dims, steps, offset, this.byteLength, this.storage);
   }
 
   /** Number of dimensions. */
@@ -184,7 +205,7 @@ export class DeviceArray implements StridedView {
    * @throws DeviceError saying which
    */
   assertUsable(): void {
-    if (this.destroyed) throw new DeviceError('this DeviceArray was destroyed; it has no data any more');
+    if (this.storage.released) throw new DeviceError('this DeviceArray was destroyed; it has no data any more');
     assertDeviceAlive(this.generation, 'this DeviceArray');
   }
 
@@ -208,8 +229,8 @@ export class DeviceArray implements StridedView {
       throw new ArgumentError(`toHost: expected a ${arrayType.name} of at least ${this.size} elements to copy into, got ${describe(into)} of ${into.length}`);
     }
     const out = (into ?? new arrayType(this.size)) as T;
-    // A gpu call that wrote this data may have failed an index check; report it here.
-    await pendingCheckOf(this.buffer);
+    // A gpu call that wrote this data (or what it was computed from) may have failed; report it here.
+    await checkCalls(taintsOf(this.buffer));
     if (this.size === 0) return out;
     return withDevice(async (ctx) => {
       assertDeviceAlive(this.generation, 'this DeviceArray');
@@ -267,16 +288,16 @@ export class DeviceArray implements StridedView {
    * const d = await toDevice(xs); try { … } finally { d.destroy(); }
    */
   destroy(): void {
-    if (this.destroyed) return;
-    this.destroyed = true;
-    holdsOfCollectedArrays.unregister(this);
-    this.buffer.destroy();
+    if (this.storage.released) return;
+    collectedArrays.unregister(this);
+    this.storage.arrays--;
+    releaseStorage(this.storage);
     this.hold.release();
   }
 
   /** e.g. `DeviceArray(float32, [2, 3], generation 1)` */
   toString(): string {
-    return `DeviceArray(${this.dtype}, [${this.shape.join(', ')}], generation ${this.generation}${this.destroyed ? ', destroyed' : ''})`;
+    return `DeviceArray(${this.dtype}, [${this.shape.join(', ')}], generation ${this.generation}${this.storage.released ? ', destroyed' : ''})`;
   }
 }
 
@@ -324,10 +345,18 @@ export async function toDevice(x: TypedArray | HostArrayView): Promise<DeviceArr
       [data, deviceStrides, deviceOffset] = [packed, cOrderStrides(shape), 0];
     }
   }
-  return withDevice(async (ctx) => {
-    const buffer = await uploadToNewBuffer(ctx, data, DEVICE_ARRAY_USAGE());
-    return new DeviceArray(ctx, buffer, dtype, shape, deviceStrides, deviceOffset, data.byteLength);
-  });
+  return withDevice((ctx) =>
+    runScoped(ctx, async () => {
+      const { buffer } = takeBuffer(ctx, data.byteLength);
+      try {
+        await writeToBuffer(ctx, buffer, 0, data);
+      } catch (e) {
+        releaseBuffer(ctx, buffer);
+        throw e;
+      }
+      return new DeviceArray(ctx, buffer, dtype, shape, deviceStrides, deviceOffset, data.byteLength, 'pooled');
+    }),
+  );
 }
 
 /**
@@ -344,11 +373,49 @@ export async function deviceArray(shape: readonly number[] | number, dtype: DTyp
   checkGpuDType(dtype);
   const dims = checkShape(typeof shape === 'number' ? [shape] : shape);
   const byteLength = sizeOf(dims) * DTYPES[dtype].bytes;
-  return withDevice(async (ctx) => {
-    const buffer = await runScoped(ctx, () => allocateBuffer(ctx, byteLength, DEVICE_ARRAY_USAGE()));
-    knownZero.add(buffer); // WebGPU zero-fills new buffers
-    return new DeviceArray(ctx, buffer, dtype, dims, undefined, 0, byteLength);
-  });
+  return withDevice((ctx) =>
+    runScoped(ctx, () => {
+      const { buffer, fresh } = takeBuffer(ctx, byteLength);
+      if (!fresh) {
+        // A reused buffer holds its last user's data: zero it, in queue order after that use.
+        flushChain(ctx.device);
+        const encoder = ctx.device.createCommandEncoder();
+        encoder.clearBuffer(buffer);
+        ctx.device.queue.submit([encoder.finish()]);
+      }
+      knownZero.add(buffer);
+      return new DeviceArray(ctx, buffer, dtype, dims, undefined, 0, byteLength, 'pooled');
+    }),
+  );
+}
+
+/**
+ * An output array for a gpu call, from the buffer pool: zeroed when the buffer is new, left-over
+ * contents otherwise (the call overwrites or zeroes it, see dispatch.ts). Made at once when the
+ * device is live, so the call is recorded in the same turn of the event loop.
+ *
+ * @param shape the extents
+ * @param dtype the element type
+ * @returns the array, or undefined when the device must be created first
+ */
+export function outputArrayNow(shape: readonly number[], dtype: DType): DeviceArray | undefined {
+  const ctx = liveDevice();
+  return ctx ? outputArrayOn(ctx, shape, dtype) : undefined;
+}
+
+/** {@link outputArrayNow}, waiting for the device when need be. */
+export async function outputArray(shape: readonly number[], dtype: DType): Promise<DeviceArray> {
+  return outputArrayNow(shape, dtype) ?? withDevice((ctx) => outputArrayOn(ctx, shape, dtype));
+}
+
+function outputArrayOn(ctx: GpuContext, shape: readonly number[], dtype: DType): DeviceArray {
+  checkGpuDType(dtype);
+  const dims = checkShape(shape);
+  const byteLength = sizeOf(dims) * DTYPES[dtype].bytes;
+  const { buffer, fresh } = takeBuffer(ctx, byteLength);
+  if (fresh) knownZero.add(buffer);
+  else unspecified.add(buffer);
+  return new DeviceArray(ctx, buffer, dtype, dims, undefined, 0, byteLength, 'pooled');
 }
 
 /**

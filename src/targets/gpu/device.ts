@@ -252,6 +252,19 @@ function findDriverManifests(): string[] {
 }
 
 /**
+ * The live device now, without waiting: undefined when there is none yet (or it was released or
+ * lost). Calls use it to record their work in the same turn of the event loop as the call.
+ *
+ * @example
+ * const ctx = liveDevice() ?? (await acquireDevice());
+ */
+export function liveDevice(): GpuContext | undefined {
+  if (!live) return undefined;
+  if (live.holds === 0) armIdleTimer(live);
+  return live.ctx;
+}
+
+/**
  * Destroys the live device (if any) now and forgets a remembered failure, so the next
  * {@link acquireDevice} starts from scratch: after installing a driver, in tests, or to retry.
  *

@@ -1,23 +1,28 @@
 /**
  * Running one call on the gpu: place the operands (upload host inputs, bind device arrays), lay the
- * call out, get its pipeline, encode and submit one dispatch, then check bounds and bring host
- * outputs back.
+ * call out, get its pipeline, and record one dispatch into the device's open batch (chain.ts).
  *
- * Calls whose outputs are all device arrays return once their work is submitted: a chain of calls
- * queues up on the GPU without waiting. Their bounds checks are read back in the background and
- * reported by whatever next brings the data to the host (`toHost()`, or a call with host outputs).
- * Calls with host outputs wait for the GPU, check, and copy the results into the caller's arrays.
+ * Host inputs are read during the call itself, before it returns its promise: uploaded there and
+ * then when the device and the pipeline are ready (the usual case after the first call), copied
+ * otherwise — so changing a host array right after the call does not change its result.
+ *
+ * Calls whose outputs are all device arrays return once their work is recorded: a chain of calls
+ * queues up without waiting for the GPU, and their errors surface at the next synchronisation
+ * (`synchronize()`, `toHost()` of data they produced, a call with host outputs). Calls with host
+ * outputs wait for the GPU, check, and copy the results into the caller's arrays.
  */
 import { DTYPES, type TypedArray } from '../../dtypes.js';
 import { type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../plan.js';
-import { oobError } from './bounds-errors.js';
-import { allocateBuffer, downloadBuffer, uploadToBuffer, writeToBuffer } from './buffers.js';
-import { type DeviceOperandView, layoutCall } from './call-layout.js';
-import { type DeviceArray, bufferIsKnownZero, noteKernelWrite, pendingCheckOf } from './device-array.js';
-import { type GpuContext, holdDevice, runScoped, withDevice } from './device.js';
+import { releaseBuffer, takeBuffer } from './buffer-pool.js';
+import { downloadBuffer } from './buffers.js';
+import { type DeviceOperandView, layoutCall, type CallLayout } from './call-layout.js';
+import { beginCall, type CallRef, checkCalls, endCall, noteWrite, taintsOf } from './chain.js';
+import { type DeviceArray, bufferIsKnownZero, contentsUnspecified, noteKernelWrite } from './device-array.js';
+import { type GpuContext, holdDevice, isDeviceAlive, liveDevice, withDevice } from './device.js';
 import { type HostPlacement, isAllZero, placeHostOperand, scatterResults, uploadData } from './host-operands.js';
 import { passTiming } from './kernel-timing.js';
-import { compiledKernel } from './pipeline-cache.js';
+import { type CompiledKernel, compiledKernel, readyKernel } from './pipeline-cache.js';
+import { layoutKey } from './shader-layout.js';
 import { OOB_RECORD_BYTES } from './shader-module.js';
 
 /** A host array region the call moves to the device (shared by operands that are the same view). */
@@ -30,138 +35,184 @@ interface HostBuffer {
   written: boolean;
   /** Nothing needs uploading and the host elements are zeros (an output that starts zeroed). */
   pristine: boolean;
+  /** The elements to upload, taken when the call was made. */
+  data?: TypedArray;
   buffer?: GPUBuffer;
+  /** The buffer is new (zeroed), not reused from the pool. */
+  fresh?: boolean;
 }
 
-const BUFFER_USAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+const RESOLVED = Promise.resolve();
 
 /**
  * Runs a call on the gpu.
  *
  * @param plan the call plan
- * @returns when host outputs are written, or (device outputs only) when the work is submitted
+ * @returns when host outputs are written, or (device outputs only) when the work is recorded
  * @throws TargetUnavailableError without a GPU; KernelRuntimeError for a failed bounds check;
  *   DeviceError when the GPU reports an error or the device is lost
  */
-export async function runOnGpu(plan: CallPlan): Promise<void> {
-  for (const o of plan.operands) if (isDeviceResident(o.data)) (o.data as unknown as DeviceArray).assertUsable();
-  if (loopSize(plan) === 0) return;
-  return withDevice((ctx) => dispatchCall(ctx, plan));
+export function runOnGpu(plan: CallPlan): Promise<void> {
+  try {
+    for (const o of plan.operands) if (isDeviceResident(o.data)) (o.data as unknown as DeviceArray).assertUsable();
+    if (loopSize(plan) === 0) return RESOLVED;
+    const hostBuffers: HostBuffer[] = [];
+    const views = plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, hostBuffers));
+    for (const h of hostBuffers) {
+      // Outputs nothing reads start from zeros when the caller's elements are zeros (fresh outputs),
+      // and vectorize writes every element of its output, so neither needs an upload.
+      h.pristine = !h.read && (plan.kind === 'vectorize' || isAllZero(h.placement));
+    }
+    const ctx = liveDevice();
+    if (ctx) {
+      const call = layoutFor(ctx, plan, views);
+      const kernel = readyKernel(ctx, call.key);
+      if (kernel) {
+        for (const h of hostBuffers) if (h.read || !h.pristine) h.data = uploadData(h.placement);
+        return record(ctx, plan, hostBuffers, call, kernel);
+      }
+    }
+    // The device or the pipeline is not ready: take the host inputs now, finish later.
+    for (const h of hostBuffers) {
+      if (h.read || !h.pristine) h.data = h.placement.mode === 'span' ? uploadData(h.placement).slice() : uploadData(h.placement);
+    }
+    return withDevice(async (ctx) => {
+      const call = layoutFor(ctx, plan, views);
+      const kernel = await compiledKernel(ctx, plan.kernel, plan.kernelKey, call.layout, call.key);
+      return record(ctx, plan, hostBuffers, call, kernel);
+    });
+  } catch (e) {
+    return Promise.reject(e);
+  }
 }
 
-async function dispatchCall(ctx: GpuContext, plan: CallPlan): Promise<void> {
-  const hostBuffers: HostBuffer[] = [];
-  const views = plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, hostBuffers));
-  for (const h of hostBuffers) {
-    // Outputs nothing reads start from zeros when the caller's elements are zeros (fresh outputs),
-    // and vectorize writes every element of its output, so neither needs an upload.
-    h.pristine = !h.read && (plan.kind === 'vectorize' || isAllZero(h.placement));
-  }
+function layoutFor(ctx: GpuContext, plan: CallPlan, views: { view: DeviceOperandView; host?: HostBuffer }[]): CallLayout & { key: string } {
   const call = layoutCall(
     plan,
     views.map((v) => (v.host ? { ...v.view, pristine: v.host.pristine } : v.view)),
     ctx.limits,
   );
-  const kernel = await compiledKernel(ctx, plan.kernel, plan.kernelKey, call.layout);
+  return { ...call, key: `${plan.kernelKey}#${layoutKey(call.layout)}` };
+}
 
+const bufferIds = new WeakMap<GPUBuffer, number>();
+let nextBufferId = 1;
+function idOf(buffer: GPUBuffer): number {
+  let id = bufferIds.get(buffer);
+  if (id === undefined) bufferIds.set(buffer, (id = nextBufferId++));
+  return id;
+}
+/** Bind groups kept per pipeline before the cache is cleared (each pins its buffers). */
+const MAX_BIND_GROUPS = 64;
+
+/** Records the call's dispatch into the open batch; waits only when there are host outputs. */
+function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call: CallLayout, kernel: CompiledKernel): Promise<void> {
+  const { device } = ctx;
   const temporaries: GPUBuffer[] = [];
-  let oobReadback: GPUBuffer | undefined;
-  let oobMapped: Promise<void> | undefined;
-  try {
-    await runScoped(ctx, async () => {
-      const { device } = ctx;
-      for (const h of hostBuffers) {
-        h.buffer = allocateBuffer(ctx, h.bytes, BUFFER_USAGE());
-        temporaries.push(h.buffer);
-        if (h.read || !h.pristine) await writeToBuffer(ctx, h.buffer, 0, uploadData(h.placement));
-      }
-      const params = uploadToBuffer(ctx, call.params, GPUBufferUsage.STORAGE);
-      temporaries.push(params);
-      const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: params } }];
-      let next = 1;
-      let oob: GPUBuffer | undefined;
-      if (plan.boundsCheck) {
-        oob = allocateBuffer(ctx, OOB_RECORD_BYTES, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
-        temporaries.push(oob);
-        oobReadback = device.createBuffer({ size: OOB_RECORD_BYTES, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-        entries.push({ binding: next++, resource: { buffer: oob } });
-      }
-      call.layout.bindings.forEach((b, i) => {
-        const storage = call.bindingStorage[i] as HostBuffer | GPUBuffer;
-        const buffer = 'placement' in storage ? storage.buffer! : storage;
-        const chunkBytes = 4 * 2 ** b.chunkShift;
-        for (let c = 0; c < b.chunks; c++) {
-          const offset = b.chunks === 1 ? 0 : c * chunkBytes;
-          const size = b.chunks === 1 ? buffer.size : Math.min(chunkBytes, buffer.size - offset);
-          entries.push({ binding: next++, resource: { buffer, offset, size } });
-        }
-      });
-      const bindGroup = device.createBindGroup({ layout: kernel.bindGroupLayout, entries });
-      const timing = passTiming(ctx);
-      const encoder = device.createCommandEncoder();
-      const pass = encoder.beginComputePass(timing ? { timestampWrites: timing.timestampWrites } : {});
-      pass.setPipeline(kernel.pipeline);
-      pass.setBindGroup(0, bindGroup);
-      pass.dispatchWorkgroups(call.groups[0], call.groups[1]);
-      pass.end();
-      timing?.resolve(encoder);
-      if (oob) encoder.copyBufferToBuffer(oob, 0, oobReadback!, 0, OOB_RECORD_BYTES);
-      device.queue.submit([encoder.finish()]);
-      timing?.collect();
-      if (oobReadback) {
-        oobMapped = oobReadback.mapAsync(GPUMapMode.READ);
-        oobMapped.catch(() => {}); // awaited below or by the pending check
+  for (const h of hostBuffers) {
+    const { buffer, fresh } = takeBuffer(ctx, h.bytes);
+    h.buffer = buffer;
+    h.fresh = fresh;
+    temporaries.push(buffer);
+    // A pooled buffer has no unsubmitted users (releaseBuffer submits them), and queue order puts
+    // this write after every earlier use of it and before this call's dispatch.
+    if (h.data) writeWords(device.queue, buffer, h.data);
+  }
+  const deviceInputs = plan.operands.slice(0, plan.nin).filter((o) => isDeviceResident(o.data)).map((o) => (o.data as unknown as DeviceArray).buffer);
+  const inputRefs: CallRef[] = [];
+  for (const b of deviceInputs) for (const r of taintsOf(b)) if (!inputRefs.includes(r)) inputRefs.push(r);
+
+  const rec = beginCall(ctx, plan.kernel.name, call.params, plan.boundsCheck ? kernel.sites : undefined, loopSize(plan));
+  const { encoder } = rec;
+  // Reused buffers hold old data: zero those a guvectorize kernel may leave partly unwritten.
+  for (const h of hostBuffers) if (h.pristine && !h.fresh && plan.kind === 'guvectorize') encoder.clearBuffer(h.buffer!);
+  plan.operands.forEach((o, j) => {
+    if (j < plan.nin || !isDeviceResident(o.data)) return;
+    const b = (o.data as unknown as DeviceArray).buffer;
+    if (contentsUnspecified(b) && plan.kind === 'guvectorize') encoder.clearBuffer(b);
+  });
+
+  const storages = call.layout.bindings.map((_, i) => {
+    const storage = call.bindingStorage[i] as HostBuffer | GPUBuffer;
+    return 'placement' in storage ? storage.buffer! : storage;
+  });
+  let groupKey = '';
+  for (const b of storages) groupKey += `${idOf(b)},`;
+  let bindGroup = kernel.bindGroups.get(groupKey);
+  if (!bindGroup) {
+    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: rec.params, offset: 0, size: Math.max(4, call.params.length * 4) } }];
+    let next = 1;
+    if (plan.boundsCheck) entries.push({ binding: next++, resource: { buffer: rec.oob, offset: 0, size: OOB_RECORD_BYTES } });
+    call.layout.bindings.forEach((b, i) => {
+      const buffer = storages[i]!;
+      const chunkBytes = 4 * 2 ** b.chunkShift;
+      for (let c = 0; c < b.chunks; c++) {
+        const offset = b.chunks === 1 ? 0 : c * chunkBytes;
+        // A pooled buffer may be larger than its data (size classes): bind no more than a binding may hold.
+        const size = b.chunks === 1 ? Math.min(buffer.size, ctx.limits.maxStorageBufferBindingSize) : Math.min(chunkBytes, buffer.size - offset);
+        entries.push({ binding: next++, resource: { buffer, offset, size } });
       }
     });
-  } catch (e) {
-    temporaries.forEach((b) => b.destroy());
-    oobReadback?.destroy();
-    throw e;
+    bindGroup = device.createBindGroup({ layout: kernel.bindGroupLayout, entries });
+    if (kernel.bindGroups.size >= MAX_BIND_GROUPS) kernel.bindGroups.clear();
+    kernel.bindGroups.set(groupKey, bindGroup);
+  }
+  const timing = passTiming(ctx);
+  const pass = encoder.beginComputePass(timing ? { timestampWrites: timing.timestampWrites } : undefined);
+  pass.setPipeline(kernel.pipeline);
+  pass.setBindGroup(0, bindGroup, plan.boundsCheck ? [rec.paramsOffset, rec.oobOffset] : [rec.paramsOffset]);
+  pass.dispatchWorkgroups(call.groups[0], call.groups[1]);
+  pass.end();
+  if (timing) {
+    timing.resolve(encoder);
+    rec.batch.onSubmit(() => timing.collect());
   }
 
-  // This call's bounds check, after the checks of the calls that produced its device inputs.
-  const inputChecks = plan.operands
-    .slice(0, plan.nin)
-    .filter((o) => isDeviceResident(o.data))
-    .map((o) => pendingCheckOf((o.data as unknown as DeviceArray).buffer))
-    .filter((p): p is Promise<void> => p !== undefined);
-  const readback = oobReadback;
-  const ownCheck = readback
-    ? oobMapped!.then(
-        () => {
-          const error = oobError(readback.getMappedRange().slice(0), kernel.sites);
-          readback.unmap();
-          readback.destroy();
-          if (error) throw error;
-        },
-        (e) => {
-          readback.destroy();
-          throw e;
-        },
-      )
-    : undefined;
-  const check = ownCheck || inputChecks.length ? Promise.all([...inputChecks, ...(ownCheck ? [ownCheck] : [])]).then(() => undefined) : undefined;
-  check?.catch(() => {});
   plan.operands.forEach((o, j) => {
-    if (j >= plan.nin && isDeviceResident(o.data)) noteKernelWrite((o.data as unknown as DeviceArray).buffer, check);
+    if (j >= plan.nin && isDeviceResident(o.data)) {
+      const b = (o.data as unknown as DeviceArray).buffer;
+      noteKernelWrite(b);
+      noteWrite(b, rec.ref, inputRefs);
+    }
   });
 
   const hostOutputs = hostBuffers.filter((h) => h.written);
   if (hostOutputs.length === 0) {
-    // Device outputs only: return now. Buffers in use by submitted work may be destroyed (WebGPU
-    // keeps them until the work is done); the device stays held until the check is read.
-    temporaries.forEach((b) => b.destroy());
-    if (check) {
-      const hold = holdDevice(ctx);
-      void check.catch(() => {}).finally(() => hold.release());
-    }
-    return;
+    // Device outputs only: return now. The temporaries go back to the pool once the batch is
+    // submitted (later users of them come after it in queue order).
+    if (temporaries.length) rec.batch.onSubmit(() => temporaries.forEach((b) => releaseBuffer(ctx, b)));
+    if (timing) rec.batch.submit();
+    else endCall(rec);
+    return RESOLVED;
   }
-  try {
-    await check;
-    for (const h of hostOutputs) await bringBack(ctx, h);
-  } finally {
-    temporaries.forEach((b) => b.destroy());
+  rec.batch.submit();
+  // Held until the results are back: an idle release must not take the device mid-download.
+  const hold = holdDevice(ctx);
+  return (async () => {
+    try {
+      await checkCalls([...inputRefs, rec.ref]).catch((e) => {
+        // This call's own error is reported as is (it is the call being awaited).
+        throw e instanceof Error && e.cause instanceof Error && rec.batch.outcomes?.[rec.ref.index] === e.cause ? e.cause : e;
+      });
+      for (const h of hostOutputs) await bringBack(ctx, h);
+    } finally {
+      if (isDeviceAlive(ctx)) temporaries.forEach((b) => releaseBuffer(ctx, b));
+      hold.release();
+    }
+  })();
+}
+
+/** `queue.writeBuffer` of a typed array's elements, the last 1–3 bytes zero-padded to a word. */
+function writeWords(queue: GPUQueue, buffer: GPUBuffer, data: TypedArray): void {
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const whole = bytes.byteLength - (bytes.byteLength % 4);
+  // dawn.node crashes on views of a SharedArrayBuffer (see buffers.ts): copy those.
+  const source = bytes.buffer instanceof SharedArrayBuffer ? bytes.slice() : bytes;
+  if (whole > 0) queue.writeBuffer(buffer, 0, source, 0, whole);
+  if (whole < bytes.byteLength) {
+    const tail = new Uint8Array(4);
+    tail.set(bytes.subarray(whole));
+    queue.writeBuffer(buffer, whole, tail);
   }
 }
 
@@ -173,10 +224,12 @@ function deviceView(o: OperandView, isOutput: boolean, plan: CallPlan, hostBuffe
   }
   if (isDeviceResident(o.data)) {
     const array = o.data as unknown as DeviceArray;
+    // A reused output buffer of a guvectorize call is zeroed before the dispatch (see record).
+    const pristine = bufferIsKnownZero(array.buffer) || (isOutput && plan.kind === 'guvectorize' && contentsUnspecified(array.buffer));
     return {
       view: {
         ...common, storage: array.buffer, storageBytes: array.buffer.size, offset: o.offset,
-        loopStrides: o.loopStrides, coreStrides: o.coreStrides, pristine: bufferIsKnownZero(array.buffer),
+        loopStrides: o.loopStrides, coreStrides: o.coreStrides, pristine,
       },
     };
   }

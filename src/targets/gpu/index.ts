@@ -7,7 +7,7 @@
  */
 import type { Target } from '../target.js';
 import { checkGpuKernel } from './check-kernel.js';
-import { deviceArray } from './device-array.js';
+import { outputArray, outputArrayNow } from './device-array.js';
 import { runOnGpu } from './dispatch.js';
 
 /** The gpu target, as registered in targets/registry.ts. */
@@ -15,5 +15,6 @@ export const gpuTarget: Target = {
   name: 'gpu',
   checkKernel: checkGpuKernel,
   run: runOnGpu,
-  allocateDeviceArray: (shape, dtype) => deviceArray(shape, dtype),
+  allocateDeviceArray: outputArray,
+  allocateDeviceArrayNow: outputArrayNow,
 };

@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DeviceError, KernelRuntimeError, TargetUnavailableError } from '../../../src/errors.js';
-import { DeviceArray, deviceArray, guvectorize, toDevice, vectorize } from '../../../src/index.js';
+import { DeviceArray, deviceArray, guvectorize, synchronize, toDevice, vectorize } from '../../../src/index.js';
 import type { NDArray } from '../../../src/ndarray.js';
 import { acquireDevice, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/device.js';
 import { describeGpu } from '../../gpu-available.js';
@@ -275,8 +275,12 @@ describeGpu('failures', { timeout: 60_000 }, () => {
     const f = vectorize(['float32(float32)'], { target: 'gpu' })((v: number) => v * 3);
     const d = await toDevice(iota(16));
     d.buffer.destroy(); // behind the DeviceArray's back: the dispatch is now invalid
-    await expect(f(d)).rejects.toThrow(DeviceError);
+    await expect(f(iota(16))).resolves.toBeInstanceOf(Float32Array); // compiles f
+    const chained = await f(d); // a chained call returns before the GPU has looked at it
+    await expect(synchronize()).rejects.toThrow(DeviceError);
+    await expect((chained as DeviceArray).toHost()).rejects.toThrow(/^gpu call #\d+ \(`\w+`\) failed: The GPU reported an error for gpu call #\d+ \(`\w+`\), so none of their work was done\. WebGPU validation error: /);
     await expect(f(iota(16))).resolves.toBeInstanceOf(Float32Array); // the next call is fine
+    await expect(synchronize()).resolves.toBeUndefined(); // each error is reported once by synchronize()
   });
 
   it('after a device loss, the next call gets a new device', async () => {

@@ -1,0 +1,373 @@
+/**
+ * Asynchronous call chains: gpu calls are recorded into a shared command encoder (a "batch") and
+ * submitted together, without a host round trip per call. What a call would otherwise wait for —
+ * WebGPU's error scopes and the shader's bounds-check record — is collected once per batch and
+ * looked at when the user synchronises.
+ *
+ * When a batch is submitted: at the end of the current turn of the event loop (`setImmediate`),
+ * when it holds {@link MAX_CALLS_PER_BATCH} calls or about {@link MAX_ITERATIONS_PER_BATCH} loop
+ * iterations of work, and before anything else of ours touches the queue (an upload, a download,
+ * `DeviceArray.set`, a release of a buffer it uses): WebGPU runs `queue.writeBuffer` and
+ * submissions in the order they are issued, so an unsubmitted batch must go first.
+ *
+ * What a batch costs instead of what a call cost: one `queue.submit`, one set of error scopes
+ * pushed and popped (synchronously, around `finish` and `submit`: an invalid dispatch makes the
+ * command encoder invalid, and that error is reported by `finish`/`submit`, so no scope needs to
+ * stay open across calls — which would collide with other code's scopes on the device's one
+ * stack), one write of the params of all its calls (one buffer, dynamic offsets), and one
+ * read-back of the bounds-check records of all its calls (one buffer, one slot per call).
+ *
+ * Errors: every call of a batch gets an outcome when the batch has run — undefined, the
+ * KernelRuntimeError of its own failed bounds check, or a DeviceError (WebGPU reported an error
+ * for the batch, or the device was lost before it ran). Outcomes are reported by
+ * {@link synchronize} (every call since the previous `synchronize()`), and by whatever reads data
+ * a failed call wrote, or computed from it ({@link checkBuffers}: `toHost()`, a call with host
+ * outputs). See docs/gpu.md, "When errors surface".
+ */
+import { DeviceError, KernelRuntimeError, UfuncError } from '../../errors.js';
+import { oobError } from './bounds-errors.js';
+import { assertDeviceAlive, type DeviceHold, type GpuContext, holdDevice, isDeviceAlive } from './device.js';
+
+/** Calls per batch; also the number of slots of the params and bounds-check arenas. */
+export const MAX_CALLS_PER_BATCH = 128;
+/** A batch with this much work is submitted at once, so the GPU starts while the host records more. */
+export const MAX_ITERATIONS_PER_BATCH = 2 ** 22;
+/** Bytes of each call's slot in the params and bounds-check arenas (WebGPU's dynamic offset alignment). */
+const SLOT_BYTES = 256;
+const ERROR_FILTERS: readonly GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
+
+/** A call in a batch, as error messages name it. */
+interface CallRecord {
+  /** e.g. "gpu call #12 (`saxpy`)" */
+  readonly label: string;
+  /** The shader's bounds-check sites, or undefined when the call checks nothing. */
+  readonly sites: readonly string[] | undefined;
+  readonly oobSlot: number;
+}
+
+/** A call's place in a batch: what {@link checkBuffers} waits for. */
+export interface CallRef {
+  readonly batch: Batch;
+  readonly index: number;
+}
+
+/** The per-device buffers every batch shares. */
+interface Arenas {
+  readonly params: GPUBuffer;
+  readonly oob: GPUBuffer;
+  /** The params slots' host copy, written to `params` in one `writeBuffer` per batch. */
+  readonly paramsWords: Uint32Array;
+  readonly slotBytes: number;
+}
+
+/** Calls recorded into one command encoder and submitted together. */
+export class Batch {
+  readonly calls: CallRecord[] = [];
+  /** Per call: its error, once the batch has run; undefined until then. */
+  outcomes: (UfuncError | undefined)[] | undefined;
+  /** Resolves (never rejects) once `outcomes` is set. */
+  readonly settled: Promise<void>;
+  encoder: GPUCommandEncoder | undefined;
+  /** Params slots used. */
+  paramSlots = 0;
+  oobSlots = 0;
+  iterations = 0;
+  submitted = false;
+  /** Calls whose error was already thrown to the user (synchronize() does not repeat them). */
+  readonly reported = new Set<number>();
+  private settle!: () => void;
+  private readonly afterSubmit: (() => void)[] = [];
+  private readonly hold: DeviceHold;
+
+  constructor(
+    readonly ctx: GpuContext,
+    readonly arenas: Arenas,
+  ) {
+    this.settled = new Promise<void>((resolve) => (this.settle = resolve));
+    this.hold = holdDevice(ctx);
+  }
+
+  /** Runs `fn` right after the batch is submitted (a timing read-back, say). */
+  onSubmit(fn: () => void): void {
+    this.afterSubmit.push(fn);
+  }
+
+  /** Submits the batch and starts collecting its outcome. Idempotent. */
+  submit(): void {
+    if (this.submitted) return;
+    this.submitted = true;
+    if (open.get(this.ctx.device) === this) open.delete(this.ctx.device);
+    const { device } = this.ctx;
+    const { arenas } = this;
+    if (!isDeviceAlive(this.ctx)) {
+      this.finishWith(() => lostError(this, 'before they were submitted'));
+      return;
+    }
+    const encoder = this.encoder!;
+    let readback: GPUBuffer | undefined;
+    if (this.oobSlots > 0) {
+      const bytes = this.oobSlots * arenas.slotBytes;
+      readback = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      encoder.copyBufferToBuffer(arenas.oob, 0, readback, 0, bytes);
+      // Zero the used slots again for the next batch (they start zeroed: a new buffer is).
+      encoder.clearBuffer(arenas.oob, 0, bytes);
+    }
+    for (const filter of ERROR_FILTERS) device.pushErrorScope(filter);
+    if (this.paramSlots > 0) device.queue.writeBuffer(arenas.params, 0, arenas.paramsWords, 0, (this.paramSlots * arenas.slotBytes) / 4);
+    device.queue.submit([encoder.finish()]);
+    const popped = ERROR_FILTERS.map(() => device.popErrorScope()).reverse();
+    this.encoder = undefined;
+    for (const fn of this.afterSubmit) fn();
+    const done = readback ? readback.mapAsync(GPUMapMode.READ) : device.queue.onSubmittedWorkDone();
+    void Promise.allSettled([...popped, done]).then((results) => {
+      const reported: string[] = [];
+      results.slice(0, popped.length).forEach((r, i) => {
+        if (r.status === 'rejected') reported.push(`${ERROR_FILTERS[i]} error scope failed: ${messageOf(r.reason)}`);
+        else if (r.value) reported.push(`${ERROR_FILTERS[i]} error: ${(r.value as GPUError).message.trim()}`);
+      });
+      const completed = results[popped.length]!.status === 'fulfilled';
+      let records: ArrayBuffer | undefined;
+      if (readback && completed) {
+        records = readback.getMappedRange().slice(0);
+        readback.unmap();
+      }
+      readback?.destroy();
+      if (!isDeviceAlive(this.ctx) || (!completed && reported.length === 0)) {
+        this.finishWith(() => lostError(this, 'before they finished'));
+      } else if (reported.length > 0) {
+        const error = new DeviceError(
+          `The GPU reported an error for ${describeCalls(this)}, so none of their work was done. WebGPU ${reported.join('; ')}`,
+        );
+        this.finishWith(() => error);
+      } else {
+        this.finishWith((call) =>
+          call.sites && records ? oobError(records.slice(call.oobSlot * arenas.slotBytes, call.oobSlot * arenas.slotBytes + 48), call.sites) : undefined,
+        );
+      }
+    });
+  }
+
+  private finishWith(outcomeOf: (call: CallRecord) => UfuncError | undefined): void {
+    this.outcomes = this.calls.map(outcomeOf);
+    this.hold.release();
+    this.settle();
+  }
+}
+
+/** The batch being recorded, per device. */
+const open = new Map<GPUDevice, Batch>();
+const arenasOf = new WeakMap<GPUDevice, Arenas>();
+/** Batches whose calls the next {@link synchronize} reports on. */
+let unsynchronized: Batch[] = [];
+let callCount = 0;
+
+function arenas(ctx: GpuContext): Arenas {
+  let a = arenasOf.get(ctx.device);
+  if (!a) {
+    const slotBytes = Math.max(SLOT_BYTES, ctx.limits.minStorageBufferOffsetAlignment);
+    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+    a = {
+      params: ctx.device.createBuffer({ size: slotBytes * MAX_CALLS_PER_BATCH, usage, label: 'ufunc params arena' }),
+      oob: ctx.device.createBuffer({ size: slotBytes * MAX_CALLS_PER_BATCH, usage, label: 'ufunc bounds-check arena' }),
+      paramsWords: new Uint32Array((slotBytes * MAX_CALLS_PER_BATCH) / 4),
+      slotBytes,
+    };
+    arenasOf.set(ctx.device, a);
+  }
+  return a;
+}
+
+/** What a call needs from its batch to record itself. */
+export interface RecordedCall {
+  readonly batch: Batch;
+  readonly encoder: GPUCommandEncoder;
+  readonly ref: CallRef;
+  /** The params arena and this call's byte offset in it (a dynamic offset). */
+  readonly params: GPUBuffer;
+  readonly paramsOffset: number;
+  /** The bounds-check arena and this call's offset, when it checks. */
+  readonly oob: GPUBuffer;
+  readonly oobOffset: number;
+}
+
+/**
+ * Starts recording a call into the device's open batch (opening one if need be, submitting the
+ * open one first when it is full). The caller encodes its dispatch into `encoder` now and calls
+ * {@link endCall} when done.
+ *
+ * @param ctx the live device
+ * @param kernelName for messages
+ * @param params the call's params words (copied now)
+ * @param sites the shader's bounds-check sites, or undefined when the shader checks nothing
+ * @param iterations the call's loop iterations (large work is submitted sooner)
+ */
+export function beginCall(ctx: GpuContext, kernelName: string, params: Uint32Array, sites: readonly string[] | undefined, iterations: number): RecordedCall {
+  const a = arenas(ctx);
+  const slotsNeeded = Math.max(1, Math.ceil((params.length * 4) / a.slotBytes));
+  let batch = open.get(ctx.device);
+  if (batch && (batch.paramSlots + slotsNeeded > MAX_CALLS_PER_BATCH || batch.oobSlots + 1 > MAX_CALLS_PER_BATCH)) {
+    batch.submit();
+    batch = undefined;
+  }
+  if (!batch) {
+    if (slotsNeeded > MAX_CALLS_PER_BATCH) {
+      throw new DeviceError(`This call has ${params.length} params words, more than a batch holds (${(MAX_CALLS_PER_BATCH * a.slotBytes) / 4}); this is a bug in ufunc, please report it.`);
+    }
+    batch = new Batch(ctx, a);
+    batch.encoder = ctx.device.createCommandEncoder();
+    open.set(ctx.device, batch);
+    unsynchronized.push(batch);
+    const opened = batch;
+    setImmediate(() => opened.submit());
+  }
+  const paramsOffset = batch.paramSlots * a.slotBytes;
+  a.paramsWords.set(params, paramsOffset / 4);
+  batch.paramSlots += slotsNeeded;
+  const oobSlot = sites ? batch.oobSlots++ : -1;
+  const index = batch.calls.length;
+  batch.calls.push({ label: `gpu call #${++callCount} (\`${kernelName}\`)`, sites, oobSlot });
+  batch.iterations += iterations;
+  return {
+    batch,
+    encoder: batch.encoder!,
+    ref: { batch, index },
+    params: a.params,
+    paramsOffset,
+    oob: a.oob,
+    oobOffset: Math.max(0, oobSlot) * a.slotBytes,
+  };
+}
+
+/** Ends a call started with {@link beginCall}: submits the batch when it holds enough work. */
+export function endCall(call: RecordedCall): void {
+  if (call.batch.calls.length >= MAX_CALLS_PER_BATCH || call.batch.iterations >= MAX_ITERATIONS_PER_BATCH) call.batch.submit();
+}
+
+/**
+ * Submits the device's open batch, if any, so that what is issued next to the queue comes after it.
+ * Everything of ours that touches the queue outside a batch calls this first.
+ *
+ * @param device the device
+ * @example
+ * flushChain(ctx.device);
+ * ctx.device.queue.writeBuffer(buffer, 0, data);
+ */
+export function flushChain(device: GPUDevice): void {
+  open.get(device)?.submit();
+}
+
+/** Whether the device has an open (unsubmitted) batch. */
+export function hasOpenBatch(device: GPUDevice): boolean {
+  return open.has(device);
+}
+
+/**
+ * Waits for every gpu call made so far to finish, and reports the first error of the calls made
+ * since the previous `synchronize()` that was not already thrown (by the call itself, or by a
+ * `toHost()` of data it wrote): CuPy's `Stream.synchronize()`,
+ * Numba's `cuda.synchronize()`. Calls on device arrays return before the GPU has run them; this is
+ * where their errors surface when nothing reads their results.
+ *
+ * @returns when all submitted gpu work is done
+ * @throws KernelRuntimeError when a call failed a bounds check, DeviceError when the GPU reported
+ *   an error or the device was lost; the message names the call (`gpu call #12 (\`saxpy\`)`) and
+ *   how many other calls failed
+ * @example
+ * for (let step = 0; step < 1000; step++) await rk4(state, { out: state });
+ * await synchronize(); // errors of any of the 1000 calls surface here
+ */
+export async function synchronize(): Promise<void> {
+  const batches = unsynchronized;
+  unsynchronized = [];
+  for (const batch of open.values()) batch.submit();
+  await Promise.all(batches.map((b) => b.settled));
+  const errors: { error: UfuncError; label: string }[] = [];
+  for (const b of batches) {
+    b.outcomes!.forEach((error, i) => {
+      if (error && !b.reported.has(i)) errors.push({ error, label: b.calls[i]!.label });
+    });
+  }
+  if (errors.length > 0) throw reported(errors[0]!.error, errors[0]!.label, errors.length - 1);
+}
+
+/**
+ * Waits for the calls that produced the contents of `buffers` (and the calls those read from),
+ * and throws the first error among them: what `toHost()` and calls with host outputs check.
+ *
+ * @param refs the calls, from {@link taintsOf}
+ * @throws the failed call's error (same class), naming the call
+ */
+export async function checkCalls(refs: readonly CallRef[]): Promise<void> {
+  if (refs.length === 0) return;
+  for (const r of refs) if (!r.batch.submitted) r.batch.submit();
+  for (const r of refs) {
+    if (!r.batch.outcomes) await r.batch.settled;
+    const error = r.batch.outcomes![r.index];
+    if (error) {
+      r.batch.reported.add(r.index);
+      throw reported(error, r.batch.calls[r.index]!.label, 0);
+    }
+  }
+}
+
+/**
+ * The error of a call as reported later, at a synchronisation: same class, the call named.
+ */
+function reported(error: UfuncError, label: string, others: number): UfuncError {
+  const more = others > 0 ? ` (${others} more call${others === 1 ? '' : 's'} failed since the last synchronize())` : '';
+  const Kind = error instanceof KernelRuntimeError ? KernelRuntimeError : error instanceof DeviceError ? DeviceError : UfuncError;
+  return new Kind(`${label} failed: ${error.message}${more}`, { cause: error });
+}
+
+/**
+ * Per buffer, the calls whose results it holds (its writers, and the writers of what they read),
+ * until the batches have run cleanly: pruned as they settle, so a long chain keeps only the calls
+ * still in flight, plus any that failed.
+ */
+const taints = new WeakMap<GPUBuffer, CallRef[]>();
+
+/** The calls behind a buffer's contents that are still in flight or failed. */
+export function taintsOf(buffer: GPUBuffer): readonly CallRef[] {
+  const list = taints.get(buffer);
+  if (!list) return EMPTY;
+  const live = list.filter((r) => !r.batch.outcomes || r.batch.outcomes[r.index] !== undefined);
+  if (live.length !== list.length) taints.set(buffer, live);
+  return live;
+}
+const EMPTY: readonly CallRef[] = [];
+
+/**
+ * Records that `call` wrote `buffer` from data produced by `inputs`: the buffer's contents now
+ * depend on them (and no longer on what wrote it before, unless it was also read).
+ */
+export function noteWrite(buffer: GPUBuffer, call: CallRef, inputs: readonly CallRef[]): void {
+  taints.set(buffer, inputs.length ? [...inputs, call] : [call]);
+}
+
+/** Forgets a buffer's history (it was overwritten from the host). */
+export function clearTaints(buffer: GPUBuffer): void {
+  taints.delete(buffer);
+}
+
+function lostError(batch: Batch, when: string): DeviceError {
+  let why = 'the device is gone';
+  try {
+    assertDeviceAlive(batch.ctx, 'the device');
+  } catch (e) {
+    why = messageOf(e).split('. ')[0]!;
+  }
+  return new DeviceError(
+    `${describeCalls(batch)} did not run: the GPU device was lost or released ${when} (${why}). ` +
+      'The next call gets a new device: copy the data to it again (toDevice) and rerun the calls.',
+  );
+}
+
+function describeCalls(batch: Batch): string {
+  const calls = batch.calls;
+  if (calls.length === 1) return calls[0]!.label;
+  return `a batch of ${calls.length} calls (${calls[0]!.label} … ${calls[calls.length - 1]!.label})`;
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

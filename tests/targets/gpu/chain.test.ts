@@ -1,0 +1,189 @@
+/**
+ * Asynchronous call chains (chain.ts), the buffer pool (buffer-pool.ts) and host operands read at
+ * call time: on a real WebGPU device (lavapipe here).
+ */
+import { afterEach, expect, it } from 'vitest';
+import { DeviceError, KernelRuntimeError } from '../../../src/errors.js';
+import { DeviceArray, deviceArray, guvectorize, synchronize, toDevice, vectorize } from '../../../src/index.js';
+import { bufferPoolStats, sizeClass } from '../../../src/targets/gpu/buffer-pool.js';
+import { MAX_CALLS_PER_BATCH } from '../../../src/targets/gpu/chain.js';
+import { acquireDevice, setIdleReleaseMs } from '../../../src/targets/gpu/device.js';
+import { describeGpu } from '../../gpu-available.js';
+import { differences } from './compare-targets.js';
+
+const iota = (n: number, scale = 1) => Float32Array.from({ length: n }, (_, i) => i * scale);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Counts `queue.submit` calls made while `work` runs. */
+async function countSubmits(work: () => Promise<void>): Promise<number> {
+  const submit = GPUQueue.prototype.submit;
+  let submits = 0;
+  GPUQueue.prototype.submit = function (this: GPUQueue, ...args: Parameters<GPUQueue['submit']>) {
+    submits++;
+    return submit.apply(this, args);
+  };
+  try {
+    await work();
+  } finally {
+    GPUQueue.prototype.submit = submit;
+  }
+  return submits;
+}
+
+describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
+  afterEach(async () => {
+    setIdleReleaseMs(200);
+    await synchronize().catch(() => {});
+  });
+
+  const axpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+  const reader = guvectorize(['void(float32[:], int32, float32[:])'], '(n),()->()', { target: 'gpu' })((x: Float32Array, i: number, out: Float32Array) => {
+    out[0] = x[i]!;
+  });
+
+  it('a chain of calls on device arrays is recorded into shared submissions and gives the right result', async () => {
+    const n = 4096;
+    const x = await toDevice(iota(n));
+    const y = await toDevice(iota(n, 0.5));
+    await axpy(1, x, y, { out: y }); // compile
+    await synchronize();
+    const calls = 300;
+    const submits = await countSubmits(async () => {
+      for (let k = 0; k < calls; k++) await axpy(1, x, y, { out: y });
+    });
+    // One submission per batch (not per call): the batch also ends at a turn of the event loop.
+    expect(submits).toBeLessThanOrEqual(Math.ceil(calls / MAX_CALLS_PER_BATCH) + 1);
+    const expected = iota(n, 0.5);
+    for (let k = 0; k < calls + 1; k++) for (let i = 0; i < n; i++) expected[i] = Math.fround(i + expected[i]!);
+    expect(differences((await y.toHost()) as Float32Array, expected)).toEqual([]);
+  });
+
+  it('an out-of-bounds index in a chained call surfaces at the next synchronize(), as a KernelRuntimeError naming the call', async () => {
+    const x = await toDevice({ data: iota(8), shape: [2, 4] });
+    const bad = await reader(x, Int32Array.from([0, 9])); // returns at once: nothing waited
+    expect(bad).toBeInstanceOf(DeviceArray);
+    const next = await axpy(2, bad as DeviceArray, 1); // chained on the failed call's output
+    expect(next).toBeInstanceOf(DeviceArray);
+    const error = await synchronize().then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(KernelRuntimeError);
+    expect((error as Error).message).toMatch(
+      /^gpu call #\d+ \(`kernel`\) failed: Index \[9\] is out of bounds for `x` at kernel line 2:14 \(its shape is \[4\]\)\. The outputs may be partially written\.$/,
+    );
+    expect((error as Error).cause).toBeInstanceOf(KernelRuntimeError);
+    // Reported once by synchronize(); data computed from the failed call keeps reporting it.
+    await expect(synchronize()).resolves.toBeUndefined();
+    await expect((next as DeviceArray).toHost()).rejects.toThrow(KernelRuntimeError);
+    await expect((next as DeviceArray).toHost()).rejects.toThrow(/failed: Index \[9\] is out of bounds/);
+    // Unrelated data is not affected.
+    const fine = await axpy(1, x, 0);
+    expect(differences((await (fine as DeviceArray).toHost()) as Float32Array, iota(8))).toEqual([]);
+  });
+
+  it('synchronize() counts the other failed calls', async () => {
+    const x = await toDevice({ data: iota(8), shape: [2, 4] });
+    await reader(x, Int32Array.from([0, 5]));
+    await reader(x, Int32Array.from([6, 0]));
+    await expect(synchronize()).rejects.toThrow(/Index \[5\] is out of bounds .* \(1 more call failed since the last synchronize\(\)\)$/);
+  });
+
+  it('a device lost while a chain is in flight surfaces at the next synchronisation as a DeviceError', async () => {
+    const x = await toDevice(iota(1 << 16));
+    await axpy(1, x, x);
+    await synchronize();
+    const { device } = await acquireDevice();
+    const y = await axpy(3, x, x);
+    device.destroy(); // before the batch is submitted
+    await expect(synchronize()).rejects.toThrow(DeviceError);
+    await expect((y as DeviceArray).toHost()).rejects.toThrow(DeviceError);
+    await sleep(20);
+    // The next call gets a new device.
+    expect(differences((await axpy(2, iota(4), 1)) as Float32Array, Float32Array.from([1, 3, 5, 7]))).toEqual([]);
+  });
+});
+
+describeGpu('host operands are read when the call is made', { timeout: 60_000 }, () => {
+  it('changing a host input right after the call does not change the result (first and later calls)', async () => {
+    const scale = vectorize(['float32(float32, float32)'], { target: 'gpu' })((a: number, s: number) => a * s);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const x = iota(1000);
+      const pending = scale(x, 2);
+      x.fill(-1);
+      expect(differences((await pending) as Float32Array, iota(1000, 2))).toEqual([]);
+    }
+  });
+
+  it('also with a device output and a new ufunc whose first call has to wait for the device', async () => {
+    const add = vectorize(['float32(float32, float32)'], { target: 'gpu' })((a: number, b: number) => a + b);
+    const dx = await toDevice(iota(64));
+    const host = iota(64, 10);
+    const pending = add(dx, host);
+    host.fill(1e6);
+    const result = (await pending) as DeviceArray;
+    expect(differences((await result.toHost()) as Float32Array, iota(64, 11))).toEqual([]);
+    const again = add(dx, host);
+    host.fill(0);
+    expect(differences((await ((await again) as DeviceArray).toHost()) as Float32Array, iota(64).map((v) => v + 1e6))).toEqual([]);
+  });
+});
+
+describeGpu('the buffer pool', { timeout: 60_000 }, () => {
+  afterEach(() => setIdleReleaseMs(200));
+
+  it('size classes are at most 25% over the request', () => {
+    for (const n of [1, 255, 256, 257, 1000, 1025, 4096, 5000, 2 ** 26 + 4, 3 * 2 ** 28]) {
+      const c = sizeClass(n);
+      expect(c).toBeGreaterThanOrEqual(n);
+      expect(c % 4).toBe(0);
+      expect(c).toBeLessThanOrEqual(Math.max(256, n * 1.25 + 4));
+      expect(sizeClass(c)).toBe(c);
+    }
+  });
+
+  it('outputs of calls reuse the buffers of destroyed arrays, and results stay right', async () => {
+    setIdleReleaseMs(Infinity);
+    const ctx = await acquireDevice();
+    const axpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+    const n = 10_000;
+    const x = await toDevice(iota(n));
+    const first = (await axpy(2, x, 1)) as DeviceArray;
+    const buffer = first.buffer;
+    first.destroy();
+    const before = bufferPoolStats(ctx);
+    const seen = new Set<GPUBuffer>();
+    for (let k = 0; k < 20; k++) {
+      const z = (await axpy(k, x, 1)) as DeviceArray;
+      seen.add(z.buffer);
+      expect(differences((await z.toHost()) as Float32Array, iota(n).map((v) => Math.fround(k * v + 1)))).toEqual([]);
+      z.destroy();
+    }
+    const after = bufferPoolStats(ctx);
+    expect(seen.has(buffer)).toBe(true); // the very buffer given back is handed out again
+    expect(seen.size).toBe(1);
+    expect(after.reused - before.reused).toBeGreaterThanOrEqual(20);
+    expect(after.created - before.created).toBe(0);
+  });
+
+  it('a reused buffer is zeroed for a guvectorize output that the kernel writes only in part', async () => {
+    setIdleReleaseMs(Infinity);
+    const firstOnly = guvectorize(['void(float32, float32[:])'], '()->(n)', { target: 'gpu' })((x: number, out: Float32Array) => {
+      if (x > 0) out[0] = x;
+    });
+    const fill = guvectorize(['void(float32, float32[:])'], '()->(n)', { target: 'gpu' })((x: number, out: Float32Array) => {
+      for (let i = 0; i < out.length; i++) out[i] = x;
+    });
+    const xs = await toDevice(Float32Array.from([1, 0, 3]));
+    const dirty = (await fill(xs, { dims: { n: 4 } })) as DeviceArray;
+    dirty.destroy(); // back to the pool, full of non-zero values
+    const out = (await firstOnly(xs, { dims: { n: 4 } })) as DeviceArray;
+    expect([...((await out.toHost()) as Float32Array)]).toEqual([1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0]);
+    const zeroed = await deviceArray([3, 4], 'float32'); // deviceArray() is always zero-filled
+    expect([...((await zeroed.toHost()) as Float32Array)]).toEqual(new Array(12).fill(0));
+  });
+
+  it('a destroyed array stays unusable even when its buffer is reused', async () => {
+    const x = await toDevice(iota(100));
+    const view = x.view([50], [2], 0);
+    x.destroy();
+    await expect(view.toHost()).rejects.toThrow('this DeviceArray was destroyed; it has no data any more');
+  });
+});
