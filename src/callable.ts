@@ -3,7 +3,7 @@
  * that can block (cpu, parallel) also offer `.sync(…)`.
  */
 import { TargetUnavailableError } from './errors.js';
-import { loadTarget, loadTargetSync } from './targets/registry.js';
+import { formatTargetNames, loadTarget, loadTargetSync, targetNames } from './targets/registry.js';
 import type { TargetName } from './targets/target.js';
 import { canCastScalar, DTYPES } from './dtypes.js';
 import { type FastEntry, fastDtypesMatch, fastKey, fastPlan } from './fast-call.js';
@@ -38,7 +38,7 @@ export interface Ufunc {
  * calls of that kind can reuse.
  */
 function fastCall(def: UfuncDefinition, args: unknown[], target: Target): ReturnType<typeof fastPlan> | undefined {
-  if (!target.runSync) return undefined; // device targets need the general path's allocation hooks
+  if (target.memory !== 'host') return undefined; // the fast path knows host arrays only
   const key = fastKey(def, args);
   if (key === undefined) return undefined;
   const entry = def.fastEntries.get(key);
@@ -105,7 +105,7 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
   const sync = (...args: unknown[]) => {
     const target = loadTargetSync(def.target);
     if (!target?.runSync) {
-      throw new TargetUnavailableError(`The '${def.target}' target has no synchronous call (a GPU cannot be waited for without a Promise): use \`await f(…)\`, or target 'cpu' or 'parallel'.`);
+      throw new TargetUnavailableError(`The '${def.target}' target has no synchronous call (its device cannot be waited for without a Promise): use \`await f(…)\`, or target ${formatTargetNames(targetNames('host'))}.`);
     }
     const fast = fastCall(def, args, target);
     if (fast) {

@@ -8,7 +8,7 @@ import type { TypedKernel, ValueType } from './compiler/ir.js';
 import { type KernelEnv, convertConstant, typeKernel } from './compiler/lower.js';
 import { type ParsedFunction, parseFunction } from './compiler/parse.js';
 import { canCastSafely, canCastScalar, type DType, DTYPES, type TypedArray } from './dtypes.js';
-import { ArgumentError, LayoutError, SignatureError, TargetUnavailableError } from './errors.js';
+import { ArgumentError, LayoutError, SignatureError } from './errors.js';
 import { cOrderStrides, sizeOf } from './layout.js';
 import {
   type ArrayOperand, copyToContiguous, describe, type DeviceOperand, type NDArray, type Operand, toOperand,
@@ -17,11 +17,12 @@ import { checkOptions, type OptionRules, rule } from './options.js';
 import type { CallPlan, OperandView } from './plan.js';
 import type { FastEntry } from './fast-call.js';
 import { type ArgType, formatArgType, type Layout, parseSignature, type Signature } from './signature-parser/index.js';
-import { TARGET_NAMES, type Target, type TargetName } from './targets/target.js';
+import { DEFAULT_TARGET, formatTargetNames, targetEntry, targetNames } from './targets/registry.js';
+import type { Target, TargetName } from './targets/target.js';
 
 /** Options of `vectorize(…)` and `guvectorize(…)`. */
 export interface UfuncOptions {
-  /** Where calls run. @default 'cpu' */
+  /** Where calls run: a name in the target registry. @default 'cpu' */
   readonly target?: TargetName;
   /** Helper functions and numeric constants the kernel may use by name. */
   readonly env?: KernelEnv;
@@ -33,7 +34,8 @@ export interface UfuncOptions {
 
 /** The options of `guvectorize(…)`: the target's name is checked against the registry. */
 export const GUVECTORIZE_OPTIONS: OptionRules = {
-  target: rule.any(),
+  // An unknown name is a TargetUnavailableError listing the registered targets.
+  target: (name) => (targetEntry(name), undefined),
   env: rule.object('an object of constants and helper functions'),
   boundsCheck: rule.boolean(),
 };
@@ -89,11 +91,7 @@ export class UfuncDefinition {
     readonly options: UfuncOptions,
   ) {
     checkOptions(options, kind === 'vectorize' ? VECTORIZE_OPTIONS : GUVECTORIZE_OPTIONS, `\`${kind}\``);
-    const target = options.target ?? 'cpu';
-    if (!(TARGET_NAMES as readonly string[]).includes(target)) {
-      throw new TargetUnavailableError(`Unknown target \`${String(target)}\`; the targets are ${TARGET_NAMES.map((t) => `'${t}'`).join(', ')}.`);
-    }
-    this.target = target;
+    this.target = targetEntry(options.target ?? DEFAULT_TARGET).name as TargetName;
     this.env = options.env ?? {};
     this.boundsCheck = options.boundsCheck ?? true;
     this.parsed = parseFunction(fn);
@@ -302,9 +300,9 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   const spec = def.select(inputs, outs);
   const types = def.operandTypes(spec.signature);
   const anyDevice = [...inputs, ...outs].some((op) => op?.kind === 'device');
-  if (anyDevice && target.name !== 'gpu') {
+  if (anyDevice && target.memory !== 'device') {
     const i = [...inputs, ...outs].findIndex((op) => op?.kind === 'device');
-    throw new ArgumentError(`Argument ${i + 1} is a DeviceArray, which lives on the GPU, but this ufunc's target is '${target.name}': call \`await x.toHost()\` first, or use target 'gpu'.`);
+    throw new ArgumentError(`Argument ${i + 1} is a DeviceArray, which lives on a device, but this ufunc's target is '${target.name}': call \`await x.toHost()\` first, or use target ${formatTargetNames(targetNames('device'))}.`);
   }
 
   inputs.forEach((op, i) => {

@@ -1,37 +1,108 @@
 /**
- * The one table of targets. cpu and parallel load with the library (they can serve synchronous
- * calls); gpu loads on first use, so that programs that never use it never load WebGPU.
+ * The one table of targets: a line a target. The front finds targets here by the name the user
+ * gave and never names one itself, so adding a target is a folder (with a `Target`, see
+ * target.ts) and one line below.
+ *
+ * cpu and parallel load with the library (they serve synchronous calls); gpu loads on first use,
+ * so that programs that never use it never load WebGPU.
  */
 import { TargetUnavailableError } from '../errors.js';
 import { cpuTarget } from './cpu/index.js';
 import { parallelTarget } from './parallel/index.js';
-import { TARGET_NAMES, type Target, type TargetName } from './target.js';
+import type { Target, TargetName } from './target.js';
 
-const loaded: Partial<Record<TargetName, Target>> = { cpu: cpuTarget, parallel: parallelTarget };
-
-/** The target, loaded if need be. */
-export async function loadTarget(name: TargetName): Promise<Target> {
-  const known = loaded[name];
-  if (known) return known;
-  if (name === 'gpu') {
-    const { gpuTarget } = await import('./gpu/index.js');
-    loaded.gpu = gpuTarget;
-    return gpuTarget;
-  }
-  throw new TargetUnavailableError(`Unknown target \`${String(name)}\`; the targets are ${TARGET_NAMES.map((t) => `'${t}'`).join(', ')}.`);
+/** One line of the table. */
+export interface TargetEntry {
+  readonly name: string;
+  /** As the target's own `memory` says; known before the target is loaded, for messages. */
+  readonly memory: Target['memory'];
+  /** The target: at once, or a Promise where it loads on first use. */
+  readonly load: () => Target | Promise<Target>;
+  /** Whether it can run on this machine. @default always */
+  readonly available?: () => Promise<boolean>;
 }
 
-/** The target if it can be had without waiting (cpu, parallel, or gpu once loaded). */
-export function loadTargetSync(name: TargetName): Target | undefined {
-  return loaded[name];
+const TABLE: TargetEntry[] = [
+  { name: 'cpu', memory: 'host', load: () => cpuTarget },
+  { name: 'parallel', memory: 'host', load: () => parallelTarget },
+  {
+    name: 'gpu', memory: 'device', load: () => import('./gpu/index.js').then((m) => m.gpuTarget),
+    available: () => import('./gpu/device.js').then((m) => m.isGpuAvailable()).catch(() => false),
+  },
+];
+
+/** The target a ufunc runs on when its options name none. */
+export const DEFAULT_TARGET = 'cpu';
+
+const loaded = new Map<string, Target>();
+
+/**
+ * Adds a line to the table at run time: how the test suite plugs in its test target, and how a
+ * program could plug in a target of its own.
+ *
+ * @param entry - the target's name, memory and loader
+ * @throws TargetUnavailableError when a target of that name exists already
+ * @example registerTarget({ name: 'traced', memory: 'host', load: () => tracedTarget });
+ */
+export function registerTarget(entry: TargetEntry): void {
+  if (TABLE.some((e) => e.name === entry.name)) throw new TargetUnavailableError(`A target named '${entry.name}' is registered already.`);
+  TABLE.push(entry);
+}
+
+/** The names of the registered targets, in table order; `memory` keeps only those of that kind. */
+export function targetNames(memory?: Target['memory']): string[] {
+  return TABLE.filter((e) => memory === undefined || e.memory === memory).map((e) => e.name);
+}
+
+/** The names as messages list them: `'cpu' or 'parallel'`. */
+export function formatTargetNames(names: readonly string[], conjunction = 'or'): string {
+  const quoted = names.map((n) => `'${n}'`);
+  return quoted.length <= 1 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} ${conjunction} ${quoted[quoted.length - 1]}`;
 }
 
 /**
- * The targets that can run here: cpu and parallel always, gpu when a WebGPU adapter is found.
+ * The table's line for a target name.
  *
+ * @throws TargetUnavailableError for a name not in the table, listing those that are
+ */
+export function targetEntry(name: unknown): TargetEntry {
+  const entry = TABLE.find((e) => e.name === name);
+  if (entry) return entry;
+  throw new TargetUnavailableError(`Unknown target \`${String(name)}\`; the targets are ${TABLE.map((e) => `'${e.name}'`).join(', ')}.`);
+}
+
+/** The target, loaded if need be. */
+export async function loadTarget(name: string): Promise<Target> {
+  return loaded.get(name) ?? remember(targetEntry(name), await targetEntry(name).load());
+}
+
+/** The target if it can be had without waiting (cpu, parallel, or gpu once loaded). */
+export function loadTargetSync(name: string): Target | undefined {
+  const known = loaded.get(name);
+  if (known) return known;
+  const entry = targetEntry(name);
+  const target = entry.load();
+  if (!(target instanceof Promise)) return remember(entry, target);
+  target.then((t) => remember(entry, t)).catch(() => {}); // the next async call reports a failure
+  return undefined;
+}
+
+function remember(entry: TargetEntry, target: Target): Target {
+  if (target.name !== entry.name || target.memory !== entry.memory) {
+    throw new TargetUnavailableError(`The target registered as '${entry.name}' (${entry.memory} memory) loaded as '${target.name}' (${target.memory} memory).`);
+  }
+  loaded.set(entry.name, target);
+  return target;
+}
+
+/**
+ * The targets that can run here: cpu and parallel always, gpu when a WebGPU adapter is found
+ * (and any target registered at run time that says it can).
+ *
+ * @returns their names, in the table's order
  * @example const targets = await availableTargets(); // ['cpu', 'parallel', 'gpu']
  */
 export async function availableTargets(): Promise<TargetName[]> {
-  const gpu = await import('./gpu/device.js').then((m) => m.isGpuAvailable()).catch(() => false);
-  return gpu ? ['cpu', 'parallel', 'gpu'] : ['cpu', 'parallel'];
+  const usable = await Promise.all(TABLE.map(async (e) => (e.available ? e.available() : true)));
+  return TABLE.filter((_, i) => usable[i]).map((e) => e.name as TargetName);
 }

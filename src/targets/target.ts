@@ -1,17 +1,71 @@
 /**
  * The contract between the front (vectorize, guvectorize) and a target. A target turns a typed
- * kernel and a call plan into work done; it never parses kernels and never reads signatures.
+ * kernel and a call plan into work done; it never parses kernels and never reads signatures, and
+ * the front never names a target: it asks the registry (registry.ts) for one by the name the user
+ * gave, and then only uses the hooks below. docs/architecture.md walks one call through them.
+ *
+ * A target is a folder with an `index.ts` exporting a `Target`, plus one line in registry.ts.
  */
+import type { UfuncResult } from '../callable.js';
 import type { TypedKernel } from '../compiler/ir.js';
 import type { DType, TypedArray } from '../dtypes.js';
 import type { DeviceArrayLike } from '../ndarray.js';
 import type { CallPlan } from '../plan.js';
+import type { UfuncDefinition } from '../ufunc.js';
 
-export const TARGET_NAMES = ['cpu', 'parallel', 'gpu'] as const;
-export type TargetName = (typeof TARGET_NAMES)[number];
+/** The built-in targets; the registry may hold others (a test target, say). */
+export type TargetName = 'cpu' | 'parallel' | 'gpu';
+
+/** What a kernel is compiled for, beyond its memory layout: equal specs compile to equal code. */
+export interface KernelToCompile {
+  readonly kind: CallPlan['kind'];
+  readonly kernel: TypedKernel;
+  /** Identifies (kernel function, signature, env, core sizes): see CallPlan.kernelKey. */
+  readonly kernelKey: string;
+  readonly nin: number;
+  readonly boundsCheck: boolean;
+}
+
+/**
+ * How a target compiles: a kernel for one *layout class* — everything about a call that its
+ * generated code is specialised on (which operands are contiguous, broadcast or scalars, the rank
+ * of the merged loop, …) — into an executable. The shared cache (executables.ts) calls `compile`
+ * once per (kernel spec, layout key); calls whose layouts have equal keys share the executable.
+ *
+ * @typeParam Layout - the target's layout class (the cpu's `MemoryLayout`, the gpu's `ShaderLayout`)
+ * @typeParam Executable - what running needs (a JS runner, a compute pipeline)
+ * @typeParam Context - what compiling needs besides the kernel and layout (the gpu: its device)
+ */
+export interface KernelCompiler<Layout, Executable, Context = undefined> {
+  /** A key equal for equal layout classes (a number where it fits: it is looked up on every call). */
+  layoutKey(layout: Layout): string | number;
+  /** Compiles the kernel for the layout class (`context`: what compiling needs, e.g. the gpu's device). */
+  compile(spec: KernelToCompile, layout: Layout, context: Context): Executable;
+}
+
+/** One call of a ufunc method, as a target's method hook receives it. */
+export interface MethodCall {
+  readonly def: UfuncDefinition;
+  /** The method's arguments: the array(s), then the options object, checked already. */
+  readonly args: readonly unknown[];
+  readonly target: Target;
+  /** The shared default (methods.ts), for a hook that handles only some cases. */
+  readonly fallback: () => Promise<UfuncResult>;
+}
+
+/** A ufunc method's hook: returns the method's result. */
+export type MethodHook = (call: MethodCall) => Promise<UfuncResult>;
 
 export interface Target {
-  readonly name: TargetName;
+  /** The name users pass as `target` (the registry's key). */
+  readonly name: string;
+  /**
+   * Where the target's kernels find their data. `host`: JS memory; calls can block (`runSync`) and
+   * may take the fast path for small calls. `device`: memory of its own; the target takes
+   * `DeviceArray` operands, allocates device outputs for calls on them, and calls only resolve
+   * asynchronously.
+   */
+  readonly memory: 'host' | 'device';
   /**
    * Refuses, when a signature is first used, a kernel this target cannot run (the gpu target and
    * float64, say), with a `TargetUnavailableError` or `KernelCompileError` naming the signature.
@@ -26,7 +80,7 @@ export interface Target {
    * workers write results in place instead of into a copy. Absent: an ordinary typed array.
    */
   allocateOutput?(length: number, dtype: DType): TypedArray;
-  /** Allocates a device-resident output, for calls whose inputs live on the device. */
+  /** Allocates a device-resident output, for calls whose inputs live on the device (`memory: 'device'`). */
   allocateDeviceArray?(shape: readonly number[], dtype: DType): Promise<DeviceArrayLike>;
   /**
    * The same without waiting, or undefined when that needs a wait (no device yet): a call that
@@ -34,4 +88,10 @@ export interface Target {
    * the call.
    */
   allocateDeviceArrayNow?(shape: readonly number[], dtype: DType): DeviceArrayLike | undefined;
+  /**
+   * The ufunc methods this target runs itself; a method it leaves out runs the shared default
+   * (methods.ts), which folds on the calling thread (`reduce`, `accumulate`) or runs the kernel
+   * on this target through broadcasting (`outer`).
+   */
+  readonly methods?: Readonly<Partial<Record<'reduce' | 'accumulate' | 'outer', MethodHook>>>;
 }

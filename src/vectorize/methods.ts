@@ -1,8 +1,9 @@
 /**
- * NumPy's ufunc methods for two-input, one-output vectorize ufuncs: `outer` runs on the ufunc's
- * target through broadcasting; `reduce` and `accumulate` fold one element after another, which is
- * sequential by nature, so they run on the calling thread with the cpu target's code (the same
- * results as the kernel gives on cpu).
+ * NumPy's ufunc methods for two-input, one-output vectorize ufuncs. A target may run a method
+ * itself (its `methods` hooks, target.ts); otherwise the shared defaults here run it: `outer` on
+ * the ufunc's target through broadcasting; `reduce` and `accumulate` fold one element after
+ * another, on the calling thread with the cpu target's code (the same results as the kernel gives
+ * on cpu).
  */
 import { convertConstant } from '../compiler/lower.js';
 import { type DType, DTYPES } from '../dtypes.js';
@@ -13,7 +14,7 @@ import { checkOptions, type OptionRules, rule } from '../options.js';
 import { instantiateScalarFunction } from '../targets/cpu/codegen.js';
 import type { UfuncResult } from '../callable.js';
 import { prepareCall, runPrepared, type UfuncDefinition } from '../ufunc.js';
-import { loadTarget } from '../targets/registry.js';
+import { loadTarget, loadTargetSync } from '../targets/registry.js';
 
 export interface ReduceOptions {
   /** The axis to fold; `null` folds every element. @default 0 */
@@ -31,9 +32,12 @@ export interface UfuncMethods {
   outer(a: unknown, b: unknown, options?: { readonly out?: unknown }): Promise<UfuncResult>;
 }
 
-const REDUCE_OPTIONS: OptionRules = { axis: rule.axis(true), identity: rule.scalar() };
-const ACCUMULATE_OPTIONS: OptionRules = { axis: rule.axis(false) };
-const OUTER_OPTIONS: OptionRules = { out: rule.any() };
+/** Each method's options, and where among its arguments they are. */
+const METHOD_OPTIONS: Readonly<Record<keyof UfuncMethods, { readonly rules: OptionRules; readonly at: number }>> = {
+  reduce: { rules: { axis: rule.axis(true), identity: rule.scalar() }, at: 1 },
+  accumulate: { rules: { axis: rule.axis(false) }, at: 1 },
+  outer: { rules: { out: rule.any() }, at: 2 },
+};
 
 export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
   const binary = () => {
@@ -83,10 +87,9 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     }
   };
 
-  return {
+  /** The shared default of each method, for targets that do not run it themselves. */
+  const defaults: UfuncMethods = {
     async reduce(x, options = {}) {
-      binary();
-      checkOptions(options, REDUCE_OPTIONS, '`reduce`');
       let arr = arrayArgument(x);
       const { fn, dtype } = folder(arr.dtype);
       if (options.axis === null || arr.shape.length === 0) {
@@ -118,8 +121,6 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     },
 
     async accumulate(x, options = {}) {
-      binary();
-      checkOptions(options, ACCUMULATE_OPTIONS, '`accumulate`');
       const arr = arrayArgument(x);
       const { fn, dtype } = folder(arr.dtype);
       const axis = checkAxis(options.axis ?? 0, arr.shape.length);
@@ -147,8 +148,6 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     },
 
     async outer(a, b, options = {}) {
-      binary();
-      checkOptions(options, OUTER_OPTIONS, '`outer`');
       const opA = toOperand(a, 'argument 1');
       const opB = toOperand(b, 'argument 2');
       const shapeB = opB.kind === 'scalar' ? [] : opB.shape;
@@ -162,4 +161,16 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       return runPrepared(prepareCall(def, args, await loadTarget(def.target)));
     },
   };
+
+  /** A method checks its arguments, then runs the target's hook where it has one, else the default. */
+  const method = <M extends keyof UfuncMethods>(name: M) =>
+    (async (...args: unknown[]) => {
+      binary();
+      checkOptions(args[METHOD_OPTIONS[name].at], METHOD_OPTIONS[name].rules, `\`${name}\``);
+      const target = loadTargetSync(def.target) ?? (await loadTarget(def.target));
+      const fallback = () => (defaults[name] as (...a: unknown[]) => Promise<UfuncResult>)(...args);
+      const hook = target.methods?.[name];
+      return hook ? hook({ def, args, target, fallback }) : fallback();
+    }) as UfuncMethods[M];
+  return { reduce: method('reduce'), accumulate: method('accumulate'), outer: method('outer') };
 }

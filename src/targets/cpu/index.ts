@@ -3,27 +3,34 @@
  */
 import { ArgumentError } from '../../errors.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
-import type { TypedKernel } from '../../compiler/ir.js';
-import type { Target } from '../target.js';
-import { generateRunner, instantiateRunner, layoutKey, prepareRunnerArgs, type Runner } from './codegen.js';
+import { ExecutableCache } from '../executables.js';
+import type { KernelCompiler, Target } from '../target.js';
+import { generateRunner, instantiateRunner, layoutKey, type MemoryLayout, prepareRunnerArgs, type Runner, type RunnerArgs } from './codegen.js';
+
+/** A compiled cpu kernel: the runner, and its source (which the parallel target posts to workers). */
+export interface CompiledRunner {
+  readonly source: string;
+  /** Bounds-check sites, for error messages. */
+  readonly sites: readonly string[];
+  readonly runner: Runner;
+}
+
+/** How the cpu compiles: one JS runner per kernel and memory layout (codegen.ts). */
+export const cpuCompiler: KernelCompiler<MemoryLayout, CompiledRunner> = {
+  layoutKey,
+  compile(spec, layout) {
+    const { source, sites } = generateRunner(spec, layout);
+    return { source, sites, runner: instantiateRunner(source, sites) };
+  },
+};
 
 /** Runners by typed kernel (one per signature), then by bounds checking and memory layout. */
-const runners = new WeakMap<TypedKernel, [Map<number | string, Runner>, Map<number | string, Runner>]>();
+const runners = new ExecutableCache(cpuCompiler, { scopedByKernel: true });
 
 /** The compiled runner for a plan's kernel and memory layout, generated on first use. */
-export function runnerFor(plan: CallPlan): { runner: Runner; args: ReturnType<typeof prepareRunnerArgs>['args'] } {
+export function runnerFor(plan: CallPlan): { runner: Runner; args: RunnerArgs } {
   const { args, layout } = prepareRunnerArgs(plan);
-  let byCheck = runners.get(plan.kernel);
-  if (!byCheck) runners.set(plan.kernel, (byCheck = [new Map(), new Map()]));
-  const byLayout = byCheck[plan.boundsCheck ? 1 : 0];
-  const key = layoutKey(layout);
-  let runner = byLayout.get(key);
-  if (!runner) {
-    const { source, sites } = generateRunner(plan, layout);
-    runner = instantiateRunner(source, sites);
-    byLayout.set(key, runner);
-  }
-  return { runner, args };
+  return { runner: runners.get(plan, layout).runner, args };
 }
 
 function runOnThisThread(plan: CallPlan): void {
@@ -40,6 +47,7 @@ function runOnThisThread(plan: CallPlan): void {
 
 export const cpuTarget: Target = {
   name: 'cpu',
+  memory: 'host',
   run: async (plan) => runOnThisThread(plan),
   runSync: runOnThisThread,
 };

@@ -78,7 +78,7 @@ export function runOnGpu(plan: CallPlan): Promise<void> {
     }
     return withDevice(async (ctx) => {
       const call = layoutFor(ctx, plan, views);
-      const kernel = await compiledKernel(ctx, plan.kernel, plan.kernelKey, call.layout, call.key);
+      const kernel = await compiledKernel(ctx, plan, call.layout);
       return record(ctx, plan, hostBuffers, call, kernel);
     });
   } catch (e) {

@@ -13,6 +13,7 @@ import { runOnGpu } from './dispatch.js';
 /** The gpu target, as registered in targets/registry.ts. */
 export const gpuTarget: Target = {
   name: 'gpu',
+  memory: 'device',
   checkKernel: checkGpuKernel,
   run: runOnGpu,
   allocateDeviceArray: outputArray,

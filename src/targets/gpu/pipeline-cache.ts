@@ -7,6 +7,8 @@
  */
 import type { TypedKernel } from '../../compiler/ir.js';
 import { KernelCompileError, UfuncError } from '../../errors.js';
+import { ExecutableCache } from '../executables.js';
+import type { KernelCompiler, KernelToCompile } from '../target.js';
 import { type GpuContext, runScoped } from './device.js';
 import { generateShader } from './shader-module.js';
 import { bindingNumbers, layoutKey, type ShaderLayout } from './shader-layout.js';
@@ -27,39 +29,36 @@ export interface CompiledKernel {
   readonly bindGroups: Map<string, GPUBindGroup>;
 }
 
+/** How the gpu compiles: one compute pipeline per kernel and shader layout, on one device. */
+export const gpuCompiler: KernelCompiler<ShaderLayout, Promise<CompiledKernel>, GpuContext> = {
+  layoutKey,
+  compile(spec, layout, ctx) {
+    const compiled = compile(ctx, spec.kernel, layout);
+    compiled.then(
+      (k) => readyKernels(ctx.device).set(`${spec.kernelKey}#${layoutKey(layout)}`, k),
+      // A failed compilation is not cached: the next call tries again (and fails the same way).
+      () => pipelines.delete(spec, layout, ctx.device),
+    );
+    return compiled;
+  },
+};
+
 // Per device, weakly: a released device's pipelines go with it.
-const caches = new WeakMap<GPUDevice, Map<string, Promise<CompiledKernel>>>();
+const pipelines = new ExecutableCache(gpuCompiler);
 
 /**
  * The pipeline for a kernel and layout on this device, compiled on first use. Concurrent calls
  * share one compilation.
  *
  * @param ctx the device
- * @param kernel the typed kernel
- * @param kernelKey its cache identity (CallPlan.kernelKey)
+ * @param spec the kernel and its cache identity (a CallPlan serves)
  * @param layout the shader layout
  * @returns the compiled kernel
  * @throws KernelCompileError when the generated WGSL does not compile (a bug in ufunc: the message
  *   has the compiler's diagnostics and the offending line)
  */
-export function compiledKernel(ctx: GpuContext, kernel: TypedKernel, kernelKey: string, layout: ShaderLayout, key = `${kernelKey}#${layoutKey(layout)}`): Promise<CompiledKernel> {
-  let cache = caches.get(ctx.device);
-  if (!cache) {
-    cache = new Map();
-    caches.set(ctx.device, cache);
-  }
-  let compiled = cache.get(key);
-  if (!compiled) {
-    compiled = compile(ctx, kernel, layout);
-    cache.set(key, compiled);
-    const ready = readyKernels(ctx.device);
-    compiled.then(
-      (k) => ready.set(key, k),
-      // A failed compilation is not cached: the next call tries again (and fails the same way).
-      () => cache!.delete(key),
-    );
-  }
-  return compiled;
+export function compiledKernel(ctx: GpuContext, spec: KernelToCompile, layout: ShaderLayout): Promise<CompiledKernel> {
+  return pipelines.get(spec, layout, ctx.device, ctx);
 }
 
 // The compiled kernels that are ready, for calls that must not wait a turn of the event loop.

@@ -215,7 +215,11 @@ function allocateOutput(length: number, dtype: DType): TypedArray {
   return options.workers > 0 && length >= options.threshold ? sharedArray(length, dtype) : new DTYPES[dtype].arrayType(length);
 }
 
-export const parallelTarget: Target = { name: 'parallel', run, runSync, allocateOutput };
+/**
+ * The parallel target: the cpu target's compiled runners (kernel-cache.ts reuses its compiler), a
+ * different driver — chunks of the loop on a pool of workers over shared memory.
+ */
+export const parallelTarget: Target = { name: 'parallel', memory: 'host', run, runSync, allocateOutput };
 
 /**
  * Hooks for tests: not part of the public API.

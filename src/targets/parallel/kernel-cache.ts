@@ -7,24 +7,31 @@
  */
 import type { TypedArray } from '../../dtypes.js';
 import type { CallPlan } from '../../plan.js';
-import { generateRunner, instantiateRunner, layoutKey, type MemoryLayout, type Runner, type RunnerArgs } from '../cpu/codegen.js';
+import type { MemoryLayout, RunnerArgs } from '../cpu/codegen.js';
+import { type CompiledRunner, cpuCompiler } from '../cpu/index.js';
+import { ExecutableCache } from '../executables.js';
+import type { KernelCompiler } from '../target.js';
 import { type ArgumentSetMessage, scalarKindOf } from './protocol.js';
 
 const NOTHING_EVICTED: readonly number[] = [];
 
 /** A generated runner: its source for workers and its instance for the calling thread. */
-export interface RunnerSource {
+export interface RunnerSource extends CompiledRunner {
   readonly id: number;
-  readonly source: string;
-  readonly sites: readonly string[];
-  readonly runner: Runner;
 }
 
 /** Runners kept at most; a program with more kernels × layouts regenerates the oldest. */
 const MAX_RUNNERS = 256;
-const runners = new Map<string, RunnerSource & { lastUsed: number }>();
 let nextRunnerId = 1;
-let uses = 0;
+/** The parallel target compiles as the cpu does, and numbers each runner for the workers. */
+const parallelCompiler: KernelCompiler<MemoryLayout, RunnerSource> = {
+  layoutKey: cpuCompiler.layoutKey,
+  compile: (spec, layout) => ({ id: nextRunnerId++, ...cpuCompiler.compile(spec, layout, undefined) }),
+};
+let evicted: number[] = [];
+const runners = new ExecutableCache(parallelCompiler, { maxEntries: MAX_RUNNERS, onEvict: (r) => evicted.push(r.id) });
+/** One scope for every kernel: the bound is on what the workers hold in all. */
+const EVERY_KERNEL = {};
 
 /**
  * The runner of a plan's kernel for a memory layout, generated on first use.
@@ -32,20 +39,11 @@ let uses = 0;
  * @returns the runner, and the ids of runners evicted to make room (workers must forget them)
  */
 export function runnerSourceFor(plan: CallPlan, layout: MemoryLayout): { runner: RunnerSource; evicted: readonly number[] } {
-  const key = `${plan.kernelKey}#${layoutKey(layout)}#${plan.boundsCheck}`;
-  const known = runners.get(key);
-  if (known) {
-    known.lastUsed = ++uses;
-    return { runner: known, evicted: NOTHING_EVICTED };
-  }
-  const { source, sites } = generateRunner(plan, layout);
-  const runner = { id: nextRunnerId++, source, sites, runner: instantiateRunner(source, sites), lastUsed: ++uses };
-  runners.set(key, runner);
-  if (runners.size <= MAX_RUNNERS) return { runner, evicted: NOTHING_EVICTED };
-  let oldest: [string, { id: number; lastUsed: number }] | undefined;
-  for (const entry of runners) if (!oldest || entry[1].lastUsed < oldest[1].lastUsed) oldest = entry;
-  runners.delete(oldest![0]);
-  return { runner, evicted: [oldest![1].id] };
+  const runner = runners.get(plan, layout, EVERY_KERNEL);
+  if (evicted.length === 0) return { runner, evicted: NOTHING_EVICTED };
+  const dropped = evicted;
+  evicted = [];
+  return { runner, evicted: dropped };
 }
 
 /** An argument set as workers hold it. */

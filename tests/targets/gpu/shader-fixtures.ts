@@ -23,6 +23,7 @@ export const LAVAPIPE_LIMITS: LayoutLimits = {
 
 const planningTarget: Target = {
   name: 'gpu',
+  memory: 'device',
   checkKernel: checkGpuKernel,
   run: async () => {},
 };
