@@ -77,6 +77,7 @@ function bind(sizes: Map<string, number>, dim: CoreDim, n: number, what: string,
  * @param inputs - shapes of the inputs
  * @param outs - shapes of the given `out` arrays (undefined where the output is to be allocated)
  * @param dims - sizes for core dimensions that appear only in outputs (`()->(n)` with `{ n: 16 }`)
+ * @param extra - shapes that take part in broadcasting the loop dimensions only (a `where` mask)
  * @throws BroadcastError or LayoutError saying which operand and dimension disagree
  */
 export function schedule(
@@ -84,6 +85,7 @@ export function schedule(
   inputs: readonly ScheduledInput[],
   outs: readonly (ScheduledInput | undefined)[],
   dims: Readonly<Record<string, number>> = {},
+  extra: readonly ScheduledInput[] = [],
 ): Schedule {
   const sizes = new Map<string, number>();
   const origin = new Map<string, string>();
@@ -98,23 +100,30 @@ export function schedule(
     core.forEach((dim, a) => bind(sizes, dim, input.shape[split + a]!, input.what, layout, origin));
     return input.shape.slice(0, split);
   });
-  const loopShape = broadcastShapes(inputLoopShapes, inputs.map((i) => i.what));
-
-  outs.forEach((out, o) => {
-    if (!out) return;
+  const outLoops = outs.map((out, o) => {
+    if (!out) return undefined;
     const core = layout.outputs[o]!;
     const split = out.shape.length - core.length;
     if (split < 0) {
       throw new BroadcastError(`${capital(out.what)} has shape [${out.shape.join(', ')}], too few dimensions for core dimensions ${formatCoreDims(core)}.`);
     }
     core.forEach((dim, a) => bind(sizes, dim, out.shape[split + a]!, out.what, layout, origin));
-    const loop = out.shape.slice(0, split);
+    return out.shape.slice(0, split);
+  });
+  // As in NumPy, inputs (and a `where` mask) broadcast up to a given output's shape, but an output
+  // is never broadcast itself: it must have the full loop shape.
+  const given = outs.flatMap((out, o) => (out ? [{ loop: outLoops[o]!, what: out.what }] : []));
+  const loopShape = broadcastShapes(
+    [...inputLoopShapes, ...extra.map((e) => e.shape), ...given.map((g) => g.loop)],
+    [...inputs.map((i) => i.what), ...extra.map((e) => e.what), ...given.map((g) => g.what)],
+  );
+  for (const { loop, what } of given) {
     if (loop.length !== loopShape.length || loop.some((n, d) => n !== loopShape[d])) {
       throw new BroadcastError(
-        `${capital(out.what)} has loop dimensions [${loop.join(', ')}] but the inputs broadcast to [${loopShape.join(', ')}]; an output must match the broadcast shape exactly.`,
+        `${capital(what)} has loop dimensions [${loop.join(', ')}] but the operands broadcast to [${loopShape.join(', ')}]; an output is not broadcast, so it must have that shape.`,
       );
     }
-  });
+  }
 
   for (const [name, n] of Object.entries(dims)) {
     if (!Number.isInteger(n) || n < 0) throw new LayoutError(`\`dims.${name}\` must be a non-negative integer, found ${String(n)}.`);

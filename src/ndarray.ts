@@ -12,6 +12,12 @@ export interface NDArray<T extends TypedArray = TypedArray> extends Omit<Strided
   readonly data: T;
   /** Element offset of index [0, 0, …]. @default 0 */
   readonly offset?: number;
+  /**
+   * How the elements are laid out, in stdlib's words, so `new ndarray(r.dtype, r.data, r.shape,
+   * r.strides, r.offset, r.order)` takes a result as it is. Results the library allocates are
+   * 'row-major' (C order).
+   */
+  readonly order?: 'row-major' | 'column-major';
 }
 
 /** What a caller may pass where an array is expected. */
@@ -22,8 +28,11 @@ export interface NDArrayLike {
   /** scijs ndarray's name for `strides`. */
   readonly stride?: readonly number[];
   readonly offset?: number;
-  /** Needed only to read a Uint8Array as `bool`. */
-  readonly dtype?: DType;
+  /**
+   * Needed only to read a Uint8Array as `bool`; scijs's `uint8_clamped` and stdlib's `uint8c` name a
+   * Uint8ClampedArray (stores clamp).
+   */
+  readonly dtype?: DType | 'uint8c' | 'uint8_clamped';
 }
 
 /** A checked array argument. */
@@ -34,6 +43,8 @@ export interface ArrayOperand extends StridedView {
   readonly plain: boolean;
   /** What the caller passed, returned as is when it is an `out`. */
   readonly original: unknown;
+  /** A Uint8ClampedArray (dtype uint8c): stores into it clamp to 0…255 and round half to even. */
+  readonly clamped?: boolean;
 }
 
 export interface ScalarOperand {
@@ -54,6 +65,17 @@ export interface DeviceArrayLike extends StridedView {
 
 export type Operand = ArrayOperand | ScalarOperand | DeviceOperand;
 
+/** stdlib's `order` of a layout: 'column-major' for Fortran-contiguous strides (of rank ≥ 2), else 'row-major'. */
+export function orderOf(shape: readonly number[], strides: readonly number[]): 'row-major' | 'column-major' {
+  if (shape.length < 2) return 'row-major';
+  let step = 1;
+  for (let d = 0; d < shape.length; d++) {
+    if (shape[d] !== 1 && strides[d] !== step) return 'row-major';
+    step *= shape[d]!;
+  }
+  return 'column-major';
+}
+
 const isDeviceArray = (x: unknown): x is DeviceArrayLike =>
   typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'device';
 
@@ -68,7 +90,7 @@ export function toOperand(x: unknown, what: string): Operand {
   if (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') return { kind: 'scalar', value: x };
   if (isTypedArray(x)) {
     const dtype = dtypeOfArray(x)!;
-    return { kind: 'array', data: x, dtype, shape: [x.length], strides: [1], offset: 0, plain: true, original: x };
+    return { kind: 'array', data: x, dtype, shape: [x.length], strides: [1], offset: 0, plain: true, original: x, clamped: x instanceof Uint8ClampedArray };
   }
   if (isDeviceArray(x)) {
     return { kind: 'device', array: x, dtype: x.dtype, shape: x.shape, strides: x.strides, offset: x.offset };
@@ -95,8 +117,9 @@ function ndarrayOperand(x: NDArrayLike, what: string): ArrayOperand {
   const offset = x.offset ?? 0;
   if (!Number.isInteger(offset) || offset < 0) throw new ArgumentError(`${capitalise(what)}.offset must be a non-negative integer, found ${offset}.`);
   let dtype = dtypeOfArray(data)!;
-  if (x.dtype !== undefined && x.dtype !== dtype) {
-    if (x.dtype === 'bool' && dtype === 'uint8') dtype = 'bool';
+  const clamped = data instanceof Uint8ClampedArray;
+  if (x.dtype !== undefined && x.dtype !== dtype && !(clamped && (x.dtype === 'uint8c' || x.dtype === 'uint8_clamped'))) {
+    if (x.dtype === 'bool' && dtype === 'uint8' && !clamped) dtype = 'bool';
     else throw new ArgumentError(`${capitalise(what)} says dtype ${x.dtype} but its data is a ${data.constructor.name} (${dtype}).`);
   }
   // Every reachable element must lie inside data: a wrong stride must not read or write elsewhere.
@@ -109,7 +132,7 @@ function ndarrayOperand(x: NDArrayLike, what: string): ArrayOperand {
       );
     }
   }
-  return { kind: 'array', data, dtype, shape: [...shape], strides: [...strides], offset, plain: false, original: x };
+  return { kind: 'array', data, dtype, shape: [...shape], strides: [...strides], offset, plain: false, original: x, clamped };
 }
 
 /** Copies any strided view into a new C-contiguous typed array of `dtype`, converting as typed arrays do. */

@@ -7,11 +7,14 @@ import { loopStridesFor, schedule, type ScheduledInput } from './broadcast.js';
 import type { TypedKernel, ValueType } from './compiler/ir.js';
 import { type KernelEnv, convertConstant, typeKernel } from './compiler/lower.js';
 import { type ParsedFunction, parseFunction } from './compiler/parse.js';
-import { canCastSafely, canCastScalar, type DType, DTYPES, type TypedArray } from './dtypes.js';
-import { ArgumentError, LayoutError, SignatureError } from './errors.js';
+import { canCastScalar, type DType, DTYPES, type TypedArray } from './dtypes.js';
+import { type Casting, canCast, checkCasting, inputCasting, storeCast } from './casting.js';
+import { CALL_OPTIONS, type CallOptions, forcedTypes, splitArguments } from './call-options.js';
+import { axesLast, normaliseAxes, placeCoreAxes, requestedCoreAxes } from './core-axes.js';
+import { ArgumentError, LayoutError, SignatureError, TargetUnavailableError } from './errors.js';
 import { cOrderStrides, sizeOf } from './layout.js';
 import {
-  type ArrayOperand, copyToContiguous, describe, type DeviceOperand, type NDArray, type Operand, toOperand,
+  type ArrayOperand, copyToContiguous, describe, type DeviceOperand, type NDArray, type Operand, orderOf, toOperand,
 } from './ndarray.js';
 import { checkOptions, type OptionRules, rule } from './options.js';
 import type { CallPlan, OperandView } from './plan.js';
@@ -30,6 +33,13 @@ export interface UfuncOptions {
   readonly boundsCheck?: boolean;
   /** The identity of a two-input vectorize ufunc, used by `reduce` on empty axes (as NumPy's `identity`). */
   readonly identity?: number | bigint | boolean;
+  /**
+   * What a target without float64 (gpu: WGSL has no 64-bit floats) does with a float64 signature
+   * when no other signature fits the inputs: 'error' refuses it; 'float32' runs it in float32
+   * (float64 inputs are rounded to float32, results computed in float32 and stored back as float64,
+   * so they carry float32's precision, about 7 significant digits). @default 'error'
+   */
+  readonly float64?: 'error' | 'float32';
 }
 
 /** The options of `guvectorize(…)`: the target's name is checked against the registry. */
@@ -38,24 +48,15 @@ export const GUVECTORIZE_OPTIONS: OptionRules = {
   target: (name) => (targetEntry(name), undefined),
   env: rule.object('an object of constants and helper functions'),
   boundsCheck: rule.boolean(),
+  float64: rule.oneOf(['error', 'float32']),
 };
 
 /** The options of `vectorize(…)`: those of guvectorize, and the identity its `reduce` starts from. */
 export const VECTORIZE_OPTIONS: OptionRules = { ...GUVECTORIZE_OPTIONS, identity: rule.scalar() };
 
-/** Options a call may pass as its last argument. */
-export interface CallOptions {
-  /** Preallocated output(s); may be an input itself, for in-place kernels. */
-  readonly out?: unknown;
-  /** Sizes of core dimensions that appear only in outputs: `()->(n)` with `{ dims: { n: 16 } }`. */
-  readonly dims?: Readonly<Record<string, number>>;
-}
+export type { CallOptions };
 
-/** The options of a call. */
-export const CALL_OPTIONS: OptionRules = {
-  out: rule.any(),
-  dims: rule.object('an object of core dimension sizes, e.g. `{ n: 16 }`'),
-};
+export { CALL_OPTIONS };
 
 export type UfuncKind = 'vectorize' | 'guvectorize';
 
@@ -65,6 +66,18 @@ interface Specialisation {
   readonly kernel: TypedKernel | undefined;
   readonly byCoreDims: Map<string, TypedKernel>;
   readonly key: string;
+  /**
+   * The operand types callers see, where they differ from the kernel's: a float64 signature run in
+   * float32 (option `float64: 'float32'`) accepts and returns float64 arrays.
+   */
+  readonly accepts?: readonly ArgType[];
+}
+
+/** How a call constrains the loop: casting rule, loop types forced by `dtype`/`signature`, what the target stores. */
+export interface LoopRequest {
+  readonly casting: Casting;
+  readonly forced?: readonly (DType | undefined)[];
+  readonly canStore?: (dtype: DType) => boolean;
 }
 
 let nextUfuncId = 0;
@@ -94,6 +107,9 @@ export class UfuncDefinition {
     this.target = targetEntry(options.target ?? DEFAULT_TARGET).name as TargetName;
     this.env = options.env ?? {};
     this.boundsCheck = options.boundsCheck ?? true;
+    if (options.float64 !== undefined && options.float64 !== 'error' && options.float64 !== 'float32') {
+      throw new ArgumentError(`\`float64\` must be 'error' or 'float32', found ${describe(options.float64)}.`);
+    }
     this.parsed = parseFunction(fn);
     for (const text of signatures) {
       const signature = parseSignature(text);
@@ -111,7 +127,7 @@ export class UfuncDefinition {
   }
 
   get signatures(): readonly Signature[] {
-    return [...this.specialisations, ...this.lazy.values()].map((s) => s.signature);
+    return [...this.specialisations, ...[...this.lazy.values()].filter((s) => !s.accepts)].map((s) => s.signature);
   }
 
   /** Argument types of a signature in operand order (inputs, then outputs). */
@@ -167,7 +183,7 @@ export class UfuncDefinition {
   }
 
   /** Types the kernel for a signature now, so that type errors surface when the ufunc is made. */
-  private specialise(signature: Signature, key: string, returnType?: 'infer'): Specialisation {
+  private specialise(signature: Signature, key: string, returnType?: 'infer' | DType): Specialisation {
     let consulted = false;
     const kernel = typeKernel(
       this.parsed,
@@ -194,39 +210,86 @@ export class UfuncDefinition {
   }
 
   /**
-   * Picks the first signature whose inputs every argument casts to safely (NumPy's rule), or with no
-   * signatures (lazy vectorize) compiles one for the argument dtypes.
+   * Picks the loop for a call as NumPy does: the first signature the inputs cast to (safely, or by
+   * the call's `casting` rule where `dtype`/`signature` forced the loop) among those with the forced
+   * types and that the target can store; with no signatures (lazy vectorize) compiles one for the
+   * argument dtypes. Outputs do not take part; they are cast from the loop's types afterwards.
    */
-  select(inputs: readonly Operand[], outs: readonly (Operand | undefined)[]): Specialisation {
-    if (this.specialisations.length === 0) return this.lazySignature(inputs);
+  select(inputs: readonly Operand[], request: LoopRequest = { casting: 'same_kind' }): Specialisation {
+    const { casting, forced, canStore } = request;
+    if (this.specialisations.length === 0) return this.lazySignature(inputs, request);
+    const rule = forced ? casting : inputCasting(casting);
+    const fits = (types: readonly ArgType[]) =>
+      (!forced || types.every((t, k) => forced[k] === undefined || forced[k] === t.dtype)) &&
+      inputs.every((op, i) => {
+        const t = types[i]!.dtype;
+        if (op.kind === 'scalar') return casting === 'unsafe' || canCastScalar(op.value, t);
+        return canCast(op.dtype, t, rule) || (op.dtype === 'uint8' && t === 'bool' && casting === 'unsafe');
+      });
+    const unstorable: Specialisation[] = [];
     for (const spec of this.specialisations) {
       const types = this.operandTypes(spec.signature);
-      const inputsFit = inputs.every((op, i) => {
-        const t = types[i]!;
-        return op.kind === 'scalar' ? canCastScalar(op.value, t.dtype) : canCastSafely(op.dtype, t.dtype);
-      });
-      const outsFit = outs.every((op, o) => !op || op.kind === 'scalar' || op.dtype === types[this.nin + o]!.dtype);
-      if (inputsFit && outsFit) return spec;
+      if (!fits(types)) continue;
+      if (!canStore || types.every((t) => canStore(t.dtype))) return spec;
+      unstorable.push(spec);
     }
-    const found = inputs.map((op) => (op.kind === 'scalar' ? `${typeof op.value} ${String(op.value)}` : op.dtype)).join(', ');
-    const outFound = outs.some((o) => o) ? `; out: ${outs.map((o) => (o && o.kind !== 'scalar' ? o.dtype : '—')).join(', ')}` : '';
+    const [first] = unstorable;
+    if (first && canStore) {
+      const types = this.operandTypes(first.signature);
+      const demotable = types.every((t) => canStore(t.dtype) || (t.dtype === 'float64' && canStore('float32')));
+      if (this.options.float64 === 'float32' && demotable) return this.demoted(first);
+      const missing = [...new Set(types.map((t) => t.dtype).filter((t) => !canStore(t)))].join(', ');
+      throw new TargetUnavailableError(
+        `No signature of this ufunc that the '${this.target}' target can run accepts the inputs (${describeInputs(inputs)}): \`${first.signature.text}\` fits them but needs ${missing}, which the target does not have (WGSL has no 64-bit types). Declare a float32 or int32 signature${missing === 'float64' ? ', pass `{ float64: \'float32\' }` to vectorize/guvectorize to run float64 signatures in float32,' : ''} or use target 'cpu' or 'parallel'.`,
+      );
+    }
+    const forcedText = forced ? `; forced loop types: ${forced.map((t) => t ?? 'any').join(', ')} with casting '${casting}'` : '';
     throw new ArgumentError(
-      `No signature of this ufunc accepts the inputs (${found}${outFound}). The signatures are:\n${this.specialisations
+      `No signature of this ufunc accepts the inputs (${describeInputs(inputs)}${forcedText}). The signatures are:\n${this.specialisations
         .map((s) => `  ${s.signature.text}`)
-        .join('\n')}\nInputs are cast only where no value changes (NumPy's safe casting; outputs must match exactly): convert the data or add a signature.`,
+        .join('\n')}\nInputs are cast only where no value changes (NumPy's safe casting), unless \`signature\` or \`dtype\` forces a loop: convert the data, add a signature, or force one with \`casting\`.`,
     );
   }
 
-  private lazySignature(inputs: readonly Operand[]): Specialisation {
+  /** A float64 signature's twin typed in float32, for targets without float64 (option `float64: 'float32'`). */
+  private demoted(spec: Specialisation): Specialisation {
+    const key = `${spec.key}:f32`;
+    const known = this.lazy.get(key);
+    if (known) return known;
+    const f32 = (t: ArgType): ArgType => (t.dtype === 'float64' ? { ...t, dtype: 'float32' } : t);
+    const sig = spec.signature;
+    const signature: Signature = {
+      text: `${sig.text} (run in float32)`,
+      returnType: sig.returnType === 'float64' ? 'float32' : sig.returnType,
+      args: sig.args.map(f32),
+    };
+    const twin = { ...this.specialise(signature, key), accepts: this.operandTypes(sig) };
+    this.lazy.set(key, twin);
+    return twin;
+  }
+
+  /** The operand types a call sees for a specialisation (inputs then outputs). */
+  acceptedTypes(spec: Specialisation): readonly ArgType[] {
+    return spec.accepts ?? this.operandTypes(spec.signature);
+  }
+
+  private lazySignature(inputs: readonly Operand[], request: LoopRequest): Specialisation {
     const arrayTypes = inputs.filter((op): op is ArrayOperand | DeviceOperand => op.kind !== 'scalar').map((op) => op.dtype);
-    const dtypes = inputs.map((op) => (op.kind === 'scalar' ? scalarDtype(op.value, arrayTypes) : op.dtype));
-    const key = dtypes.join(',');
+    const forced = request.forced;
+    const dtypes = inputs.map((op, i) => forced?.[i] ?? (op.kind === 'scalar' ? scalarDtype(op.value, arrayTypes) : op.dtype));
+    inputs.forEach((op, i) => {
+      if (op.kind !== 'scalar' && !canCast(op.dtype, dtypes[i]!, request.casting)) {
+        throw new ArgumentError(`Cannot cast argument ${i + 1} from ${op.dtype} to the forced ${dtypes[i]} with casting '${request.casting}'.`);
+      }
+    });
+    const returnType = forced?.[this.nin];
+    const key = `${dtypes.join(',')}${returnType ? `->${returnType}` : ''}`;
     let spec = this.lazy.get(key);
     if (!spec) {
-      const provisional: Signature = { text: `(${dtypes.join(', ')})`, returnType: 'float64', args: dtypes.map((dtype) => ({ kind: 'scalar', dtype })) };
-      const typed = this.specialise(provisional, `${this.id}:lazy:${key}`, 'infer');
-      const returnType = typed.kernel!.returnType as DType;
-      const signature: Signature = { ...provisional, text: `${returnType}(${dtypes.join(', ')})`, returnType };
+      const provisional: Signature = { text: `(${dtypes.join(', ')})`, returnType: returnType ?? 'float64', args: dtypes.map((dtype) => ({ kind: 'scalar', dtype })) };
+      const typed = this.specialise(provisional, `${this.id}:lazy:${key}`, returnType ?? 'infer');
+      const inferred = typed.kernel!.returnType as DType;
+      const signature: Signature = { ...provisional, text: `${inferred}(${dtypes.join(', ')})`, returnType: inferred };
       spec = { ...typed, signature };
       this.lazy.set(key, spec);
     }
@@ -254,19 +317,14 @@ function scalarDtype(value: number | bigint | boolean, arrays: readonly DType[])
   return 'float64';
 }
 
-/** Splits a trailing options object off the arguments. */
-export function splitArguments(args: readonly unknown[], nin: number): { inputs: unknown[]; options: CallOptions } {
-  const last = args[args.length - 1];
-  const isOptions =
-    args.length === nin + 1 &&
-    typeof last === 'object' && last !== null && !ArrayBuffer.isView(last) && !('data' in last) && (last as { kind?: unknown }).kind !== 'device';
-  const inputs = isOptions ? args.slice(0, -1) : [...args];
-  const options = (isOptions ? last : {}) as CallOptions;
-  if (isOptions) checkOptions(options, CALL_OPTIONS, 'a call');
-  if (inputs.length !== nin) {
-    throw new ArgumentError(`This ufunc takes ${nin} input${nin === 1 ? '' : 's'}, found ${inputs.length} argument${inputs.length === 1 ? '' : 's'}${args.length === nin + 1 && !isOptions ? ` (the last one, ${describe(last)}, is not an options object)` : ''}.`);
-  }
-  return { inputs, options };
+/** How messages list a call's inputs: `float32, number 2`. */
+function describeInputs(inputs: readonly Operand[]): string {
+  return inputs.map((op) => (op.kind === 'scalar' ? `${typeof op.value} ${String(op.value)}` : op.dtype)).join(', ');
+}
+
+/** An operand viewed with some of its axes permuted (`perm[d]` is the original axis of new axis d). */
+function permuted<T extends ArrayOperand | DeviceOperand>(op: T, perm: readonly number[]): T {
+  return { ...op, shape: perm.map((d) => op.shape[d]!), strides: perm.map((d) => op.strides[d]!) };
 }
 
 /** A call turned into a plan, with what is needed to hand results back. */
@@ -283,27 +341,72 @@ export interface PreparedCall {
  * Checks a call's arguments and builds its plan. Throws before anything is written.
  */
 export function prepareCall(def: UfuncDefinition, args: readonly unknown[], target: Target): PreparedCall {
-  const { inputs: rawInputs, options } = splitArguments(args, def.nin);
-  const inputs = rawInputs.map((x, i) => toOperand(x, `argument ${i + 1}`));
-  const rawOuts = options.out === undefined ? [] : def.nout === 1 && !(Array.isArray(options.out) && options.out.length === 1) ? [options.out] : (options.out as unknown[]);
-  if (options.out !== undefined && (!Array.isArray(rawOuts) || rawOuts.length !== def.nout)) {
-    throw new ArgumentError(`\`out\` must be ${def.nout === 1 ? 'one array' : `an array of ${def.nout} arrays`} (this ufunc has ${def.nout} output${def.nout === 1 ? '' : 's'}), found ${describe(options.out)}.`);
-  }
-  const outs = def.layout.outputs.map((_, o) => {
-    const x = rawOuts[o];
-    if (x === undefined) return undefined;
-    const op = toOperand(x, def.nout === 1 ? '`out`' : `\`out[${o}]\``);
-    if (op.kind === 'scalar') throw new ArgumentError(`\`out\` must be an array, found ${describe(x)}.`);
+  const { inputs: rawInputs, outs: rawOuts, options } = splitArguments(args, def.nin, def.nout);
+  const casting = checkCasting(options.casting);
+  let inputs = rawInputs.map((x, i) => toOperand(x, `argument ${i + 1}`));
+  const outWhat = (o: number) => (def.nout === 1 ? '`out`' : `\`out[${o}]\``);
+  let outs = def.layout.outputs.map((_, o) => {
+    const x = rawOuts?.[o];
+    if (x === undefined || x === null) return undefined;
+    const op = toOperand(x, outWhat(o));
+    if (op.kind === 'scalar') throw new ArgumentError(`${outWhat(o)} must be an array, found ${describe(x)}.`);
     return op;
   });
 
-  const spec = def.select(inputs, outs);
+  // `where`: a boolean mask over the loop dimensions (a true scalar is no mask at all).
+  let mask: ArrayOperand | undefined;
+  let maskAll = false;
+  if (options.where !== undefined && options.where !== true) {
+    const w = toOperand(options.where, '`where`');
+    if (w.kind === 'scalar') {
+      if (w.value !== false) throw new ArgumentError(`\`where\` must be a boolean array or a boolean, found ${describe(options.where)}.`);
+      maskAll = true;
+    } else if (w.kind === 'device' || !(w.dtype === 'bool' || (w.dtype === 'uint8' && !w.clamped))) {
+      throw new ArgumentError(`\`where\` must be a boolean mask in host memory ({ data: Uint8Array, dtype: 'bool' } or a Uint8Array), found ${w.kind === 'device' ? 'a DeviceArray' : `an array of ${w.dtype}`}.`);
+    } else mask = w;
+  }
+
+  // `axes`/`axis`/`keepdims` (guvectorize): view every operand with its core dimensions last.
+  const cores = [...def.layout.inputs, ...def.layout.outputs];
+  const requested = requestedCoreAxes(options, def.nin, cores.map((c) => c.length), cores.map((c) => c.flatMap((d) => (d.kind === 'symbol' ? [d.name] : []))), def.kind);
+  const keepdims = options.keepdims === true;
+  inputs = inputs.map((op, i) => {
+    const axes = requested[i];
+    if (!axes || op.kind === 'scalar') return op;
+    return permuted(op, axesLast(op.shape.length, normaliseAxes(axes, op.shape.length, `argument ${i + 1}`)));
+  });
+  outs = outs.map((op, o) => {
+    const axes = requested[def.nin + o];
+    if (!axes || !op) return op;
+    const at = normaliseAxes(axes, op.shape.length, outWhat(o));
+    const view = permuted(op, axesLast(op.shape.length, at));
+    if (!keepdims) return view;
+    if (at.some((d) => op.shape[d] !== 1)) throw new ArgumentError(`${outWhat(o)} has shape [${op.shape.join(', ')}], but with \`keepdims\` its axes ${at.join(', ')} must have size 1.`);
+    return { ...view, shape: view.shape.slice(0, -at.length), strides: view.strides.slice(0, -at.length) };
+  });
+
+  const forced = forcedTypes(options, def.nin, def.nout, (sig) => def.operandTypes(sig));
+  const spec = def.select(inputs, { casting, forced, canStore: target.canStore });
   const types = def.operandTypes(spec.signature);
+  const accepted = def.acceptedTypes(spec);
   const anyDevice = [...inputs, ...outs].some((op) => op?.kind === 'device');
   if (anyDevice && target.memory !== 'device') {
     const i = [...inputs, ...outs].findIndex((op) => op?.kind === 'device');
     throw new ArgumentError(`Argument ${i + 1} is a DeviceArray, which lives on a device, but this ufunc's target is '${target.name}': call \`await x.toHost()\` first, or use target ${formatTargetNames(targetNames('device'))}.`);
   }
+  // The dtype each output ends up with: a given out's own, else the forced or accepted one.
+  const resultTypes = def.layout.outputs.map((_, o) => {
+    const given = outs[o];
+    return given ? given.dtype : forced?.[def.nin + o] ?? accepted[def.nin + o]!.dtype;
+  });
+  resultTypes.forEach((to, o) => {
+    const from = types[def.nin + o]!.dtype;
+    // A Uint8ClampedArray's store clamps and rounds, so any number may go into one unless the rule asks for exact types.
+    const clamps = outs[o]?.kind === 'array' && (outs[o] as ArrayOperand).clamped === true && (casting === 'same_kind' || casting === 'unsafe');
+    if (!clamps && !canCast(from, to, spec.accepts ? 'same_kind' : casting)) {
+      throw new ArgumentError(`Cannot cast output ${o + 1} of the loop \`${spec.signature.text}\` from ${from} to ${to} with casting '${casting}'${casting === 'unsafe' ? '' : ": pass `casting: 'unsafe'` to allow it, or an output of another dtype"}.`);
+    }
+  });
 
   inputs.forEach((op, i) => {
     if (op.kind === 'scalar' && def.layout.inputs[i]!.length > 0) {
@@ -313,8 +416,9 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   const sched = schedule(
     def.layout,
     inputs.map((op, i): ScheduledInput => ({ shape: op.kind === 'scalar' ? [] : op.shape, what: `argument ${i + 1}` })),
-    outs.map((op, o): ScheduledInput | undefined => (op ? { shape: (op as ArrayOperand).shape, what: def.nout === 1 ? '`out`' : `\`out[${o}]\`` } : undefined)),
+    outs.map((op, o): ScheduledInput | undefined => (op ? { shape: (op as ArrayOperand).shape, what: outWhat(o) } : undefined)),
     options.dims,
+    mask ? [{ shape: mask.shape, what: '`where`' }] : [],
   );
   const loopRank = sched.loopShape.length;
   // Core shapes as the kernel sees them: `()` operands declared as arrays are one-element slices.
@@ -336,52 +440,98 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
       };
     }
     let arr: ArrayOperand | DeviceOperand = op;
+    if (op.kind === 'device' && op.dtype !== t.dtype) {
+      throw new ArgumentError(`Argument ${i + 1} is a ${op.dtype} DeviceArray but the loop \`${spec.signature.text}\` reads ${t.dtype}; device arrays are not converted: pass a ${t.dtype} one.`);
+    }
     if (op.kind === 'array' && op.dtype !== t.dtype && !(op.dtype === 'uint8' && t.dtype === 'bool')) {
-      // Safe casts are done once up front, so kernels read their declared type directly.
+      // Casts are done once up front, so kernels read their declared type directly.
       const data = copyToContiguous(op, t.dtype);
       arr = { ...op, data, dtype: t.dtype, strides: cOrderStrides(op.shape), offset: 0 };
     }
     return viewOf(arr, t.dtype, loopRank, coreRank, coreShapes[i]!);
   });
 
+  /**
+   * Outputs the kernel cannot write directly (another dtype, a clamping Uint8ClampedArray, a
+   * `where` mask) get a temporary of the loop's dtype; `finish` stores it into the real output.
+   */
+  interface Staged { readonly temp: TypedArray; readonly dest: { data: TypedArray; dtype: DType; strides: number[]; offset: number }; readonly shape: number[] }
+  const staged: (Staged | undefined)[] = [];
   const deviceOutputs: { output: number; shape: number[]; dtype: DType }[] = [];
-  const allocated: (TypedArray | undefined)[] = [];
+  const allocated: ({ data: TypedArray; shape: number[]; strides: number[] } | undefined)[] = [];
+  const masked = mask !== undefined || maskAll;
   const outputViews = def.layout.outputs.map((core, o): OperandView => {
     const k = def.nin + o;
     const dtype = types[k]!.dtype;
     const given = outs[o];
-    if (given) return viewOf(given as ArrayOperand | DeviceOperand, dtype, loopRank, core.length, coreShapes[k]!);
-    const shape = [...sched.loopShape, ...sched.outputCoreShapes[o]!];
-    if (anyDevice) {
-      deviceOutputs.push({ output: o, shape, dtype });
-      return { dtype, data: { kind: 'device' }, offset: 0, loopStrides: [], coreShape: coreShapes[k]!, coreStrides: [] };
+    const fullShape = [...sched.loopShape, ...sched.outputCoreShapes[o]!];
+    const needsStaging = masked || resultTypes[o] !== dtype || (given?.kind === 'array' && given.clamped === true);
+    if (needsStaging && (anyDevice || given?.kind === 'device')) {
+      throw new ArgumentError(`Output ${o + 1}: \`where\`, casting to another dtype and clamping are done in host memory, so they do not apply to calls on device arrays: give a ${dtype} DeviceArray and no \`where\`, or call with host arrays.`);
     }
-    const data = target.allocateOutput?.(sizeOf(shape), dtype) ?? new DTYPES[dtype].arrayType(sizeOf(shape));
-    allocated[o] = data;
-    return viewOf({ kind: 'array', data, dtype, shape, strides: cOrderStrides(shape), offset: 0, plain: false, original: undefined }, dtype, loopRank, core.length, coreShapes[k]!);
+    let dest: ArrayOperand | DeviceOperand;
+    if (given) dest = given as ArrayOperand | DeviceOperand;
+    else if (anyDevice) {
+      deviceOutputs.push({ output: o, shape: fullShape, dtype });
+      return { dtype, data: { kind: 'device' }, offset: 0, loopStrides: [], coreShape: coreShapes[k]!, coreStrides: [] };
+    } else {
+      // Allocated in the caller's layout: with `axes`, core dimensions where they asked; with `keepdims`, size-1 axes too.
+      const axes = requested[k];
+      const keptCore = keepdims ? coreShapes[0]!.map(() => 1) : sched.outputCoreShapes[o]!;
+      const finalShape = axes ? placeCoreAxes(sched.loopShape, keptCore, normaliseAxes(axes, loopRank + keptCore.length, `the axes of output ${o + 1}`)) : fullShape;
+      const type = resultTypes[o]!;
+      const data = needsStaging ? new DTYPES[type].arrayType(sizeOf(finalShape)) : target.allocateOutput?.(sizeOf(finalShape), type) ?? new DTYPES[type].arrayType(sizeOf(finalShape));
+      const strides = cOrderStrides(finalShape);
+      allocated[o] = { data, shape: finalShape, strides };
+      let view: ArrayOperand = { kind: 'array', data, dtype: type, shape: finalShape, strides, offset: 0, plain: false, original: undefined };
+      if (axes) {
+        const at = normaliseAxes(axes, finalShape.length, `the axes of output ${o + 1}`);
+        view = permuted(view, axesLast(finalShape.length, at));
+        if (keepdims) view = { ...view, shape: view.shape.slice(0, -at.length), strides: view.strides.slice(0, -at.length) };
+      }
+      dest = view;
+    }
+    if (needsStaging) {
+      const arr = dest as ArrayOperand;
+      const temp = target.allocateOutput?.(sizeOf(fullShape), dtype) ?? new DTYPES[dtype].arrayType(sizeOf(fullShape));
+      staged[o] = { temp, dest: { data: arr.data, dtype: arr.clamped ? 'uint8' : arr.dtype, strides: [...arr.strides], offset: arr.offset }, shape: fullShape };
+      const tempView: ArrayOperand = { kind: 'array', data: temp, dtype, shape: fullShape, strides: cOrderStrides(fullShape), offset: 0, plain: false, original: undefined };
+      return viewOf(tempView, dtype, loopRank, core.length, coreShapes[k]!);
+    }
+    return viewOf(dest, dtype, loopRank, core.length, coreShapes[k]!);
   });
 
   const views = [...inputViews, ...outputViews];
   separateOverlaps(views, def.nin);
   const plan: CallPlan = { kind: def.kind, kernel, kernelKey: key, loopShape: sched.loopShape, operands: views, nin: def.nin, boundsCheck: def.boundsCheck };
 
-  const allPlain = inputs.every((op) => op.kind !== 'array' || op.plain);
-  const allScalar = inputs.every((op) => op.kind === 'scalar');
+  const allPlain = inputs.every((op) => op.kind !== 'array' || op.plain) && !requested.some((a) => a);
+  const allScalar = inputs.every((op) => op.kind === 'scalar') && !mask;
   const deviceResults: unknown[] = [];
   const finish = () => {
+    staged.forEach((st, o) => {
+      if (!st || maskAll) return;
+      // The mask covers loop dimensions; each masked-in loop index writes its whole core slice.
+      const coreRank = st.shape.length - loopRank;
+      const maskView = mask && {
+        data: mask.data,
+        offset: mask.offset,
+        strides: [...loopStridesFor(mask.shape, mask.strides, loopRank, 0), ...new Array<number>(coreRank).fill(0)],
+      };
+      storeCast(st.temp, types[def.nin + o]!.dtype, st.dest, st.shape, maskView);
+    });
     const results = def.layout.outputs.map((_, o) => {
       const given = outs[o];
       if (given) return given.kind === 'device' ? given.array : (given as ArrayOperand).original;
       if (deviceResults[o] !== undefined) return deviceResults[o];
-      const data = allocated[o]!;
-      const dtype = types[def.nin + o]!.dtype;
-      const shape = [...sched.loopShape, ...sched.outputCoreShapes[o]!];
+      const { data, shape, strides } = allocated[o]!;
+      const dtype = resultTypes[o]!;
       if (shape.length === 0 && allScalar) {
         const v = data[0]!;
         return dtype === 'bool' ? v !== 0 : v;
       }
       if (shape.length === 1 && allPlain) return data;
-      const result: NDArray = { data, shape, strides: cOrderStrides(shape), offset: 0, dtype };
+      const result: NDArray = { data, shape, strides, offset: 0, dtype, order: orderOf(shape, strides) };
       return result;
     });
     return def.nout === 1 ? results[0] : results;

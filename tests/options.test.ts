@@ -8,10 +8,10 @@ const add = (a: number, b: number) => a + b;
 describe('options', () => {
   it('refuse an unknown factory option, naming it and the option meant', () => {
     expect(() => vectorize(['float64(float64, float64)'], { targt: 'gpu' } as never)).toThrowErrorMatchingInlineSnapshot(
-      `[ArgumentError: Unknown option \`targt\` for \`vectorize\`; did you mean \`target\`? The options of \`vectorize\` are \`target\`, \`env\`, \`boundsCheck\` and \`identity\`.]`,
+      `[ArgumentError: Unknown option \`targt\` for \`vectorize\`; did you mean \`target\`? The options of \`vectorize\` are \`target\`, \`env\`, \`boundsCheck\`, \`float64\` and \`identity\`.]`,
     );
     expect(() => guvectorize(['void(float64[:], float64[:])'], '(n)->(n)', { boundscheck: false } as never)).toThrowErrorMatchingInlineSnapshot(
-      `[ArgumentError: Unknown option \`boundscheck\` for \`guvectorize\`; did you mean \`boundsCheck\`? The options of \`guvectorize\` are \`target\`, \`env\` and \`boundsCheck\`.]`,
+      `[ArgumentError: Unknown option \`boundscheck\` for \`guvectorize\`; did you mean \`boundsCheck\`? The options of \`guvectorize\` are \`target\`, \`env\`, \`boundsCheck\` and \`float64\`.]`,
     );
     // guvectorize has no reduce, so no identity.
     expect(() => guvectorize(['void(float64[:], float64[:])'], '(n)->(n)', { identity: 0 } as never)).toThrowError(/Unknown option `identity` for `guvectorize`/);
@@ -36,7 +36,7 @@ describe('options', () => {
     const f = vectorize(['float64(float64, float64)'])(add);
     const x = Float64Array.of(1, 2);
     await expect(f(x, x, { ot: new Float64Array(2) })).rejects.toThrowErrorMatchingInlineSnapshot(
-      `[ArgumentError: Unknown option \`ot\` for a call; did you mean \`out\`? The options of a call are \`out\` and \`dims\`.]`,
+      `[ArgumentError: Unknown option \`ot\` for a call; did you mean \`out\`? The options of a call are \`out\`, \`dims\`, \`where\`, \`dtype\`, \`signature\`, \`casting\`, \`axes\`, \`axis\` and \`keepdims\`.]`,
     );
     const h = guvectorize(['void(float64, float64[:])'], '()->(n)')((v: number, out: Float64Array) => {
       for (let i = 0; i < out.length; i++) out[i] = v;

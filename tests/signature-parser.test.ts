@@ -29,6 +29,13 @@ describe('parseSignature', () => {
     expect(parseSignature('int32()').args).toEqual([]);
   });
 
+  it('reads a bare list of types as void(...), as Numba does', () => {
+    expect(parseSignature('int32[:], int32[:], int32[:]')).toMatchObject({ returnType: 'void', args: [{ dtype: 'int32', ndim: 1 }, { dtype: 'int32', ndim: 1 }, { dtype: 'int32', ndim: 1 }] });
+    expect(parseSignature('f8[:],f8[:]')).toMatchObject({ returnType: 'void', args: [{ dtype: 'float64', ndim: 1 }, { dtype: 'float64', ndim: 1 }] });
+    expect(parseSignature('f4, f4[:]')).toMatchObject({ returnType: 'void', args: [{ kind: 'scalar', dtype: 'float32' }, { ndim: 1 }] });
+    expect(() => parseSignature('f4[:], f4[:] x')).toThrowError(/column 14/);
+  });
+
   it.each([
     'float32(float32,',
     'flot32(float32)',

@@ -132,7 +132,7 @@ function asArg(t: DType | ArgType): ArgType {
 }
 
 /**
- * Parses one Numba signature.
+ * Parses one Numba signature. A bare list of types (`f8[:], f8[:]`) is `void(…)`, as in Numba.
  *
  * @param text - e.g. `float32(float32, float32)`, `void(float64[:], float64[:,:])` or `(f4, f4[:])`
  * @returns the return type and argument types
@@ -146,22 +146,33 @@ export function parseSignature(text: string): Signature {
   const c = new Cursor(text);
   let returnType: DType | 'void' = 'void';
   if (c.peek() !== '(') {
+    const start = c.pos;
     const r = parseType(c, true);
+    // Numba reads a bare list of argument types (`int32[:], int32[:]`) as `void(int32[:], int32[:])`.
+    if (r !== 'void' && (c.peek() === ',' || c.atEnd())) {
+      c.pos = start;
+      return { text, returnType: 'void', args: parseArguments(c, true) };
+    }
     if (typeof r === 'object') c.fail('the return type cannot be an array: write `void` and pass the output as an array argument', 1);
     returnType = r as DType | 'void';
   }
   c.expect('(', 'to open the argument list');
+  return { text, returnType, args: parseArguments(c, false) };
+}
+
+/** The argument list after `(` (or, `bare`, a list without parentheses running to the end). */
+function parseArguments(c: Cursor, bare: boolean): ArgType[] {
   const args: ArgType[] = [];
-  if (!c.eat(')')) {
+  if (bare || !c.eat(')')) {
     for (;;) {
       const t = parseType(c, false);
       args.push(asArg(t as DType | ArgType));
-      if (c.eat(')')) break;
-      c.expect(',', 'between arguments or `)` to close them');
+      if (bare ? c.atEnd() : c.eat(')')) break;
+      c.expect(',', bare ? 'between arguments' : 'between arguments or `)` to close them');
     }
   }
   if (!c.atEnd()) c.fail(`unexpected ${c.describeHere()} after the argument list`);
-  return { text, returnType, args };
+  return args;
 }
 
 /** Formats an argument type back into Numba's notation, for messages. */

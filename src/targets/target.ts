@@ -71,6 +71,11 @@ export interface Target {
    * float64, say), with a `TargetUnavailableError` or `KernelCompileError` naming the signature.
    */
   checkKernel?(kernel: TypedKernel, signature: string): void;
+  /**
+   * Whether the target's kernels can read and write `dtype` (the gpu: no 64-bit types). Absent: all.
+   * Signature dispatch skips loops with a type the target cannot store.
+   */
+  canStore?(dtype: DType): boolean;
   /** Runs a call; resolves when every output is written (or, for device outputs, enqueued). */
   run(plan: CallPlan): Promise<void>;
   /** Runs a call and returns when it is done; absent where the target cannot block (gpu). */

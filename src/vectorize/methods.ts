@@ -49,7 +49,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
   /** The kernel as a scalar function over a signature `T(T, T)` that accepts `dtype`. */
   const folder = (dtype: DType) => {
     const probe = toOperand(new DTYPES[dtype].arrayType(0), 'argument 1');
-    const spec = def.select([probe, probe], []);
+    const spec = def.select([probe, probe]);
     const [a, b] = spec.signature.args;
     const r = spec.signature.returnType as DType;
     if (a!.dtype !== r || b!.dtype !== r) {

@@ -15,6 +15,8 @@ export const gpuTarget: Target = {
   name: 'gpu',
   memory: 'device',
   checkKernel: checkGpuKernel,
+  // WGSL has no 64-bit types (see check-kernel.ts).
+  canStore: (dtype) => dtype !== 'float64' && dtype !== 'int64' && dtype !== 'uint64',
   run: runOnGpu,
   allocateDeviceArray: outputArray,
   allocateDeviceArrayNow: outputArrayNow,
