@@ -173,7 +173,8 @@ function planJob(plan: CallPlan): PlannedJob | undefined {
 }
 
 function runOnCallingThread(plan: CallPlan): void {
-  callCounts.callingThread++;
+  // An empty loop (inputs broadcast to an empty `out`) runs nowhere; it is not counted as work.
+  if (loopSize(plan) > 0) callCounts.callingThread++;
   cpuTarget.runSync!(plan);
 }
 

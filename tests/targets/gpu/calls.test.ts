@@ -296,7 +296,7 @@ describeGpu('failures', { timeout: 60_000 }, () => {
   it('64-bit types in a signature are refused, naming the signature and the alternatives', async () => {
     const f = vectorize(['float64(float64, float64)'], { target: 'gpu' })((a: number, b: number) => a + b);
     await expect(f(Float64Array.from([1]), Float64Array.from([2]))).rejects.toThrowErrorMatchingInlineSnapshot(
-      `[TargetUnavailableError: Signature \`float64(float64, float64)\`: float64 is not available on the gpu target (WGSL has no 64-bit floats): declare float32, or use target 'cpu' or 'parallel'.]`,
+      `[TargetUnavailableError: No signature of this ufunc that the 'gpu' target can run accepts the inputs (float64, float64): \`float64(float64, float64)\` fits them but needs float64, which the target does not have (WGSL has no 64-bit types). Declare a float32 or int32 signature, pass \`{ float64: 'float32' }\` to vectorize/guvectorize to run float64 signatures in float32, or use target 'cpu' or 'parallel'.]`,
     );
     const g = vectorize(['int64(int64)'], { target: 'gpu' })((a: bigint) => a);
     await expect(g(BigInt64Array.from([1n]))).rejects.toThrow(TargetUnavailableError);
