@@ -8,7 +8,7 @@ import type { TargetName } from './targets/target.js';
 import { canCastScalar, DTYPES } from './dtypes.js';
 import { type FastEntry, fastDtypesMatch, fastKey, fastPlan } from './fast-call.js';
 import type { Target } from './targets/target.js';
-import { prepareCall, type PreparedCall, runPrepared, type UfuncDefinition } from './ufunc.js';
+import { prepareCall, type PreparedCall, runGuarded, runPrepared, type UfuncDefinition } from './ufunc.js';
 
 /**
  * A result: a typed array (1-D results of plain typed-array inputs), an `NDArray`, a scalar (0-D
@@ -95,7 +95,7 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     }
     const fast = fastCall(def, args, target);
     if (fast) {
-      await target.run(fast.plan);
+      await runGuarded(target, fast.plan);
       return fastResult(fast);
     }
     const prepared = prepareCall(def, args, target);

@@ -7,6 +7,7 @@
  */
 import { convertConstant } from './compiler/lower.js';
 import { DTYPES, dtypeOfArray, type TypedArray } from './dtypes.js';
+import { isDetached } from './ndarray.js';
 import type { CallPlan, OperandView } from './plan.js';
 import type { UfuncDefinition } from './ufunc.js';
 
@@ -58,6 +59,8 @@ export function fastKey(def: UfuncDefinition, args: readonly unknown[]): number 
     }
     const kind = typeof x === 'object' && x !== null ? ARRAY_KINDS.indexOf(x.constructor) : -1;
     if (kind < 0) return undefined;
+    // A detached array reads as empty: leave it to the general path, which refuses it.
+    if ((x as TypedArray).length === 0 && isDetached(x as TypedArray)) return undefined;
     if (length !== -1 && (x as TypedArray).length !== length) return undefined;
     length = (x as TypedArray).length;
     key = key * 32 + kind;
@@ -72,6 +75,7 @@ export function fastKey(def: UfuncDefinition, args: readonly unknown[]): number 
   if (count !== 1 || typeof out !== 'object' || out === null) return undefined;
   const kind = ARRAY_KINDS.indexOf(out.constructor);
   if (kind < 0 || (out as TypedArray).length !== (length === -1 ? 1 : length)) return undefined;
+  if ((out as TypedArray).length === 0 && isDetached(out as TypedArray)) return undefined;
   return key * 32 + kind;
 }
 

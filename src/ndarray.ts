@@ -89,6 +89,7 @@ const isDeviceArray = (x: unknown): x is DeviceArrayLike =>
 export function toOperand(x: unknown, what: string): Operand {
   if (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') return { kind: 'scalar', value: x };
   if (isTypedArray(x)) {
+    assertAttached(x, what);
     const dtype = dtypeOfArray(x)!;
     return { kind: 'array', data: x, dtype, shape: [x.length], strides: [1], offset: 0, plain: true, original: x, clamped: x instanceof Uint8ClampedArray };
   }
@@ -104,6 +105,7 @@ export function toOperand(x: unknown, what: string): Operand {
 function ndarrayOperand(x: NDArrayLike, what: string): ArrayOperand {
   const { data } = x;
   if (!isTypedArray(data)) throw new ArgumentError(`${capitalise(what)}.data must be a typed array, found ${describe(data)}.`);
+  assertAttached(data, `${what}.data`);
   const shape = x.shape;
   if (!Array.isArray(shape) || !shape.every((n) => Number.isInteger(n) && n >= 0)) {
     throw new ArgumentError(`${capitalise(what)}.shape must be an array of non-negative integers, found ${JSON.stringify(shape)}.`);
@@ -172,4 +174,45 @@ export function describe(x: unknown): string {
   if (typeof x === 'object') return `an object with keys {${Object.keys(x).join(', ')}}`;
   if (typeof x === 'string') return `the string ${JSON.stringify(x.length > 40 ? x.slice(0, 40) + '…' : x)}`;
   return `a ${typeof x}`;
+}
+
+/**
+ * Whether a typed array's buffer was detached (transferred to a worker, `structuredClone` with
+ * `transfer`, `ArrayBuffer.prototype.transfer`): it then reads as empty, so a call on it would
+ * silently compute nothing. Node 20 has no `ArrayBuffer.prototype.detached`; a detached buffer is
+ * the one whose byte length is 0 and that cannot be viewed.
+ *
+ * @param array - any typed array
+ * @returns true when its memory is gone
+ * @example
+ * isDetached(x); // false, until `structuredClone(x.buffer, { transfer: [x.buffer] })`
+ */
+export function isDetached(array: ArrayBufferView): boolean {
+  const buffer = array.buffer as ArrayBuffer & { detached?: boolean };
+  if (typeof buffer.detached === 'boolean') return buffer.detached;
+  if (buffer.byteLength !== 0 || buffer instanceof SharedArrayBuffer) return false;
+  try {
+    new Uint8Array(buffer);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Throws an `ArgumentError` when `array`'s buffer was detached.
+ *
+ * @param array - the typed array
+ * @param what - where it was met, e.g. "argument 1" or "`out`"
+ * @param during - set when the buffer was detached while the call ran (not before it)
+ * @example
+ * assertAttached(x, 'argument 1');
+ */
+export function assertAttached(array: ArrayBufferView, what: string, during = false): void {
+  if (!isDetached(array)) return;
+  throw new ArgumentError(
+    during
+      ? `${capitalise(what)} is a ${array.constructor.name} whose buffer was detached (transferred) while the call was running; its data is gone, so the call cannot ${/out/.test(what) ? 'write its results there' : 'read it'}. Do not transfer arrays a call is using until it has settled.`
+      : `${capitalise(what)} is a ${array.constructor.name} whose buffer was detached (transferred, e.g. with \`postMessage\` or \`structuredClone(…, { transfer })\`); its data is gone. Pass an array that still owns its memory.`,
+  );
 }

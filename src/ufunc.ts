@@ -14,7 +14,7 @@ import { axesLast, normaliseAxes, placeCoreAxes, requestedCoreAxes } from './cor
 import { ArgumentError, LayoutError, SignatureError, TargetUnavailableError } from './errors.js';
 import { cOrderStrides, sizeOf } from './layout.js';
 import {
-  type ArrayOperand, copyToContiguous, describe, type DeviceOperand, type NDArray, type Operand, orderOf, toOperand,
+  type ArrayOperand, assertAttached, copyToContiguous, describe, type DeviceOperand, type NDArray, type Operand, orderOf, toOperand,
 } from './ndarray.js';
 import { checkOptions, type OptionRules, rule } from './options.js';
 import type { CallPlan, OperandView } from './plan.js';
@@ -480,7 +480,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
       const keptCore = keepdims ? coreShapes[0]!.map(() => 1) : sched.outputCoreShapes[o]!;
       const finalShape = axes ? placeCoreAxes(sched.loopShape, keptCore, normaliseAxes(axes, loopRank + keptCore.length, `the axes of output ${o + 1}`)) : fullShape;
       const type = resultTypes[o]!;
-      const data = needsStaging ? new DTYPES[type].arrayType(sizeOf(finalShape)) : target.allocateOutput?.(sizeOf(finalShape), type) ?? new DTYPES[type].arrayType(sizeOf(finalShape));
+      const data = allocateOutput(needsStaging ? undefined : target, finalShape, type, def.nout === 1 ? 'the output' : `output ${o + 1}`);
       const strides = cOrderStrides(finalShape);
       allocated[o] = { data, shape: finalShape, strides };
       let view: ArrayOperand = { kind: 'array', data, dtype: type, shape: finalShape, strides, offset: 0, plain: false, original: undefined };
@@ -493,7 +493,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     }
     if (needsStaging) {
       const arr = dest as ArrayOperand;
-      const temp = target.allocateOutput?.(sizeOf(fullShape), dtype) ?? new DTYPES[dtype].arrayType(sizeOf(fullShape));
+      const temp = allocateOutput(target, fullShape, dtype, def.nout === 1 ? 'the output' : `output ${o + 1}`);
       staged[o] = { temp, dest: { data: arr.data, dtype: arr.clamped ? 'uint8' : arr.dtype, strides: [...arr.strides], offset: arr.offset }, shape: fullShape };
       const tempView: ArrayOperand = { kind: 'array', data: temp, dtype, shape: fullShape, strides: cOrderStrides(fullShape), offset: 0, plain: false, original: undefined };
       return viewOf(tempView, dtype, loopRank, core.length, coreShapes[k]!);
@@ -544,6 +544,35 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   };
   return { plan, target, deviceOutputs, finish, setDeviceOutput };
 }
+
+/**
+ * Allocates a host output, turning a size no typed array can have (a broadcast of huge loop
+ * dimensions, `dims: { n: 2 ** 40 }`) or an allocation that fails into an `ArgumentError` that
+ * says how large the output would be, instead of V8's bare `RangeError`.
+ */
+function allocateOutput(target: Target | undefined, shape: readonly number[], dtype: DType, what: string): TypedArray {
+  const length = sizeOf(shape);
+  const bytes = length * DTYPES[dtype].bytes;
+  const tooLarge = (why: string, cause?: unknown) =>
+    new ArgumentError(
+      `${what[0]!.toUpperCase()}${what.slice(1)} would have shape [${shape.join(', ')}]: ${exactProduct(shape)} ${dtype} elements, ${why}. Check the arguments' shapes and \`dims\`.`,
+      cause === undefined ? undefined : { cause },
+    );
+  if (!Number.isSafeInteger(bytes) || length > MAX_ARRAY_LENGTH) throw tooLarge(`more than a typed array can hold (${MAX_ARRAY_LENGTH} elements)`);
+  try {
+    return target?.allocateOutput?.(length, dtype) ?? new DTYPES[dtype].arrayType(length);
+  } catch (e) {
+    if (e instanceof RangeError) throw tooLarge(`which could not be allocated (${e.message})`, e);
+    throw e;
+  }
+}
+
+function exactProduct(shape: readonly number[]): string {
+  return shape.reduce((p, n) => p * BigInt(n), 1n).toString();
+}
+
+/** The longest typed array V8 makes on 64-bit machines (2³² elements since V8 9; larger ones throw). */
+const MAX_ARRAY_LENGTH = 2 ** 32;
 
 function coreText(def: UfuncDefinition, i: number): string {
   return `(${def.layout.inputs[i]!.map((d) => (d.kind === 'symbol' ? d.name : d.size)).join(',')})`;
@@ -615,6 +644,36 @@ async function runPreparedAsync(call: PreparedCall): Promise<unknown> {
       call.setDeviceOutput(output, await call.target.allocateDeviceArray!(shape, dtype));
     }
   }
-  await call.target.run(call.plan);
+  await runGuarded(call.target, call.plan);
   return call.finish();
+}
+
+/**
+ * Runs a plan on its target, asynchronously. An array whose buffer is detached (transferred)
+ * while the call runs makes V8 throw a bare `TypeError` wherever the call next touches it (a
+ * copy to or from the GPU, a copy back from shared memory): such failures, and outputs detached by
+ * the time the call ends, become an `ArgumentError` naming the operand.
+ *
+ * @param target - the call's target
+ * @param plan - the call's plan
+ * @example
+ * await runGuarded(target, plan);
+ */
+export async function runGuarded(target: Target, plan: CallPlan): Promise<void> {
+  try {
+    await target.run(plan);
+  } catch (e) {
+    if (e instanceof TypeError || e instanceof RangeError) throwIfDetached(plan, 0);
+    throw e;
+  }
+  throwIfDetached(plan, plan.nin);
+}
+
+function throwIfDetached(plan: CallPlan, from: number): void {
+  for (let k = from; k < plan.operands.length; k++) {
+    const data = plan.operands[k]!.data;
+    if (ArrayBuffer.isView(data)) {
+      assertAttached(data, k < plan.nin ? `argument ${k + 1}` : plan.operands.length - plan.nin === 1 ? '`out`' : `\`out[${k - plan.nin}]\``, true);
+    }
+  }
 }

@@ -43,8 +43,10 @@ export function parseFunction(fn: unknown, what = 'kernel'): ParsedFunction {
     throw new KernelCompileError(`The ${what} must be a function, found ${fn === null ? 'null' : typeof fn}.`);
   }
   const source = Function.prototype.toString.call(fn);
-  if (/\{\s*\[native code\]\s*\}$/.test(source)) {
-    throw new KernelCompileError(`The ${what} \`${fn.name}\` is a native or bound function; its source cannot be compiled. Pass a plain function.`);
+  if (/\{\s*\[native code\]\s*\}$/.test(source) || isBuiltin(fn)) {
+    throw new KernelCompileError(
+      `The ${what}${what === 'kernel' ? '' : ` (the function \`${fn.name || 'anonymous'}\`)`} is a native, built-in or bound function (such as \`Math.max\` or \`process.exit\`), which cannot be compiled into a kernel: its code is not kernel-language JavaScript. Pass a plain function written in the kernel language.`,
+    );
   }
   let program: EsNode;
   try {
@@ -78,4 +80,36 @@ function finish(source: string, name: string, node: EsNode): ParsedFunction {
     return p.name as string;
   });
   return { source, name: name || 'kernel', node, params };
+}
+
+/** Functions of the runtime itself (`process.exit`, `console.log`, …), found once on first use. */
+let builtins: WeakSet<Function> | undefined;
+
+/**
+ * Whether `fn` belongs to the JavaScript runtime rather than to the user. Some of Node's built-ins
+ * are written in JavaScript (`process.exit` prints its source, which starts with a destructuring
+ * `require`), so `[native code]` alone does not find them: the function-valued properties of the
+ * global object and of the objects hanging off it are collected instead.
+ */
+function isBuiltin(fn: Function): boolean {
+  if (!builtins) {
+    builtins = new WeakSet();
+    const roots: unknown[] = [globalThis, ...Object.getOwnPropertyNames(globalThis).map((k) => safeGet(globalThis, k))];
+    for (const root of roots) {
+      if ((typeof root !== 'object' && typeof root !== 'function') || root === null) continue;
+      for (const key of Object.getOwnPropertyNames(root)) {
+        const value = safeGet(root, key);
+        if (typeof value === 'function') builtins.add(value);
+      }
+    }
+  }
+  return builtins.has(fn);
+}
+
+function safeGet(object: object, key: string): unknown {
+  try {
+    return (object as Record<string, unknown>)[key];
+  } catch {
+    return undefined; // a getter that throws (e.g. a deprecated accessor)
+  }
 }

@@ -49,6 +49,8 @@ function parseOperands(text: string, start: number, end: number): CoreDim[][] {
         } else if (num) {
           const size = Number(num[0]);
           if (size < 1) fail(text, i + 1, `a fixed dimension must be at least 1, found \`${num[0]}\``);
+          // Larger sizes could not be allocated, and are not exact past 2⁵³ (`9999999999999999999`).
+          if (size > MAX_FIXED_SIZE) fail(text, i + 1, `a fixed dimension must be at most ${MAX_FIXED_SIZE} (2³¹ − 1), found \`${num[0]}\``);
           dims.push({ kind: 'fixed', size });
           i += num[0].length;
         } else {
@@ -79,6 +81,9 @@ function parseOperands(text: string, start: number, end: number): CoreDim[][] {
  * @throws LayoutError naming the offending text and its column
  * @example parseLayout('()->(n)') // { inputs: [[]], outputs: [[{ kind: 'symbol', name: 'n' }]] }
  */
+/** The largest fixed core dimension: an index of a core slice is an int32 on every target. */
+const MAX_FIXED_SIZE = 2 ** 31 - 1;
+
 export function parseLayout(text: string): Layout {
   if (typeof text !== 'string') {
     throw new LayoutError(`A layout must be a string such as \`(n),()->(n)\`, found ${typeof text}.`);

@@ -17,6 +17,7 @@
  */
 import { ArgumentError, DeviceError, TargetUnavailableError, UfuncError } from '../../errors.js';
 import { flushChain } from './chain.js';
+import { asDeviceError } from './device-errors.js';
 import { runScoped, type GpuContext } from './device.js';
 
 /**
@@ -199,7 +200,9 @@ export async function writeToBuffer(ctx: GpuContext, buffer: GPUBuffer, byteOffs
     }),
   );
   pool.queue = upload.catch(() => {});
-  return upload;
+  return upload.catch((e: unknown) => {
+    throw asDeviceError(e, 'an upload to the GPU');
+  });
 }
 
 /**
@@ -338,6 +341,8 @@ async function copyChunkToStaging(ctx: GpuContext, source: GPUBuffer, chunkStart
     // Possibly mapped, possibly holding stale bytes: never give it back to the pool.
     staging.destroy();
     if (e instanceof UfuncError) throw e;
+    const named = asDeviceError(e, 'reading a buffer back from the GPU');
+    if (named !== e) throw named;
     throw new DeviceError(`reading a buffer back from the GPU failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
 }

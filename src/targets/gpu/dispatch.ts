@@ -18,6 +18,7 @@ import { downloadBuffer } from './buffers.js';
 import { type DeviceOperandView, layoutCall, type CallLayout } from './call-layout.js';
 import { beginCall, type CallRef, checkCalls, endCall, noteWrite, taintsOf } from './chain.js';
 import { type DeviceArray, bufferIsKnownZero, contentsUnspecified, noteKernelWrite } from './device-array.js';
+import { asDeviceError } from './device-errors.js';
 import { type GpuContext, holdDevice, isDeviceAlive, liveDevice, withDevice } from './device.js';
 import { type HostPlacement, isAllZero, placeHostOperand, scatterResults, uploadData } from './host-operands.js';
 import { passTiming } from './kernel-timing.js';
@@ -53,6 +54,12 @@ const RESOLVED = Promise.resolve();
  *   DeviceError when the GPU reports an error or the device is lost
  */
 export function runOnGpu(plan: CallPlan): Promise<void> {
+  return startOnGpu(plan).catch((e: unknown) => {
+    throw asDeviceError(e, "this call's work");
+  });
+}
+
+function startOnGpu(plan: CallPlan): Promise<void> {
   try {
     for (const o of plan.operands) if (isDeviceResident(o.data)) (o.data as unknown as DeviceArray).assertUsable();
     if (loopSize(plan) === 0) return RESOLVED;

@@ -22,7 +22,8 @@
  */
 import { type DType, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../compiler/ir.js';
-import type { SourceLocation } from '../../errors.js';
+import { KernelCompileError, type SourceLocation } from '../../errors.js';
+import { constantValue } from './constant-values.js';
 import type { IntegralDoubles, ValueContext } from './integral-doubles.js';
 import { forEachStmt } from './ir-walk.js';
 import type { WgslNamer } from './namer.js';
@@ -380,7 +381,8 @@ export class FunctionEmitter {
 
   /** `e` in rep `rep` (only integral doubles change rep: i32 → f32). */
   private as(e: Expr, context: ValueContext, rep: Rep, pre: string[], ind: string): Code {
-    if (e.kind === 'const') return pure(literal(e.value, rep, this.m.support));
+    const folded = this.folded(e, rep);
+    if (folded) return folded;
     const code = this.expr(e, context, pre, ind);
     const from = this.rep(e, context);
     if (from === rep) return code;
@@ -411,7 +413,30 @@ export class FunctionEmitter {
     return codes;
   }
 
+  /**
+   * A constant expression as a literal in `rep`, its value computed now with the cpu's semantics
+   * (constant-values.ts), or undefined when `e` is not constant. A float64 constant the gpu would
+   * hold in f32 is refused where f32 cannot hold it at all: ±Infinity for 1e39 where the cpu
+   * computes `x - 1e39` in doubles, 0 for 1e-50.
+   */
+  private folded(e: Expr, rep: Rep): Code | undefined {
+    const value = e.kind === 'const' ? e.value : constantValue(e);
+    if (value === undefined) return undefined;
+    if (rep === 'f32' && e.type === 'float64' && typeof value === 'number' && Number.isFinite(value) && value !== 0) {
+      const single = Math.fround(value);
+      if (!Number.isFinite(single) || single === 0) {
+        throw new KernelCompileError(
+          `The constant ${value} at kernel line ${e.loc.line}:${e.loc.column} is a double (float64) value, which the gpu target computes in f32 (WGSL has no 64-bit floats), and f32 cannot hold it: it would be ${single}, not ${value}. Use a constant within float32's range (about 1.2e-38 to 3.4e38), make the computation float32 on purpose (\`Math.fround(${value})\`), or use target 'cpu' or 'parallel'.`,
+          e.loc,
+        );
+      }
+    }
+    return pure(literal(value, rep, this.m.support));
+  }
+
   private expr(e: Expr, context: ValueContext, pre: string[], ind: string): Code {
+    const folded = this.folded(e, this.rep(e, context));
+    if (folded) return folded;
     switch (e.kind) {
       case 'const':
         return pure(literal(e.value, this.rep(e, context), this.m.support));
@@ -421,7 +446,7 @@ export class FunctionEmitter {
         return pure(`i32(${this.arrays.get(e.array)!.dims[e.axis]!})`);
       case 'unary': {
         const rep = this.rep(e, context);
-        const [a] = this.operands([{ e: e.arg, context: e.op === '-' ? context : 'value', rep: e.op === '!' ? 'bool' : rep }], pre, ind);
+        const [a] = this.operands([{ e: e.arg, context: e.op === '-' && rep !== 'f32' ? context : 'value', rep: e.op === '!' ? 'bool' : rep }], pre, ind);
         const text = e.op === '!' ? `!${paren(a!.text)}` : e.op === '~' ? `(~${paren(a!.text)})` : rep === 'u32' ? `(0u - ${a!.text})` : `(-${paren(a!.text)})`;
         return { text, effects: a!.effects };
       }
@@ -432,7 +457,23 @@ export class FunctionEmitter {
         if (test) return test;
         const both = e.operandType === 'float64' && this.m.doubles.isIntegral(e.left, 'value') && this.m.doubles.isIntegral(e.right, 'value');
         const rep: Rep = e.operandType === 'float64' ? (both ? 'i32' : 'f32') : repOfType(e.operandType);
-        const [a, b] = this.operands([{ e: e.left, context: 'value', rep }, { e: e.right, context: 'value', rep }], pre, ind);
+        let [a, b] = this.operands([{ e: e.left, context: 'value', rep }, { e: e.right, context: 'value', rep }], pre, ind);
+        if (e.op === '!=' && rep === 'f32') {
+          // JS's `!==` is true when either side is NaN. Drivers compile WGSL's `!=` on floats to an
+          // ordered comparison (false for NaN: lavapipe does), so NaN is tested on the bits.
+          [a, b] = [a!, b!].map((c) => {
+            if (!c.effects) return c;
+            const t = this.temp();
+            pre.push(`${ind}let ${t} = ${unparen(c.text)};\n`);
+            return pure(t);
+          });
+          // A constant operand that is not NaN needs no test.
+          const tests = [e.left, e.right]
+            .map((x, k) => (constantValue(x) !== undefined && !Number.isNaN(constantValue(x)) ? undefined : [a, b][k]!))
+            .filter((c): c is Code => c !== undefined)
+            .map((c) => `${this.m.support.use('js_is_nan')}(${unparen(c.text)}) || `);
+          return pure(`(${tests.join('')}(${a!.text} != ${b!.text}))`);
+        }
         return { text: `(${a!.text} ${e.op} ${b!.text})`, effects: a!.effects || b!.effects };
       }
       case 'logical':
@@ -477,8 +518,10 @@ export class FunctionEmitter {
 
   private binary(e: Extract<Expr, { kind: 'binary' }>, context: ValueContext, pre: string[], ind: string): Code {
     const rep = this.rep(e, context);
-    // Children of + - * keep the index context (wrapping is exact modulo 2^32); others are values.
-    const childContext: ValueContext = e.op === '+' || e.op === '-' || e.op === '*' ? context : 'value';
+    // Children of + - * keep the index or modular context (wrapping is exact modulo 2^32) where the
+    // operation itself is in i32; others, and children of an f32 operation, are values (an i32
+    // child wrapped modulo 2^32 would be wrong as an f32 operand).
+    const childContext: ValueContext = rep !== 'f32' && (e.op === '+' || e.op === '-' || e.op === '*') ? context : 'value';
     const operandRep = (x: Expr): Rep => (rep === 'f32' ? 'f32' : this.rep(x, childContext));
     const [a, b] = this.operands(
       [{ e: e.left, context: childContext, rep: operandRep(e.left) }, { e: e.right, context: childContext, rep: operandRep(e.right) }],
@@ -541,8 +584,10 @@ export class FunctionEmitter {
       const division = this.integerDivision(e.value, pre, ind);
       if (division) return { text: wrapInteger(`bitcast<i32>(${division.text})`, to, division.text), effects: division.effects };
     }
-    const fromRep = this.rep(e.value, context);
-    const value = this.expr(e.value, context, pre, ind);
+    // A double converted to an integer type is used modulo 2^32 (integral-doubles.ts).
+    const valueContext: ValueContext = e.value.type === 'float64' && !isFloat(to) && to !== 'bool' ? 'modular' : context;
+    const fromRep = this.rep(e.value, valueContext);
+    const value = this.as(e.value, valueContext, fromRep, pre, ind);
     return { text: convert(value.text, e.value.type, fromRep, to, this.rep(e, context), this.m.support), effects: value.effects };
   }
 
@@ -673,7 +718,8 @@ export function convert(text: string, from: DType, fromRep: Rep, to: DType, toRe
     return toRep === 'f32' ? `select(0.0f, 1.0f, ${x})` : toRep === 'u32' ? `select(0u, 1u, ${x})` : `select(0i, 1i, ${x})`;
   }
   if (toRep === 'f32') return fromRep === 'f32' ? text : `f32(${x})`;
-  if (to === 'float64') return text; // an integral double (i32) from an integer type (i32)
+  // An integral double (i32) from an integer type: uint32 keeps its low 32 bits (modular context).
+  if (to === 'float64') return fromRep === 'u32' ? `bitcast<i32>(${x})` : text;
   // to an integer type: first JS ToInt32 (as i32 bits), then narrow
   const asI32 = fromRep === 'f32' ? `${support.use('js_f32_to_i32')}(${x})` : fromRep === 'u32' ? `bitcast<i32>(${x})` : text;
   if (to === 'uint32') return fromRep === 'u32' ? text : `bitcast<u32>(${unparen(asI32)})`;
@@ -717,7 +763,7 @@ function f32Literal(n: number, support: SupportLibrary): string {
   if (Number.isNaN(v)) return `${support.use('js_nan')}()`;
   if (v === Infinity) return `${support.use('js_inf')}()`;
   if (v === -Infinity) return `(-${support.use('js_inf')}())`;
-  if (Object.is(v, -0)) return '(-0.0f)';
+  if (Object.is(v, -0)) return 'bitcast<f32>(0x80000000u)'; // `-0.0f` came out as +0 on lavapipe
   // The shortest decimal that reads back as the same f32.
   let text = String(v);
   for (let digits = 1; digits <= 9; digits++) {

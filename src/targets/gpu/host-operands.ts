@@ -112,9 +112,13 @@ export function scatterResults(p: HostPlacement, fromDevice: TypedArray): void {
 export function isAllZero(p: HostPlacement): boolean {
   if (p.mode === 'packed' || p.length === 0) return p.length === 0;
   const bytes = new Uint8Array(p.data.buffer, p.data.byteOffset + p.low * p.data.BYTES_PER_ELEMENT, p.length * p.data.BYTES_PER_ELEMENT);
+  // Words where the bytes start on a word boundary; a Uint32Array view at any other byte offset
+  // throws, even an empty one (8- and 16-bit views such as `subarray(1, 4)`).
   const whole = bytes.byteOffset % 4 === 0 ? Math.floor(bytes.byteLength / 4) : 0;
-  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, whole);
-  for (let i = 0; i < words.length; i++) if (words[i] !== 0) return false;
+  if (whole > 0) {
+    const words = new Uint32Array(bytes.buffer, bytes.byteOffset, whole);
+    for (let i = 0; i < words.length; i++) if (words[i] !== 0) return false;
+  }
   for (let i = whole * 4; i < bytes.length; i++) if (bytes[i] !== 0) return false;
   return true;
 }

@@ -15,6 +15,13 @@
  * - `a + b`, `a - b`, `-a`, `c ? a : b`, and `Math.abs/min/max/sign/floor/ceil/round/trunc` of
  *   integral values.
  * Not `*` (a running product such as `c *= i` leaves i32 at 13!), `/`, `%` or anything else.
+ * A constant expression (`-2147483648 / -1`) counts as its value, folded when compiling
+ * (constant-values.ts). `-a` counts only where the sign of a zero cannot matter (below).
+ *
+ * Converted to an integer type (`(x + (-1 >>> 0)) | 0`, a store into an Int32Array) the value is
+ * also used modulo 2³²: there integer constants up to 2³² and uint32 values count too, as their
+ * low 32 bits, so the conversion is exact where f32 would round (`x + 4294967295` in f32 is
+ * 4294967296 for every small x).
  *
  * In an index (`a[expr]`) the value is only used modulo 2³² (an index ≥ 2³¹ is out of bounds
  * anyway), so there `*` is integral too (i32 multiplication wraps, which is exact modulo 2³²),
@@ -23,17 +30,22 @@
  */
 import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
+import { constantValue } from './constant-values.js';
 import { forEachExpr, forEachStmt } from './ir-walk.js';
 
 const INT_SOURCES = new Set(['int32', 'int16', 'int8', 'uint16', 'uint8', 'bool']);
 const INTEGRAL_MATH = new Set(['abs', 'min', 'max', 'sign', 'floor', 'ceil', 'round', 'trunc']);
 
-/** Where an expression's value goes: a plain value, or an array index (used modulo 2³²). */
-export type ValueContext = 'value' | 'index';
+/**
+ * Where an expression's value goes: a plain value, an array index (used modulo 2³²), or a
+ * conversion to a 32-bit-or-smaller integer type (`x | 0`, `x >>> 0`, a store into an int array:
+ * also used modulo 2³²).
+ */
+export type ValueContext = 'value' | 'index' | 'modular';
 
 /** The result of the analysis for one kernel (with its helpers). */
 export class IntegralDoubles {
-  private readonly memo = { value: new WeakMap<Expr, boolean>(), index: new WeakMap<Expr, boolean>() };
+  private readonly memo = { value: new WeakMap<Expr, boolean>(), index: new WeakMap<Expr, boolean>(), modular: new WeakMap<Expr, boolean>() };
 
   constructor(private readonly variables: ReadonlySet<Variable>) {}
 
@@ -62,15 +74,22 @@ export class IntegralDoubles {
 function integral(e: Expr, context: ValueContext, vars: ReadonlySet<Variable>): boolean {
   if (e.type !== 'float64') return false;
   const sub = (x: Expr, c: ValueContext = context) => integral(x, c, vars);
+  const constant = e.kind === 'const' ? (typeof e.value === 'number' ? e.value : undefined) : constantValue(e);
+  if (constant !== undefined) {
+    // Used modulo 2³², any integer constant is exact as its low 32 bits (`-1 >>> 0` is -1 in i32);
+    // kept below 2³² so that sums of a few such terms stay exact doubles on the cpu.
+    if (context === 'modular') return Number.isInteger(constant) && Math.abs(constant) < 2 ** 32;
+    return Number.isInteger(constant) && Math.abs(constant) < 2 ** 31 && !Object.is(constant, -0);
+  }
   switch (e.kind) {
-    case 'const':
-      return typeof e.value === 'number' && Number.isInteger(e.value) && Math.abs(e.value) < 2 ** 31 && !Object.is(e.value, -0);
     case 'var':
       return vars.has(e.variable);
     case 'cast':
-      return INT_SOURCES.has(e.value.type) || sub(e.value);
+      return INT_SOURCES.has(e.value.type) || (context === 'modular' && e.value.type === 'uint32') || sub(e.value);
     case 'unary':
-      return e.op === '-' && sub(e.arg);
+      // `-i` is −0 on the cpu when i is 0, which i32 cannot hold: only where the sign of a zero
+      // cannot matter (an index, a conversion to an integer type).
+      return e.op === '-' && context !== 'value' && sub(e.arg);
     case 'binary':
       if (e.op === '+' || e.op === '-') return sub(e.left) && sub(e.right);
       if (e.op === '*') return context === 'index' && sub(e.left) && sub(e.right);

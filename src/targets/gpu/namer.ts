@@ -56,8 +56,14 @@ const PREDECLARED = [
   'storageBarrier', 'tan', 'tanh', 'transpose', 'trunc', 'workgroupBarrier', 'workgroupUniformLoad',
 ];
 
+/**
+ * The compute entry point of every generated module. Reserved like a keyword, so that a kernel
+ * helper named `main` (or a local) gets another name instead of redeclaring it.
+ */
+export const ENTRY_POINT = 'main';
+
 /** Every name a generated identifier must not be. */
-export const WGSL_RESERVED: ReadonlySet<string> = new Set([...KEYWORDS, ...RESERVED_WORDS, ...PREDECLARED]);
+export const WGSL_RESERVED: ReadonlySet<string> = new Set([...KEYWORDS, ...RESERVED_WORDS, ...PREDECLARED, ENTRY_POINT]);
 
 /**
  * Hands out WGSL identifiers, unique within one module.

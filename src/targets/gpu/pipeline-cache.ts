@@ -10,6 +10,7 @@ import { KernelCompileError, UfuncError } from '../../errors.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler, KernelToCompile } from '../target.js';
 import { type GpuContext, runScoped } from './device.js';
+import { ENTRY_POINT } from './namer.js';
 import { generateShader } from './shader-module.js';
 import { bindingNumbers, layoutKey, type ShaderLayout } from './shader-layout.js';
 
@@ -109,7 +110,7 @@ async function compile(ctx: GpuContext, kernel: TypedKernel, layout: ShaderLayou
     try {
       const pipeline = await device.createComputePipelineAsync({
         layout: device.createPipelineLayout({ bindGroupLayouts: [bindGroupLayout] }),
-        compute: { module, entryPoint: 'main' },
+        compute: { module, entryPoint: ENTRY_POINT },
       });
       return { pipeline, bindGroupLayout, sites, code, bindGroups: new Map() };
     } catch (e) {

@@ -18,7 +18,7 @@ import { alwaysReturns, type ArrayAccess, type ArrayOrigin, type BoundsServices,
 import { findIntegralDoubles, type IntegralDoubles } from './integral-doubles.js';
 import { analyseCoverage } from './output-coverage.js';
 import { forEachStmt } from './ir-walk.js';
-import { WgslNamer } from './namer.js';
+import { ENTRY_POINT, WgslNamer } from './namer.js';
 import { bindingNumbers, paramSlots, type ShaderLayout } from './shader-layout.js';
 import { type StorageAccessors, storageAccessors } from './storage-access.js';
 import { SUPPORT_NAMES, SupportLibrary } from './wgsl-support.js';
@@ -369,7 +369,7 @@ class ShaderModuleBuilder {
     const W = layout.workgroupSize;
     const staged = layout.tiles.length > 0;
     let out = `@compute @workgroup_size(${W})\n`;
-    out += `fn main(@builtin(workgroup_id) group: vec3u, @builtin(num_workgroups) groups: vec3u, @builtin(local_invocation_index) lane: u32) {\n`;
+    out += `fn ${ENTRY_POINT}(@builtin(workgroup_id) group: vec3u, @builtin(num_workgroups) groups: vec3u, @builtin(local_invocation_index) lane: u32) {\n`;
     out += `  let first = (group.y * groups.x + group.x) * ${W}u;\n  let item = first + lane;\n  let items = ${P(slots.loopSize)};\n`;
     if (!staged) out += '  if (item >= items) { return; }\n';
 

@@ -1,0 +1,87 @@
+/**
+ * gpu results that used to differ from the cpu's silently, or calls that failed with a raw or a
+ * "bug in ufunc" error (issue 13, items 5 to 8): `!=` with NaN, constants the gpu held in f32
+ * (now folded exactly when compiling, or refused when f32 cannot hold them), signed zeros, a
+ * helper named `main`, and 8/16-bit per-row outputs at byte offsets that are not word-aligned.
+ */
+import { afterAll, expect, it } from 'vitest';
+import { guvectorize, KernelCompileError, vectorize } from '../../../src/index.js';
+import { shutdownDevice } from '../../../src/targets/gpu/device.js';
+import { describeGpu } from '../../gpu-available.js';
+
+afterAll(() => shutdownDevice());
+
+/** The cpu's and the gpu's results of one kernel on the same input, as plain arrays. */
+async function onBoth(kernel: Function, signature: string, input: ArrayLike<number> & object, env: Record<string, unknown> = {}) {
+  const run = async (target: 'cpu' | 'gpu') =>
+    Array.from((await vectorize([signature], { target, env: env as never })(kernel as never)(input)) as ArrayLike<number>);
+  return { cpu: await run('cpu'), gpu: await run('gpu') };
+}
+
+describeGpu('gpu results equal to the cpu’s', { timeout: 60_000 }, () => {
+  it('`!==` and `!=` are true when either side is NaN', async () => {
+    const ne = vectorize(['int32(float32, float32)'], { target: 'gpu' })((a: number, b: number) => (a !== b ? 1 : 0));
+    const a = Float32Array.from([NaN, 2, NaN, 1, 0]);
+    const b = Float32Array.from([2, NaN, NaN, 1, -0]);
+    expect(Array.from(await ne(a, b))).toEqual([1, 1, 1, 0, 0]);
+    const neLoose = vectorize(['int32(float32)'], { target: 'gpu' })((a: number) => (a != 2 ? 1 : 0));
+    expect(Array.from(await neLoose(Float32Array.from([NaN, 2, 3])))).toEqual([1, 0, 1]);
+  });
+
+  it('computes constant expressions exactly when compiling', async () => {
+    const ints = Int32Array.from([0, 5, -1, 2147483647, -2147483648]);
+    for (const kernel of [(x: number) => (x + (-1 >>> 0)) | 0, (x: number) => (x + -2147483648 / -1) | 0, (x: number) => (x - 3 * 1431655765) >>> 0]) {
+      const { cpu, gpu } = await onBoth(kernel, 'int32(int32)', ints);
+      expect(gpu).toEqual(cpu);
+    }
+    const { cpu, gpu } = await onBoth((x: number) => x + (-1 >>> 0), 'uint32(uint32)', Uint32Array.from([0, 1, 7]));
+    expect(gpu).toEqual(cpu);
+  });
+
+  it('keeps signed zeros of constants and negated integers', async () => {
+    const ones = Float32Array.from([1, -1]);
+    for (const kernel of [
+      (_x: number) => -0,
+      (x: number) => { const z = -0; return 1 / z + x; },
+      (x: number) => { let i = 0; i = -i; return 1 / i; },
+    ]) {
+      const { cpu, gpu } = await onBoth(kernel, 'float32(float32)', ones);
+      expect(gpu.map((v) => Object.is(v, -0) ? '-0' : v)).toEqual(cpu.map((v) => Object.is(v, -0) ? '-0' : v));
+    }
+  });
+
+  it('refuses a double constant that f32 cannot hold, with where and why', async () => {
+    const B = 1e39;
+    const minusB = vectorize(['float32(float32)'], { target: 'gpu', env: { B } })((x: number) => { const b = B; return x - b; });
+    const refused = minusB(Float32Array.from([Infinity]));
+    await expect(refused).rejects.toThrow(KernelCompileError);
+    await expect(minusB(Float32Array.from([1]))).rejects.toThrow(/The constant 1e\+39 at kernel line \d+:\d+ is a double \(float64\) value, which the gpu target computes in f32 .* it would be Infinity/);
+    const tiny = vectorize(['float32(float32)'], { target: 'gpu' })((x: number) => { const eps = 1e-50; return x + eps; });
+    await expect(tiny(Float32Array.from([1]))).rejects.toThrow(/it would be 0, not 1e-50/);
+    // A float32 constant is rounded on the cpu too: the same on both.
+    const { cpu, gpu } = await onBoth((x: number) => x - 1e39, 'float32(float32)', Float32Array.from([Infinity, 1]));
+    expect(gpu).toEqual(cpu);
+  });
+
+  it('compiles a helper named `main` (the entry point’s name is reserved)', async () => {
+    const main = (x: number) => x + 1;
+    const { cpu, gpu } = await onBoth((x: number) => main(x) * 2, 'float32(float32)', Float32Array.from([1, 2]), { main });
+    expect(gpu).toEqual([4, 6]);
+    expect(gpu).toEqual(cpu);
+  });
+
+  it.each([
+    { dtype: 'uint8', make: () => new Uint8Array(8) },
+    { dtype: 'int16', make: () => new Int16Array(8) },
+    { dtype: 'uint8', make: () => new Uint8Array(9) },
+  ] as const)('writes $dtype per-row outputs at an odd offset', async ({ dtype, make }) => {
+    const inc = guvectorize([`void(${dtype}[:], ${dtype}[:])`], '(n)->(n)', { target: 'gpu' })((a: Uint8Array, o: Uint8Array) => {
+      for (let i = 0; i < a.length; i++) o[i] = a[i]! + 1;
+    });
+    const backing = make();
+    const out = backing.subarray(1, 4);
+    const input = backing.constructor === Uint8Array ? Uint8Array.from([1, 2, 3]) : Int16Array.from([1, 2, 3]);
+    await inc(input, { out });
+    expect(Array.from(backing)).toEqual([0, 2, 3, 4, ...new Array(backing.length - 4).fill(0)]);
+  });
+});
