@@ -45,7 +45,7 @@ export function parseFunction(fn: unknown, what = 'kernel'): ParsedFunction {
   const source = Function.prototype.toString.call(fn);
   if (/\{\s*\[native code\]\s*\}$/.test(source) || isBuiltin(fn)) {
     throw new KernelCompileError(
-      `The ${what}${what === 'kernel' ? '' : ` (the function \`${fn.name || 'anonymous'}\`)`} is a native, built-in or bound function (such as \`Math.max\` or \`process.exit\`), which cannot be compiled into a kernel: its code is not kernel-language JavaScript. Pass a plain function written in the kernel language.`,
+      `The ${what}${what === 'kernel' ? '' : ` (the function \`${fn.name || 'anonymous'}\`)`} is a native or bound function, or a built-in (such as \`Math.max\` or \`process.exit\`), which cannot be compiled into a kernel: its code is not kernel-language JavaScript. Pass a plain function written in the kernel language.`,
     );
   }
   let program: EsNode;

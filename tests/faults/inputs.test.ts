@@ -48,9 +48,9 @@ describe.each(TARGETS)('on %s', (target) => {
     const make = (env: Record<string, unknown>) => () =>
       vectorize(['float32(float32)'], { target, env: env as never })((x: number) => (ex as (v: number) => number)(x));
     expect(make({ ex: process.exit })).toThrow(KernelCompileError);
-    expect(make({ ex: process.exit })).toThrow(/The helper `ex` \(the function `\w+`\) is a native, built-in or bound function/);
-    expect(make({ ex: Math.max })).toThrow(/native, built-in or bound function/);
-    expect(make({ ex: ((x: number) => x).bind(null) })).toThrow(/native, built-in or bound function/);
+    expect(make({ ex: process.exit })).toThrow(/The helper `ex` \(the function `\w+`\) is a native or bound function, or a built-in/);
+    expect(make({ ex: Math.max })).toThrow(/native or bound function, or a built-in/);
+    expect(make({ ex: ((x: number) => x).bind(null) })).toThrow(/native or bound function, or a built-in/);
   });
 });
 
