@@ -3,6 +3,7 @@
  * that can block (cpu, parallel) also offer `.sync(…)`.
  */
 import { TargetUnavailableError } from './errors.js';
+import { isDetached } from './ndarray.js';
 import { formatTargetNames, loadTarget, loadTargetSync, targetNames } from './targets/registry.js';
 import type { TargetName } from './targets/target.js';
 import { canCastScalar, DTYPES } from './dtypes.js';
@@ -75,9 +76,10 @@ function learnFastPath(def: UfuncDefinition, args: unknown[], prepared: Prepared
 function snapshotInputs(args: unknown[], nin: number): unknown[] {
   return args.map((x, i) => {
     if (i >= nin || typeof x !== 'object' || x === null) return x;
-    if (ArrayBuffer.isView(x) && !(x instanceof DataView)) return (x as unknown as { slice(): unknown }).slice();
+    // A detached array cannot be copied: left as it is, for the call's checks to refuse.
+    if (ArrayBuffer.isView(x) && !(x instanceof DataView)) return isDetached(x) ? x : (x as unknown as { slice(): unknown }).slice();
     const data = (x as { data?: unknown }).data;
-    if (Object.getPrototypeOf(x) === Object.prototype && ArrayBuffer.isView(data) && !(data instanceof DataView)) {
+    if (Object.getPrototypeOf(x) === Object.prototype && ArrayBuffer.isView(data) && !(data instanceof DataView) && !isDetached(data)) {
       return { ...x, data: (data as unknown as { slice(): unknown }).slice() };
     }
     return x;

@@ -630,7 +630,7 @@ export function runPrepared(call: PreparedCall): Promise<unknown> {
     const now = call.deviceOutputs.map(({ shape, dtype }) => call.target.allocateDeviceArrayNow?.(shape, dtype));
     if (now.every((a) => a !== undefined)) {
       now.forEach((a, k) => call.setDeviceOutput(call.deviceOutputs[k]!.output, a));
-      return call.target.run(call.plan).then(() => call.finish());
+      return runGuarded(call.target, call.plan).then(() => call.finish());
     }
   } catch (e) {
     return Promise.reject(e);

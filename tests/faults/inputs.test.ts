@@ -79,10 +79,11 @@ describe.each(TARGETS.filter((t) => t !== 'cpu'))('an array detached while a cal
     await expect(twice(new Float32Array(n).fill(1), { out: new Float32Array(n) })).resolves.toBeInstanceOf(Float32Array);
   });
 
-  it.runIf(target === 'gpu')('fails the call with an ArgumentError naming the input', async () => {
+  it.runIf(target === 'gpu')('has read its inputs when the call returns, so detaching one then changes nothing', async () => {
     const x = new Float32Array(n).fill(1);
     const call = twice(x);
     structuredClone(x.buffer, { transfer: [x.buffer] });
-    await expect(call).rejects.toThrow(/Argument 1 is a Float32Array whose buffer was detached \(transferred\) while the call was running/);
+    const y = await call;
+    expect([y[0], y[n - 1], y.length]).toEqual([2, 2, n]);
   });
 });
