@@ -31,6 +31,13 @@ export interface Ufunc {
   readonly nout: number;
   /** The layout, e.g. `(n)->(n)`; vectorize ufuncs have `(),()->()`. */
   readonly layout: string;
+  /**
+   * Says how a call with these arguments would run — which engine (WebAssembly or generated JS
+   * on cpu and parallel) and why — without running it.
+   *
+   * @example f.explain(xs) // "WebAssembly (scalar): every array is in Wasm memory."
+   */
+  explain(...args: unknown[]): string;
 }
 
 /**
@@ -119,8 +126,15 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     target.runSync(prepared.plan);
     return prepared.finish();
   };
+  const explain = (...args: unknown[]): string => {
+    const target = loadTargetSync(def.target);
+    if (!target) return `The '${def.target}' target is not loaded yet: it runs on first use.`;
+    const prepared = prepareCall(def, args, target);
+    return target.explain?.(prepared.plan) ?? `Runs on the '${def.target}' target.`;
+  };
   Object.defineProperties(call, {
     sync: { value: sync },
+    explain: { value: explain },
     target: { value: def.target, enumerable: true },
     signatures: { get: () => def.signatures.map((s) => s.text), enumerable: true },
     nin: { value: def.nin, enumerable: true },

@@ -7,6 +7,7 @@ import { type DType, DTYPES } from './dtypes.js';
 import { ArgumentError } from './errors.js';
 import { cOrderStrides, sizeOf } from './layout.js';
 import type { NDArray } from './ndarray.js';
+import { allocateInWasmMemory } from './engines/wasm/index.js';
 
 /** The typed array that stores each dtype. */
 export interface TypedArrayOf {
@@ -44,7 +45,10 @@ export function sharedArray<D extends DType = 'float64'>(length: number, dtype: 
   checkDType(dtype);
   if (!Number.isSafeInteger(length) || length < 0) throw new ArgumentError(`\`length\` must be a non-negative integer, found ${String(length)}.`);
   const { arrayType, bytes } = DTYPES[dtype];
-  return new arrayType(new SharedArrayBuffer(length * bytes), 0, length) as TypedArrayOf[D];
+  // In the Wasm engine's memory where there is room (kernels then read it in place), else a
+  // SharedArrayBuffer of its own.
+  const inWasm = length > 0 ? allocateInWasmMemory(arrayType, length) : undefined;
+  return (inWasm ?? new arrayType(new SharedArrayBuffer(length * bytes), 0, length)) as TypedArrayOf[D];
 }
 
 /**

@@ -85,6 +85,11 @@ export interface Target {
    * workers write results in place instead of into a copy. Absent: an ordinary typed array.
    */
   allocateOutput?(length: number, dtype: DType): TypedArray;
+  /**
+   * Says which engine would run a call and why (e.g. WebAssembly SIMD, or generated JS because
+   * the kernel uses 64-bit integers); absent where there is one way to run.
+   */
+  explain?(plan: CallPlan): string;
   /** Allocates a device-resident output, for calls whose inputs live on the device (`memory: 'device'`). */
   allocateDeviceArray?(shape: readonly number[], dtype: DType): Promise<DeviceArrayLike>;
   /**

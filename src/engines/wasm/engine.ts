@@ -1,0 +1,306 @@
+/**
+ * The Wasm engine: runs a call plan's loop as WebAssembly, where it can and where that is faster,
+ * and otherwise says why not so the JS engine runs it. The choice is made per kernel (can it be
+ * compiled at all) and per call (where is the data, how much work per byte).
+ */
+import type { DType, TypedArray } from '../../dtypes.js';
+import { DTYPES } from '../../dtypes.js';
+import { ArgumentError } from '../../errors.js';
+import type { Stmt, TypedKernel } from '../../compiler/ir.js';
+import type { CallPlan } from '../../plan.js';
+import { layoutKey, type MemoryLayout, prepareRunnerArgs, type RunnerArgs, runtimeFunctions } from '../../targets/cpu/codegen.js';
+import { RT } from '../../targets/cpu/emit-js.js';
+import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
+import { type CompiledModule, compileKernelModule } from './module.js';
+import { wasmRefusal } from './support.js';
+import { WebAssemblyApi } from './wasm-api.js';
+
+/** A compiled and instantiated kernel for one memory layout. */
+interface WasmKernel {
+  readonly run: (...params: number[]) => void;
+  readonly module: CompiledModule;
+  /** Address of this instance's scratch area for local arrays. */
+  readonly scratch: number;
+  /** Milliseconds spent generating, compiling and instantiating. */
+  readonly compileMs: number;
+}
+
+/** Why the JS engine runs a call, or undefined where Wasm does. */
+export type EngineChoice = { readonly engine: 'wasm'; readonly reason: string } | { readonly engine: 'js'; readonly reason: string };
+
+const refusals = new WeakMap<TypedKernel, string | null>();
+const kernels = new WeakMap<TypedKernel, Map<number | string, WasmKernel>>();
+
+/**
+ * How the engine is chosen: `auto` (Wasm where it can run the kernel and pays off), `js` (never
+ * Wasm), `wasm` (Wasm wherever it can run the kernel, whatever the cost: tests use it to run
+ * every suite on the Wasm engine). The environment variable `UFUNC_ENGINE` sets the default.
+ */
+export type EngineMode = 'auto' | 'js' | 'wasm';
+
+const envMode = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.UFUNC_ENGINE;
+let mode: EngineMode = envMode === 'js' || envMode === 'wasm' ? envMode : 'auto';
+
+/**
+ * Sets how the cpu and parallel targets choose between the Wasm and the JS engine. Both give
+ * bit-identical results; only speed differs.
+ *
+ * @param next - `auto` (the default), `js` or `wasm` (Wasm wherever it can run the kernel)
+ * @returns the mode before
+ * @example const before = setEngineMode('js'); … setEngineMode(before);
+ */
+export function setEngineMode(next: EngineMode): EngineMode {
+  if (next !== 'auto' && next !== 'js' && next !== 'wasm') {
+    throw new ArgumentError(`The engine mode must be 'auto', 'js' or 'wasm', found ${JSON.stringify(next)}.`);
+  }
+  const was = mode;
+  mode = next;
+  return was;
+}
+
+/** The current engine mode. */
+export function engineMode(): EngineMode {
+  return mode;
+}
+
+function kernelRefusal(kernel: TypedKernel): string | undefined {
+  let r = refusals.get(kernel);
+  if (r === undefined) refusals.set(kernel, (r = wasmRefusal(kernel) ?? null));
+  return r ?? undefined;
+}
+
+/** Work per element, roughly: expression nodes, loops counted eight times. */
+function workEstimate(body: readonly Stmt[], kernel: TypedKernel): number {
+  let n = 0;
+  const expr = (e: unknown): void => {
+    if (!e || typeof e !== 'object') return;
+    const x = e as { kind?: string };
+    if (x.kind === 'math') n += 8; // a call out of Wasm, or a long instruction sequence
+    n++;
+    for (const v of Object.values(e)) if (v && typeof v === 'object' && 'kind' in (v as object)) expr(v);
+    for (const v of Object.values(e)) if (Array.isArray(v)) v.forEach(expr);
+  };
+  const stmts = (list: readonly Stmt[], weight: number): void => {
+    for (const s of list) {
+      if (s.kind === 'loop') {
+        stmts(s.init, weight);
+        stmts(s.body, weight * 8);
+        stmts(s.update, weight * 8);
+        if (s.cond) n += weight * 8;
+      } else if (s.kind === 'if') {
+        expr(s.cond);
+        stmts(s.then, weight);
+        stmts(s.otherwise, weight);
+      } else if (s.kind === 'call') {
+        const h = s.call.helper;
+        stmts(h.body, weight);
+      } else {
+        const before = n;
+        expr(s);
+        n = before + (n - before) * weight;
+      }
+    }
+  };
+  stmts(body, 1);
+  void kernel;
+  return n;
+}
+
+/**
+ * Which engine runs a plan, and why. Wasm needs: the engine on, bounds checks on (Wasm checks
+ * every index; JS without checks reads `undefined` out of bounds, which Wasm cannot mimic), no
+ * 64-bit integers, and either data already in Wasm memory or enough work per element to pay for
+ * copying it in and out.
+ */
+export function chooseEngine(plan: CallPlan, elements: number): EngineChoice {
+  if (mode === 'js') return { engine: 'js', reason: "the engine mode is 'js' (setEngineMode or UFUNC_ENGINE)." };
+  if (!plan.boundsCheck) return { engine: 'js', reason: 'bounds checks are off: Wasm checks every index, so only the JS engine gives the unchecked behaviour asked for.' };
+  const refusal = kernelRefusal(plan.kernel);
+  if (refusal) return { engine: 'js', reason: `Wasm cannot run this kernel: ${refusal}` };
+  let foreignBytes = 0;
+  let elementBytes = 0;
+  for (const o of plan.operands) {
+    if (o.scalar !== undefined) continue;
+    const data = o.data as TypedArray;
+    const core = o.coreShape.reduce((a, b) => a * b, 1);
+    elementBytes += core * DTYPES[o.dtype].bytes;
+    if (!isInWasmMemory(data)) foreignBytes += data.byteLength;
+  }
+  if (foreignBytes === 0) return { engine: 'wasm', reason: 'every array is in Wasm memory.' };
+  if (mode === 'wasm') return { engine: 'wasm', reason: "the engine mode is 'wasm': arrays outside Wasm memory are copied in and out." };
+  if (foreignBytes > 2 ** 31) return { engine: 'js', reason: `the arrays not in Wasm memory (${foreignBytes} bytes) are too large to copy into it.` };
+  if (elements < 64) return { engine: 'js', reason: `a call of ${elements} elements on arrays outside Wasm memory is faster in JS than copying them.` };
+  const work = workEstimate(plan.kernel.body, plan.kernel);
+  // Copying in and out costs about as much as a JS loop doing ~2 operations per byte moved: below
+  // that, the JS loop on the data where it lies is as fast (measured with the SAXPY workload).
+  if (work < elementBytes * 2) {
+    return { engine: 'js', reason: `the kernel does little work per element (about ${work} operations for ${elementBytes} bytes) and the arrays are outside Wasm memory: copying them in would cost more than Wasm saves (allocate them with sharedArray to use Wasm).` };
+  }
+  return { engine: 'wasm', reason: `the kernel does enough work per element (about ${work} operations for ${elementBytes} bytes) to pay for copying the arrays outside Wasm memory in and out.` };
+}
+
+/** A choice as a sentence, for `f.explain(…)`. */
+export function describeEngine(choice: EngineChoice): string {
+  return choice.engine === 'wasm' ? `WebAssembly (scalar): ${choice.reason}` : `JavaScript: ${choice.reason}`;
+}
+
+function instantiate(compiled: CompiledModule, sites: readonly string[]): WasmKernel['run'] {
+  const rt = runtimeFunctions(sites);
+  const oob = rt[RT.oob] as (site: number, index: number[], dims: number[]) => never;
+  const env: Record<string, unknown> = { memory: wasmMemory() };
+  for (const name of compiled.imports) {
+    if (name === 'fmod') env[name] = (a: number, b: number) => a % b;
+    else if (name.startsWith('oob/')) {
+      const n = Number(name.slice(4));
+      env[name] = (site: number, ...rest: number[]) => oob(site, rest.slice(0, n), rest.slice(n));
+    } else env[name] = (Math as unknown as Record<string, unknown>)[name.split('/')[0]!];
+  }
+  const module = new WebAssemblyApi.Module(compiled.bytes);
+  const instance = new WebAssemblyApi.Instance(module, { env });
+  return instance.exports.run as WasmKernel['run'];
+}
+
+/** The compiled kernel for a plan's layout, built on first use. */
+export function wasmKernelFor(plan: CallPlan, layout: MemoryLayout): WasmKernel {
+  let byLayout = kernels.get(plan.kernel);
+  if (!byLayout) kernels.set(plan.kernel, (byLayout = new Map()));
+  const key = layoutKey(layout);
+  let k = byLayout.get(key);
+  if (!k) {
+    const t0 = performance.now();
+    const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout);
+    const run = instantiate(module, module.sites);
+    const scratch = module.scratchBytes ? reserve(module.scratchBytes) : 0;
+    if (scratch === undefined) throw new RangeError('Wasm memory is full: no room for the kernel\'s local arrays.');
+    k = { run, module, scratch, compileMs: performance.now() - t0 };
+    byLayout.set(key, k);
+  }
+  return k;
+}
+
+/** Foreign arrays copied into Wasm memory for one call: by buffer, the byte range the call uses. */
+interface Staged {
+  readonly source: Uint8Array;
+  readonly address: number;
+  readonly firstByte: number;
+  readonly copyBack: boolean;
+  readonly copiedIn: boolean;
+}
+
+/**
+ * Runs `[start, end)` of a plan's loop space as Wasm, copying arrays outside Wasm memory in and
+ * out. Operands that view the same buffer are copied as one range, so aliasing (an input that is
+ * also the output, overlapping slices) behaves as in place.
+ */
+export function runWasm(plan: CallPlan, start = 0, end?: number): void {
+  const { args, layout } = prepareRunnerArgs(plan);
+  const kernel = wasmKernelFor(plan, layout);
+  const staged = new Map<ArrayBufferLike, Staged>();
+  const addresses = new Array<number>(plan.operands.length);
+  let failed = true;
+  try {
+    // Group foreign operands by buffer and copy each buffer's used range once.
+    const ranges = new Map<ArrayBufferLike, { lo: number; hi: number; input: boolean; output: boolean }>();
+    plan.operands.forEach((o, i) => {
+      if (o.scalar !== undefined) return;
+      const data = o.data as TypedArray;
+      if (isInWasmMemory(data)) return;
+      const r = ranges.get(data.buffer) ?? { lo: Infinity, hi: -Infinity, input: false, output: false };
+      r.lo = Math.min(r.lo, data.byteOffset);
+      r.hi = Math.max(r.hi, data.byteOffset + data.byteLength);
+      // Outputs of vectorize kernels are only written; guvectorize outputs may be read.
+      if (i < plan.nin || plan.kind === 'guvectorize') r.input = true;
+      if (i >= plan.nin) r.output = true;
+      ranges.set(data.buffer, r);
+    });
+    for (const [buf, r] of ranges) {
+      const bytes = r.hi - r.lo;
+      const address = reserve(bytes);
+      if (address === undefined) throw new RangeError(`Wasm memory is full: cannot copy ${bytes} bytes into it.`);
+      const source = new Uint8Array(buf, r.lo, bytes);
+      if (r.input) new Uint8Array(buffer(), address, bytes).set(source);
+      staged.set(buf, { source, address, firstByte: r.lo, copyBack: r.output, copiedIn: r.input });
+    }
+    plan.operands.forEach((o, i) => {
+      if (o.scalar !== undefined) return;
+      const data = o.data as TypedArray;
+      const s = staged.get(data.buffer);
+      const base = s ? s.address + (data.byteOffset - s.firstByte) : data.byteOffset;
+      addresses[i] = base + o.offset * DTYPES[o.dtype].bytes;
+    });
+    drive(plan, args, layout, kernel, addresses, start, end ?? args.loopShape.reduce((a, b) => a * b, 1));
+    failed = false;
+  } finally {
+    for (const s of staged.values()) {
+      // After a failure, ranges never copied in hold stale memory: leave those outputs unwritten.
+      if (s.copyBack && (!failed || s.copiedIn)) s.source.set(new Uint8Array(buffer(), s.address, s.source.length));
+      release(s.address, s.source.length);
+    }
+  }
+}
+
+/** Calls `run` once per row of the innermost loop dimension. */
+function drive(plan: CallPlan, args: RunnerArgs, layout: MemoryLayout, kernel: WasmKernel, addresses: number[], start: number, end: number): void {
+  if (end <= start) return;
+  const nops = layout.inner.length;
+  const shape = args.loopShape;
+  const R = shape.length;
+  const bytes = plan.operands.map((o) => DTYPES[o.dtype as DType].bytes);
+  const tail: number[] = [];
+  plan.kernel.params.forEach((p, i) => {
+    if (typeof p.type !== 'object') return;
+    for (let a = 0; a < p.type.ndim; a++) {
+      tail.push(args.coreShape[i]![a]!);
+      if (!layout.coreUnit[i]![a]) tail.push(args.coreStrides[i]![a]!);
+    }
+  });
+  const params: number[] = [];
+  const call = (rowBase: (i: number) => number, j0: number, count: number) => {
+    params.length = 0;
+    for (let i = 0; i < nops; i++) {
+      const step = layout.inner[i];
+      if (step === 'scalar') {
+        const v = args.scalars[i];
+        params.push(typeof v === 'boolean' ? (v ? 1 : 0) : (v as number));
+        continue;
+      }
+      const inner = R === 0 ? 0 : args.loopStrides[i]![R - 1]! * bytes[i]!;
+      params.push(rowBase(i) + j0 * inner);
+      if (step === 'strided') params.push(inner);
+    }
+    for (const t of tail) params.push(t);
+    params.push(count, kernel.scratch);
+    kernel.run(...params);
+  };
+  if (R <= 1) {
+    call((i) => addresses[i]!, start, end - start);
+    return;
+  }
+  const idx = new Array<number>(R).fill(0);
+  for (let q = R - 1, rem = start; q >= 0; q--) {
+    idx[q] = rem % shape[q]!;
+    rem = (rem - idx[q]!) / shape[q]!;
+  }
+  const inner = shape[R - 1]!;
+  let k = start;
+  while (k < end) {
+    const j0 = idx[R - 1]!;
+    const count = Math.min(inner - j0, end - k);
+    call((i) => {
+      let b = addresses[i]!;
+      for (let q = 0; q < R - 1; q++) b += idx[q]! * args.loopStrides[i]![q]! * bytes[i]!;
+      return b;
+    }, j0, count);
+    k += count;
+    idx[R - 1] = 0;
+    for (let q = R - 2; q >= 0; q--) {
+      if (++idx[q]! < shape[q]!) break;
+      idx[q] = 0;
+    }
+  }
+}
+
+/** Compile time of the kernels compiled so far for a typed kernel, in ms (for benchmarks). */
+export function wasmCompileTimes(kernel: TypedKernel): number[] {
+  return [...(kernels.get(kernel)?.values() ?? [])].map((k) => k.compileMs);
+}

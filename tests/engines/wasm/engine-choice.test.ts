@@ -1,0 +1,84 @@
+/**
+ * Which engine runs a call, as `f.explain(…)` states it; and the Wasm memory allocator.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { engineMode, isInWasmMemory, setEngineMode } from '../../../src/engines/wasm/index.js';
+import { release, reserve, wasmMemoryInUse } from '../../../src/engines/wasm/memory.js';
+import { ArgumentError, guvectorize, sharedArray, sharedNDArray, vectorize } from '../../../src/index.js';
+
+const initialMode = engineMode();
+afterEach(() => {
+  setEngineMode(initialMode);
+});
+
+describe('engine choice', () => {
+  it('runs Wasm on arrays in Wasm memory and says so', () => {
+    setEngineMode('auto');
+    const f = vectorize(['float32(float32, float32)'])((x: number, y: number) => x + y);
+    const x = sharedArray(1000, 'float32');
+    expect(isInWasmMemory(x)).toBe(true);
+    expect(f.explain(x, x, { out: sharedArray(1000, 'float32') })).toBe('WebAssembly (scalar): every array is in Wasm memory.');
+  });
+
+  it('keeps cheap kernels on foreign arrays in JS, with the reason', () => {
+    setEngineMode('auto');
+    const f = vectorize(['float32(float32, float32)'])((x: number, y: number) => x + y);
+    expect(f.explain(new Float32Array(10_000), new Float32Array(10_000))).toMatch(/^JavaScript: the kernel does little work per element/);
+    expect(f.explain(new Float32Array(3), 1)).toBe('JavaScript: a call of 3 elements on arrays outside Wasm memory is faster in JS than copying them.');
+  });
+
+  it('copies foreign arrays for kernels with enough work per element', () => {
+    setEngineMode('auto');
+    const f = guvectorize(['void(float64, float64[:])'], '()->(n)')((x: number, out: { [i: number]: number; length: number }) => {
+      for (let i = 0; i < out.length; i++) out[i] = x * i + Math.sqrt(i);
+    });
+    expect(f.explain(new Float64Array(1000), { out: { data: new Float64Array(16_000), shape: [1000, 16] } })).toMatch(/^WebAssembly \(scalar\): the kernel does enough work/);
+  });
+
+  it('refuses 64-bit integer kernels and unchecked kernels, saying why', () => {
+    setEngineMode('wasm');
+    const big = vectorize(['int64(int64)'])((x: number) => x * 2);
+    expect(big.explain(new BigInt64Array(4))).toBe(
+      'JavaScript: Wasm cannot run this kernel: `x` is a 64-bit integer, which kernels hold as a JS bigint; the Wasm engine computes in 32 and 64-bit floats and 32-bit integers only.',
+    );
+    const unchecked = vectorize(['float64(float64)'], { boundsCheck: false })((x: number) => x * 2);
+    expect(unchecked.explain(sharedArray(4))).toMatch(/^JavaScript: bounds checks are off/);
+    setEngineMode('js');
+    expect(unchecked.explain(sharedArray(4))).toBe("JavaScript: the engine mode is 'js' (setEngineMode or UFUNC_ENGINE).");
+  });
+
+  it('refuses an unknown engine mode', () => {
+    expect(() => setEngineMode('fast' as 'js')).toThrow(ArgumentError);
+    expect(() => setEngineMode('fast' as 'js')).toThrow("The engine mode must be 'auto', 'js' or 'wasm', found \"fast\".");
+  });
+});
+
+describe('Wasm memory', () => {
+  it('hands out aligned, zeroed, disjoint arrays and reuses freed blocks', () => {
+    const a = sharedArray(5, 'float64');
+    const b = sharedNDArray([3, 4], 'int16');
+    expect(a.byteOffset % 16).toBe(0);
+    expect(b.data.byteOffset % 16).toBe(0);
+    expect([...a]).toEqual([0, 0, 0, 0, 0]);
+    const aEnd = a.byteOffset + a.byteLength;
+    const bEnd = b.data.byteOffset + b.data.byteLength;
+    expect(aEnd <= b.data.byteOffset || bEnd <= a.byteOffset).toBe(true);
+    const used = wasmMemoryInUse();
+    const block = reserve(1000)!;
+    expect(wasmMemoryInUse()).toBe(used + 1008);
+    release(block, 1000);
+    expect(wasmMemoryInUse()).toBe(used);
+    expect(reserve(1000)).toBe(block);
+    release(block, 1000);
+  });
+
+  it('grows for large arrays without detaching the ones handed out', () => {
+    const small = sharedArray(4, 'float32');
+    small[0] = 1.5;
+    const large = sharedArray(8_000_000, 'float32');
+    large[7_999_999] = 2;
+    expect(small[0]).toBe(1.5);
+    expect(isInWasmMemory(large)).toBe(true);
+    expect(large[7_999_999]).toBe(2);
+  });
+});
