@@ -15,6 +15,7 @@ import { type DType, DTYPES, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, MathFunction, Stmt, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
 import { Bytes, MiscOp, Op, ValType, VOID } from './encoder.js';
+import { isInt32Exact, isInt32Index } from './loop-counters.js';
 
 /** The Wasm type that holds a value of a dtype (small integers and bool widen to i32). */
 export function valType(t: DType): ValType {
@@ -49,6 +50,8 @@ export interface ModuleContext {
   localArrayOffset(v: Variable): number;
   /** Descriptions of index-check sites, shared by all functions of the module. */
   readonly sites: string[];
+  /** float64 loop counters kept in i32 (see loop-counters.ts). */
+  readonly counters: ReadonlySet<Variable>;
 }
 
 type Label = 'block' | 'loop' | 'if';
@@ -153,8 +156,10 @@ export class FunctionEmitter {
     switch (s.kind) {
       case 'let':
       case 'assign': {
-        const v = s.kind === 'let' ? s.variable : s.variable;
-        this.expr(s.kind === 'let' ? s.init : s.value);
+        const v = s.variable;
+        const value = s.kind === 'let' ? s.init : s.value;
+        if (this.ctx.counters.has(v)) this.int32(value);
+        else this.expr(value);
         this.set(this.varLocal(v));
         return;
       }
@@ -242,7 +247,7 @@ export class FunctionEmitter {
   varLocal(v: Variable): number {
     let l = this.vars.get(v);
     if (l === undefined) {
-      l = this.local(valType(v.type as DType));
+      l = this.local(this.ctx.counters.has(v) ? ValType.i32 : valType(v.type as DType));
       this.vars.set(v, l);
     }
     return l;
@@ -283,7 +288,13 @@ export class FunctionEmitter {
       const dim = a.dims[axis]!;
       const pushDim = () => ('local' in dim ? this.get(dim.local) : this.i32(dim.constant));
       const idx = this.local(ValType.i32);
-      if (isFloat(e.type)) {
+      if (e.type === 'float64' && isInt32Index(e, this.ctx.counters)) {
+        this.int32(e);
+        this.tee(idx);
+        pushDim();
+        this.op(Op.i32_ge_u);
+        raw.push({ local: idx, type: 'int32' });
+      } else if (isFloat(e.type)) {
         // JS: `(i >>> 0) !== i || i >= dim` — valid iff i is an integer in [0, dim) (−0 included).
         const f = this.local(ValType.f64);
         this.expr(e);
@@ -343,6 +354,31 @@ export class FunctionEmitter {
 
   // ------------------------------------------------------------------ expressions
 
+  /**
+   * A float64 expression whose value is an int32 (a counter, a constant, a conversion from the
+   * int32 family, or one of those plus or minus a constant in an index), computed in i32.
+   */
+  int32(e: Expr): void {
+    switch (e.kind) {
+      case 'const':
+        this.i32(e.value as number);
+        return;
+      case 'cast':
+        this.expr(e.value);
+        return;
+      case 'var':
+        this.get(this.varLocal(e.variable));
+        return;
+      case 'binary':
+        this.int32(e.left);
+        this.int32(e.right);
+        this.op(e.op === '+' ? Op.i32_add : Op.i32_sub);
+        return;
+      default:
+        throw new Error(`unreachable int32 form ${e.kind}`);
+    }
+  }
+
   expr(e: Expr): void {
     switch (e.kind) {
       case 'const':
@@ -350,6 +386,7 @@ export class FunctionEmitter {
         return;
       case 'var':
         this.get(this.varLocal(e.variable));
+        if (this.ctx.counters.has(e.variable)) this.op(Op.f64_convert_i32_s);
         return;
       case 'unary':
         this.unary(e.op, e.arg, e.type);
@@ -358,6 +395,13 @@ export class FunctionEmitter {
         this.binary(e.op, e.left, e.right, e.type);
         return;
       case 'compare':
+        if (e.operandType === 'float64' && isInt32Exact(e.left, this.ctx.counters) && isInt32Exact(e.right, this.ctx.counters)) {
+          // Both sides are exact int32 values: the i32 comparison gives the same answer.
+          this.int32(e.left);
+          this.int32(e.right);
+          this.op(compareOp(e.op, 'int32'));
+          return;
+        }
         this.expr(e.left);
         this.expr(e.right);
         this.op(compareOp(e.op, e.operandType));

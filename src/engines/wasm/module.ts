@@ -14,6 +14,7 @@ import type { HelperFunction, MathFunction, Stmt, TypedKernel, Variable } from '
 import { isArrayType } from '../../compiler/ir.js';
 import type { MemoryLayout } from '../../targets/cpu/codegen.js';
 import { type FuncType, ModuleBuilder, Op, ValType, VOID } from './encoder.js';
+import { findLoopCounters } from './loop-counters.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
 
 export interface CompiledModule {
@@ -105,6 +106,7 @@ function emit(
     helperIndex: (h) => helperIndices.get(h)!,
     localArrayOffset: (v) => scratch.get(v)!,
     sites,
+    counters: findLoopCounters(kernel),
   };
 
   const runParams: ValType[] = [];

@@ -127,6 +127,18 @@ const ELEMENTWISE: [string, (...xs: number[]) => number | boolean][] = [
       return t[0]! + t[1]! + t[2]! * t[3]!;
     },
   ],
+  [
+    // Loop counters kept in i32 (loop-counters.ts), in indices with offsets and in arithmetic.
+    'float64(float64, int32)',
+    (x, n) => {
+      const t = new Float64Array(8);
+      for (let i = 0; i < (n & 7); i++) t[i] = x + i;
+      let s = 0;
+      for (let i = 1; i < 8; i++) s += t[i - 1]! * t[i]! - i / 3;
+      for (let i = -5; i < n % 4; i++) s += i * 0.5;
+      return s;
+    },
+  ],
 ];
 
 describe('the Wasm engine is bit-identical to the JS engine', () => {

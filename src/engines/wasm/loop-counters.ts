@@ -1,0 +1,87 @@
+/**
+ * Loop counters that the Wasm engine keeps in i32 without changing any result.
+ *
+ * Every JS number is a double, so the IR types `let i = 0` as float64. Computing such a counter
+ * in f64 makes every `out[i]` a float index (a check that it is an integer, and a conversion).
+ * Unlike the gpu backend (targets/gpu/integral-doubles.ts), which accepts a documented difference
+ * past 2³¹, this engine must stay bit-identical, so it keeps in i32 only counters whose values are
+ * provably integers in int32 range — the canonical loop
+ *
+ *     for (let i = start; i < end; i++) …
+ *
+ * where `start` is an integer constant with |start| ≤ 2³⁰ or an int32-family value, `end` is an
+ * int32-family value (an int parameter, `.length`, a constant), the update is `i = i + 1`, and
+ * nothing else assigns `i`. Then `start ≤ i ≤ max(start, end) < 2³¹` holds throughout, and
+ * `i + 1` never overflows.
+ */
+import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
+
+const INT32_FAMILY = new Set(['int32', 'int16', 'int8', 'uint16', 'uint8', 'bool']);
+
+/**
+ * Whether a float64 expression is exactly an int32 value: an integer constant in int32 range, a
+ * conversion from the int32 family, or a bounded counter.
+ */
+export function isInt32Exact(e: Expr, counters: ReadonlySet<Variable>): boolean {
+  if (e.kind === 'const') return typeof e.value === 'number' && Number.isInteger(e.value) && Math.abs(e.value) < 2 ** 31 && !Object.is(e.value, -0);
+  if (e.kind === 'cast') return e.type === 'float64' && INT32_FAMILY.has(e.value.type);
+  if (e.kind === 'var') return counters.has(e.variable);
+  return false;
+}
+
+/**
+ * Whether a float64 index expression can be computed in i32 with the same bounds-check outcome
+ * and value: int32-exact terms, or one such term plus or minus a constant below 2³⁰ (its true
+ * value then lies within ±2³¹+2³⁰, and wrapping never maps an out-of-bounds value into bounds).
+ */
+export function isInt32Index(e: Expr, counters: ReadonlySet<Variable>): boolean {
+  if (isInt32Exact(e, counters)) return true;
+  if (e.kind !== 'binary' || (e.op !== '+' && e.op !== '-')) return false;
+  const small = (x: Expr) => x.kind === 'const' && typeof x.value === 'number' && Number.isInteger(x.value) && Math.abs(x.value) < 2 ** 30;
+  return (isInt32Exact(e.left, counters) && small(e.right)) || (e.op === '+' && small(e.left) && isInt32Exact(e.right, counters));
+}
+
+function walk(list: readonly Stmt[], visit: (s: Stmt) => void): void {
+  for (const s of list) {
+    visit(s);
+    if (s.kind === 'if') {
+      walk(s.then, visit);
+      walk(s.otherwise, visit);
+    } else if (s.kind === 'loop') {
+      walk(s.init, visit);
+      walk(s.body, visit);
+      walk(s.update, visit);
+    }
+  }
+}
+
+/** The bounded loop counters of a kernel and its helpers. */
+export function findLoopCounters(kernel: TypedKernel): Set<Variable> {
+  const counters = new Set<Variable>();
+  const bodies: (readonly Stmt[])[] = [kernel.body, ...kernel.helpers.map((h: HelperFunction) => h.body)];
+  for (const body of bodies) {
+    const writes = new Map<Variable, number>();
+    walk(body, (s) => {
+      if (s.kind === 'let' || s.kind === 'assign') writes.set(s.variable, (writes.get(s.variable) ?? 0) + 1);
+    });
+    walk(body, (s) => {
+      if (s.kind !== 'loop' || !s.testFirst || s.init.length !== 1 || s.update.length !== 1 || !s.cond) return;
+      const init = s.init[0]!;
+      const update = s.update[0]!;
+      if (init.kind !== 'let' || init.variable.type !== 'float64') return;
+      const v = init.variable;
+      if (writes.get(v) !== 2) return; // the `let` and the update, nothing else
+      const start = init.init;
+      const startOk =
+        (start.kind === 'const' && typeof start.value === 'number' && Number.isInteger(start.value) && Math.abs(start.value) <= 2 ** 30 && !Object.is(start.value, -0)) ||
+        (start.kind === 'cast' && start.type === 'float64' && INT32_FAMILY.has(start.value.type));
+      const cond = s.cond;
+      const condOk = cond.kind === 'compare' && cond.op === '<' && cond.left.kind === 'var' && cond.left.variable === v && isInt32Exact(cond.right, new Set());
+      const u = update.kind === 'assign' && update.variable === v ? update.value : undefined;
+      const updateOk =
+        u !== undefined && u.kind === 'binary' && u.op === '+' && u.left.kind === 'var' && u.left.variable === v && u.right.kind === 'const' && u.right.value === 1;
+      if (startOk && condOk && updateOk) counters.add(v);
+    });
+  }
+  return counters;
+}
