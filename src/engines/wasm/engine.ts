@@ -208,8 +208,11 @@ export function runWasm(plan: CallPlan, start = 0, end?: number): void {
       const r = ranges.get(data.buffer) ?? { lo: Infinity, hi: -Infinity, input: false, output: false };
       r.lo = Math.min(r.lo, data.byteOffset);
       r.hi = Math.max(r.hi, data.byteOffset + data.byteLength);
-      // Outputs of vectorize kernels are only written; guvectorize outputs may be read.
-      if (i < plan.nin || plan.kind === 'guvectorize') r.input = true;
+      // An output that the call overwrites whole, element by element, need not be copied in;
+      // any other output keeps what the call does not write (gaps of a strided view, say), and
+      // guvectorize outputs may be read.
+      const overwritten = i >= plan.nin && plan.kind === 'vectorize' && plan.loopShape.length === 1 && o.loopStrides[0] === 1 && o.offset === 0 && plan.loopShape[0] === data.length;
+      if (!overwritten) r.input = true;
       if (i >= plan.nin) r.output = true;
       ranges.set(data.buffer, r);
     });
