@@ -139,9 +139,17 @@ export function chooseEngine(plan: CallPlan, elements: number): EngineChoice {
   return { engine: 'wasm', reason: `the kernel does enough work per element (about ${work} operations for ${elementBytes} bytes) to pay for copying the arrays outside Wasm memory in and out.` };
 }
 
-/** A choice as a sentence, for `f.explain(…)`. */
-export function describeEngine(choice: EngineChoice): string {
-  return choice.engine === 'wasm' ? `WebAssembly (scalar): ${choice.reason}` : `JavaScript: ${choice.reason}`;
+/**
+ * A plan's engine as a sentence, for `f.explain(…)`: which engine, why, and for Wasm whether the
+ * loop is vectorised (and if not, why not). Compiles the kernel if it was not yet.
+ */
+export function explainPlan(plan: CallPlan, elements: number): string {
+  const choice = chooseEngine(plan, elements);
+  if (choice.engine === 'js') return `JavaScript: ${choice.reason}`;
+  const { layout } = prepareRunnerArgs(plan);
+  const { lanes } = wasmKernelFor(plan, layout).module;
+  const variant = typeof lanes === 'number' ? `SIMD, ${lanes} lanes` : `scalar: ${lanes}`;
+  return `WebAssembly (${variant}): ${choice.reason}`;
 }
 
 function instantiate(compiled: CompiledModule, sites: readonly string[]): WasmKernel['run'] {

@@ -13,8 +13,9 @@ import { type DType, DTYPES } from '../../dtypes.js';
 import type { HelperFunction, MathFunction, Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
 import type { MemoryLayout } from '../../targets/cpu/codegen.js';
-import { type FuncType, ModuleBuilder, Op, ValType, VOID } from './encoder.js';
+import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { findLoopCounters } from './loop-counters.js';
+import { SimdEmitter, simdLanes } from './emit-simd.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
 
 export interface CompiledModule {
@@ -24,6 +25,8 @@ export interface CompiledModule {
   readonly sites: readonly string[];
   /** Bytes of scratch memory `run` needs for local arrays (0 if none). */
   readonly scratchBytes: number;
+  /** Lanes of the vectorised loop, or why the loop is scalar. */
+  readonly lanes: 4 | 2 | string;
 }
 
 /** Collects the local arrays declared in a body (at any depth). */
@@ -145,8 +148,9 @@ function emit(
     builder.define(helperIndices.get(h)!, { type, locals: e.locals, code: e.code });
   });
 
-  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams), exportName: 'run' });
-  return { bytes: builder.encode(), imports, sites, scratchBytes };
+  const lanes = simdLanes(kernel, kind, layout);
+  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, lanes), exportName: 'run' });
+  return { bytes: builder.encode(), imports, sites, scratchBytes, lanes };
 }
 
 /** The element type of operand `i` (a vectorize kernel's output follows its parameters). */
@@ -170,7 +174,7 @@ function declareLocalArrays(e: FunctionEmitter, body: readonly Stmt[], ctx: Modu
   }
 }
 
-function emitRun(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, ctx: ModuleContext, params: ValType[]) {
+function emitRun(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, ctx: ModuleContext, params: ValType[], lanes: 4 | 2 | string) {
   const count = params.length - 2;
   const e = new FunctionEmitter(ctx, params.length, params.length - 1);
   // Parameter locals, by operand.
@@ -203,6 +207,9 @@ function emitRun(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: nu
   const result = vectorized ? e.local(valType(returnType as DType)) : undefined;
   const k = e.local(ValType.i32);
 
+  if (typeof lanes === 'number') emitVectorLoop(e, ctx, kernel, nin, layout, lanes, pointer, step, k, count);
+
+  // The scalar loop: every element where there is no vector loop, else the tail.
   e.open('block');
   const exit = e.depth() - 1;
   e.open('loop');
@@ -254,4 +261,50 @@ function emitRun(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: nu
   e.op(Op.end);
   void VOID;
   return { type: { params, results: [] }, locals: e.locals, code: e.code };
+}
+
+/** The vector loop: `lanes` elements per iteration while that many remain (see emit-simd.ts). */
+function emitVectorLoop(
+  e: FunctionEmitter, ctx: ModuleContext, kernel: TypedKernel, nin: number, layout: MemoryLayout, lanes: 4 | 2,
+  pointer: (number | undefined)[], step: (number | undefined)[], k: number, count: number,
+): void {
+  const result = e.local(ValType.v128);
+  const simd = new SimdEmitter(e, ctx, lanes, result);
+  const returnType = kernel.returnType as DType;
+  e.open('block');
+  const exit = e.depth() - 1;
+  e.open('loop');
+  const top = e.depth() - 1;
+  e.get(k).i32(lanes).op(Op.i32_add).get(count).op(Op.i32_gt_u).br(exit, true);
+  kernel.params.forEach((v, i) => {
+    const dtype = v.type as DType;
+    const local = simd.varLocal(v);
+    const s = layout.inner[i];
+    if (s === 'scalar') {
+      e.get(step[i]!);
+      simd.splat(dtype);
+    } else if (s === 'broadcast') {
+      e.get(pointer[i]!);
+      e.load(dtype);
+      simd.splat(dtype);
+    } else {
+      e.get(pointer[i]!);
+      e.code.byte(0xfd).u32(SimdOp.v128_load).u32(sizeShift(dtype)).u32(0);
+    }
+    e.set(local);
+  });
+  simd.begin(undefinedValue(returnType), returnType);
+  simd.stmts(kernel.body);
+  e.get(pointer[nin]!).get(result);
+  e.code.byte(0xfd).u32(SimdOp.v128_store).u32(sizeShift(returnType)).u32(0);
+  for (let i = 0; i <= nin; i++) {
+    const s = layout.inner[i];
+    if (s !== 'unit' && s !== 'origin') continue;
+    const dtype = i < nin ? (kernel.params[i]!.type as DType) : returnType;
+    e.get(pointer[i]!).i32(lanes << sizeShift(dtype)).op(Op.i32_add).set(pointer[i]!);
+  }
+  e.get(k).i32(lanes).op(Op.i32_add).set(k);
+  e.br(top);
+  e.close();
+  e.close();
 }

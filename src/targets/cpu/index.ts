@@ -3,7 +3,7 @@
  */
 import { ArgumentError } from '../../errors.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
-import { chooseEngine, describeEngine, runWasm } from '../../engines/wasm/index.js';
+import { chooseEngine, explainPlan, runWasm } from '../../engines/wasm/index.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler, Target } from '../target.js';
 import { generateRunner, instantiateRunner, layoutKey, type MemoryLayout, prepareRunnerArgs, type Runner, type RunnerArgs } from './codegen.js';
@@ -50,7 +50,7 @@ function runOnThisThread(plan: CallPlan): void {
 export const cpuTarget: Target = {
   name: 'cpu',
   memory: 'host',
-  explain: (plan) => describeEngine(chooseEngine(plan, loopSize(plan))),
+  explain: (plan) => explainPlan(plan, loopSize(plan)),
   run: async (plan) => runOnThisThread(plan),
   runSync: runOnThisThread,
 };

@@ -17,13 +17,17 @@ describe('engine choice', () => {
     const f = vectorize(['float32(float32, float32)'])((x: number, y: number) => x + y);
     const x = sharedArray(1000, 'float32');
     expect(isInWasmMemory(x)).toBe(true);
-    expect(f.explain(x, x, { out: sharedArray(1000, 'float32') })).toBe('WebAssembly (scalar): every array is in Wasm memory.');
+    expect(f.explain(x, x, { out: sharedArray(1000, 'float32') })).toBe('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.');
   });
 
   it('keeps cheap kernels on foreign arrays in JS, with the reason', () => {
     setEngineMode('auto');
     const f = vectorize(['float32(float32, float32)'])((x: number, y: number) => x + y);
     expect(f.explain(new Float32Array(10_000), new Float32Array(10_000))).toMatch(/^JavaScript: the kernel does little work per element/);
+    const g = vectorize(['float64(float64)'])((x: number) => (x > 0 ? Math.exp(x) : -x));
+    expect(g.explain(sharedArray(8), { out: sharedArray(8) })).toBe('WebAssembly (SIMD, 2 lanes): every array is in Wasm memory.');
+    const h = vectorize(['float64(float32)'])((x: number) => x * 2);
+    expect(h.explain(sharedArray(8, 'float32'), { out: sharedArray(8) })).toBe('WebAssembly (scalar: float64 and 32-bit types are mixed, so lanes would have two widths): every array is in Wasm memory.');
     expect(f.explain(new Float32Array(3), 1)).toBe('JavaScript: a call of 3 elements on arrays outside Wasm memory is faster in JS than copying them.');
   });
 
