@@ -27,7 +27,7 @@ describe('engine choice', () => {
     const g = vectorize(['float64(float64)'])((x: number) => (x > 0 ? Math.exp(x) : -x));
     expect(g.explain(sharedArray(8), { out: sharedArray(8) })).toBe('WebAssembly (SIMD, 2 lanes): every array is in Wasm memory.');
     const h = vectorize(['float64(float32)'])((x: number) => x * 2);
-    expect(h.explain(sharedArray(8, 'float32'), { out: sharedArray(8) })).toBe('WebAssembly (scalar: float64 and 32-bit types are mixed, so lanes would have two widths): every array is in Wasm memory.');
+    expect(h.explain(sharedArray(8, 'float32'), { out: sharedArray(8) })).toBe('WebAssembly (scalar: a conversion from float32 to float64): every array is in Wasm memory.');
     expect(f.explain(new Float32Array(3), 1)).toBe('JavaScript: a call of 3 elements on arrays outside Wasm memory is faster in JS than copying them.');
   });
 
