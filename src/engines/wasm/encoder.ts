@@ -38,14 +38,17 @@ export enum Op {
   f32_add = 0x92, f32_sub = 0x93, f32_mul = 0x94, f32_div = 0x95, f32_min = 0x96, f32_max = 0x97,
   f64_abs = 0x99, f64_neg = 0x9a, f64_ceil = 0x9b, f64_floor = 0x9c, f64_trunc = 0x9d, f64_sqrt = 0x9f,
   f64_add = 0xa0, f64_sub = 0xa1, f64_mul = 0xa2, f64_div = 0xa3, f64_min = 0xa4, f64_max = 0xa5,
-  i32_wrap_i64 = 0xa7, i32_trunc_f64_u = 0xab,
+  i64_shl = 0x86, i64_shr_u = 0x88,
+  i32_wrap_i64 = 0xa7, i32_trunc_f64_u = 0xab, i64_extend_i32_u = 0xad,
   f32_convert_i32_s = 0xb2, f32_convert_i32_u = 0xb3, f32_demote_f64 = 0xb6,
   f64_convert_i32_s = 0xb7, f64_convert_i32_u = 0xb8, f64_promote_f32 = 0xbb,
+  i64_reinterpret_f64 = 0xbd, f64_reinterpret_i64 = 0xbf,
   i32_extend8_s = 0xc0, i32_extend16_s = 0xc1,
 }
 
 /** `0xFC`-prefixed opcodes (saturating truncation, bulk memory). */
 export enum MiscOp {
+  i32_trunc_sat_f64_s = 2,
   i32_trunc_sat_f64_u = 3,
   i64_trunc_sat_f64_s = 6,
   memory_fill = 11,

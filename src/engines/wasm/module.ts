@@ -16,6 +16,7 @@ import type { MemoryLayout } from '../../targets/cpu/codegen.js';
 import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { findLoopCounters } from './loop-counters.js';
 import { SimdEmitter, simdLanes } from './emit-simd.js';
+import { emitExp, PORTED } from './fdlibm.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
 
 export interface CompiledModule {
@@ -47,16 +48,17 @@ function localArrays(body: readonly Stmt[], out: Extract<Stmt, { kind: 'local-ar
 /** Collects the imports a kernel needs by walking it once with a recording context. */
 export function compileKernelModule(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout): CompiledModule {
   // Imports must be numbered before defined functions, so the bodies are emitted against a
-  // context that records the imports they use; the module is then assembled with the imports in
-  // the order recorded, and the bodies are emitted a second time with final indices.
+  // context that records the imports (and fdlibm ports) they use; the module is then assembled
+  // with those in the order recorded, and the bodies are emitted a second time with final indices.
   const recorded: string[] = [];
-  const first = emit(kernel, kind, nin, layout, (name) => {
-    let i = recorded.indexOf(name);
-    if (i < 0) i = recorded.push(name) - 1;
-    return i;
+  emit(kernel, kind, nin, layout, (name) => {
+    if (!recorded.includes(name)) recorded.push(name);
+    return 0;
   }, recorded);
-  void first;
-  return emit(kernel, kind, nin, layout, (name) => recorded.indexOf(name), recorded);
+  const imports = recorded.filter((n) => !n.startsWith('fdlibm:'));
+  const ported = recorded.filter((n) => n.startsWith('fdlibm:'));
+  const index = (name: string) => (name.startsWith('fdlibm:') ? imports.length + ported.indexOf(name) : imports.indexOf(name));
+  return emit(kernel, kind, nin, layout, index, recorded);
 }
 
 function importType(name: string): FuncType {
@@ -79,8 +81,10 @@ function emit(
 ): CompiledModule {
   const builder = new ModuleBuilder({ min: 1, max: 65536, shared: true });
   // In the first pass the import count is not known yet: indices are only recorded there.
-  const imports = [...importNames];
+  const imports = importNames.filter((n) => !n.startsWith('fdlibm:'));
   for (const name of imports) builder.importFunction('env', name, importType(name));
+  // fdlibm ports come first among defined functions (their indices follow the imports').
+  const ported = importNames.filter((n) => n.startsWith('fdlibm:')).map((name) => ({ name, index: builder.declare({ params: [ValType.f64], results: [ValType.f64] }) }));
   const sites: string[] = [];
 
   // Scratch offsets for every local array of the kernel and its helpers (no recursion, so each
@@ -103,7 +107,7 @@ function emit(
     return { params, results: h.returnType === 'void' ? [] : [valType(h.returnType)] } satisfies FuncType;
   });
   const ctx: ModuleContext = {
-    mathImport: (fn: MathFunction, arity: number) => importIndex(`${fn}/${arity}`),
+    mathImport: (fn: MathFunction, arity: number) => importIndex(PORTED.has(fn) && arity === 1 ? `fdlibm:${fn}` : `${fn}/${arity}`),
     fmodImport: () => importIndex('fmod'),
     oobImport: (ndim: number) => importIndex(`oob/${ndim}`),
     helperIndex: (h) => helperIndices.get(h)!,
@@ -126,6 +130,12 @@ function emit(
   // Helpers first (callees before callers), then run.
   for (let i = 0; i < kernel.helpers.length; i++) helperIndices.set(kernel.helpers[i]!, builder.declare(helperTypes[i]!));
   const runIndex = builder.declare({ params: runParams, results: [] });
+
+  for (const p of ported) {
+    const e = new FunctionEmitter(ctx, 1, -1);
+    emitExp(e);
+    builder.define(p.index, { type: { params: [ValType.f64], results: [ValType.f64] }, locals: e.locals, code: e.code });
+  }
 
   kernel.helpers.forEach((h, i) => {
     const type = helperTypes[i]!;
