@@ -162,7 +162,7 @@ export function layoutCall(plan: CallPlan, operands: readonly DeviceOperandView[
 }
 
 /** The 32 bits a JS scalar of `dtype` is passed as. */
-function scalarBits(value: number | bigint | boolean, dtype: DType): number {
+export function scalarBits(value: number | bigint | boolean, dtype: DType): number {
   const v = typeof value === 'boolean' ? (value ? 1 : 0) : Number(value);
   if (dtype === 'float32' || dtype === 'float64') return new Uint32Array(new Float32Array([v]).buffer)[0]!;
   if (dtype === 'bool') return v ? 1 : 0;

@@ -58,6 +58,23 @@ describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
     expect(differences((await y.toHost()) as Float32Array, expected)).toEqual([]);
   });
 
+  it('calls laid out alike (the fast path) still bind their own buffers and JS scalars', async () => {
+    const n = 257;
+    const xs = await Promise.all([1, 2, 3].map((k) => toDevice(iota(n, k))));
+    const outs = await Promise.all([0, 1, 2].map(() => deviceArray([n], 'float32')));
+    for (let round = 0; round < 3; round++) {
+      for (let k = 0; k < 3; k++) await axpy(k + round, xs[k]!, xs[(k + 1) % 3]!, { out: outs[k]! });
+      // In place: the output is also an input (one binding for both).
+      await axpy(1, xs[0]!, outs[2]!, { out: outs[2]! });
+      for (let k = 0; k < 2; k++) {
+        const expected = iota(n, k + 1).map((v, i) => Math.fround((k + round) * v + (i * (((k + 1) % 3) + 1))));
+        expect(differences((await outs[k]!.toHost()) as Float32Array, expected)).toEqual([]);
+      }
+      const third = iota(n, 3).map((v, i) => Math.fround(Math.fround((2 + round) * v + i) + i));
+      expect(differences((await outs[2]!.toHost()) as Float32Array, third)).toEqual([]);
+    }
+  });
+
   it('an out-of-bounds index in a chained call surfaces at the next synchronize(), as a KernelRuntimeError naming the call', async () => {
     const x = await toDevice({ data: iota(8), shape: [2, 4] });
     const bad = await reader(x, Int32Array.from([0, 9])); // returns at once: nothing waited
