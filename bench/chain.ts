@@ -178,7 +178,15 @@ for (const chain of CHAINS) {
   if (only && !only.includes(chain.name)) continue;
   let ufunc = ufuncs.get(chain.workload);
   if (!ufunc) ufuncs.set(chain.workload, (ufunc = workloadNamed(chain.workload).makeUfunc('gpu', 'float32')));
-  const ours = await measure(chain, ufunc);
+  let ours: Measured;
+  try {
+    ours = await measure(chain, ufunc);
+  } catch (e) {
+    // One chain that fails (out of memory, say) is reported, and the others still run.
+    console.log(`${chain.name}: failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
+    rows.push({ chain, ours: { wallPerCallMs: NaN, kernelMs: undefined, check: `failed: ${e instanceof Error ? e.name : 'error'}` }, peer: { skipped: 'not run' } });
+    continue;
+  }
   const peer = argv.includes('--skip-peers') ? { skipped: 'CuPy skipped (--skip-peers)' } : cupyChain(chain);
   rows.push({ chain, ours, peer });
   const peerText = peer.wall_per_call_s === undefined ? (peer.skipped ?? '—') : `CuPy ${fmtMs(peer.wall_per_call_s * 1e3)} per call, kernel ${fmtMs(peer.kernel_s! * 1e3)}`;

@@ -5,10 +5,12 @@
  * looked at when the user synchronises.
  *
  * When a batch is submitted: at the end of the current turn of the event loop (`setImmediate`),
- * when it holds {@link MAX_CALLS_PER_BATCH} calls or about {@link MAX_ITERATIONS_PER_BATCH} loop
- * iterations of work, and before anything else of ours touches the queue (an upload, a download,
- * `DeviceArray.set`, a release of a buffer it uses): WebGPU runs `queue.writeBuffer` and
- * submissions in the order they are issued, so an unsubmitted batch must go first.
+ * when it holds {@link MAX_CALLS_PER_BATCH} calls, and before anything else of ours touches the
+ * queue (an upload, a download, `DeviceArray.set`, a release of a buffer it uses): WebGPU runs
+ * `queue.writeBuffer` and submissions in the order they are issued, so an unsubmitted batch must
+ * go first. Not sooner for large calls: on an H100 a submission cost about 0.8 ms of wall time
+ * per batch, so submitting each 2^24-element call on its own made a chain of them 4× slower than
+ * one submission for the chain (bench/results/chain-nvidia-h100-80gb-hbm3.md).
  *
  * What a batch costs instead of what a call cost: one `queue.submit`, one set of error scopes
  * pushed and popped (synchronously, around `finish` and `submit`: an invalid dispatch makes the
@@ -30,8 +32,6 @@ import { assertDeviceAlive, type DeviceHold, type GpuContext, holdDevice, isDevi
 
 /** Calls per batch; also the number of slots of the params and bounds-check arenas. */
 export const MAX_CALLS_PER_BATCH = 128;
-/** A batch with this much work is submitted at once, so the GPU starts while the host records more. */
-export const MAX_ITERATIONS_PER_BATCH = 2 ** 22;
 /** Bytes of each call's slot in the params and bounds-check arenas (WebGPU's dynamic offset alignment). */
 const SLOT_BYTES = 256;
 const ERROR_FILTERS: readonly GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
@@ -79,7 +79,6 @@ export class Batch {
   /** Params slots used. */
   paramSlots = 0;
   oobSlots = 0;
-  iterations = 0;
   submitted = false;
   /** Calls whose error was already thrown to the user (synchronize() does not repeat them). */
   readonly reported = new Set<number>();
@@ -220,9 +219,8 @@ export interface RecordedCall {
  * @param kernelName for messages
  * @param params the call's params words (copied now)
  * @param sites the shader's bounds-check sites, or undefined when the shader checks nothing
- * @param iterations the call's loop iterations (large work is submitted sooner)
  */
-export function beginCall(ctx: GpuContext, kernelName: string, params: Uint32Array, sites: readonly string[] | undefined, iterations: number): RecordedCall {
+export function beginCall(ctx: GpuContext, kernelName: string, params: Uint32Array, sites: readonly string[] | undefined): RecordedCall {
   const a = arenas(ctx);
   const slotsNeeded = Math.max(1, Math.ceil((params.length * 4) / a.slotBytes));
   let batch = open.get(ctx.device);
@@ -247,7 +245,6 @@ export function beginCall(ctx: GpuContext, kernelName: string, params: Uint32Arr
   const oobSlot = sites ? batch.oobSlots++ : -1;
   const index = batch.calls.length;
   batch.calls.push({ label: `gpu call #${++callCount} (\`${kernelName}\`)`, sites, oobSlot });
-  batch.iterations += iterations;
   return {
     batch,
     encoder: batch.encoder!,
@@ -259,9 +256,9 @@ export function beginCall(ctx: GpuContext, kernelName: string, params: Uint32Arr
   };
 }
 
-/** Ends a call started with {@link beginCall}: submits the batch when it holds enough work. */
+/** Ends a call started with {@link beginCall}: submits the batch when it is full. */
 export function endCall(call: RecordedCall): void {
-  if (call.batch.calls.length >= MAX_CALLS_PER_BATCH || call.batch.iterations >= MAX_ITERATIONS_PER_BATCH) call.batch.submit();
+  if (call.batch.calls.length >= MAX_CALLS_PER_BATCH) call.batch.submit();
 }
 
 /**

@@ -201,7 +201,7 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
   const inputRefs: CallRef[] = [];
   for (const b of deviceInputs) for (const r of taintsOf(b)) if (!inputRefs.includes(r)) inputRefs.push(r);
 
-  const rec = beginCall(ctx, plan.kernel.name, call.params, plan.boundsCheck ? kernel.sites : undefined, loopSize(plan));
+  const rec = beginCall(ctx, plan.kernel.name, call.params, plan.boundsCheck ? kernel.sites : undefined);
   const { encoder, batch } = rec;
   // Reused buffers hold old data: zero those a guvectorize kernel may leave partly unwritten.
   if (plan.kind === 'guvectorize') {
