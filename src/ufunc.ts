@@ -7,6 +7,7 @@ import { loopStridesFor, schedule, type ScheduledInput } from './broadcast.js';
 import type { TypedKernel, ValueType } from './compiler/ir.js';
 import { type KernelEnv, convertConstant, typeKernel } from './compiler/lower.js';
 import { type ParsedFunction, parseFunction } from './compiler/parse.js';
+import { runPasses } from './compiler/passes/index.js';
 import { canCastScalar, type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { type Casting, canCast, checkCasting, inputCasting, storeCast } from './casting.js';
 import { CALL_OPTIONS, type CallOptions, forcedTypes, splitArguments } from './call-options.js';
@@ -185,11 +186,11 @@ export class UfuncDefinition {
   /** Types the kernel for a signature now, so that type errors surface when the ufunc is made. */
   private specialise(signature: Signature, key: string, returnType?: 'infer' | DType): Specialisation {
     let consulted = false;
-    const kernel = typeKernel(
+    const kernel = runPasses(typeKernel(
       this.parsed,
       { params: this.paramTypes(signature), returnType: returnType ?? (this.kind === 'vectorize' ? (signature.returnType as DType) : 'void'), env: this.env },
       { writable: this.writable(), coreDims: () => ((consulted = true), 1) },
-    );
+    ));
     return { signature, kernel: consulted ? undefined : kernel, byCoreDims: new Map(), key };
   }
 
@@ -199,11 +200,11 @@ export class UfuncDefinition {
     const dimsKey = JSON.stringify(coreShapes);
     let kernel = spec.byCoreDims.get(dimsKey);
     if (!kernel) {
-      kernel = typeKernel(
+      kernel = runPasses(typeKernel(
         this.parsed,
         { params: this.paramTypes(spec.signature), returnType: 'void', env: this.env },
         { writable: this.writable(), coreDims: (p, axis) => coreShapes[p]?.[axis] },
-      );
+      ));
       spec.byCoreDims.set(dimsKey, kernel);
     }
     return { kernel, key: `${spec.key}:${dimsKey}` };

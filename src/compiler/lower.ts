@@ -88,6 +88,9 @@ class FunctionLowering {
   /** Parameters this function stores into, directly or through helpers. */
   readonly written = new Set<Variable>();
 
+  /** The initial values of `const` scalars, for values needed when compiling (local array lengths). */
+  private readonly constInits = new Map<Variable, Value>();
+
   get source(): string {
     return this.fn.source;
   }
@@ -207,6 +210,7 @@ class FunctionLowering {
       const variable = this.newVariable(name, type);
       this.declStart.set(variable.id, start);
       this.declare(d, name, { kind: 'scalar', variable, isConst: node.kind === 'const' });
+      if (node.kind === 'const') this.constInits.set(variable, init);
       out.push({ kind: 'let', variable, init: this.coerce(init, type), loc });
     }
     return out;
@@ -221,21 +225,51 @@ class FunctionLowering {
     if (node.arguments.length !== 1) this.fail(node, `\`new ${ctor}\` takes one argument, the length`);
     const length = this.constantInteger(node.arguments[0]);
     if (length === undefined || length < 1 || length > 1 << 20) {
-      this.fail(node.arguments[0], `the length of a local array must be a positive integer known when the kernel is compiled (a literal, an \`env\` constant, or a core dimension such as \`out.length\`), found \`${this.text(node.arguments[0])}\``);
+      this.fail(node.arguments[0], `the length of a local array must be a positive integer known when the kernel is compiled (a literal, an \`env\` constant, a core dimension such as \`out.length\`, a \`const\` holding one, or arithmetic on these), found \`${this.text(node.arguments[0])}\``);
     }
     return { dtype, length };
   }
 
-  /** Evaluates an expression that must be known at compile time (literals, env constants, core dims). */
+  /**
+   * Evaluates an expression that must be known at compile time: literals, env constants, core
+   * dimensions, `const` locals holding such values, and arithmetic on them
+   * (`const n = x.length; new Float32Array(2 * n)`).
+   */
   private constantInteger(node: EsNode): number | undefined {
-    const v = this.expression(node);
-    if (v.kind === 'weak') return Number.isInteger(v.value) ? v.value : undefined;
-    if (v.kind === 'const' && typeof v.value === 'number') return v.value;
-    if (v.kind === 'dim') {
-      const size = this.coreDimValue(v.array, v.axis);
-      if (size !== undefined) return size;
+    const n = this.compileTimeNumber(this.expression(node));
+    return n !== undefined && Number.isInteger(n) ? n : undefined;
+  }
+
+  /** The value of `v` when it is known at compile time, computed as it would be at run time. */
+  private compileTimeNumber(v: Value): number | undefined {
+    const known = (x: Value | undefined) => (x === undefined ? undefined : this.compileTimeNumber(x));
+    const typed = (n: number | boolean | undefined, t: DType) => {
+      if (n === undefined) return undefined;
+      const c = convertConstant(n, t);
+      return typeof c === 'number' ? c : undefined;
+    };
+    switch (v.kind) {
+      case 'weak': return v.value;
+      case 'const': return typeof v.value === 'number' ? v.value : undefined;
+      case 'dim': return this.coreDimValue(v.array, v.axis);
+      case 'var': return known(this.constInits.get(v.variable));
+      case 'cast': return typed(known(v.value), v.type);
+      case 'unary': {
+        const x = known(v.arg);
+        return v.op === '-' ? typed(x === undefined ? undefined : -x, v.type) : undefined;
+      }
+      case 'binary': {
+        const [a, b] = [known(v.left), known(v.right)];
+        if (a === undefined || b === undefined || !['+', '-', '*', '/', '%'].includes(v.op)) return undefined;
+        return typed(evaluateJs(v.op, a, b), v.type);
+      }
+      case 'math': {
+        const args = v.args.map(known);
+        if (!['min', 'max', 'floor', 'ceil', 'trunc', 'round', 'abs'].includes(v.fn) || args.some((a) => a === undefined)) return undefined;
+        return typed((Math[v.fn as 'min'] as (...xs: number[]) => number)(...(args as number[])), v.type);
+      }
+      default: return undefined;
     }
-    return undefined;
   }
 
   expressionStatement(node: EsNode): Stmt[] {

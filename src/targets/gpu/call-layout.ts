@@ -9,10 +9,11 @@ import type { DType } from '../../dtypes.js';
 import { TargetUnavailableError } from '../../errors.js';
 import type { CallPlan } from '../../plan.js';
 import { type LoopOperandLayout, mergeLoopDims, sizeOf } from '../../layout.js';
-import { DIRECT_WORKGROUP_SIZE, howKernelReads, planStaging, type StagingCandidate } from './coalescing.js';
+import { howKernelReads } from '../../compiler/passes/operand-reads.js';
+import { DIRECT_WORKGROUP_SIZE, planStaging, type StagingCandidate } from './coalescing.js';
 import type { BindingLayout, LoopStep, OperandLayout, ShaderLayout } from './shader-layout.js';
 import { elementsPerWord, paramSlots } from './shader-layout.js';
-import { analyseCoverage } from './output-coverage.js';
+import { analyseCoverage } from '../../compiler/passes/output-coverage.js';
 
 /** An operand as the device sees it. */
 export interface DeviceOperandView extends LoopOperandLayout {

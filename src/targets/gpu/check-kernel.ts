@@ -11,7 +11,7 @@ import type { Expr, Stmt, TypedKernel, ValueType } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
 import type { DType } from '../../dtypes.js';
 import { TargetUnavailableError } from '../../errors.js';
-import { forEachExpr } from './ir-walk.js';
+import { forEachExpr } from '../../compiler/ir-walk.js';
 
 /** Array dimensions a gpu kernel may index (the bounds-check record keeps up to this many indices). */
 export const MAX_GPU_ARRAY_DIMS = 4;

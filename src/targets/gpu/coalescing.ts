@@ -25,11 +25,9 @@
  * Operands that do not qualify (strided rows, 8/16-bit types, tiles that do not fit
  * `maxComputeWorkgroupStorageSize`) are read and written directly.
  */
-import type { Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
-import { isArrayType } from '../../compiler/ir.js';
 import type { DType } from '../../dtypes.js';
 import { isCContiguous, type LoopOperandLayout, sizeOf } from '../../layout.js';
-import { forEachExpr } from './ir-walk.js';
+import type { ReadPattern } from '../../compiler/passes/operand-reads.js';
 import type { TileLayout } from './shader-layout.js';
 import { elementsPerWord } from './shader-layout.js';
 
@@ -46,7 +44,7 @@ export interface StagingCandidate extends Omit<LoopOperandLayout, 'loopStrides'>
   /** Its stride along the (rank-1, merged) loop. */
   readonly loopStride: number;
   readonly isOutput: boolean;
-  /** How the kernel reads the parameter (see {@link howKernelReads}). */
+  /** How the kernel reads the parameter (operand-reads.ts). */
   readonly read: ReadPattern;
   /** For outputs: the buffer is known to hold zeros (a fresh allocation). */
   readonly pristine: boolean;
@@ -110,29 +108,6 @@ export function planStaging(operandCount: number, candidates: readonly StagingCa
     return { tiles, tileOf, workgroupSize };
   }
   return none;
-}
-
-/** How a kernel reads an array parameter: not at all, at a few constant indices, or through its rows. */
-export type ReadPattern = 'none' | 'elements' | 'rows';
-
-/**
- * How the kernel reads parameter `index` (an array): `rows` when an index is computed (a loop
- * counter) or the array goes to a helper (helpers are not analysed), `elements` when every read
- * has constant indices, `none` when it is never read.
- */
-export function howKernelReads(kernel: TypedKernel, index: number): ReadPattern {
-  const param: Variable = kernel.params[index]!;
-  if (!isArrayType(param.type)) return 'rows';
-  let pattern: ReadPattern = 'none';
-  const body: readonly Stmt[] = kernel.body;
-  forEachExpr(body, (e) => {
-    if (e.kind === 'index' && e.array === param) {
-      if (e.indices.some((i) => i.kind !== 'const')) pattern = 'rows';
-      else if (pattern === 'none') pattern = 'elements';
-    }
-    if (e.kind === 'call' && e.args.some((a) => a.kind === 'array-ref' && a.array === param)) pattern = 'rows';
-  });
-  return pattern;
 }
 
 /** WGSL for the tiles: their declarations, and the cooperative copies around the kernel. */

@@ -23,9 +23,9 @@
 import { type DType, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../compiler/ir.js';
 import { KernelCompileError, type SourceLocation } from '../../errors.js';
-import { constantValue } from './constant-values.js';
-import type { IntegralDoubles, ValueContext } from './integral-doubles.js';
-import { forEachStmt } from './ir-walk.js';
+import { constantValue } from '../../compiler/passes/constant-values.js';
+import type { IntegralDoubles, ValueContext } from '../../compiler/passes/integral-doubles.js';
+import { forEachStmt } from '../../compiler/ir-walk.js';
 import type { WgslNamer } from './namer.js';
 import type { SupportLibrary, SupportName } from './wgsl-support.js';
 

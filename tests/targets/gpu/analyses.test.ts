@@ -10,8 +10,8 @@ import type { OperandView } from '../../../src/plan.js';
 import { oobError } from '../../../src/targets/gpu/bounds-errors.js';
 import { planStaging, type StagingCandidate } from '../../../src/targets/gpu/coalescing.js';
 import { placeHostOperand, scatterResults, uploadData } from '../../../src/targets/gpu/host-operands.js';
-import { findIntegralDoubles } from '../../../src/targets/gpu/integral-doubles.js';
-import { forEachStmt } from '../../../src/targets/gpu/ir-walk.js';
+import { findIntegralDoubles } from '../../../src/compiler/passes/integral-doubles.js';
+import { forEachStmt } from '../../../src/compiler/ir-walk.js';
 import { WGSL_RESERVED, WgslNamer } from '../../../src/targets/gpu/namer.js';
 
 describe('WgslNamer', () => {

@@ -1,8 +1,8 @@
 /**
- * Visitors over the typed IR, for the gpu target's analyses (which arrays a kernel reads, which
+ * Visitors over the typed IR, for the analyses in passes/ (which arrays a kernel reads, which
  * doubles hold integers, which types it uses). They visit every node and decide nothing.
  */
-import type { Expr, Stmt } from '../../compiler/ir.js';
+import type { Expr, Stmt } from './ir.js';
 
 /** Calls `visit` on every statement of `body`, nested ones included, parents first. */
 export function forEachStmt(body: readonly Stmt[], visit: (s: Stmt) => void): void {

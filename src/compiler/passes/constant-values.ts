@@ -8,7 +8,7 @@
  * binary operators and conversions; not `Math.*` (the gpu's built-ins differ in the last ULPs, and a
  * folded value would make the same expression give two answers).
  */
-import type { Expr } from '../../compiler/ir.js';
+import type { Expr } from '../ir.js';
 import type { DType } from '../../dtypes.js';
 
 /**

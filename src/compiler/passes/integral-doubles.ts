@@ -28,10 +28,10 @@
  * and `%` is integral when its operands are integral by the rules above (a zero divisor, NaN on
  * the cpu, becomes an out-of-bounds index on the gpu).
  */
-import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
-import { isArrayType } from '../../compiler/ir.js';
+import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../ir.js';
+import { isArrayType } from '../ir.js';
 import { constantValue } from './constant-values.js';
-import { forEachExpr, forEachStmt } from './ir-walk.js';
+import { forEachExpr, forEachStmt } from '../ir-walk.js';
 
 const INT_SOURCES = new Set(['int32', 'int16', 'int8', 'uint16', 'uint8', 'bool']);
 const INTEGRAL_MATH = new Set(['abs', 'min', 'max', 'sign', 'floor', 'ceil', 'round', 'trunc']);

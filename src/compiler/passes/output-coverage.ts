@@ -17,8 +17,8 @@
  * memory: nothing has been written over them yet. Anything else gives up (the caller then tracks
  * written elements at run time).
  */
-import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
-import { childExprs, forEachStmt } from './ir-walk.js';
+import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../ir.js';
+import { childExprs, forEachStmt } from '../ir-walk.js';
 
 export interface Coverage {
   /** Every element of the row is written before any read that the tile could not serve. */
