@@ -27,6 +27,9 @@ const timing = quick ? { warmup: 1, samples: 5 } : { warmup: 2, samples: 7 };
 const inWasmMemory: Allocate = (length, dtype) => sharedArray(length, dtype);
 const python = findPython(['numpy', 'numba']);
 
+/** "WebAssembly (SIMD, 4 lanes)", "WebAssembly (scalar)" or "JavaScript", from `explain`. */
+const engineName = (explained: string) => /^(JavaScript|WebAssembly \((SIMD, \d lanes|scalar))/.exec(explained)![0] + (explained.startsWith('WebAssembly (scalar') ? ')' : explained.startsWith('WebAssembly') ? ')' : '');
+
 const rows: string[][] = [];
 const compileRows: string[][] = [];
 const initialMode = engineMode();
@@ -48,8 +51,8 @@ for (const workload of WORKLOADS) {
     ufunc.sync(...callArgs);
     const firstMs = performance.now() - first;
     const t = await timeCalls(() => ufunc.sync(...callArgs), timing);
-    measured.push({ contender, engine: engine.split(':')[0]!, seconds: t.medianSeconds });
-    if (mode === 'auto' && allocate === inWasmMemory) compileRows.push([workload.name, engine.split(':')[0]!, `${firstMs.toFixed(1)} ms (first call, compile + run)`, formatSeconds(t.medianSeconds)]);
+    measured.push({ contender, engine: engineName(engine), seconds: t.medianSeconds });
+    if (mode === 'auto' && allocate === inWasmMemory) compileRows.push([workload.name, engineName(engine), `${firstMs.toFixed(1)} ms (first call, compile + run)`, formatSeconds(t.medianSeconds)]);
   };
   await measure('cpu, JS engine, ordinary arrays', 'js', allocateLocal);
   await measure('cpu, default engine, arrays in Wasm memory', 'auto', inWasmMemory);

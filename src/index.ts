@@ -22,6 +22,9 @@ export { setBufferPoolLimit } from './targets/gpu/buffer-pool.js';
 export { sharedArray, sharedNDArray, isShared } from './shared-memory.js';
 export type { TypedArrayOf } from './shared-memory.js';
 export { setParallelOptions, getParallelOptions } from './targets/parallel/index.js';
+// The cpu target's engines (WebAssembly or generated JS): see docs/wasm-engine.md.
+export { engineMode, setEngineMode } from './engines/wasm/index.js';
+export type { EngineMode } from './engines/wasm/index.js';
 export type { ParallelOptions } from './targets/parallel/index.js';
 export {
   UfuncError, SignatureError, LayoutError, BroadcastError, ArgumentError, KernelCompileError,

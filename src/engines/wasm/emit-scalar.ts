@@ -15,7 +15,7 @@ import { type DType, DTYPES, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, MathFunction, Stmt, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
 import { Bytes, MiscOp, Op, ValType, VOID } from './encoder.js';
-import { isInt32Exact, isInt32Index } from './loop-counters.js';
+import { isInt32Exact, isInt32Index, isInt32ModIndex } from './loop-counters.js';
 
 /** The Wasm type that holds a value of a dtype (small integers and bool widen to i32). */
 export function valType(t: DType): ValType {
@@ -288,7 +288,24 @@ export class FunctionEmitter {
       const dim = a.dims[axis]!;
       const pushDim = () => ('local' in dim ? this.get(dim.local) : this.i32(dim.constant));
       const idx = this.local(ValType.i32);
-      if (e.type === 'float64' && isInt32Index(e, this.ctx.counters)) {
+      if (e.type === 'float64' && isInt32ModIndex(e, this.ctx.counters)) {
+        // a % b on integers, in i64; b = 0 is out of bounds (JS: NaN), reported as NaN.
+        const right = (e as Extract<Expr, { kind: 'binary' }>).right;
+        const left = (e as Extract<Expr, { kind: 'binary' }>).left;
+        const b = this.local(ValType.i64);
+        const f = this.local(ValType.f64);
+        this.int64(left);
+        this.int64(right);
+        this.tee(b).get(b).op(Op.i64_eqz).op(Op.i64_extend_i32_u).op(Op.i64_or);
+        this.op(Op.i64_rem_s).op(Op.i32_wrap_i64).tee(idx);
+        pushDim();
+        this.op(Op.i32_ge_u);
+        this.get(b).op(Op.i64_eqz).op(Op.i32_or);
+        this.constant(NaN, 'float64');
+        this.get(idx).op(Op.f64_convert_i32_s);
+        this.get(b).op(Op.i64_eqz).op(Op.select).set(f);
+        raw.push({ local: f, type: 'float64' });
+      } else if (e.type === 'float64' && isInt32Index(e, this.ctx.counters)) {
         this.int32(e);
         this.tee(idx);
         pushDim();
@@ -358,6 +375,17 @@ export class FunctionEmitter {
    * A float64 expression whose value is an int32 (a counter, a constant, a conversion from the
    * int32 family, or one of those plus or minus a constant in an index), computed in i32.
    */
+  int64(e: Expr): void {
+    if (e.kind === 'binary') {
+      this.int64(e.left);
+      this.int64(e.right);
+      this.op(e.op === '+' ? Op.i64_add : Op.i64_sub);
+      return;
+    }
+    this.int32(e);
+    this.op(Op.i64_extend_i32_s);
+  }
+
   int32(e: Expr): void {
     switch (e.kind) {
       case 'const':

@@ -2,7 +2,7 @@
  * A small WebAssembly binary encoder: just what the kernel compiler emits (one imported shared
  * memory, imported functions, defined functions, exports), written by hand because the whole
  * module is a few hundred bytes and binaryen's 10+ MB of JS costs more to load than our kernels
- * take to compile (see docs/wasm-engine.md for the measurement). V8 validates the module when it
+ * take to compile (docs/wasm-engine.md has the measurement). V8 validates the module when it
  * compiles it; a validation failure is a bug here and surfaces as a `CompileError`.
  */
 
@@ -38,8 +38,8 @@ export enum Op {
   f32_add = 0x92, f32_sub = 0x93, f32_mul = 0x94, f32_div = 0x95, f32_min = 0x96, f32_max = 0x97,
   f64_abs = 0x99, f64_neg = 0x9a, f64_ceil = 0x9b, f64_floor = 0x9c, f64_trunc = 0x9d, f64_sqrt = 0x9f,
   f64_add = 0xa0, f64_sub = 0xa1, f64_mul = 0xa2, f64_div = 0xa3, f64_min = 0xa4, f64_max = 0xa5,
-  i64_shl = 0x86, i64_shr_u = 0x88,
-  i32_wrap_i64 = 0xa7, i32_trunc_f64_u = 0xab, i64_extend_i32_u = 0xad,
+  i64_eqz = 0x50, i64_add = 0x7c, i64_sub = 0x7d, i64_rem_s = 0x81, i64_or = 0x84, i64_shl = 0x86, i64_shr_u = 0x88,
+  i32_wrap_i64 = 0xa7, i32_trunc_f64_u = 0xab, i64_extend_i32_s = 0xac, i64_extend_i32_u = 0xad,
   f32_convert_i32_s = 0xb2, f32_convert_i32_u = 0xb3, f32_demote_f64 = 0xb6,
   f64_convert_i32_s = 0xb7, f64_convert_i32_u = 0xb8, f64_promote_f32 = 0xbb,
   i64_reinterpret_f64 = 0xbd, f64_reinterpret_i64 = 0xbf,

@@ -85,3 +85,19 @@ export function findLoopCounters(kernel: TypedKernel): Set<Variable> {
   }
   return counters;
 }
+
+/**
+ * Whether a float64 index is `a % b` with `a` a sum or difference of int32-exact terms and `b`
+ * int32-exact: such an index is computed exactly in i64 (`a` may exceed int32), and
+ * the remainder of integers is what JS's `%` gives on them (the sign of zero aside, which an
+ * index does not see). `b = 0` gives NaN in JS, an index out of bounds.
+ */
+export function isInt32ModIndex(e: Expr, counters: ReadonlySet<Variable>): boolean {
+  return e.kind === 'binary' && e.op === '%' && isSmallSum(e.left, counters, 4) && isInt32Exact(e.right, counters);
+}
+
+/** Sums and differences of at most `depth` levels of int32-exact terms: exact in i64. */
+function isSmallSum(e: Expr, counters: ReadonlySet<Variable>, depth: number): boolean {
+  if (isInt32Exact(e, counters)) return true;
+  return depth > 0 && e.kind === 'binary' && (e.op === '+' || e.op === '-') && isSmallSum(e.left, counters, depth - 1) && isSmallSum(e.right, counters, depth - 1);
+}

@@ -199,6 +199,30 @@ describe('the Wasm engine is bit-identical to the JS engine', () => {
     );
   });
 
+  it('indices `(i + k) % n` (computed in i64) as in JS, in and out of bounds', () => {
+    const f = guvectorize(['void(float64[:], int32, float64[:])'], '(n),()->(n)')(
+      (x: { [i: number]: number; length: number }, k: number, out: { [i: number]: number; length: number }) => {
+        const n = x.length;
+        for (let i = 0; i < n; i++) out[i] = x[(i + n - 2) % n]! * x[(i + 1) % n]! - x[(i + k) % n]!;
+      },
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 9 }), fc.integer({ min: -12, max: 12 }), (n, k) => {
+        const x = Float64Array.from({ length: n }, (_, i) => i * 1.5 - 2);
+        const [w, j] = both(() => {
+          try {
+            return f.sync(x, k) as Float64Array;
+          } catch (e) {
+            return (e as Error).message;
+          }
+        });
+        if (typeof j === 'string') expect(w).toBe(j);
+        else expectSameArrays(w as Float64Array, j);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('reports an index out of bounds with the same error as JS', () => {
     const f = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')((x: { [i: number]: number; length: number }, out: { [i: number]: number; length: number }) => {
       for (let i = 0; i <= x.length; i++) out[i] = x[i]! * 2;

@@ -134,7 +134,16 @@ function bytesOf(array: TypedArray): Uint8Array {
 export function sameBits(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameBits(x, b[i]));
   if (ArrayBuffer.isView(a) && ArrayBuffer.isView(b)) {
-    return a.constructor === b.constructor && Buffer.compare(bytesOf(a as TypedArray), bytesOf(b as TypedArray)) === 0;
+    if (a.constructor !== b.constructor) return false;
+    if (a instanceof Float32Array || a instanceof Float64Array) {
+      // Every bit, except which NaN: JS has one NaN value, and its bits in a typed array depend on
+      // which operand's NaN the hardware propagated (V8's JS and Wasm compilers may order a
+      // commutative operation's operands differently; JS itself stores 0x7ff8… or 0xfff8…).
+      const x = a as Float64Array;
+      const y = b as Float64Array;
+      return x.length === y.length && x.every((v, i) => Object.is(v, y[i]) || (Number.isNaN(v) && Number.isNaN(y[i])));
+    }
+    return Buffer.compare(bytesOf(a as TypedArray), bytesOf(b as TypedArray)) === 0;
   }
   if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && 'data' in a && 'data' in b) {
     const x = a as { data: TypedArray; shape: number[]; strides?: number[]; offset?: number };
