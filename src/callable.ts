@@ -7,7 +7,7 @@ import { isDetached } from './ndarray.js';
 import { formatTargetNames, loadTarget, loadTargetSync, targetNames } from './targets/registry.js';
 import type { TargetName } from './targets/target.js';
 import { canCastScalar, DTYPES } from './dtypes.js';
-import { type FastEntry, fastDtypesMatch, fastKey, fastPlan } from './fast-call.js';
+import { deviceFastKey, type FastEntry, fastDtypesMatch, fastKey, fastPlan } from './fast-call.js';
 import type { Target } from './targets/target.js';
 import { prepareCall, type PreparedCall, runGuarded, runPrepared, type UfuncDefinition } from './ufunc.js';
 
@@ -58,6 +58,53 @@ function fastCall(def: UfuncDefinition, args: unknown[], target: Target): Return
   return fastPlan(entry, args, def.nin, target.allocateOutput);
 }
 
+/**
+ * The fast path of a device target (gpu): a call like an earlier one on 1-D device arrays, whose
+ * output is the given `out` or one allocated without waiting. Undefined where the general path is
+ * needed (a first call of its kind, no live device yet, arrays sharing a buffer, …).
+ */
+function deviceFastCall(def: UfuncDefinition, args: unknown[], target: Target): ReturnType<typeof fastPlan> | undefined {
+  if (target.memory !== 'device' || !target.allocateDeviceArrayNow) return undefined;
+  const key = deviceFastKey(def, args);
+  if (key === undefined) return undefined;
+  const entry = def.fastEntries.get(key);
+  if (!entry) return undefined;
+  let size = 0;
+  for (let i = 0; i < def.nin; i++) {
+    const x = args[i];
+    if (typeof x === 'number') {
+      if (!canCastScalar(x, entry.inputTypes[i]!)) return undefined;
+    } else {
+      if ((x as { dtype: string }).dtype !== entry.inputTypes[i]) return undefined;
+      size = (x as { size: number }).size;
+    }
+  }
+  if (args.length > def.nin) {
+    if ((args[def.nin] as { out: { dtype: string } }).out.dtype !== entry.outputType) return undefined;
+    return fastPlan(entry, args, def.nin);
+  }
+  const out = target.allocateDeviceArrayNow([size], entry.outputType);
+  if (!out) return undefined;
+  return fastPlan(entry, [...args.slice(0, def.nin), { out }], def.nin);
+}
+
+/** After a general call on device arrays, remembers whether calls of the same kind may take the device fast path. */
+function learnDeviceFastPath(def: UfuncDefinition, args: unknown[], prepared: PreparedCall): void {
+  if (prepared.target.memory !== 'device') return;
+  const key = deviceFastKey(def, args);
+  if (key === undefined || def.fastEntries.has(key)) return;
+  const { plan } = prepared;
+  const entry: FastEntry = {
+    plan: { kind: plan.kind, kernel: plan.kernel, kernelKey: plan.kernelKey, nin: plan.nin, boundsCheck: plan.boundsCheck },
+    inputTypes: plan.operands.slice(0, plan.nin).map((o) => o.dtype),
+    outputType: plan.operands[plan.nin]!.dtype,
+  };
+  // Only where the general path read every array as it is (no conversion) and wrote one output.
+  const same = plan.operands.length === def.nin + 1 && args.slice(0, def.nin).every((x, i) => typeof x === 'number' || (x as { dtype: string }).dtype === entry.inputTypes[i]);
+  const outSame = args.length === def.nin || (args[def.nin] as { out: { dtype: string } }).out.dtype === entry.outputType;
+  def.fastEntries.set(key, same && outSame ? entry : null);
+}
+
 /** The result of a fast call: the output array, or for scalar inputs its one value. */
 function fastResult(fast: NonNullable<ReturnType<typeof fastPlan>>): unknown {
   if (fast.result) return fast.result;
@@ -102,13 +149,14 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
       args = snapshotInputs(args, def.nin);
       target = await loadTarget(def.target);
     }
-    const fast = fastCall(def, args, target);
+    const fast = fastCall(def, args, target) ?? deviceFastCall(def, args, target);
     if (fast) {
       await runGuarded(target, fast.plan);
       return fastResult(fast);
     }
     const prepared = prepareCall(def, args, target);
     learnFastPath(def, args, prepared);
+    learnDeviceFastPath(def, args, prepared);
     return runPrepared(prepared);
   };
   const sync = (...args: unknown[]) => {

@@ -104,7 +104,8 @@ export function fastPlan(
   for (let i = 0; i < nin; i++) {
     const x = args[i];
     if (typeof x !== 'number') {
-      length = (x as TypedArray).length;
+      // A typed array's length, or a (1-D) device array's size.
+      length = (x as TypedArray).length ?? (x as unknown as { size: number }).size;
       anyArray = true;
     }
   }
@@ -143,4 +144,58 @@ export function fastDtypesMatch(entry: FastEntry, args: readonly unknown[], nin:
     if (typeof x !== 'number' && dtypeOfArray(x) !== entry.inputTypes[i]) return false;
   }
   return true;
+}
+
+/** The dtypes a device array may have, numbered for {@link deviceFastKey}. */
+const DEVICE_KINDS: readonly string[] = ['float32', 'int32', 'uint32', 'int16', 'uint16', 'int8', 'uint8', 'bool'];
+
+/** A 1-D, contiguous device array starting at its buffer's first element: what the fast path binds as is. */
+interface PlainDeviceArray {
+  readonly kind: 'device';
+  readonly dtype: string;
+  readonly shape: readonly number[];
+  readonly strides: readonly number[];
+  readonly offset: number;
+  readonly size: number;
+}
+function plainDeviceKind(x: unknown): number {
+  if (typeof x !== 'object' || x === null || (x as { kind?: unknown }).kind !== 'device') return -1;
+  const d = x as PlainDeviceArray;
+  if (d.shape.length !== 1 || d.offset !== 0 || (d.strides[0] !== 1 && d.size > 1)) return -1;
+  return DEVICE_KINDS.indexOf(d.dtype);
+}
+
+/**
+ * {@link fastKey} for calls on device targets: a vectorize call whose arrays are all 1-D,
+ * contiguous device arrays of one size (and JS numbers), with or without one such `out`. Its keys
+ * start from 2 (host keys from 1), so the two never collide in `fastEntries`.
+ */
+export function deviceFastKey(def: UfuncDefinition, args: readonly unknown[]): number | undefined {
+  const nin = def.nin;
+  if (def.kind !== 'vectorize' || nin > 8) return undefined;
+  let key = 2;
+  let size = -1;
+  for (let i = 0; i < nin; i++) {
+    const x = args[i];
+    if (typeof x === 'number') {
+      key = key * 32 + 16 + numberClass(x);
+      continue;
+    }
+    const kind = plainDeviceKind(x);
+    if (kind < 0) return undefined;
+    const n = (x as PlainDeviceArray).size;
+    if (size !== -1 && n !== size) return undefined;
+    size = n;
+    key = key * 32 + kind;
+  }
+  if (size === -1) return undefined; // scalars only: the general path
+  if (args.length === nin) return key;
+  if (args.length !== nin + 1) return undefined;
+  const options = args[nin] as { out?: unknown } | null;
+  if (typeof options !== 'object' || options === null || ArrayBuffer.isView(options)) return undefined;
+  let count = 0;
+  for (const _ in options) count++;
+  const kind = plainDeviceKind(options.out);
+  if (count !== 1 || kind < 0 || (options.out as PlainDeviceArray).size !== size) return undefined;
+  return key * 32 + 8 + kind;
 }
