@@ -8,9 +8,10 @@
  *   so a buffer is at most 25% larger than asked for and a class is reused by sizes close to it.
  * - **Reuse after the GPU is done**: a released buffer may still be used by submitted (or
  *   recorded, not yet submitted) work. Everything that reuses it goes through the same queue, in
- *   order: the open batch is submitted before a buffer is released (so no later host write can
- *   overtake it), and WebGPU orders later commands after earlier ones — the GPU has finished with
- *   the old contents before the new work touches them (a stream-ordered allocator, like CuPy's).
+ *   order: WebGPU orders later commands after earlier ones (and later dispatches of a pass after
+ *   earlier ones), so the GPU has finished with the old contents before the new work touches them
+ *   (a stream-ordered allocator, like CuPy's). Host writes into a taken buffer submit the open
+ *   batch first, so they cannot overtake work recorded before.
  * - **Contents are unspecified**: pooled buffers are not zeroed. Outputs of vectorize calls are
  *   written whole; the gpu target zeroes a reused buffer where a kernel may leave elements
  *   unwritten (guvectorize outputs) and `deviceArray()` keeps its zeroed contract.
@@ -146,13 +147,19 @@ export function takeBuffer(ctx: GpuContext, byteLength: number): { buffer: GPUBu
  */
 export function releaseBuffer(ctx: GpuContext, buffer: GPUBuffer): void {
   const pool = pools.get(ctx.device);
-  // Work recorded but not submitted may use it: submit it before anyone can write the buffer.
-  flushChain(ctx.device);
   if (!pool || buffer.usage !== POOLED_USAGE() || buffer.size !== sizeClass(buffer.size) || pool.freeBytes + buffer.size > poolLimitBytes) {
     if (pool) pool.stats.dropped++;
+    // Work recorded but not submitted may use it: submit that before destroying it.
+    flushChain(ctx.device);
     buffer.destroy();
     return;
   }
+  // Kept without submitting the open batch (a submission per release made a chain of fresh
+  // outputs 3.5× slower on an H100): the batch may still use it, and the next user's commands come
+  // after it in the same batch or a later one. Only a host write (`queue.writeBuffer`) would
+  // overtake the open batch, so whoever writes a taken buffer from the host submits the open
+  // batch first (dispatch.ts, writeToBuffer).
+
   const list = pool.free.get(buffer.size);
   if (list) list.push(buffer);
   else pool.free.set(buffer.size, [buffer]);

@@ -16,7 +16,7 @@ import { type CallPlan, isDeviceResident, loopSize, type OperandView } from '../
 import { releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { downloadBuffer } from './buffers.js';
 import { type DeviceOperandView, layoutCall, type CallLayout, scalarBits } from './call-layout.js';
-import { beginCall, type CallRef, checkCalls, endCall, noteWrite, taintsOf } from './chain.js';
+import { beginCall, type CallRef, checkCalls, endCall, flushChain, noteWrite, taintsOf } from './chain.js';
 import { type DeviceArray, bufferIsKnownZero, contentsUnspecified, noteKernelWrite } from './device-array.js';
 import { asDeviceError } from './device-errors.js';
 import { type GpuContext, holdDevice, isDeviceAlive, liveDevice, withDevice } from './device.js';
@@ -188,13 +188,14 @@ function remember(ctx: GpuContext, signature: string, plan: CallPlan, call: Call
 function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call: CallLayout, kernel: CompiledKernel): Promise<void> {
   const { device } = ctx;
   const temporaries: GPUBuffer[] = [];
+  // A buffer from the pool may still be used by the open batch: host writes must not overtake it.
+  if (hostBuffers.some((h) => h.data)) flushChain(device);
   for (const h of hostBuffers) {
     const { buffer, fresh } = takeBuffer(ctx, h.bytes);
     h.buffer = buffer;
     h.fresh = fresh;
     temporaries.push(buffer);
-    // A pooled buffer has no unsubmitted users (releaseBuffer submits them), and queue order puts
-    // this write after every earlier use of it and before this call's dispatch.
+    // Queue order puts this write after every earlier use of the buffer and before this call's dispatch.
     if (h.data) writeWords(device.queue, buffer, h.data);
   }
   const deviceInputs = plan.operands.slice(0, plan.nin).filter((o) => isDeviceResident(o.data)).map((o) => (o.data as unknown as DeviceArray).buffer);

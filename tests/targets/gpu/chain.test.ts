@@ -180,6 +180,27 @@ describeGpu('the buffer pool', { timeout: 60_000 }, () => {
     expect(after.created - before.created).toBe(0);
   });
 
+  it('a chain of fresh outputs, each previous one destroyed, reuses buffers without a submission per call', async () => {
+    setIdleReleaseMs(Infinity);
+    const ctx = await acquireDevice();
+    const axpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+    const x = await toDevice(iota(4096));
+    (await axpy(1, x, 1)).destroy(); // compile, and one buffer of the class in the pool
+    await synchronize();
+    const before = bufferPoolStats(ctx);
+    let z: DeviceArray | undefined;
+    const submits = await countSubmits(async () => {
+      for (let k = 0; k < 50; k++) {
+        const next = (await axpy(k, x, 1)) as DeviceArray;
+        z?.destroy();
+        z = next;
+      }
+    });
+    expect(submits).toBeLessThanOrEqual(1);
+    expect(bufferPoolStats(ctx).created - before.created).toBeLessThanOrEqual(1); // two buffers take turns
+    expect(differences((await z!.toHost()) as Float32Array, iota(4096).map((v) => Math.fround(49 * v + 1)))).toEqual([]);
+  });
+
   it('a reused buffer is zeroed for a guvectorize output that the kernel writes only in part', async () => {
     setIdleReleaseMs(Infinity);
     const firstOnly = guvectorize(['void(float32, float32[:])'], '()->(n)', { target: 'gpu' })((x: number, out: Float32Array) => {
