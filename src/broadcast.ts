@@ -17,8 +17,6 @@ export interface ScheduledInput {
 export interface Schedule {
   /** The broadcast loop shape. */
   readonly loopShape: number[];
-  /** Per input: its loop dimensions' shape, right-aligned against loopShape. */
-  readonly inputLoopShapes: number[][];
   /** Size of every core dimension name. */
   readonly coreSizes: ReadonlyMap<string, number>;
   /** Per input and output: the sizes of its core dimensions. */
@@ -150,7 +148,6 @@ export function schedule(
   };
   return {
     loopShape,
-    inputLoopShapes,
     coreSizes: sizes,
     inputCoreShapes: layout.inputs.map((core, i) => core.map((d) => sizeOf(d, `input ${i + 1}`))),
     outputCoreShapes: layout.outputs.map((core, o) => core.map((d) => sizeOf(d, `output ${o + 1}`))),

@@ -73,7 +73,3 @@ export class DeviceError extends UfuncError {}
  */
 export class WorkerError extends UfuncError {}
 
-/** Formats `line:column` for messages. */
-export function formatLocation(loc: SourceLocation | undefined): string {
-  return loc ? `${loc.line}:${loc.column}` : '?:?';
-}

@@ -47,6 +47,14 @@ const LOCAL_ARRAY_TYPES: Readonly<Record<string, DType>> = {
 
 const MAX_ROUNDS = 12;
 
+/**
+ * The float type of float literals and of float math over integers: float64, as every JS number
+ * is a double. A literal next to a float32 operand still becomes float32 (`x * 0.5`), so float32
+ * kernels stay float32 unless they declare a double on purpose (`let c = 1.0`). The gpu target
+ * computes such float64 locals in float32 (WGSL has no f64) and documents the difference.
+ */
+const KERNEL_FLOAT: DType = 'float64';
+
 type Binding =
   | { readonly kind: 'scalar'; readonly variable: Variable; readonly isConst: boolean }
   | { readonly kind: 'array'; readonly variable: Variable; readonly localLength?: number };
@@ -203,7 +211,7 @@ class FunctionLowering {
         }
       }
       const init = this.expression(d.init);
-      const initType = init.kind === 'weak' ? weakDefault(init, this.context.kernelFloat) : promoteVar(init.type);
+      const initType = init.kind === 'weak' ? weakDefault(init) : promoteVar(init.type);
       const start = d.start as number;
       this.observe(start, initType);
       const type = this.assumed.get(start)!;
@@ -319,7 +327,7 @@ class FunctionLowering {
       return { kind: 'store', array: target.array, indices: target.indices, value: this.coerce(value, target.current.type), loc };
     }
     const start = this.declStart.get(target.variable.id);
-    if (start !== undefined) this.observe(start, value.kind === 'weak' ? weakDefault(value, this.context.kernelFloat) : promoteVar(value.type));
+    if (start !== undefined) this.observe(start, value.kind === 'weak' ? weakDefault(value) : promoteVar(value.type));
     return { kind: 'assign', variable: target.variable, value: this.coerce(value, target.variable.type as DType), loc };
   }
 
@@ -397,7 +405,7 @@ class FunctionLowering {
     }
     const value = this.expression(argument);
     if (this.returnType === 'infer') {
-      const t = value.kind === 'weak' ? weakDefault(value, this.context.kernelFloat) : promoteVar(value.type);
+      const t = value.kind === 'weak' ? weakDefault(value) : promoteVar(value.type);
       this.returnTypes.push(t);
       const joined = this.inferredReturnType() as DType;
       return { kind: 'return', value: this.coerce(value, this.assumedReturn ?? joined), loc };
@@ -411,11 +419,6 @@ class FunctionLowering {
     const handler = EXPRESSIONS[node.type];
     if (!handler) this.fail(node, `${describeNode(node)} is not supported in kernels`);
     return handler(this, node);
-  }
-
-  /** An expression that must have a scalar type (not an array). */
-  scalar(node: EsNode): Value {
-    return this.expression(node);
   }
 
   condition(node: EsNode): Expr {
@@ -485,8 +488,8 @@ class FunctionLowering {
     }
     if (op === '**') return this.math('pow', [left, right], node);
     if (['&', '|', '^', '<<', '>>', '>>>'].includes(op)) return this.bitwise(op, left, right, node);
-    const lt = left.kind === 'weak' ? weakTypeAgainst(left.value, (right as Expr).type, this.context.kernelFloat) : left.type;
-    const rt = right.kind === 'weak' ? weakTypeAgainst(right.value, (left as Expr).type, this.context.kernelFloat) : right.type;
+    const lt = left.kind === 'weak' ? weakTypeAgainst(left.value, (right as Expr).type) : left.type;
+    const rt = right.kind === 'weak' ? weakTypeAgainst(right.value, (left as Expr).type) : right.type;
     if (['<', '<=', '>', '>=', '==', '!='].includes(op)) {
       if (lt === 'bool' && rt === 'bool' && (op === '==' || op === '!=')) {
         return { kind: 'compare', op: op as '==', left: this.coerce(left, 'bool'), right: this.coerce(right, 'bool'), operandType: 'bool', type: 'bool', loc };
@@ -576,11 +579,11 @@ class FunctionLowering {
     const then = this.expression(node.consequent);
     const otherwise = this.expression(node.alternate);
     if (then.kind === 'weak' && otherwise.kind === 'weak') {
-      const t = joinTypes(weakDefault(then, this.context.kernelFloat), weakDefault(otherwise, this.context.kernelFloat));
+      const t = joinTypes(weakDefault(then), weakDefault(otherwise));
       return { kind: 'select', cond, then: this.coerce(then, t), otherwise: this.coerce(otherwise, t), type: t, loc: locationOf(node) };
     }
-    const tt = then.kind === 'weak' ? weakTypeAgainst(then.value, (otherwise as Expr).type, this.context.kernelFloat) : then.type;
-    const ot = otherwise.kind === 'weak' ? weakTypeAgainst(otherwise.value, (then as Expr).type, this.context.kernelFloat) : otherwise.type;
+    const tt = then.kind === 'weak' ? weakTypeAgainst(then.value, (otherwise as Expr).type) : then.type;
+    const ot = otherwise.kind === 'weak' ? weakTypeAgainst(otherwise.value, (then as Expr).type) : otherwise.type;
     const type = joinTypes(tt, ot);
     return { kind: 'select', cond, then: this.coerce(then, type), otherwise: this.coerce(otherwise, type), type, loc: locationOf(node) };
   }
@@ -679,8 +682,8 @@ class FunctionLowering {
       if (name === 'isNaN' || name === 'isFinite') {
         if (args.length !== 1) this.fail(node, `\`${name}\` takes one argument`);
         const v = this.expression(args[0]!);
-        const t = v.kind === 'weak' ? weakDefault(v, this.context.kernelFloat) : v.type;
-        const x = this.coerce(v, isFloat(t) ? t : this.context.kernelFloat);
+        const t = v.kind === 'weak' ? weakDefault(v) : v.type;
+        const x = this.coerce(v, isFloat(t) ? t : KERNEL_FLOAT);
         const loc = locationOf(node);
         const isNan: Expr = { kind: 'compare', op: '!=', left: x, right: x, operandType: x.type, type: 'bool', loc };
         if (name === 'isNaN') return isNan;
@@ -707,7 +710,7 @@ class FunctionLowering {
         continue;
       }
       const v = this.expression(a);
-      const t = v.kind === 'weak' ? weakDefault(v, this.context.kernelFloat) : promoteVar(v.type);
+      const t = v.kind === 'weak' ? weakDefault(v) : promoteVar(v.type);
       args.push(this.coerce(v, t));
       types.push(t);
     }
@@ -743,10 +746,9 @@ class FunctionLowering {
       const value = (Math[fn] as (...x: number[]) => number)(...args.map((a) => (a as Weak).value));
       return { kind: 'weak', value, loc };
     }
-    const kf = this.context.kernelFloat;
     const typed = args.map((a) => (a.kind === 'weak' ? undefined : promote(a.type)));
     const joined = typed.reduce<DType | undefined>((acc, t) => (t === undefined ? acc : acc === undefined ? t : arithmeticType(acc, t)), undefined)!;
-    const withWeak = args.reduce<DType>((acc, a) => (a.kind === 'weak' ? arithmeticType(acc, weakTypeAgainst(a.value, acc, kf)) : acc), joined);
+    const withWeak = args.reduce<DType>((acc, a) => (a.kind === 'weak' ? arithmeticType(acc, weakTypeAgainst(a.value, acc)) : acc), joined);
     let argType: DType;
     let type: DType;
     switch (fn) {
@@ -754,7 +756,7 @@ class FunctionLowering {
       case 'clz32':
         return { kind: 'math', fn, args: args.map((a) => this.toInt32Family(a, 'int32')), type: 'int32', loc };
       case 'fround':
-        argType = isFloat(withWeak) ? withWeak : kf === 'float32' ? 'float64' : kf;
+        argType = isFloat(withWeak) ? withWeak : KERNEL_FLOAT;
         type = 'float32';
         if (argType === 'float32') return this.coerce(args[0]!, 'float32');
         break;
@@ -764,7 +766,7 @@ class FunctionLowering {
         if (isInteger(withWeak) && ['floor', 'ceil', 'round', 'trunc'].includes(fn)) return this.coerce(args[0]!, withWeak);
         break;
       default:
-        argType = floatFor(withWeak, kf);
+        argType = floatFor(withWeak);
         type = argType;
     }
     if (isBigInt(argType) && !['abs', 'sign', 'min', 'max'].includes(fn)) {
@@ -840,12 +842,12 @@ function describeValue(v: unknown): string {
  * semantics (wrapping, truncating `%`) belong to values that are declared integers: int arrays and
  * parameters, `.length`, bitwise results, and locals assigned from those.
  */
-function weakDefault(_w: Weak, _kernelFloat: DType): DType {
-  return 'float64';
+function weakDefault(_w: Weak): DType {
+  return KERNEL_FLOAT;
 }
 
 /** The type a weak literal takes next to an operand of type `other`. */
-function weakTypeAgainst(value: number, other: DType, kernelFloat: DType): DType {
+function weakTypeAgainst(value: number, other: DType): DType {
   const t = promote(other);
   if (isFloat(t)) return t;
   if (Number.isInteger(value) && !Object.is(value, -0)) {
@@ -856,7 +858,7 @@ function weakTypeAgainst(value: number, other: DType, kernelFloat: DType): DType
     if (value >= min && value <= max) return t;
     if (d.kind === 'u' && value < 0 && value >= -2147483648) return 'int32';
   }
-  return kernelFloat;
+  return KERNEL_FLOAT;
 }
 
 /** Locals hold promoted types: a local assigned an int8 element is an int32. */
@@ -915,10 +917,7 @@ class KernelContext {
   private readonly parsedHelpers = new Map<Function, ParsedFunction>();
   private readonly names = new Map<string, number>();
 
-  constructor(
-    readonly env: KernelEnv,
-    readonly kernelFloat: DType,
-  ) {}
+  constructor(readonly env: KernelEnv) {}
 
   specialiseHelper(name: string, fn: Function, types: ValueType[], node: EsNode, caller: FunctionLowering): HelperFunction {
     const key = `${name}(${types.map((t) => (isArrayType(t) ? `${t.dtype}[${t.ndim}]` : t)).join(',')})`;
@@ -1001,7 +1000,7 @@ export function typeKernel(
       `The kernel \`${parsed.name}\` takes ${parsed.params.length} parameter${parsed.params.length === 1 ? '' : 's'} (${parsed.params.join(', ')}) but its signature has ${spec.params.length} argument${spec.params.length === 1 ? '' : 's'}.`,
     );
   }
-  const context = new KernelContext(spec.env, kernelFloatType(spec));
+  const context = new KernelContext(spec.env);
   const roles: ParamRoles = {
     readOnly: (i) => !(options.writable?.has(i) ?? false),
     coreDim: (i, axis) => options.coreDims?.(i, axis),
@@ -1016,16 +1015,6 @@ export function typeKernel(
     helpers: reachableHelpers(body),
     source: parsed.source,
   };
-}
-
-/**
- * The float type of float literals and of float math over integers: float64, as every JS number
- * is a double. A literal next to a float32 operand still becomes float32 (`x * 0.5`), so float32
- * kernels stay float32 unless they declare a double on purpose (`let c = 1.0`). The gpu target
- * computes such float64 locals in float32 (WGSL has no f64) and documents the difference.
- */
-function kernelFloatType(_spec: KernelSpec): DType {
-  return 'float64';
 }
 
 /** The helpers a body calls, directly or not, callees before callers (the order backends emit). */

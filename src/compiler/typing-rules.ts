@@ -51,7 +51,7 @@ export function isMixedSignComparison(a: DType, b: DType): boolean {
   return (signed(x) && unsigned(y)) || (unsigned(x) && signed(y));
 }
 
-/** The float type used for a float computation over `t`: float32 stays, ints become `kernelFloat`. */
-export function floatFor(t: DType, kernelFloat: DType): DType {
-  return isFloat(t) ? t : kernelFloat;
+/** The float type used for a float computation over `t`: float32 stays, ints become float64 (JS numbers). */
+export function floatFor(t: DType): DType {
+  return isFloat(t) ? t : 'float64';
 }

@@ -5,7 +5,7 @@
  *
  * Not refused: float64 *locals* (`let c = 1`, `new Float64Array(k)`). Every JS number is a double,
  * so such locals appear in float32 kernels; the gpu computes them in f32, or in i32 where they
- * provably hold integers (see integral-doubles.ts). docs/gpu.md documents the difference.
+ * provably hold integers (see compiler/passes/integral-doubles.ts). docs/gpu.md documents the difference.
  */
 import type { Expr, Stmt, TypedKernel, ValueType } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';

@@ -18,7 +18,7 @@
  * a fresh output (known to hold zeros) starts from a zeroed tile (WebGPU zero-initialises
  * workgroup memory); any other output keeps a written flag per element, so that a read of an
  * element the kernel has not written yet goes to memory, and only written elements go back.
- * When the kernel provably writes every element before reading it (output-coverage.ts), a zeroed
+ * When the kernel provably writes every element before reading it (compiler/passes/output-coverage.ts), a zeroed
  * tile serves any output. Either way the result is the direct kernel's, element for element.
  * Outputs that are also inputs (in place) are read in when the kernel reads them through.
  *
@@ -48,7 +48,7 @@ export interface StagingCandidate extends Omit<LoopOperandLayout, 'loopStrides'>
   readonly read: ReadPattern;
   /** For outputs: the buffer is known to hold zeros (a fresh allocation). */
   readonly pristine: boolean;
-  /** The kernel writes the whole row before reading what it has not written (output-coverage.ts). */
+  /** The kernel writes the whole row before reading what it has not written (compiler/passes/output-coverage.ts). */
   readonly writesRowFirst: boolean;
 }
 

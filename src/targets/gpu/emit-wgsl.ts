@@ -88,7 +88,7 @@ export interface ModuleServices {
   readonly doubles: IntegralDoubles;
   /** Present when the call checks indices. */
   readonly bounds: BoundsServices | undefined;
-  /** Reads of staged rows that happen before anything is written over them (output-coverage.ts). */
+  /** Reads of staged rows that happen before anything is written over them (compiler/passes/output-coverage.ts). */
   readonly memoryReads: ReadonlySet<Expr>;
   /** The name of `helper` specialised for where its array arguments live (emitted on demand). */
   helperInstance(helper: HelperFunction, arrays: readonly (ArrayAccess | undefined)[]): string;
@@ -584,7 +584,7 @@ export class FunctionEmitter {
       const division = this.integerDivision(e.value, pre, ind);
       if (division) return { text: wrapInteger(`bitcast<i32>(${division.text})`, to, division.text), effects: division.effects };
     }
-    // A double converted to an integer type is used modulo 2^32 (integral-doubles.ts).
+    // A double converted to an integer type is used modulo 2^32 (compiler/passes/integral-doubles.ts).
     const valueContext: ValueContext = e.value.type === 'float64' && !isFloat(to) && to !== 'bool' ? 'modular' : context;
     const fromRep = this.rep(e.value, valueContext);
     const value = this.as(e.value, valueContext, fromRep, pre, ind);

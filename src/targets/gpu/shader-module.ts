@@ -60,7 +60,7 @@ class ShaderModuleBuilder {
    * where the workgroup's rows start (a private that main sets) and the load from memory.
    */
   private readonly memory: ({ block: string; load: string } | undefined)[];
-  /** Reads served from memory rather than the tile (output-coverage.ts). */
+  /** Reads served from memory rather than the tile (compiler/passes/output-coverage.ts). */
   private readonly memoryReads = new Set<Expr>();
   private readonly sites: string[] = [];
   private checkerCode = '';
