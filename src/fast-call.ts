@@ -113,7 +113,7 @@ export function fastPlan(
   if (given) {
     for (let i = 0; i < nin; i++) {
       const x = args[i];
-      if (typeof x !== 'number' && x !== given && (x as TypedArray).buffer === given.buffer) return undefined;
+      if (typeof x !== 'number' && x !== given && bytesOverlap(x as TypedArray, given)) return undefined;
     }
   }
   const out = given ?? allocate?.(length, entry.outputType) ?? (new DTYPES[entry.outputType].arrayType(length) as TypedArray);
@@ -198,4 +198,12 @@ export function deviceFastKey(def: UfuncDefinition, args: readonly unknown[]): n
   const kind = plainDeviceKind(options.out);
   if (count !== 1 || kind < 0 || (options.out as PlainDeviceArray).size !== size) return undefined;
   return key * 32 + 8 + kind;
+}
+
+/**
+ * Whether two views share bytes. Arrays in the Wasm engine's memory all share one buffer, so
+ * comparing buffers would send every call on them down the general path.
+ */
+function bytesOverlap(a: TypedArray, b: TypedArray): boolean {
+  return a.buffer === b.buffer && a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
 }
