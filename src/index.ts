@@ -4,7 +4,7 @@
  */
 export { vectorize } from './vectorize/index.js';
 export type { VectorizeUfunc } from './vectorize/index.js';
-export type { ReduceOptions, UfuncMethods } from './vectorize/methods.js';
+export type { AxisOptions, ReduceOptions, UfuncMethods } from './methods.js';
 export { guvectorize } from './guvectorize/index.js';
 export type { Ufunc, UfuncResult } from './callable.js';
 export type { CallOptions, UfuncOptions } from './ufunc.js';

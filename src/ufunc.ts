@@ -87,6 +87,8 @@ let nextUfuncId = 0;
 export class UfuncDefinition {
   readonly id = nextUfuncId++;
   readonly parsed: ParsedFunction;
+  /** The kernel as the caller gave it (the ufunc methods call it as a helper of their fold kernels). */
+  readonly fn: Function;
   readonly target: TargetName;
   readonly env: KernelEnv;
   readonly boundsCheck: boolean;
@@ -111,6 +113,7 @@ export class UfuncDefinition {
     if (options.float64 !== undefined && options.float64 !== 'error' && options.float64 !== 'float32') {
       throw new ArgumentError(`\`float64\` must be 'error' or 'float32', found ${describe(options.float64)}.`);
     }
+    this.fn = fn;
     this.parsed = parseFunction(fn);
     for (const text of signatures) {
       const signature = parseSignature(text);
@@ -472,14 +475,15 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     }
     let dest: ArrayOperand | DeviceOperand;
     if (given) dest = given as ArrayOperand | DeviceOperand;
-    else if (anyDevice) {
-      deviceOutputs.push({ output: o, shape: fullShape, dtype });
-      return { dtype, data: { kind: 'device' }, offset: 0, loopStrides: [], coreShape: coreShapes[k]!, coreStrides: [] };
-    } else {
+    else {
       // Allocated in the caller's layout: with `axes`, core dimensions where they asked; with `keepdims`, size-1 axes too.
       const axes = requested[k];
       const keptCore = keepdims ? coreShapes[0]!.map(() => 1) : sched.outputCoreShapes[o]!;
       const finalShape = axes ? placeCoreAxes(sched.loopShape, keptCore, normaliseAxes(axes, loopRank + keptCore.length, `the axes of output ${o + 1}`)) : fullShape;
+      if (anyDevice) {
+        deviceOutputs.push({ output: o, shape: finalShape, dtype });
+        return { dtype, data: { kind: 'device' }, offset: 0, loopStrides: [], coreShape: coreShapes[k]!, coreStrides: [] };
+      }
       const type = resultTypes[o]!;
       const data = allocateOutput(needsStaging ? undefined : target, finalShape, type, def.nout === 1 ? 'the output' : `output ${o + 1}`);
       const strides = cOrderStrides(finalShape);
@@ -539,8 +543,19 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   };
   const setDeviceOutput = (o: number, array: unknown) => {
     deviceResults[o] = array;
-    const a = array as DeviceOperand['array'];
+    let a = array as DeviceOperand['array'];
     const k = def.nin + o;
+    const axes = requested[k];
+    if (axes) {
+      // The kernel writes the output through a view with its core dimensions last (as for host outputs).
+      const at = normaliseAxes(axes, a.shape.length, `the axes of output ${o + 1}`);
+      const perm = axesLast(a.shape.length, at);
+      const keep = keepdims ? perm.length - at.length : perm.length;
+      const view = (a as unknown as { view(shape: number[], strides: number[], offset: number): DeviceOperand['array'] }).view(
+        perm.slice(0, keep).map((d) => a.shape[d]!), perm.slice(0, keep).map((d) => a.strides[d]!), a.offset,
+      );
+      a = view;
+    }
     (views as OperandView[])[k] = viewOf({ kind: 'device', array: a, dtype: a.dtype, shape: a.shape, strides: a.strides, offset: a.offset }, a.dtype, loopRank, def.layout.outputs[o]!.length, coreShapes[k]!);
   };
   return { plan, target, deviceOutputs, finish, setDeviceOutput };

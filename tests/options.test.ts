@@ -51,10 +51,10 @@ describe('options', () => {
     const f = vectorize(['float64(float64, float64)'], { identity: 0 })(add);
     const x = Float64Array.of(1, 2, 3);
     await expect(f.reduce(x, { idenity: 0 } as never)).rejects.toThrowErrorMatchingInlineSnapshot(
-      `[ArgumentError: Unknown option \`idenity\` for \`reduce\`; did you mean \`identity\`? The options of \`reduce\` are \`axis\` and \`identity\`.]`,
+      `[ArgumentError: Unknown option \`idenity\` for \`reduce\`; did you mean \`identity\`? The options of \`reduce\` are \`axis\`, \`keepdims\`, \`initial\`, \`identity\`, \`where\` and \`out\`.]`,
     );
     await expect(f.reduce(x, { identity: 'none' } as never)).rejects.toThrowError(ArgumentError);
-    await expect(f.reduce(x, { axis: 0.5 })).rejects.toThrowErrorMatchingInlineSnapshot(`[ArgumentError: \`axis\` must be an integer or null, found 0.5.]`);
+    await expect(f.reduce(x, { axis: 0.5 })).rejects.toThrowErrorMatchingInlineSnapshot(`[ArgumentError: \`axis\` must be an integer, a list of integers or null, found 0.5.]`);
     await expect(f.accumulate(x, { axes: 0 } as never)).rejects.toThrowError(/Unknown option `axes` for `accumulate`; did you mean `axis`\?/);
     await expect(f.outer(x, x, { outt: null } as never)).rejects.toThrowError(/did you mean `out`\?/);
     expect(await f.reduce(x, { axis: null })).toBe(6);

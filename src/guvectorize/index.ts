@@ -3,6 +3,7 @@
  * `@guvectorize`, plus output-only core dimensions (`()->(n)`) that Numba refuses.
  */
 import { makeCallable, type Ufunc } from '../callable.js';
+import { ufuncMethods, type UfuncMethods } from '../methods.js';
 import { parseLayout } from '../signature-parser/index.js';
 import { checkOptions } from '../options.js';
 import { GUVECTORIZE_OPTIONS, UfuncDefinition, type UfuncOptions } from '../ufunc.js';
@@ -25,9 +26,15 @@ export function guvectorize(
   signatures: readonly string[] | string,
   layout: string,
   options: UfuncOptions = {},
-): (kernel: Function) => Ufunc {
+): (kernel: Function) => Ufunc & Partial<UfuncMethods> {
   const sigs = typeof signatures === 'string' ? [signatures] : signatures;
   checkOptions(options, GUVECTORIZE_OPTIONS, '`guvectorize`');
   const parsedLayout = parseLayout(layout);
-  return (kernel: Function) => makeCallable(new UfuncDefinition('guvectorize', kernel, sigs, parsedLayout, options), {});
+  // A kernel over scalars (`(),()->()`) is a binary ufunc in all but name: it gets reduce, accumulate,
+  // outer, reduceat and at, as Numba's gufuncs do.
+  const scalarBinary = parsedLayout.inputs.length === 2 && parsedLayout.outputs.length === 1 && [...parsedLayout.inputs, ...parsedLayout.outputs].every((c) => c.length === 0);
+  return (kernel: Function) => {
+    const def = new UfuncDefinition('guvectorize', kernel, sigs, parsedLayout, options);
+    return makeCallable(def, scalarBinary ? ufuncMethods(def) : {});
+  };
 }

@@ -100,8 +100,8 @@ export interface Target {
   allocateDeviceArrayNow?(shape: readonly number[], dtype: DType): DeviceArrayLike | undefined;
   /**
    * The ufunc methods this target runs itself; a method it leaves out runs the shared default
-   * (methods.ts), which folds on the calling thread (`reduce`, `accumulate`) or runs the kernel
-   * on this target through broadcasting (`outer`).
+   * (methods.ts), which runs per-row fold kernels on this target (`reduce`, `accumulate`,
+   * `reduceat`, `at`) or the kernel through broadcasting (`outer`).
    */
-  readonly methods?: Readonly<Partial<Record<'reduce' | 'accumulate' | 'outer', MethodHook>>>;
+  readonly methods?: Readonly<Partial<Record<'reduce' | 'accumulate' | 'outer' | 'reduceat' | 'at', MethodHook>>>;
 }

@@ -5,7 +5,7 @@ import { makeCallable, type Ufunc } from '../callable.js';
 import { parseLayout } from '../signature-parser/index.js';
 import { checkOptions } from '../options.js';
 import { UfuncDefinition, type UfuncOptions, VECTORIZE_OPTIONS } from '../ufunc.js';
-import { ufuncMethods, type UfuncMethods } from './methods.js';
+import { ufuncMethods, type UfuncMethods } from '../methods.js';
 
 export type VectorizeUfunc = Ufunc & UfuncMethods;
 
