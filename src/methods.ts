@@ -86,6 +86,9 @@ const METHOD_OPTIONS: Readonly<Record<keyof UfuncMethods, { readonly rules: Opti
   at: undefined,
 };
 
+/** Elements per chunk of an associative reduction (foldInChunks). */
+const CHUNK = 4096;
+
 type MethodKind = 'reduce' | 'reduceFrom' | 'reduceWhere' | 'accumulate' | 'reduceat' | 'at' | 'atUnary';
 
 /** The layouts and argument lists of the fold kernels. */
@@ -104,7 +107,20 @@ const FOLDS: Record<MethodKind, { layout: string; params: readonly string[]; arg
  * call of the helper `f` for vectorize; for a `(),()->()` guvectorize, whose kernel writes through
  * one-element arrays, the values go through local one-element arrays.
  */
-function foldBody(kind: MethodKind, slices: boolean, arrayType: string): string {
+function foldBody(kind: MethodKind, slices: boolean, arrayType: string, local = false): string {
+  // A local accumulator keeps the running value in a register instead of storing it each step;
+  // used where the kernel returns the loop's type (else the store into out[0] converts it, as a
+  // vectorize call's store does).
+  if (local && !slices) {
+    switch (kind) {
+      case 'reduce':
+        return 'let acc = x[0];\nfor (let i = 1; i < x.length; i++) { acc = f(acc, x[i]); }\nout[0] = acc;';
+      case 'reduceFrom':
+        return 'let acc = init;\nfor (let i = 0; i < x.length; i++) { acc = f(acc, x[i]); }\nout[0] = acc;';
+      default:
+        break;
+    }
+  }
   const combine = (a: string, b: string, into: string) =>
     slices ? `fa[0] = ${a}; fb[0] = ${b}; f(fa, fb, fo); ${into} = fo[0];` : `${into} = f(${a}, ${b});`;
   const prelude = slices ? `const fa = new ${arrayType}(1); const fb = new ${arrayType}(1); const fo = new ${arrayType}(1);\n` : '';
@@ -168,14 +184,22 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     let g = folds.get(key);
     if (!g) {
       const spec = FOLDS[kind];
-      const kernel = new Function(...spec.params, foldBody(kind, slices, ARRAY_NAMES[t]!));
-      Object.defineProperty(kernel, 'name', { value: `${def.parsed.name || 'ufunc'}_${kind}` });
-      g = guvectorize([`void(${spec.args(t)})`], spec.layout, {
-        target: def.target,
-        env: { ...def.env, f: def.fn },
-        boundsCheck: def.boundsCheck,
-        ...(def.options.float64 ? { float64: def.options.float64 } : {}),
-      })(kernel);
+      const make = (local: boolean) => {
+        const kernel = new Function(...spec.params, foldBody(kind, slices, ARRAY_NAMES[t]!, local));
+        Object.defineProperty(kernel, 'name', { value: `${def.parsed.name || 'ufunc'}_${kind}` });
+        return guvectorize([`void(${spec.args(t)})`], spec.layout, {
+          target: def.target,
+          env: { ...def.env, f: def.fn },
+          // The fold kernels index inside their rows by construction; a (),()->() kernel indexes its own arrays.
+          boundsCheck: slices && def.boundsCheck,
+          ...(def.options.float64 ? { float64: def.options.float64 } : {}),
+        })(kernel);
+      };
+      try {
+        g = make(true);
+      } catch {
+        g = make(false); // the kernel returns another type than the loop's: accumulate through out[0]
+      }
       folds.set(key, g);
     }
     return g;
@@ -246,10 +270,13 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
         outArg = squeeze ? asArgument(o, keptShape, o.strides.filter((_, d) => !axes.includes(d))) : options.out;
       }
       let result: unknown;
-      if (hasWhere) {
+      const explicitStart = options.initial ?? options.identity;
+      if (def.options.associative && !hasWhere && n >= 2 * CHUNK) {
+        result = await foldInChunks(rows, n, t, explicitStart, outArg);
+      } else if (hasWhere) {
         const mask = maskRows(options.where, op.shape, kept, axes);
         result = await fold('reduceWhere', t)(rows, mask, start!, ...(outArg ? [outArg] : []));
-      } else if ((options.initial ?? options.identity) !== undefined) {
+      } else if (explicitStart !== undefined) {
         result = await fold('reduceFrom', t)(rows, start, ...(outArg ? [outArg] : []));
       } else if (n === 0) {
         result = await fold('reduceFrom', t)(rows, start!, ...(outArg ? [outArg] : []));
@@ -343,6 +370,36 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       return hook ? hook({ def, args, target, fallback }) : fallback();
     }) as UfuncMethods[M];
   return { reduce: method('reduce'), accumulate: method('accumulate'), outer: method('outer'), reduceat: method('reduceat'), at: method('at') };
+
+  /**
+   * An associative fold of rows of length n ≥ 2·CHUNK in two stages: each chunk folds to a partial
+   * result (in parallel: chunks are loop iterations of the fold kernel), the partials fold in order,
+   * then the n mod CHUNK elements left over. Chunk j covers elements j·CHUNK … (j+1)·CHUNK−1 on
+   * host-memory targets (so cpu and parallel agree bit for bit); on a device, elements j, j+c,
+   * j+2c, … (c chunks), so that neighbouring threads read neighbouring elements. The order depends
+   * only on n, never on the number of workers.
+   */
+  async function foldInChunks(rows: unknown, n: number, t: DType, start: number | bigint | boolean | undefined, outArg: unknown): Promise<unknown> {
+    const op = toOperand(rows, 'argument 1') as ArrayOperand | DeviceOperand;
+    const rank = op.shape.length;
+    const keptShape = op.shape.slice(0, rank - 1);
+    const keptStrides = op.strides.slice(0, rank - 1);
+    const s = op.strides[rank - 1]!;
+    const c = Math.floor(n / CHUNK);
+    const device = (loadTargetSync(def.target) ?? (await loadTarget(def.target))).memory === 'device';
+    const chunks = device
+      ? asArgument(op, [...keptShape, c, CHUNK], [...keptStrides, s, c * s])
+      : asArgument(op, [...keptShape, c, CHUNK], [...keptStrides, CHUNK * s, s]);
+    const partial = await fold('reduce', t)(chunks);
+    const tail = n - c * CHUNK;
+    const last = (args: unknown[]) => (outArg ? [...args, outArg] : args);
+    const folded = start === undefined
+      ? await fold('reduce', t)(...(tail ? [partial] : last([partial])))
+      : await fold('reduceFrom', t)(...(tail ? [partial, start] : last([partial, start])));
+    if (!tail) return folded;
+    const rest = asArgument(op, [...keptShape, tail], [...keptStrides, s], op.offset + c * CHUNK * s);
+    return fold('reduceFrom', t)(...last([rest, folded]));
+  }
 
   /** x viewed as [...kept axes, n] with the folded axes merged into the last. */
   function rowsView(op: ArrayOperand | DeviceOperand, kept: number[], axes: number[]): unknown {

@@ -41,6 +41,14 @@ export interface UfuncOptions {
    * so they carry float32's precision, about 7 significant digits). @default 'error'
    */
   readonly float64?: 'error' | 'float32';
+  /**
+   * Declares the kernel associative (`f(f(a, b), c) = f(a, f(b, c))`, as for +, ×, min, max), so
+   * `reduce` may split a long fold into chunks that run in parallel and combine the partial results
+   * in a fixed order (the same on any number of workers). Floating-point addition is associative
+   * only up to rounding: results then differ from the sequential fold by rounding (see docs/methods.md).
+   * @default false
+   */
+  readonly associative?: boolean;
 }
 
 /** The options of `guvectorize(…)`: the target's name is checked against the registry. */
@@ -50,6 +58,7 @@ export const GUVECTORIZE_OPTIONS: OptionRules = {
   env: rule.object('an object of constants and helper functions'),
   boundsCheck: rule.boolean(),
   float64: rule.oneOf(['error', 'float32']),
+  associative: rule.boolean(),
 };
 
 /** The options of `vectorize(…)`: those of guvectorize, and the identity its `reduce` starts from. */
