@@ -72,6 +72,21 @@ export function isCContiguous(shape: readonly number[], strides: readonly number
 }
 
 /**
+ * Whether a view's elements are Fortran-ordered (column-major, first axis fastest) with no gaps;
+ * as for `isCContiguous`, axes of extent 1 do not count.
+ *
+ * @example isFContiguous([2, 3], [1, 2]) // true
+ */
+export function isFContiguous(shape: readonly number[], strides: readonly number[]): boolean {
+  let step = 1;
+  for (let d = 0; d < shape.length; d++) {
+    if (shape[d] !== 1 && strides[d] !== step) return false;
+    step *= shape[d]!;
+  }
+  return true;
+}
+
+/**
  * The elements a view touches, as the lowest and highest index into its storage; undefined when
  * the view is empty (an axis of extent 0), which touches nothing.
  *

@@ -5,7 +5,7 @@
  */
 import { type DType, DTYPES, dtypeOfArray, isTypedArray, type TypedArray } from './dtypes.js';
 import { ArgumentError } from './errors.js';
-import { cOrderStrides, reachOf, sizeOf, type StridedView } from './layout.js';
+import { cOrderStrides, isFContiguous, reachOf, sizeOf, type StridedView } from './layout.js';
 
 /** A strided n-dimensional view of a typed array; what ufuncs return for results that are not 1-D. */
 export interface NDArray<T extends TypedArray = TypedArray> extends Omit<StridedView, 'offset'> {
@@ -67,13 +67,7 @@ export type Operand = ArrayOperand | ScalarOperand | DeviceOperand;
 
 /** stdlib's `order` of a layout: 'column-major' for Fortran-contiguous strides (of rank ≥ 2), else 'row-major'. */
 export function orderOf(shape: readonly number[], strides: readonly number[]): 'row-major' | 'column-major' {
-  if (shape.length < 2) return 'row-major';
-  let step = 1;
-  for (let d = 0; d < shape.length; d++) {
-    if (shape[d] !== 1 && strides[d] !== step) return 'row-major';
-    step *= shape[d]!;
-  }
-  return 'column-major';
+  return shape.length >= 2 && isFContiguous(shape, strides) ? 'column-major' : 'row-major';
 }
 
 const isDeviceArray = (x: unknown): x is DeviceArrayLike =>

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { cOrderStrides, isCContiguous, mergeLoopDims, operandReach, reachOf, sizeOf } from '../src/layout.js';
+import { cOrderStrides, isCContiguous, isFContiguous, mergeLoopDims, operandReach, reachOf, sizeOf } from '../src/layout.js';
 
 /** Every element index a view touches, in C order of its indices (the oracle for the module). */
 function addresses(shape: readonly number[], strides: readonly number[], offset: number): number[] {
@@ -55,6 +55,12 @@ describe('layout', () => {
       }),
     );
     expect(isCContiguous([3, 1], [1, 7])).toBe(true);
+    expect(isFContiguous([2, 3], [1, 2])).toBe(true);
+    expect(isFContiguous([2, 3], [3, 1])).toBe(false);
+    // Fortran order is C order of the reversed axes.
+    fc.assert(fc.property(viewArb, ({ shape, strides }) => {
+      expect(isFContiguous(shape, strides)).toBe(isCContiguous([...shape].reverse(), [...strides].reverse()));
+    }));
     expect(isCContiguous([2, 3], [1, 2])).toBe(false);
   });
 
