@@ -5,5 +5,7 @@ export default defineConfig({
     // One child process per test file: dawn.node (the gpu target) is a native addon with its own
     // threads, and a fresh process gives each file its own WebGPU instance and device.
     pool: 'forks',
+    // Internal modules need a platform; the package entries install one, tests import around them.
+    setupFiles: ['tests/setup-platform.ts'],
   },
 });

@@ -1,10 +1,15 @@
 /** Small helpers the examples share: printing tables and knowing when run directly. */
-import { fileURLToPath } from 'node:url';
 import type { NDArray } from '../src/index.js';
 
-/** Whether this module is the script node was started with. */
+/**
+ * Whether this module is the script node was started with. Written without `node:url` so that the
+ * examples also bundle for a page (examples/browser), where it is always false.
+ */
 export function isMain(moduleUrl: string): boolean {
-  return process.argv[1] !== undefined && fileURLToPath(moduleUrl) === process.argv[1];
+  const script = (globalThis as { process?: { argv: string[] } }).process?.argv[1];
+  if (script === undefined || !moduleUrl.startsWith('file:')) return false;
+  const path = decodeURIComponent(new URL(moduleUrl).pathname).replace(/^\/([A-Za-z]:)/, '$1');
+  return path.replace(/\\/g, '/') === script.replace(/\\/g, '/');
 }
 
 /** Formats a float32 matrix the way NumPy prints one (shortest float32 digits, aligned). */

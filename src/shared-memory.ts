@@ -4,7 +4,7 @@
  * copied back), which for a cheap kernel can cost as much as the kernel itself.
  */
 import { type DType, DTYPES } from './dtypes.js';
-import { ArgumentError } from './errors.js';
+import { ArgumentError, TargetUnavailableError } from './errors.js';
 import { cOrderStrides, sizeOf } from './layout.js';
 import type { NDArray } from './ndarray.js';
 import { allocateInWasmMemory } from './engines/wasm/index.js';
@@ -45,6 +45,11 @@ export function sharedArray<D extends DType = 'float64'>(length: number, dtype: 
   checkDType(dtype);
   if (!Number.isSafeInteger(length) || length < 0) throw new ArgumentError(`\`length\` must be a non-negative integer, found ${String(length)}.`);
   const { arrayType, bytes } = DTYPES[dtype];
+  if (typeof SharedArrayBuffer === 'undefined') {
+    throw new TargetUnavailableError(
+      'Shared memory (SharedArrayBuffer) is not available here: a page has it only when it is cross-origin isolated (headers `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy: require-corp`). Use an ordinary typed array instead.',
+    );
+  }
   // In the Wasm engine's memory where there is room (kernels then read it in place), else a
   // SharedArrayBuffer of its own.
   const inWasm = length > 0 ? allocateInWasmMemory(arrayType, length) : undefined;
@@ -79,7 +84,7 @@ export function sharedNDArray<D extends DType = 'float64'>(shape: readonly numbe
  */
 export function isShared(array: ArrayBufferView | { readonly data: ArrayBufferView }): boolean {
   const { buffer } = ArrayBuffer.isView(array) ? array : array.data;
-  if (buffer instanceof SharedArrayBuffer) return true;
+  if (typeof SharedArrayBuffer !== 'undefined' && buffer instanceof SharedArrayBuffer) return true;
   // A SharedArrayBuffer from another realm (a vm context) fails `instanceof` but is shared too.
   return !(buffer instanceof ArrayBuffer) && Object.prototype.toString.call(buffer) === '[object SharedArrayBuffer]';
 }

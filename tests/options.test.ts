@@ -62,7 +62,7 @@ describe('options', () => {
 
   it('check the parallel target\'s options', () => {
     expect(() => setParallelOptions({ worker: 2 } as never)).toThrowErrorMatchingInlineSnapshot(
-      `[ArgumentError: Unknown option \`worker\` for \`setParallelOptions\`; did you mean \`workers\`? The options of \`setParallelOptions\` are \`workers\` and \`threshold\`.]`,
+      `[ArgumentError: Unknown option \`worker\` for \`setParallelOptions\`; did you mean \`workers\`? The options of \`setParallelOptions\` are \`workers\`, \`threshold\` and \`workerUrl\`.]`,
     );
   });
 

@@ -7,6 +7,7 @@
  * so that programs that never use it never load WebGPU.
  */
 import { TargetUnavailableError } from '../errors.js';
+import { platform } from '../platform/platform.js';
 import { cpuTarget } from './cpu/index.js';
 import { parallelTarget } from './parallel/index.js';
 import type { Target, TargetName } from './target.js';
@@ -24,7 +25,11 @@ export interface TargetEntry {
 
 const TABLE: TargetEntry[] = [
   { name: 'cpu', memory: 'host', load: () => cpuTarget },
-  { name: 'parallel', memory: 'host', load: () => parallelTarget },
+  {
+    name: 'parallel', memory: 'host', load: () => parallelTarget,
+    // Workers over shared memory: a page has them only when cross-origin isolated.
+    available: async () => platform().parallelUnavailable() === undefined,
+  },
   {
     name: 'gpu', memory: 'device', load: () => import('./gpu/index.js').then((m) => m.gpuTarget),
     available: () => import('./gpu/device.js').then((m) => m.isGpuAvailable()).catch(() => false),
@@ -96,7 +101,8 @@ function remember(entry: TargetEntry, target: Target): Target {
 }
 
 /**
- * The targets that can run here: cpu and parallel always, gpu when a WebGPU adapter is found
+ * The targets that can run here: cpu always, parallel where workers can share memory (Node, or a
+ * cross-origin isolated page), gpu when a WebGPU adapter is found
  * (and any target registered at run time that says it can).
  *
  * @returns their names, in the table's order

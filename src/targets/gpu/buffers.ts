@@ -67,7 +67,8 @@ export function allocateBuffer(ctx: GpuContext, byteLength: number, usage: GPUBu
  * bytes are first copied, a chunk at a time, into ordinary memory.
  */
 function writeBytes(queue: GPUQueue, buffer: GPUBuffer, at: number, bytes: Uint8Array, from: number, size: number): void {
-  if (!(bytes.buffer instanceof SharedArrayBuffer)) {
+  // `typeof` first: a page that is not cross-origin isolated has no SharedArrayBuffer at all.
+  if (typeof SharedArrayBuffer === 'undefined' || !(bytes.buffer instanceof SharedArrayBuffer)) {
     queue.writeBuffer(buffer, at, bytes, from, size);
     return;
   }

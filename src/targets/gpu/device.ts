@@ -16,10 +16,8 @@
  * - Each device gets a new `generation`. Anything bound to an older generation (a buffer, a
  *   `DeviceArray`) is dead: its data went with its device.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { existsSync, readdirSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../errors.js';
+import { type ContextStore, platform, unrefTimeout } from '../../platform/platform.js';
 
 /** What the adapter says about itself; shown in reports and error messages. */
 export interface GpuAdapterInfo {
@@ -39,6 +37,8 @@ export interface GpuContext {
   readonly hasTimestamps: boolean;
   /** 1 for the first device of the process, +1 for each replacement (after a loss or a release). */
   readonly generation: number;
+  /** Passed in with {@link setDevice}: the caller owns it, so it is never destroyed or released here. */
+  readonly userSupplied?: boolean;
 }
 
 /** A claim on the device that keeps it from being released while idle; see {@link holdDevice}. */
@@ -72,18 +72,17 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 interface LiveDevice {
   readonly ctx: GpuContext;
   holds: number;
-  idleTimer: NodeJS.Timeout | undefined;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
-type WebGpuModule = typeof import('webgpu');
-
-// Module-level on purpose: see the file comment. Never reset once set.
-let gpuInstance: GPU | undefined;
 let live: LiveDevice | undefined;
 let pendingAcquire: Promise<GpuContext> | undefined;
 let cachedFailure: TargetUnavailableError | undefined;
 let lastGeneration = 0;
 let idleReleaseMs = DEFAULT_IDLE_RELEASE_MS;
+/** The device passed to setDevice, and why it can no longer be used once it was lost. */
+let userDevice: GPUDevice | undefined;
+let userDeviceLost: string | undefined;
 /** Why each ended generation ended, for the messages of callers that still use it. */
 const endedGenerations = new Map<number, string>();
 
@@ -117,10 +116,11 @@ export async function acquireDevice(): Promise<GpuContext> {
 }
 
 async function createDevice(): Promise<GpuContext> {
+  if (userDevice) return adoptUserDevice(userDevice);
   try {
-    const gpu = await loadGpu();
+    const gpu = await platform().loadGpu();
     const adapter = await gpu.requestAdapter();
-    if (!adapter) throw new TargetUnavailableError(`no WebGPU adapter: ${diagnoseMissingAdapter()}`);
+    if (!adapter) throw new TargetUnavailableError(`no WebGPU adapter: ${platform().diagnoseMissingAdapter()}`);
     const requiredLimits: Record<string, number> = {};
     for (const name of REQUESTED_LIMITS) {
       const value = adapter.limits[name];
@@ -151,16 +151,7 @@ async function createDevice(): Promise<GpuContext> {
       hasTimestamps,
       generation: ++lastGeneration,
     };
-    const record: LiveDevice = { ctx, holds: 0, idleTimer: undefined };
-    live = record;
-    void device.lost.then((info) => {
-      // A device we destroyed ourselves was already dropped (with its own reason) before destroy().
-      if (live === record) {
-        dropDevice(`it was lost (${info.reason}: ${info.message || 'no message'})`, false);
-      }
-    });
-    armIdleTimer(record);
-    return ctx;
+    return goLive(ctx);
   } catch (e) {
     if (e instanceof TargetUnavailableError) {
       cachedFailure = e;
@@ -170,85 +161,64 @@ async function createDevice(): Promise<GpuContext> {
   }
 }
 
-async function loadGpu(): Promise<GPU> {
-  if (gpuInstance) return gpuInstance;
-  let webgpu: WebGpuModule;
-  try {
-    // Loaded on first use, not at import time: a machine where dawn.node cannot load must still
-    // be able to import the library and use the cpu and parallel targets.
-    webgpu = await import('webgpu');
-  } catch (e) {
-    throw new TargetUnavailableError(
-      `the \`webgpu\` package (Dawn's node binding) could not be loaded on ${process.platform}-${process.arch}: ` +
-        `${messageOf(e)}. Install it with \`npm install webgpu\`, or use target 'cpu' or 'parallel'`,
-      { cause: e },
-    );
+function goLive(ctx: GpuContext): GpuContext {
+  const record: LiveDevice = { ctx, holds: 0, idleTimer: undefined };
+  live = record;
+  void ctx.device.lost.then((info) => {
+    const why = `it was lost (${info.reason}: ${info.message || 'no message'})`;
+    if (ctx.userSupplied && userDevice === ctx.device) userDeviceLost = why;
+    // A device we destroyed ourselves was already dropped (with its own reason) before destroy().
+    if (live === record) dropDevice(why, false);
+  });
+  armIdleTimer(record);
+  return ctx;
+}
+
+function adoptUserDevice(device: GPUDevice): GpuContext {
+  if (userDeviceLost) {
+    throw new DeviceError(`The device passed with setDevice() can no longer be used because ${userDeviceLost}; pass a new one with setDevice(device).`);
   }
-  // Install GPUBufferUsage, GPUMapMode, … once: WebGPU code refers to them as globals.
-  const globalScope = globalThis as Record<string, unknown>;
-  for (const [name, value] of Object.entries(webgpu.globals)) {
-    if (!(name in globalScope)) globalScope[name] = value;
-  }
-  // Dawn rounds timestamp queries to 65.5 µs by default (a browser side-channel defence); in a
-  // Node process it only blurs kernel timings, which are often shorter than that.
-  gpuInstance = webgpu.create(['disable-dawn-features=timestamp_quantization']);
-  return gpuInstance;
+  // `adapterInfo` is on GPUDevice in current browsers and Dawn; older ones lack it.
+  const info = (device as { adapterInfo?: Partial<GpuAdapterInfo> }).adapterInfo ?? {};
+  return goLive({
+    device,
+    adapterInfo: {
+      vendor: info.vendor ?? '',
+      architecture: info.architecture ?? '',
+      device: info.device ?? '',
+      description: info.description || 'a device passed with setDevice()',
+    },
+    limits: device.limits,
+    hasTimestamps: device.features.has('timestamp-query'),
+    generation: ++lastGeneration,
+    userSupplied: true,
+  });
 }
 
 /**
- * Says why Dawn found no adapter, as far as can be told from outside: no Vulkan loader, no Vulkan
- * driver, or drivers that Dawn rejected (Debian 12's Mesa 22.3 is too old for Dawn).
+ * Makes the gpu target use `device`, a `GPUDevice` you created (from `navigator.gpu` in a page, from
+ * the `webgpu` package or another binding in Node), instead of creating its own. The library never
+ * destroys it and never releases it when idle; device arrays made before on another device become
+ * unusable. Pass `undefined` to go back to the library's own device.
+ *
+ * @param device a WebGPU device, or undefined
+ * @throws ArgumentError when `device` is not a GPUDevice
+ * @example
+ * const adapter = await navigator.gpu.requestAdapter();
+ * setDevice(await adapter!.requestDevice());
+ * const f = vectorize(['float32(float32)'], { target: 'gpu' })((x) => 2 * x);
  */
-function diagnoseMissingAdapter(): string {
-  const fallback = "use target 'cpu' or 'parallel'";
-  const install = `On Debian, run scripts/install-lavapipe.sh for Mesa's lavapipe (a CPU Vulkan driver), or ${fallback}`;
-  if (process.platform !== 'linux') {
-    return `WebGPU found no usable GPU on ${process.platform}. Use a machine with a GPU, or ${fallback}`;
-  }
-  if (!findVulkanLoader()) {
-    return `the Vulkan loader (libvulkan.so.1) is not installed. ${install}`;
-  }
-  const override = process.env.VK_DRIVER_FILES ? 'VK_DRIVER_FILES' : process.env.VK_ICD_FILENAMES ? 'VK_ICD_FILENAMES' : undefined;
-  if (override) {
-    const named = (process.env[override] ?? '').split(delimiter).filter(Boolean);
-    const existing = named.filter((p) => existsSync(p));
-    if (existing.length === 0) {
-      return `no Vulkan driver found: ${override}=${process.env[override]} names no existing driver manifest. Unset it or point it at one (lavapipe's is /usr/share/vulkan/icd.d/lvp_icd.json). ${install}`;
-    }
-    return `Dawn accepted none of the Vulkan drivers named by ${override} (${existing.join(', ')}); Dawn needs Mesa >= 24 for lavapipe. ${install}`;
-  }
-  const manifests = findDriverManifests();
-  if (manifests.length === 0) return `no Vulkan driver found. ${install}`;
-  return (
-    `Vulkan drivers are installed (${manifests.join(', ')}) but Dawn accepted none of them ` +
-    `(Debian 12's Mesa 22.3 is too old for Dawn, which needs Mesa >= 24). ${install}`
-  );
-}
-
-function findVulkanLoader(): boolean {
-  const dirs = [
-    ...(process.env.LD_LIBRARY_PATH ?? '').split(delimiter).filter(Boolean),
-    `/usr/lib/${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`,
-    '/usr/lib64',
-    '/usr/lib',
-    '/lib64',
-    '/usr/local/lib',
-  ];
-  return dirs.some((dir) => existsSync(join(dir, 'libvulkan.so.1')));
-}
-
-function findDriverManifests(): string[] {
-  const dataDirs = (process.env.XDG_DATA_DIRS ?? '/usr/local/share:/usr/share').split(delimiter).filter(Boolean);
-  const dirs = ['/etc/vulkan/icd.d', ...dataDirs.map((d) => join(d, 'vulkan', 'icd.d'))];
-  const found = new Set<string>();
-  for (const dir of dirs) {
-    try {
-      for (const name of readdirSync(dir)) if (name.endsWith('.json')) found.add(name);
-    } catch {
-      // a directory that does not exist holds no drivers
+export function setDevice(device: GPUDevice | undefined): void {
+  if (device !== undefined) {
+    const candidate = device as Partial<GPUDevice> | null;
+    if (candidate === null || typeof candidate !== 'object' || typeof candidate.createBuffer !== 'function' || typeof candidate.queue !== 'object') {
+      throw new ArgumentError(`setDevice: expected a GPUDevice (from adapter.requestDevice()) or undefined, found ${candidate === null ? 'null' : typeof candidate}.`);
     }
   }
-  return [...found].sort();
+  if (live) dropDevice(device ? 'it was replaced with setDevice()' : 'setDevice(undefined) went back to the library\'s own device', !live.ctx.userSupplied);
+  userDevice = device;
+  userDeviceLost = undefined;
+  cachedFailure = undefined;
 }
 
 /**
@@ -274,7 +244,7 @@ export function liveDevice(): GpuContext | undefined {
  */
 export function resetDevice(): void {
   cachedFailure = undefined;
-  if (live) dropDevice('it was reset with resetDevice()', true);
+  if (live) dropDevice('it was reset with resetDevice()', !live.ctx.userSupplied);
 }
 
 /**
@@ -285,7 +255,7 @@ export function resetDevice(): void {
  * process.once('beforeExit', shutdownDevice);
  */
 export function shutdownDevice(): void {
-  if (live) dropDevice('it was shut down with shutdownDevice()', true);
+  if (live) dropDevice('it was shut down with shutdownDevice()', !live.ctx.userSupplied);
 }
 
 function dropDevice(reason: string, destroy: boolean): void {
@@ -319,12 +289,12 @@ export function setIdleReleaseMs(ms: number): void {
 function armIdleTimer(record: LiveDevice): void {
   if (record.idleTimer) clearTimeout(record.idleTimer);
   record.idleTimer = undefined;
-  if (record.holds > 0 || idleReleaseMs > MAX_TIMER_MS) return;
-  record.idleTimer = setTimeout(() => {
+  // A device the caller passed in is theirs to keep: never released here.
+  if (record.holds > 0 || idleReleaseMs > MAX_TIMER_MS || record.ctx.userSupplied) return;
+  // Never let the release timer itself keep the process alive.
+  record.idleTimer = unrefTimeout(() => {
     if (live === record && record.holds === 0) dropDevice(`it was released after ${idleReleaseMs} ms idle`, true);
   }, idleReleaseMs);
-  // Never let the release timer itself keep the process alive.
-  record.idleTimer.unref();
 }
 
 /**
@@ -411,7 +381,12 @@ export function assertDeviceAlive(ctxOrGeneration: GpuContext | number, what: st
 const ERROR_FILTERS: readonly GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
 
 /** Marks the async context of a `runScoped` section, so nested sections reuse the outer scopes. */
-const scopedSection = new AsyncLocalStorage<GPUDevice>();
+let scopedSectionStore: ContextStore<GPUDevice> | undefined;
+function scopedSection(): ContextStore<GPUDevice> {
+  return (scopedSectionStore ??= platform().createContextStore<GPUDevice>());
+}
+/** Sections open per device, for hosts whose context store cannot follow awaits (a page). */
+const openSections = new WeakMap<GPUDevice, number>();
 /** Per device, the end of the last scoped section: error scopes are a per-device stack, not per call. */
 const scopeQueues = new WeakMap<GPUDevice, Promise<void>>();
 
@@ -439,7 +414,11 @@ const scopeQueues = new WeakMap<GPUDevice, Promise<void>>();
  */
 export async function runScoped<T>(ctx: GpuContext, fn: () => T | Promise<T>): Promise<T> {
   const { device } = ctx;
-  if (scopedSection.getStore() === device) return fn();
+  const store = scopedSection();
+  // Where the store cannot follow awaits (a page has no AsyncLocalStorage), a section opened while
+  // another is open on this device is taken as nested in it: waiting for the other would deadlock
+  // a real nesting. Concurrent gpu calls in a page then share error scopes.
+  if (store.getStore() === device || (!store.followsAsync && (openSections.get(device) ?? 0) > 0)) return fn();
   const hold = holdDevice(ctx);
   try {
     const previous = scopeQueues.get(device) ?? Promise.resolve();
@@ -452,7 +431,12 @@ export async function runScoped<T>(ctx: GpuContext, fn: () => T | Promise<T>): P
     try {
       for (const filter of ERROR_FILTERS) device.pushErrorScope(filter);
       try {
-        outcome = { ok: true, value: await scopedSection.run(device, fn) };
+        openSections.set(device, (openSections.get(device) ?? 0) + 1);
+        try {
+          outcome = { ok: true, value: await store.run(device, fn) };
+        } finally {
+          openSections.set(device, openSections.get(device)! - 1);
+        }
       } catch (error) {
         outcome = { ok: false, error };
       }

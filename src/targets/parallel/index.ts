@@ -7,10 +7,10 @@
  * for themselves (less work than the threshold) or when splitting could change the answer (an
  * output that several loop indices write, see staging.ts).
  */
-import os from 'node:os';
 import { type DType, DTYPES, type TypedArray } from '../../dtypes.js';
-import { ArgumentError } from '../../errors.js';
+import { TargetUnavailableError } from '../../errors.js';
 import { checkOptions, type OptionRules, rule } from '../../options.js';
+import { platform, unrefTimeout } from '../../platform/platform.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { prepareRunnerArgs } from '../cpu/codegen.js';
 import { cpuTarget } from '../cpu/index.js';
@@ -25,7 +25,8 @@ import { canSplitLoop, type StagedOperands, StagingArenas, stageOperands } from 
 export interface ParallelOptions {
   /**
    * Worker threads in the pool; 0 runs every call on the calling thread.
-   * @default the number of logical cores (`os.availableParallelism()`)
+   * @default the number of logical cores (`os.availableParallelism()` in Node,
+   *   `navigator.hardwareConcurrency` in a page)
    */
   readonly workers: number;
   /**
@@ -36,6 +37,13 @@ export interface ParallelOptions {
    * @default 32768 (see DEFAULT_THRESHOLD)
    */
   readonly threshold: number;
+  /**
+   * The workers' script. By default `worker.js` beside the library's module, where it is in the
+   * package and where a bundle has it when the package's `ufunc/worker` entry is bundled beside the
+   * app as `worker.js`; set this when the bundle puts it elsewhere.
+   * @default undefined (`new URL('./worker.js', import.meta.url)`)
+   */
+  readonly workerUrl?: string | URL | undefined;
 }
 
 /**
@@ -54,9 +62,18 @@ export const DEFAULT_THRESHOLD = 32_768;
  */
 const STAGED_THRESHOLD_FACTOR = 4;
 
-const PARALLEL_OPTIONS: OptionRules = { workers: rule.nonNegativeInteger(), threshold: rule.nonNegativeInteger() };
+const PARALLEL_OPTIONS: OptionRules = {
+  workers: rule.nonNegativeInteger(),
+  threshold: rule.nonNegativeInteger(),
+  workerUrl: (v) => (typeof v === 'string' || v instanceof URL ? undefined : 'a string or a URL'),
+};
 
-let options: ParallelOptions = { workers: os.availableParallelism(), threshold: DEFAULT_THRESHOLD };
+// `workers` is read from the platform on first use, not at import: the platform is installed by the
+// package entry, which may import this module first.
+let configured: { workers?: number; threshold: number; workerUrl?: string | URL | undefined } = { threshold: DEFAULT_THRESHOLD };
+function currentOptions(): ParallelOptions {
+  return { ...configured, workers: (configured.workers ??= platform().cores()) };
+}
 /** Pool settings only tests change. */
 let poolTuning: Omit<PoolOptions, 'size'> = {};
 
@@ -72,7 +89,11 @@ let poolTuning: Omit<PoolOptions, 'size'> = {};
  */
 export function setParallelOptions(changes: Partial<ParallelOptions>): void {
   checkOptions(changes, PARALLEL_OPTIONS, '`setParallelOptions`');
-  options = { workers: changes.workers ?? options.workers, threshold: changes.threshold ?? options.threshold };
+  configured = {
+    workers: changes.workers ?? configured.workers,
+    threshold: changes.threshold ?? configured.threshold,
+    workerUrl: 'workerUrl' in changes ? changes.workerUrl : configured.workerUrl,
+  };
 }
 
 /**
@@ -83,7 +104,7 @@ export function setParallelOptions(changes: Partial<ParallelOptions>): void {
  * const { workers } = getParallelOptions();
  */
 export function getParallelOptions(): ParallelOptions {
-  return { ...options };
+  return currentOptions();
 }
 
 let pool: WorkerPool | undefined;
@@ -93,11 +114,12 @@ const arenas = new StagingArenas();
 const argumentSets = new ArgumentSets();
 
 function currentPool(): WorkerPool {
-  if (pool && pool.size !== options.workers && pool.idle) {
+  const options = currentOptions();
+  if (pool && (pool.size !== options.workers || pool.workerUrl !== options.workerUrl) && pool.idle) {
     void pool.terminate();
     pool = undefined;
   }
-  pool ??= new WorkerPool({ size: options.workers, ...poolTuning });
+  pool ??= new WorkerPool({ size: options.workers, ...(options.workerUrl !== undefined ? { workerUrl: options.workerUrl } : {}), ...poolTuning });
   return pool;
 }
 
@@ -111,13 +133,13 @@ function noteCallEnded(): void {
   lastCallEnded = performance.now();
   if (trimArmed) return;
   trimArmed = true;
-  setTimeout(trimIdle, IDLE_TRIM_MS).unref();
+  unrefTimeout(trimIdle, IDLE_TRIM_MS);
 }
 
 function trimIdle(): void {
   const idleFor = performance.now() - lastCallEnded;
   if (idleFor < IDLE_TRIM_MS || (pool && !pool.idle)) {
-    setTimeout(trimIdle, Math.max(IDLE_TRIM_MS - idleFor, 10)).unref();
+    unrefTimeout(trimIdle, Math.max(IDLE_TRIM_MS - idleFor, 10));
     return;
   }
   trimArmed = false;
@@ -147,6 +169,7 @@ interface PlannedJob {
 
 /** The job for a call, or undefined where the call runs on the calling thread. */
 function planJob(plan: CallPlan): PlannedJob | undefined {
+  const options = currentOptions();
   const total = loopSize(plan);
   if (total === 0 || options.workers === 0) return undefined;
   const work = workOf(plan, total);
@@ -183,7 +206,14 @@ function settle(outcome: JobOutcome): void {
   if (!outcome.ok) throw outcome.error;
 }
 
+/** Refuses calls where workers cannot run (a page that is not cross-origin isolated). */
+function assertParallelAvailable(): void {
+  const why = platform().parallelUnavailable();
+  if (why !== undefined) throw new TargetUnavailableError(why);
+}
+
 function runSync(plan: CallPlan): void {
+  assertParallelAvailable();
   const planned = planJob(plan);
   if (!planned) return runOnCallingThread(plan);
   let outcome: JobOutcome;
@@ -196,6 +226,7 @@ function runSync(plan: CallPlan): void {
 }
 
 async function run(plan: CallPlan): Promise<void> {
+  assertParallelAvailable();
   const planned = planJob(plan);
   if (!planned) return runOnCallingThread(plan);
   let outcome: JobOutcome;
@@ -213,6 +244,8 @@ async function run(plan: CallPlan): Promise<void> {
  * workers write the results in place and nothing is copied back.
  */
 function allocateOutput(length: number, dtype: DType): TypedArray {
+  assertParallelAvailable();
+  const options = currentOptions();
   return options.workers > 0 && length >= options.threshold ? sharedArray(length, dtype) : new DTYPES[dtype].arrayType(length);
 }
 

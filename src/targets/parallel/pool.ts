@@ -17,17 +17,14 @@
  * The pool holds the process open only while an async call is in flight: workers are unref'd
  * otherwise (and workers blocked in `Atomics.wait` are stopped with the process at exit).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { MessageChannel, type MessagePort, type ResourceLimits, Worker } from 'node:worker_threads';
 import { TargetUnavailableError } from '../../errors.js';
+import { platform, type PoolWorkerHandle, type PoolWorkerInit } from '../../platform/platform.js';
 import type { Runner, RunnerArgs } from '../cpu/codegen.js';
 import { rebuildError, WorkerError } from './errors.js';
 import type { ArgumentSet, RunnerSource } from './kernel-cache.js';
 import {
   CHUNK_SIZE_F64, Command, ControlBlock, markWorkerDead, runChunk, SCALARS_F64, type ScalarKind, Slot, TOTAL_F64,
-  type WorkerData, type WorkerMessage, WorkerSlot, WorkerState,
+  type WorkerMessage, WorkerSlot, WorkerState,
 } from './protocol.js';
 
 /** One scalar argument's value, written into the control block for every call. */
@@ -54,8 +51,7 @@ export type JobOutcome = { readonly ok: true } | { readonly ok: false; readonly 
 
 interface PooledWorker {
   readonly index: number;
-  readonly worker: Worker;
-  readonly port: MessagePort;
+  readonly worker: PoolWorkerHandle;
   readonly ready: Promise<void>;
   /** Messages posted to it so far. */
   posted: number;
@@ -95,7 +91,9 @@ export interface PoolOptions {
   /** The fewest loop indices in a chunk (tests lower it to split tiny calls). @default 64 */
   readonly minChunk?: number;
   /** Heap limits of each worker (tests use a small one to provoke running out of memory). */
-  readonly resourceLimits?: ResourceLimits;
+  readonly resourceLimits?: PoolWorkerInit['resourceLimits'];
+  /** The worker script, where the default (`worker.js` beside the library) does not fit a bundle. */
+  readonly workerUrl?: string | URL;
 }
 
 /** Chunks smaller than this many loop indices cost more to hand out than they save. */
@@ -114,7 +112,6 @@ export class WorkerPool {
   private terminated = false;
   /** Set when a worker died before it ever ran: the pool cannot work (e.g. the script did not load). */
   private startupFailure: Error | undefined;
-  private script: ReturnType<typeof workerScript> | undefined;
 
   constructor(private readonly options: PoolOptions) {
     this.control = ControlBlock.create(options.size);
@@ -123,6 +120,10 @@ export class WorkerPool {
 
   get size(): number {
     return this.options.size;
+  }
+
+  get workerUrl(): string | URL | undefined {
+    return this.options.workerUrl;
   }
 
   /** Resolves once every worker has started and waits for jobs. */
@@ -139,6 +140,11 @@ export class WorkerPool {
   /** Runs a job, blocking the calling thread until it is done. */
   runSync(job: Job): JobOutcome {
     this.checkUsable();
+    if (!platform().canBlock()) {
+      throw new TargetUnavailableError(
+        "A synchronous call (`f.sync`) on the parallel target blocks the calling thread until the workers finish, which a page's main thread may not do: use `await f(...)`, or call `f.sync` from a Web Worker.",
+      );
+    }
     if (this.current) {
       // An async job is in flight: its workers finish without this thread's help.
       this.waitSync(this.current);
@@ -213,42 +219,38 @@ export class WorkerPool {
     const { int32 } = this.control;
     Atomics.store(int32, this.control.workerSlot(index, WorkerSlot.state), WorkerState.starting);
     Atomics.store(int32, this.control.workerSlot(index, WorkerSlot.mailbox), 0);
-    const { port1, port2 } = new MessageChannel();
-    const data: WorkerData = { control: this.control.buffer, index, port: port2 };
-    const { script, eval: isSource } = (this.script ??= workerScript());
-    const worker = new Worker(script, {
-      eval: isSource,
-      workerData: data,
-      transferList: [port2],
+    let started = false;
+    let resolveReady!: () => void;
+    const ready = new Promise<void>((resolve) => (resolveReady = resolve));
+    // Filled in below; the hooks run only after the worker has started, so never before that.
+    let pooled!: PooledWorker;
+    const worker = platform().startWorker({
+      control: this.control.buffer,
+      index,
       name: `ufunc parallel worker ${index}`,
       ...(this.options.resourceLimits ? { resourceLimits: this.options.resourceLimits } : {}),
-    });
-    worker.unref();
-    port1.unref();
-    let started = false;
-    const ready = new Promise<void>((resolve) => {
-      worker.once('message', () => {
+      ...(this.options.workerUrl !== undefined ? { workerUrl: this.options.workerUrl } : {}),
+      onReady: () => {
         started = true;
-        resolve();
-      });
-      worker.once('exit', () => resolve());
+        resolveReady();
+      },
+      onError: (error) => (pooled.failure = error),
+      onExit: (code) => {
+        resolveReady();
+        pooled.exitCode = code;
+        if (pooled.retired) return;
+        markWorkerDead(this.control, index);
+        // Node reads a worker's messages before its `exit` event, so `started` is current here.
+        if (!started) this.startupFailure ??= pooled.failure ?? new Error(`worker ${index} exited with code ${code} before it started`);
+        if (!this.current) this.replaceDead();
+      },
     });
-    const pooled: PooledWorker = { index, worker, port: port1, ready, posted: 0, runners: new Set(), argumentSets: new Set(), retired: false };
-    // Without a listener an `error` event would be thrown on the calling thread.
-    worker.on('error', (error) => (pooled.failure = error));
-    worker.on('exit', (code) => {
-      pooled.exitCode = code;
-      if (pooled.retired) return;
-      markWorkerDead(this.control, index);
-      // Node reads a worker's messages before its `exit` event, so `started` is current here.
-      if (!started) this.startupFailure ??= pooled.failure ?? new Error(`worker ${index} exited with code ${code} before it started`);
-      if (!this.current) this.replaceDead();
-    });
+    pooled = { index, worker, ready, posted: 0, runners: new Set(), argumentSets: new Set(), retired: false };
     return pooled;
   }
 
   private post(pooled: PooledWorker, message: WorkerMessage): void {
-    pooled.port.postMessage(message);
+    pooled.worker.postMessage(message);
     pooled.posted++;
   }
 
@@ -276,10 +278,7 @@ export class WorkerPool {
   /** Checks the workers a blocked thread waits for; a stopped one is counted out of the job. */
   private checkLiveness(running: RunningJob): void {
     for (const pooled of running.participants) {
-      // Undocumented but stable since Node 14: a stopped worker reports an idle time of -1. It is
-      // the one sign of a death (out of memory, say) that needs no event on this thread.
-      const idle = pooled.worker.performance.eventLoopUtilization().idle;
-      if (idle < 0) markWorkerDead(this.control, pooled.index);
+      if (pooled.worker.hasStopped()) markWorkerDead(this.control, pooled.index);
     }
   }
 
@@ -392,6 +391,7 @@ export class WorkerPool {
    */
   private waitBriefly(): boolean {
     const { int32 } = this.control;
+    if (!platform().canBlock()) return Atomics.load(int32, Slot.remaining) <= 0;
     const graceUntil = performance.now() + ASYNC_GRACE_MS;
     for (;;) {
       const remaining = Atomics.load(int32, Slot.remaining);
@@ -447,41 +447,12 @@ export class WorkerPool {
 
 type WaitAsyncResult = { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
 
-/** `Atomics.waitAsync` (Node ≥ 16; not in the ES2022 lib typings). */
-function waitAsync(array: Int32Array, index: number, value: number, timeoutMs: number): WaitAsyncResult {
-  return (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): WaitAsyncResult }).waitAsync(array, index, value, timeoutMs);
-}
-
 /**
- * How to start a worker: worker.js beside this module when it is compiled (dist); from source
- * (tsx, vitest), worker.ts through a small bootstrap. Node 20 workers do not get the module hooks
- * a TypeScript loader registered in the calling thread (`--import tsx` included), so the bootstrap
- * imports worker.ts, and where that fails for its extension registers tsx in the worker and retries.
+ * `Atomics.waitAsync` (Node ≥ 16, Chromium, Safari; not in the ES2022 lib typings). Where a browser
+ * lacks it, a short timer stands in: the caller re-reads the slot after it.
  */
-function workerScript(): { script: URL | string; eval: boolean } {
-  const js = new URL('./worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return { script: js, eval: false };
-  const ts = new URL('./worker.ts', import.meta.url);
-  if (!existsSync(fileURLToPath(ts))) {
-    throw new TargetUnavailableError(`The parallel target's worker script is missing: neither ${fileURLToPath(js)} nor worker.ts beside it exists.`);
-  }
-  let tsx: string | null = null;
-  try {
-    // The ESM build of tsx's API (`require.resolve` would give the CommonJS one, whose `register`
-    // fails from a worker): found through tsx's own exports map.
-    const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
-    const entry = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports['./esm/api']!.import.default;
-    tsx = new URL(entry, pathToFileURL(manifest)).href;
-  } catch {
-    // Without tsx the bootstrap rethrows the extension error, and the pool reports it.
-  }
-  const bootstrap = `
-    const worker = ${JSON.stringify(ts.href)};
-    const tsx = ${JSON.stringify(tsx)};
-    import(worker).catch(async (error) => {
-      if (error?.code !== 'ERR_UNKNOWN_FILE_EXTENSION' || tsx === null) throw error;
-      (await import(tsx)).register();
-      await import(worker + '?tsx'); // another URL: the failed import stays cached under the first
-    });`;
-  return { script: bootstrap, eval: true };
+function waitAsync(array: Int32Array, index: number, value: number, timeoutMs: number): WaitAsyncResult {
+  const native = (Atomics as unknown as { waitAsync?(a: Int32Array, i: number, v: number, t: number): WaitAsyncResult }).waitAsync;
+  if (native) return native(array, index, value, timeoutMs);
+  return { async: true, value: new Promise((resolve) => setTimeout(() => resolve('timed-out'), 1)) };
 }

@@ -7,9 +7,9 @@
  * `Atomics.wait`, and a blocked thread runs no message handlers. So everything a call needs back
  * (completion, the failing chunk, the error's class and message) is written into the control
  * block; messages only carry what a worker must learn once (a runner's source, the arrays of an
- * argument set), and workers read them synchronously with `receiveMessageOnPort`.
+ * argument set), which workers read when a job starts (in Node synchronously, with
+ * `receiveMessageOnPort`).
  */
-import type { MessagePort } from 'node:worker_threads';
 import type { DType } from '../../dtypes.js';
 import type { Runner, RunnerArgs } from '../cpu/codegen.js';
 
@@ -177,12 +177,6 @@ export type WorkerMessage =
   | { readonly type: 'crash' }
   | { readonly type: 'exhaust-memory' };
 
-/** What a worker receives at start. */
-export interface WorkerData {
-  readonly control: SharedArrayBuffer;
-  readonly index: number;
-  readonly port: MessagePort;
-}
 
 /**
  * Marks worker `w` dead. When it was taking part in a job, also counts it out of `remaining` and

@@ -234,7 +234,7 @@ describe.skipIf(process.platform !== 'linux')('without a Vulkan driver', () => {
       expect(first!.message).toBe(
         `no WebGPU adapter: no Vulkan driver found: ${variable}=/nonexistent.json names no existing driver manifest. ` +
           "Unset it or point it at one (lavapipe's is /usr/share/vulkan/icd.d/lvp_icd.json). " +
-          "On Debian, run scripts/install-lavapipe.sh for Mesa's lavapipe (a CPU Vulkan driver), or use target 'cpu' or 'parallel'",
+          "On Debian 12, install Mesa >= 24 from bookworm-backports (packages mesa-vulkan-drivers and libvulkan1) for lavapipe, a CPU Vulkan driver, or use target 'cpu' or 'parallel'",
       );
       // The failure is remembered: the second call does not ask Dawn again.
       expect(second!.message).toBe(first!.message);

@@ -1,0 +1,38 @@
+/// <reference types="@webgpu/types" />
+/**
+ * ufunc: Numba's `@vectorize` and `@guvectorize` for TypeScript — write an element-wise or
+ * per-row kernel once, run it on the CPU, on all cores, or on the GPU.
+ *
+ * The public API, the same on every host. The package's entry points (index.ts for Node,
+ * browser.ts for a page) install their platform and re-export this module.
+ */
+export { vectorize } from './vectorize/index.js';
+export type { VectorizeUfunc } from './vectorize/index.js';
+export type { AxisOptions, ReduceOptions, UfuncMethods } from './methods.js';
+export { guvectorize } from './guvectorize/index.js';
+export type { Ufunc, UfuncResult } from './callable.js';
+export type { CallOptions, UfuncOptions } from './ufunc.js';
+export type { NDArray, NDArrayLike } from './ndarray.js';
+export type { Slice, Slice2 } from './kernel-types.js';
+export type { DType, TypedArray } from './dtypes.js';
+export type { TargetName } from './targets/target.js';
+export { availableTargets } from './targets/registry.js';
+export { DeviceArray, deviceArray, toDevice } from './targets/gpu/device-array.js';
+export type { HostArrayView } from './targets/gpu/device-array.js';
+export { describeAdapter, setDevice } from './targets/gpu/device.js';
+export { synchronize } from './targets/gpu/chain.js';
+export { setBufferPoolLimit } from './targets/gpu/buffer-pool.js';
+// The parallel target: arrays in shared memory (used without copying), the pool's options, its error.
+export { sharedArray, sharedNDArray, isShared } from './shared-memory.js';
+export type { TypedArrayOf } from './shared-memory.js';
+export { setParallelOptions, getParallelOptions } from './targets/parallel/index.js';
+export type { ParallelOptions } from './targets/parallel/index.js';
+export {
+  UfuncError, SignatureError, LayoutError, BroadcastError, ArgumentError, KernelCompileError,
+  KernelRuntimeError, TargetUnavailableError, DeviceError, WorkerError,
+} from './errors.js';
+// The cpu target's engines (WebAssembly or generated JS): see docs/wasm-engine.md.
+export { engineMode, setEngineMode } from './engines/wasm/index.js';
+export type { EngineMode } from './engines/wasm/index.js';
+export { parseSignature, parseLayout } from './signature-parser/index.js';
+export type { Signature, ArgType, Layout, CoreDim } from './signature-parser/index.js';

@@ -1,0 +1,123 @@
+/**
+ * The Node platform: `worker_threads` for the parallel target, Dawn's binding (the `webgpu`
+ * package, an optional peer dependency loaded only when the gpu target is used) for WebGPU.
+ * Installed by the package's Node entry (index.ts) as a side effect of importing it.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { existsSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import { delimiter, join } from 'node:path';
+import { TargetUnavailableError } from '../errors.js';
+import { startNodeWorker } from '../targets/parallel/spawn-node.js';
+import { type ContextStore, installPlatform, type Platform } from './platform.js';
+
+type WebGpuModule = typeof import('webgpu');
+
+// Module-level on purpose: dawn.node crashes the process if the `GPU` object is garbage-collected
+// while a device made from it is alive (see targets/gpu/device.ts). Never reset once set.
+let gpuInstance: GPU | undefined;
+
+async function loadGpu(): Promise<GPU> {
+  if (gpuInstance) return gpuInstance;
+  let webgpu: WebGpuModule;
+  try {
+    // Loaded on first use, not at import time: the package is an optional peer dependency, and a
+    // machine where dawn.node cannot load must still be able to use the cpu and parallel targets.
+    webgpu = await import('webgpu');
+  } catch (e) {
+    const missing = (e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && /'webgpu'/.test(messageOf(e));
+    throw new TargetUnavailableError(
+      missing
+        ? "The gpu target needs the `webgpu` package (Dawn's WebGPU for Node), an optional peer dependency that is not installed: " +
+            "run `npm install webgpu`, pass your own device with `setDevice(device)`, or use target 'cpu' or 'parallel'."
+        : `The \`webgpu\` package (Dawn's node binding) could not be loaded on ${process.platform}-${process.arch}: ` +
+            `${messageOf(e)}. Reinstall it with \`npm install webgpu\`, pass your own device with \`setDevice(device)\`, or use target 'cpu' or 'parallel'.`,
+      { cause: e },
+    );
+  }
+  // Install GPUBufferUsage, GPUMapMode, … once: WebGPU code refers to them as globals.
+  const globalScope = globalThis as Record<string, unknown>;
+  for (const [name, value] of Object.entries(webgpu.globals)) {
+    if (!(name in globalScope)) globalScope[name] = value;
+  }
+  // Dawn rounds timestamp queries to 65.5 µs by default (a browser side-channel defence); in a
+  // Node process it only blurs kernel timings, which are often shorter than that.
+  gpuInstance = webgpu.create(['disable-dawn-features=timestamp_quantization']);
+  return gpuInstance;
+}
+
+/**
+ * Says why Dawn found no adapter, as far as can be told from outside: no Vulkan loader, no Vulkan
+ * driver, or drivers that Dawn rejected (Debian 12's Mesa 22.3 is too old for Dawn).
+ */
+function diagnoseMissingAdapter(): string {
+  const fallback = "use target 'cpu' or 'parallel'";
+  const install = `On Debian 12, install Mesa >= 24 from bookworm-backports (packages mesa-vulkan-drivers and libvulkan1) for lavapipe, a CPU Vulkan driver, or ${fallback}`;
+  if (process.platform !== 'linux') {
+    return `WebGPU found no usable GPU on ${process.platform}. Use a machine with a GPU, or ${fallback}`;
+  }
+  if (!findVulkanLoader()) {
+    return `the Vulkan loader (libvulkan.so.1) is not installed. ${install}`;
+  }
+  const override = process.env.VK_DRIVER_FILES ? 'VK_DRIVER_FILES' : process.env.VK_ICD_FILENAMES ? 'VK_ICD_FILENAMES' : undefined;
+  if (override) {
+    const named = (process.env[override] ?? '').split(delimiter).filter(Boolean);
+    const existing = named.filter((p) => existsSync(p));
+    if (existing.length === 0) {
+      return `no Vulkan driver found: ${override}=${process.env[override]} names no existing driver manifest. Unset it or point it at one (lavapipe's is /usr/share/vulkan/icd.d/lvp_icd.json). ${install}`;
+    }
+    return `Dawn accepted none of the Vulkan drivers named by ${override} (${existing.join(', ')}); Dawn needs Mesa >= 24 for lavapipe. ${install}`;
+  }
+  const manifests = findDriverManifests();
+  if (manifests.length === 0) return `no Vulkan driver found. ${install}`;
+  return (
+    `Vulkan drivers are installed (${manifests.join(', ')}) but Dawn accepted none of them ` +
+    `(Debian 12's Mesa 22.3 is too old for Dawn, which needs Mesa >= 24). ${install}`
+  );
+}
+
+function findVulkanLoader(): boolean {
+  const dirs = [
+    ...(process.env.LD_LIBRARY_PATH ?? '').split(delimiter).filter(Boolean),
+    `/usr/lib/${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu`,
+    '/usr/lib64',
+    '/usr/lib',
+    '/lib64',
+    '/usr/local/lib',
+  ];
+  return dirs.some((dir) => existsSync(join(dir, 'libvulkan.so.1')));
+}
+
+function findDriverManifests(): string[] {
+  const dataDirs = (process.env.XDG_DATA_DIRS ?? '/usr/local/share:/usr/share').split(delimiter).filter(Boolean);
+  const dirs = ['/etc/vulkan/icd.d', ...dataDirs.map((d) => join(d, 'vulkan', 'icd.d'))];
+  const found = new Set<string>();
+  for (const dir of dirs) {
+    try {
+      for (const name of readdirSync(dir)) if (name.endsWith('.json')) found.add(name);
+    } catch {
+      // a directory that does not exist holds no drivers
+    }
+  }
+  return [...found].sort();
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export const nodePlatform: Platform = {
+  name: 'node',
+  cores: () => os.availableParallelism(),
+  parallelUnavailable: () => undefined,
+  canBlock: () => true,
+  startWorker: startNodeWorker,
+  loadGpu,
+  diagnoseMissingAdapter,
+  createContextStore<T>(): ContextStore<T> {
+    const store = new AsyncLocalStorage<T>();
+    return { run: <R>(value: T, fn: () => R): R => store.run(value, fn), getStore: () => store.getStore(), followsAsync: true };
+  },
+};
+
+installPlatform(nodePlatform);

@@ -1,0 +1,85 @@
+/**
+ * What the library needs from its host and gets differently in Node and in a web page: threads for
+ * the parallel target, the WebGPU entry point, a clock that must not keep the process alive, and an
+ * async-context store. Shared code asks `platform()`; the package's entry points install the one
+ * implementation that fits (`index.ts`: Node; `browser.ts`: a page), so a browser bundle never
+ * reaches `node:*` modules or the `webgpu` package, and a Node program never reaches `navigator`.
+ */
+import { TargetUnavailableError } from '../errors.js';
+
+/** A started worker of the parallel pool, as the pool sees it on either host. */
+export interface PoolWorkerHandle {
+  /** Posts a message to the worker; it reads messages when the pool marks it busy. */
+  postMessage(message: unknown): void;
+  /** Lets the worker keep the process alive (Node) while a call waits for it; no-op in a page. */
+  ref(): void;
+  unref(): void;
+  terminate(): Promise<void>;
+  /** Whether the worker has stopped, as far as the host can tell without running events. */
+  hasStopped(): boolean;
+}
+
+/** What a worker is started with, and the hooks through which the pool hears back. */
+export interface PoolWorkerInit {
+  readonly control: SharedArrayBuffer;
+  readonly index: number;
+  readonly name: string;
+  /** Heap limits (Node only; ignored in a page). */
+  readonly resourceLimits?: { readonly maxOldGenerationSizeMb?: number; readonly maxYoungGenerationSizeMb?: number };
+  /** The worker's script, when the user gave one (`setParallelOptions({ workerUrl })`). */
+  readonly workerUrl?: string | URL;
+  /** The worker said it is ready. */
+  onReady(): void;
+  /** The worker threw or failed to load. */
+  onError(error: Error): void;
+  /** The worker stopped (in a page: after an error, since pages report no exits). */
+  onExit(code: number): void;
+}
+
+/** Keeps a value for the duration of a function and everything it awaits (AsyncLocalStorage). */
+export interface ContextStore<T> {
+  run<R>(value: T, fn: () => R): R;
+  getStore(): T | undefined;
+  /** False where the host cannot follow async contexts; callers fall back to coarser rules. */
+  readonly followsAsync: boolean;
+}
+
+export interface Platform {
+  readonly name: 'node' | 'browser';
+  /** Logical cores: the parallel pool's default size. */
+  cores(): number;
+  /** Why the parallel target's workers cannot run here, or undefined when they can. */
+  parallelUnavailable(): string | undefined;
+  /** Whether the calling thread may block in `Atomics.wait` (a page's main thread may not). */
+  canBlock(): boolean;
+  startWorker(init: PoolWorkerInit): PoolWorkerHandle;
+  /** The WebGPU entry point (`navigator.gpu`, or Dawn's `GPU` object in Node). */
+  loadGpu(): Promise<GPU>;
+  /** Why no adapter was found, and what to do about it. */
+  diagnoseMissingAdapter(): string;
+  createContextStore<T>(): ContextStore<T>;
+}
+
+let installed: Platform | undefined;
+
+/** Installs the host's implementation; the package's entry points call this once. */
+export function installPlatform(p: Platform): void {
+  installed ??= p;
+}
+
+/** The host's implementation. */
+export function platform(): Platform {
+  if (!installed) {
+    throw new TargetUnavailableError(
+      "No platform is installed: import the library through its package entry ('ufunc'), which picks the Node or the browser build, not through an internal module.",
+    );
+  }
+  return installed;
+}
+
+/** `setTimeout` that never keeps a Node process alive by itself (pages have no such notion). */
+export function unrefTimeout(fn: () => void, ms: number): ReturnType<typeof setTimeout> {
+  const timer = setTimeout(fn, ms);
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
+}

@@ -1,0 +1,85 @@
+/**
+ * Starts a worker of the parallel target in Node (`worker_threads`).
+ *
+ * Where the script comes from: `worker.js` beside this module (`new URL('./worker.js',
+ * import.meta.url)`), which is where it sits in the published package and where a bundle finds it
+ * when the package's `ufunc/worker` entry is bundled beside the app as `worker.js`; or the script
+ * the user names with `setParallelOptions({ workerUrl })`. Run from source (tsx, vitest), only
+ * worker.ts exists: a small bootstrap imports it. Node 20 workers do not get the module hooks a
+ * TypeScript loader registered in the calling thread (`--import tsx` included), so where that import
+ * fails for its extension the bootstrap registers tsx in the worker and retries.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { MessageChannel, Worker, type WorkerOptions } from 'node:worker_threads';
+import { TargetUnavailableError } from '../../errors.js';
+import type { PoolWorkerHandle, PoolWorkerInit } from '../../platform/platform.js';
+import type { NodeWorkerData } from './worker.js';
+
+let sourceBootstrap: string | undefined;
+
+function startWorker(init: PoolWorkerInit, options: WorkerOptions): Worker {
+  if (init.workerUrl !== undefined) return new Worker(init.workerUrl, options);
+  // Written out in full so that bundlers which follow `new Worker(new URL(…))` see it.
+  if (existsSync(fileURLToPath(new URL('./worker.js', import.meta.url)))) return new Worker(new URL('./worker.js', import.meta.url), options);
+  const ts = new URL('./worker.ts', import.meta.url);
+  if (!existsSync(fileURLToPath(ts))) {
+    throw new TargetUnavailableError(
+      `The parallel target's worker script is missing: ${fileURLToPath(new URL('./worker.js', import.meta.url))} does not exist. ` +
+        `If you bundled ufunc, bundle its worker too, as worker.js beside your bundle (esbuild: \`esbuild app.js worker=ufunc/worker --bundle --platform=node --format=esm --outdir=out\`), ` +
+        `or name the script with setParallelOptions({ workerUrl }).`,
+    );
+  }
+  sourceBootstrap ??= bootstrapFor(ts);
+  return new Worker(sourceBootstrap, { ...options, eval: true });
+}
+
+function bootstrapFor(ts: URL): string {
+  let tsx: string | null = null;
+  try {
+    // The ESM build of tsx's API (`require.resolve` would give the CommonJS one, whose `register`
+    // fails from a worker): found through tsx's own exports map.
+    const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
+    const entry = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports['./esm/api']!.import.default;
+    tsx = new URL(entry, pathToFileURL(manifest)).href;
+  } catch {
+    // Without tsx the bootstrap rethrows the extension error, and the pool reports it.
+  }
+  return `
+    const worker = ${JSON.stringify(ts.href)};
+    const tsx = ${JSON.stringify(tsx)};
+    import(worker).catch(async (error) => {
+      if (error?.code !== 'ERR_UNKNOWN_FILE_EXTENSION' || tsx === null) throw error;
+      (await import(tsx)).register();
+      await import(worker + '?tsx'); // another URL: the failed import stays cached under the first
+    });`;
+}
+
+export function startNodeWorker(init: PoolWorkerInit): PoolWorkerHandle {
+  const { port1, port2 } = new MessageChannel();
+  const data: NodeWorkerData = { control: init.control, index: init.index, port: port2 };
+  const worker = startWorker(init, {
+    workerData: data,
+    transferList: [port2],
+    name: init.name,
+    ...(init.resourceLimits ? { resourceLimits: init.resourceLimits } : {}),
+  });
+  worker.unref();
+  port1.unref();
+  worker.once('message', () => init.onReady());
+  // Without a listener an `error` event would be thrown on the calling thread.
+  worker.on('error', (error) => init.onError(error));
+  worker.on('exit', (code) => init.onExit(code));
+  return {
+    postMessage: (message) => port1.postMessage(message),
+    ref: () => worker.ref(),
+    unref: () => worker.unref(),
+    terminate: async () => {
+      await worker.terminate();
+    },
+    // Undocumented but stable since Node 14: a stopped worker reports an idle time of -1. It is
+    // the one sign of a death (out of memory, say) that needs no event on this thread.
+    hasStopped: () => worker.performance.eventLoopUtilization().idle < 0,
+  };
+}

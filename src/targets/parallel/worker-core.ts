@@ -1,0 +1,144 @@
+/**
+ * What a worker of the parallel target does, on either host: keep the runners and argument sets
+ * the pool sent, and when marked busy, claim chunks of the loop space and run them with the very
+ * runner the cpu target generates. The host (worker.ts in Node, web/worker.ts in a page) only
+ * decides how the worker sleeps and how it reads its messages: everything the calling thread needs
+ * back is written into shared memory (see protocol.ts for why).
+ */
+import { instantiateRunner, type Runner, type RunnerArgs } from '../cpu/codegen.js';
+import {
+  type ArgumentSetMessage, Command, CHUNK_SIZE_F64, ControlBlock, runChunk, SCALARS_F64, Slot, TOTAL_F64,
+  type WorkerMessage, WorkerSlot, WorkerState,
+} from './protocol.js';
+
+interface ArgumentSet {
+  readonly args: RunnerArgs & { scalars: (number | bigint | boolean | undefined)[] };
+  readonly message: ArgumentSetMessage;
+}
+
+/** One worker's state and its steps; the host drives them. */
+export class WorkerCore {
+  readonly control: ControlBlock;
+  readonly int32: Int32Array;
+  readonly stateSlot: number;
+  readonly mailboxSlot: number;
+  /** Messages handled so far; the pool's count of posted ones is in the mailbox slot. */
+  received = 0;
+  /** Runners by id; a runner whose source failed to instantiate throws that failure when run. */
+  private readonly runners = new Map<number, Runner>();
+  private readonly argumentSets = new Map<number, ArgumentSet>();
+
+  /**
+   * @param buffer the pool's control block
+   * @param index this worker's index in the pool
+   * @param exit stops this worker at once (the `crash` test hook)
+   */
+  constructor(buffer: SharedArrayBuffer, readonly index: number, private readonly exit: (code: number) => never) {
+    this.control = new ControlBlock(buffer);
+    this.int32 = this.control.int32;
+    this.stateSlot = this.control.workerSlot(index, WorkerSlot.state);
+    this.mailboxSlot = this.control.workerSlot(index, WorkerSlot.mailbox);
+  }
+
+  /** Messages the pool posted before the current job that this worker has not read yet. */
+  get unread(): number {
+    return Atomics.load(this.int32, this.mailboxSlot) - this.received;
+  }
+
+  handle(message: WorkerMessage): void {
+    this.received++;
+    switch (message.type) {
+      case 'runner': {
+        let runner: Runner;
+        try {
+          runner = instantiateRunner(message.source, message.sites);
+        } catch (error) {
+          // E.g. a local array too large to allocate: the call fails as it would on the cpu target.
+          runner = () => {
+            throw error;
+          };
+        }
+        this.runners.set(message.id, runner);
+        return;
+      }
+      case 'args': {
+        const args = {
+          data: message.data as ArrayLike<unknown>[],
+          offset: message.offset,
+          loopShape: message.loopShape,
+          loopStrides: message.loopStrides,
+          coreShape: message.coreShape,
+          coreStrides: message.coreStrides,
+          scalars: message.scalarKinds.map(() => undefined),
+        };
+        this.argumentSets.set(message.id, { args, message });
+        return;
+      }
+      case 'forget':
+        for (const id of message.runners) this.runners.delete(id);
+        if (message.argumentSets === 'all') this.argumentSets.clear();
+        else for (const id of message.argumentSets) this.argumentSets.delete(id);
+        return;
+      case 'crash':
+        return this.exit(70);
+      case 'exhaust-memory': {
+        const hoard: number[][] = [];
+        for (;;) hoard.push(new Array<number>(1 << 20).fill(hoard.length + 0.5));
+      }
+    }
+  }
+
+  /** Marks this worker ready for jobs (once started). */
+  markIdle(): void {
+    Atomics.compareExchange(this.int32, this.stateSlot, WorkerState.starting, WorkerState.idle);
+  }
+
+  /** Runs the current job (its messages already read) and counts this worker out of it. */
+  runJob(readFailure?: unknown): void {
+    const { control, int32, index } = this;
+    try {
+      if (readFailure !== undefined) throw readFailure;
+      if (int32[Slot.command] === Command.run) this.runChunks();
+    } catch (error) {
+      control.writeError(index, 0, error);
+      control.lowerErrorChunk(0);
+    }
+    if (Atomics.compareExchange(int32, this.stateSlot, WorkerState.busy, WorkerState.idle) === WorkerState.busy) {
+      if (Atomics.sub(int32, Slot.remaining, 1) === 1) Atomics.notify(int32, Slot.remaining);
+    }
+  }
+
+  private runChunks(): void {
+    const { control, int32, index } = this;
+    const runner = this.runners.get(int32[Slot.runner]!);
+    const set = this.argumentSets.get(int32[Slot.args]!);
+    if (!runner || !set) {
+      control.writeError(index, 0, new Error(`worker ${index} has no runner ${int32[Slot.runner]} or argument set ${int32[Slot.args]} (a bug in the parallel target)`));
+      control.lowerErrorChunk(0);
+      return;
+    }
+    const { args, message } = set;
+    message.scalarKinds.forEach((kind, k) => {
+      if (kind === null) return;
+      const slot = SCALARS_F64 + k;
+      args.scalars[k] = kind === 'number' ? control.float64[slot] : kind === 'bool' ? control.float64[slot] !== 0 : kind === 'int64' ? control.bigInt64[slot] : control.bigUint64[slot];
+    });
+    const chunks = int32[Slot.chunks]!;
+    const total = control.float64[TOTAL_F64]!;
+    const chunkSize = control.float64[CHUNK_SIZE_F64]!;
+    let failed = false;
+    for (;;) {
+      const chunk = Atomics.add(int32, Slot.nextChunk, 1);
+      if (chunk >= chunks) return;
+      // A chunk after one that threw cannot change the call's error (the lowest chunk's is reported).
+      if (chunk > Atomics.load(int32, Slot.errorChunk)) continue;
+      try {
+        runChunk(runner, args, chunk, chunkSize, total);
+      } catch (error) {
+        if (!failed) control.writeError(index, chunk, error);
+        failed = true;
+        control.lowerErrorChunk(chunk);
+      }
+    }
+  }
+}
