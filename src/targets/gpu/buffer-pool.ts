@@ -24,6 +24,7 @@
  * {@link releaseBuffer}.
  */
 import { ArgumentError, TargetUnavailableError } from '../../errors.js';
+import { unrefTimeout } from '../../platform/platform.js';
 import { flushChain } from './chain.js';
 import type { GpuContext } from './device.js';
 
@@ -40,7 +41,7 @@ interface Pool {
   /** Free buffers by class size. */
   readonly free: Map<number, GPUBuffer[]>;
   freeBytes: number;
-  idleTimer: NodeJS.Timeout | undefined;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
   readonly stats: BufferPoolStats;
 }
 
@@ -186,15 +187,12 @@ function emptyPool(pool: Pool): void {
 }
 
 function armIdle(pool: Pool): void {
-  if (pool.idleTimer) {
-    pool.idleTimer.refresh();
-    return;
-  }
-  pool.idleTimer = setTimeout(() => {
+  // Restarted by hand rather than with Node's `refresh()`, which a page's timers lack.
+  if (pool.idleTimer) clearTimeout(pool.idleTimer);
+  pool.idleTimer = unrefTimeout(() => {
     pool.idleTimer = undefined;
     emptyPool(pool);
   }, POOL_IDLE_MS);
-  pool.idleTimer.unref();
 }
 
 /**
