@@ -83,3 +83,17 @@ export function unrefTimeout(fn: () => void, ms: number): ReturnType<typeof setT
   (timer as { unref?: () => void }).unref?.();
   return timer;
 }
+
+/**
+ * Runs `fn` once the current task and its microtasks are done: `setImmediate` in Node, a zero
+ * timeout in a page (which has no `setImmediate`).
+ */
+export function afterCurrentTask(fn: () => void): void {
+  if (typeof setImmediate === 'function') setImmediate(fn);
+  else setTimeout(fn, 0);
+}
+
+/** Whether `buffer` is a SharedArrayBuffer; false where there is none (a page not isolated). */
+export function isSharedArrayBuffer(buffer: ArrayBufferLike): boolean {
+  return typeof SharedArrayBuffer !== 'undefined' && buffer instanceof SharedArrayBuffer;
+}

@@ -29,6 +29,7 @@
 import { DeviceError, KernelRuntimeError, UfuncError } from '../../errors.js';
 import { oobError } from './bounds-errors.js';
 import { assertDeviceAlive, type DeviceHold, type GpuContext, holdDevice, isDeviceAlive } from './device.js';
+import { afterCurrentTask } from '../../platform/platform.js';
 
 /** Calls per batch; also the number of slots of the params and bounds-check arenas. */
 export const MAX_CALLS_PER_BATCH = 128;
@@ -237,7 +238,7 @@ export function beginCall(ctx: GpuContext, kernelName: string, params: Uint32Arr
     open.set(ctx.device, batch);
     unsynchronized.push(batch);
     const opened = batch;
-    setImmediate(() => opened.submit());
+    afterCurrentTask(() => opened.submit());
   }
   const paramsOffset = batch.paramSlots * a.slotBytes;
   a.paramsWords.set(params, paramsOffset / 4);

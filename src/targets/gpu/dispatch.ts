@@ -25,6 +25,7 @@ import { passTiming } from './kernel-timing.js';
 import { type CompiledKernel, compiledKernel, readyKernel } from './pipeline-cache.js';
 import { layoutKey, paramSlots } from './shader-layout.js';
 import { OOB_RECORD_BYTES } from './shader-module.js';
+import { isSharedArrayBuffer } from '../../platform/platform.js';
 
 /** A host array region the call moves to the device (shared by operands that are the same view). */
 interface HostBuffer {
@@ -307,7 +308,7 @@ function writeWords(queue: GPUQueue, buffer: GPUBuffer, data: TypedArray): void 
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   const whole = bytes.byteLength - (bytes.byteLength % 4);
   // dawn.node crashes on views of a SharedArrayBuffer (see buffers.ts): copy those.
-  const source = bytes.buffer instanceof SharedArrayBuffer ? bytes.slice() : bytes;
+  const source = isSharedArrayBuffer(bytes.buffer) ? bytes.slice() : bytes;
   if (whole > 0) queue.writeBuffer(buffer, 0, source, 0, whole);
   if (whole < bytes.byteLength) {
     const tail = new Uint8Array(4);

@@ -28,7 +28,8 @@ describe('parallel options', () => {
     setParallelOptions({ workers: 3 });
     await saxpy(2, new Float32Array(100), new Float32Array(100));
     expect((await __testing.readyPool()).size).toBe(3);
-  });
+    // Run from source, each new worker compiles the library through tsx: seconds on a loaded machine.
+  }, 20_000);
 
   it('run every call on the calling thread with no workers, and small calls below the threshold', async () => {
     const x = sharedArray(5000, 'float32').fill(1);
