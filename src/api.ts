@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 /**
  * ufunc: Numba's `@vectorize` and `@guvectorize` for TypeScript — write an element-wise or
  * per-row kernel once, run it on the CPU, on all cores, or on the GPU.
@@ -20,6 +20,7 @@ export { availableTargets } from './targets/registry.js';
 export { DeviceArray, deviceArray, toDevice } from './targets/gpu/device-array.js';
 export type { HostArrayView } from './targets/gpu/device-array.js';
 export { describeAdapter, setDevice } from './targets/gpu/device.js';
+export type { ScriptUrl } from './platform/platform.js';
 export { synchronize } from './targets/gpu/chain.js';
 export { setBufferPoolLimit } from './targets/gpu/buffer-pool.js';
 // The parallel target: arrays in shared memory (used without copying), the pool's options, its error.

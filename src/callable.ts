@@ -21,9 +21,13 @@ export type UfuncResult = any;
 
 export interface Ufunc {
   /** Calls the kernel over the arguments; the last argument may be `{ out, dims }`. */
-  (...args: unknown[]): Promise<UfuncResult>;
+  // `any[]`, not `unknown[]`: a ufunc typed from literal signatures (signature-types.ts) must still
+  // be assignable to this loose type.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  (...args: any[]): Promise<UfuncResult>;
   /** The same call, done before returning (cpu and parallel targets). */
-  sync(...args: unknown[]): UfuncResult;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  sync(...args: any[]): UfuncResult;
   readonly target: TargetName;
   /** The signatures, as compiled so far (lazy vectorize adds one per new input dtype tuple). */
   readonly signatures: readonly string[];

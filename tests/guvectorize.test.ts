@@ -95,6 +95,6 @@ describe('guvectorize definitions', () => {
     const out = { data: new Float32Array(4), shape: [2, 2] };
     await ramp(f32([1, 10]), { out });
     expect([...out.data]).toEqual([1, 2, 10, 11]);
-    expect([...(await ramp(5, { dims: { n: 2 } }))]).toEqual([5, 6]);
+    expect([...((await ramp(5, { dims: { n: 2 } })) as Float32Array)]).toEqual([5, 6]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { ArgumentError, guvectorize, setParallelOptions, vectorize } from '../src/index.js';
+import { ArgumentError, guvectorize, type NDArray, setParallelOptions, vectorize } from '../src/index.js';
 import { checkOptions, closestName, rule } from '../src/options.js';
 
 const add = (a: number, b: number) => a + b;
@@ -35,16 +35,18 @@ describe('options', () => {
   it('check call options', async () => {
     const f = vectorize(['float64(float64, float64)'])(add);
     const x = Float64Array.of(1, 2);
+    // @ts-expect-error: a misspelt option is a type error too; the runtime check is for plain JS
     await expect(f(x, x, { ot: new Float64Array(2) })).rejects.toThrowErrorMatchingInlineSnapshot(
       `[ArgumentError: Unknown option \`ot\` for a call; did you mean \`out\`? The options of a call are \`out\`, \`dims\`, \`where\`, \`dtype\`, \`signature\`, \`casting\`, \`axes\`, \`axis\` and \`keepdims\`.]`,
     );
     const h = guvectorize(['void(float64, float64[:])'], '()->(n)')((v: number, out: Float64Array) => {
       for (let i = 0; i < out.length; i++) out[i] = v;
     });
+    // @ts-expect-error: `dims` must be an object, for the type checker too
     expect(() => h.sync(x, { dims: 4 })).toThrowErrorMatchingInlineSnapshot(
       `[ArgumentError: \`dims\` must be an object of core dimension sizes, e.g. \`{ n: 16 }\`, found 4.]`,
     );
-    expect((h.sync(x, { dims: { n: 3 } }) as { shape: number[] }).shape).toEqual([2, 3]);
+    expect((h.sync(x, { dims: { n: 3 } }) as NDArray).shape).toEqual([2, 3]);
   });
 
   it('check the options of reduce, accumulate and outer', async () => {

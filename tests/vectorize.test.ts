@@ -79,9 +79,13 @@ describe.each(TARGETS)('vectorize on %s', (target) => {
   });
 
   it('refuses wrong arguments with typed errors that say where', async () => {
+    // Wrong calls are type errors too; these check what plain JS callers get.
+    // @ts-expect-error: one input missing
     await expect(saxpy(1, f32([1]))).rejects.toThrowError(ArgumentError);
+    // @ts-expect-error: a plain JS array is not an input
     await expect(saxpy(1, [1, 2], f32([1, 2]))).rejects.toThrowErrorMatchingSnapshot();
     await expect(saxpy(1, f32([1, 2]), f32([1, 2, 3]))).rejects.toThrowError(BroadcastError);
+    // @ts-expect-error: a misspelt option
     await expect(saxpy(1, f32([1]), f32([1]), { outt: 1 })).rejects.toThrowErrorMatchingSnapshot();
     await expect(saxpy(1, { data: f32([1, 2]), shape: [3] }, f32([1, 2, 3]))).rejects.toThrowErrorMatchingSnapshot();
     await expect(saxpy(1, f32([1]), f32([1]), { out: new Int32Array(1) })).rejects.toThrowError(ArgumentError);

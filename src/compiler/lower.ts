@@ -468,7 +468,16 @@ class FunctionLowering {
   }
 
   private unknownName(name: string): string {
-    return `\`${name}\` is not defined in the kernel: it is not a parameter, a local variable or a name in \`env\` (a kernel cannot see variables around it: pass constants and helper functions as \`{ env: { ${name} } }\`)`;
+    const message = `\`${name}\` is not defined in the kernel: it is not a parameter, a local variable or a name in \`env\` (a kernel cannot see variables around it: pass constants and helper functions as \`{ env: { ${name} } }\`)`;
+    // A minifier renames the kernel's references to a helper (`scale(x)` → `Ht(x)`) but not the
+    // key of `env` that passes it (`{ scale: Ht }`): helpers that the kernel never names by their key
+    // are the sign.
+    const unnamedHelpers = Object.keys(this.context.env).filter((key) => typeof this.context.env[key] === 'function' && !new RegExp(`\\b${key}\\b`).test(this.fn.source));
+    if (unnamedHelpers.length === 0) return message;
+    return (
+      `${message}. \`env\` has the helper${unnamedHelpers.length === 1 ? '' : 's'} ${unnamedHelpers.map((k) => `\`${k}\``).join(', ')}, which the kernel never names: ` +
+      'if this code was minified, its names no longer match the keys of `env`. Keep identifiers when minifying (esbuild `--minify-whitespace --minify-syntax` without `--minify-identifiers`, terser `mangle: false`), or leave the kernel\'s file out of minification'
+    );
   }
 
   binaryExpression(node: EsNode): Value {

@@ -48,6 +48,7 @@ export function parseFunction(fn: unknown, what = 'kernel'): ParsedFunction {
       `The ${what}${what === 'kernel' ? '' : ` (the function \`${fn.name || 'anonymous'}\`)`} is a native or bound function, or a built-in (such as \`Math.max\` or \`process.exit\`), which cannot be compiled into a kernel: its code is not kernel-language JavaScript. Pass a plain function written in the kernel language.`,
     );
   }
+  refuseInstrumented(source, what);
   let program: EsNode;
   try {
     program = acornParse(`(${source})`, { ecmaVersion: 'latest', locations: true, sourceType: 'script' }) as EsNode;
@@ -68,6 +69,21 @@ export function parseFunction(fn: unknown, what = 'kernel'): ParsedFunction {
     throw new KernelCompileError(`The ${what} must be a function, found source that is not one: ${source.slice(0, 60)}`);
   }
   return finish(source, fn.name, expr);
+}
+
+/**
+ * Istanbul (Jest's default coverage, `--coverage.provider=istanbul`) rewrites functions with
+ * counters such as `cov_1xv7984owx().s[0]++`, which are not kernel language: say so, and what to do,
+ * instead of failing on the first counter as if the user had written it.
+ */
+function refuseInstrumented(source: string, what: string): void {
+  const counter = /\bcov_[0-9a-z]+\(\)\.[sfb]\[/i.exec(source);
+  if (!counter) return;
+  throw new KernelCompileError(
+    `The ${what} was instrumented for code coverage: its source holds Istanbul's counters (\`${counter[0]}…\`), which a kernel cannot run. ` +
+      'Exclude the file that defines it from instrumentation (`/* istanbul ignore file */` at its top, or your test runner\'s `coverage.exclude`), ' +
+      'or use V8 coverage (`vitest --coverage.provider=v8`, `c8`, Jest\'s `coverageProvider: "v8"`), which leaves the source alone.',
+  );
 }
 
 function finish(source: string, name: string, node: EsNode): ParsedFunction {

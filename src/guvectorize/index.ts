@@ -7,6 +7,22 @@ import { ufuncMethods, type UfuncMethods } from '../methods.js';
 import { parseLayout } from '../signature-parser/index.js';
 import { checkOptions } from '../options.js';
 import { GUVECTORIZE_OPTIONS, UfuncDefinition, type UfuncOptions } from '../ufunc.js';
+import type { AllParsed, GuvectorizeKernel, MergedKernel, TargetOf, TypedGuvectorize } from '../signature-types.js';
+import type { TargetName } from '../targets/target.js';
+
+/**
+ * What `guvectorize(signatures, layout, options)` returns: give it the kernel, get the ufunc. With
+ * literal signatures and layout the kernel's parameters (scalars and core slices) are typed from
+ * them (the first overload; a kernel annotated otherwise, e.g. with `Float32Array` for a slice,
+ * takes the second) and so is the ufunc.
+ */
+export interface GuvectorizeDecorator<Sigs extends readonly string[], L extends string, T extends TargetName> {
+  (kernel: MergedKernel<GuvectorizeKernel<Sigs>>): TypedGuvectorize<Sigs, L, T> & Partial<UfuncMethods>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  (kernel: (...args: any[]) => unknown): TypedGuvectorize<Sigs, L, T> & Partial<UfuncMethods>;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  (kernel: Function): TypedGuvectorize<Sigs, L, T> & Partial<UfuncMethods>;
+}
 
 /**
  * Makes a generalized ufunc.
@@ -22,6 +38,17 @@ import { GUVECTORIZE_OPTIONS, UfuncDefinition, type UfuncOptions } from '../ufun
  * const hermite = guvectorize(['void(float32, float32[:])'], '()->(n)')((x, out) => { … });
  * const table = await hermite(xs, { dims: { n: 16 } }); // NDArray [xs.length, 16]
  */
+export function guvectorize<const Sigs extends readonly string[], const L extends string, const O extends UfuncOptions = { target: 'cpu' }>(
+  signatures: Sigs,
+  layout: L,
+  options?: O,
+): AllParsed<Sigs> extends true ? GuvectorizeDecorator<Sigs, L, TargetOf<O>> : (kernel: Function) => Ufunc & Partial<UfuncMethods>;
+export function guvectorize<const S extends string, const L extends string, const O extends UfuncOptions = { target: 'cpu' }>(
+  signature: S,
+  layout: L,
+  options?: O,
+): AllParsed<[S]> extends true ? GuvectorizeDecorator<[S], L, TargetOf<O>> : (kernel: Function) => Ufunc & Partial<UfuncMethods>;
+export function guvectorize(signatures: readonly string[] | string, layout: string, options?: UfuncOptions): (kernel: Function) => Ufunc & Partial<UfuncMethods>;
 export function guvectorize(
   signatures: readonly string[] | string,
   layout: string,

@@ -7,6 +7,12 @@
  */
 import { TargetUnavailableError } from '../errors.js';
 
+/**
+ * A script's address: a string, or a `URL` (typed by its `href`, so that the package's types need
+ * neither the DOM lib nor Node's).
+ */
+export type ScriptUrl = string | { readonly href: string };
+
 /** A started worker of the parallel pool, as the pool sees it on either host. */
 export interface PoolWorkerHandle {
   /** Posts a message to the worker; it reads messages when the pool marks it busy. */
@@ -27,7 +33,7 @@ export interface PoolWorkerInit {
   /** Heap limits (Node only; ignored in a page). */
   readonly resourceLimits?: { readonly maxOldGenerationSizeMb?: number; readonly maxYoungGenerationSizeMb?: number };
   /** The worker's script, when the user gave one (`setParallelOptions({ workerUrl })`). */
-  readonly workerUrl?: string | URL;
+  readonly workerUrl?: ScriptUrl;
   /** The worker said it is ready. */
   onReady(): void;
   /** The worker threw or failed to load. */
@@ -78,10 +84,20 @@ export function platform(): Platform {
 }
 
 /** `setTimeout` that never keeps a Node process alive by itself (pages have no such notion). */
-export function unrefTimeout(fn: () => void, ms: number): ReturnType<typeof setTimeout> {
+export function unrefTimeout(fn: () => void, ms: number): TimerHandle {
   const timer = setTimeout(fn, ms);
   (timer as { unref?: () => void }).unref?.();
-  return timer;
+  return timer as unknown as TimerHandle;
+}
+
+/** A timer from {@link unrefTimeout} (opaque: its type differs by host, and the package's types name neither). */
+export interface TimerHandle {
+  readonly __timerHandle: true;
+}
+
+/** Cancels a timer from {@link unrefTimeout}. */
+export function cancelTimeout(timer: TimerHandle): void {
+  clearTimeout(timer as unknown as Parameters<typeof clearTimeout>[0]);
 }
 
 /**

@@ -6,8 +6,23 @@ import { parseLayout } from '../signature-parser/index.js';
 import { checkOptions } from '../options.js';
 import { UfuncDefinition, type UfuncOptions, VECTORIZE_OPTIONS } from '../ufunc.js';
 import { ufuncMethods, type UfuncMethods } from '../methods.js';
+import type { TargetName } from '../targets/target.js';
+import type { AllParsed, MergedKernel, TargetOf, TypedVectorize, VectorizeKernel } from '../signature-types.js';
 
 export type VectorizeUfunc = Ufunc & UfuncMethods;
+
+/**
+ * What `vectorize(signatures, options)` returns: give it the kernel, get the ufunc. With literal
+ * signatures the kernel's parameters are typed from them (the first overload; a kernel annotated
+ * otherwise, e.g. with `Float32Array` for a slice, takes the second) and so is the ufunc.
+ */
+export interface VectorizeDecorator<Sigs extends readonly string[], T extends TargetName> {
+  (kernel: MergedKernel<VectorizeKernel<Sigs>>): TypedVectorize<Sigs, T, UfuncMethods>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  (kernel: (...args: any[]) => unknown): TypedVectorize<Sigs, T, UfuncMethods>;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  (kernel: Function): TypedVectorize<Sigs, T, UfuncMethods>;
+}
 
 /**
  * Makes an element-wise ufunc from a scalar kernel.
@@ -22,6 +37,15 @@ export type VectorizeUfunc = Ufunc & UfuncMethods;
  * const saxpy = vectorize(['float32(float32, float32, float32)'])((a, x, y) => a * x + y);
  * const z = await saxpy(2, xs, ys); // Float32Array
  */
+export function vectorize<const Sigs extends readonly string[], const O extends UfuncOptions = { target: 'cpu' }>(
+  signatures: Sigs,
+  options?: O,
+): AllParsed<Sigs> extends true ? VectorizeDecorator<Sigs, TargetOf<O>> : (kernel: Function) => VectorizeUfunc;
+export function vectorize<const S extends string, const O extends UfuncOptions = { target: 'cpu' }>(
+  signature: S,
+  options?: O,
+): AllParsed<[S]> extends true ? VectorizeDecorator<[S], TargetOf<O>> : (kernel: Function) => VectorizeUfunc;
+export function vectorize(signatures?: readonly string[] | string, options?: UfuncOptions): (kernel: Function) => VectorizeUfunc;
 export function vectorize(
   signatures: readonly string[] | string = [],
   options: UfuncOptions = {},

@@ -32,7 +32,7 @@ beforeAll(() => {
 }, 120_000);
 afterAll(() => fixture?.remove());
 
-async function bundle(platform: 'node' | 'browser', outdir: string, withWorker: boolean): Promise<esbuild.BuildResult> {
+async function bundle(platform: 'node' | 'browser', outdir: string, withWorker: boolean, minify: Partial<Pick<esbuild.BuildOptions, 'minify' | 'minifyWhitespace' | 'minifySyntax' | 'minifyIdentifiers' | 'keepNames'>> = {}): Promise<esbuild.BuildResult> {
   return esbuild.build({
     absWorkingDir: fixture.appDir,
     entryPoints: withWorker ? { app: 'app.ts', worker: 'ufunc/worker' } : { app: 'app.ts' },
@@ -44,6 +44,7 @@ async function bundle(platform: 'node' | 'browser', outdir: string, withWorker: 
     // dawn.node is a native addon: a Node bundle leaves the optional `webgpu` package external.
     external: platform === 'node' ? ['webgpu'] : [],
     logLevel: 'silent',
+    ...minify,
   });
 }
 
@@ -103,6 +104,22 @@ describe('an app bundled with esbuild for Node', { timeout: 120_000 }, () => {
       },
     ]);
     expect((await runNodeTargets('out-node-nogpu'))).toEqual(['cpu', 'parallel']);
+  });
+});
+
+describe('an app bundled with esbuild and minified', { timeout: 120_000 }, () => {
+  it('with --minify (renamed identifiers), refuses the kernel saying to keep identifiers', async () => {
+    await bundle('node', 'out-minified', true, { minify: true, keepNames: true });
+    const report = runNode('out-minified', 'cpu');
+    expect(report.error?.name).toBe('KernelCompileError');
+    expect(report.error?.message).toMatch(/is not defined in the kernel.*`env` has the helper `scale`, which the kernel never names: if this code was minified, its names no longer match the keys of `env`\. Keep identifiers when minifying \(esbuild `--minify-whitespace --minify-syntax` without `--minify-identifiers`, terser `mangle: false`\)/s);
+  });
+
+  it('minified without renaming identifiers, runs on cpu and parallel', async () => {
+    await bundle('node', 'out-minified-names', true, { minifyWhitespace: true, minifySyntax: true });
+    const report = runNode('out-minified-names', 'cpu,parallel');
+    expect(report.error).toBeUndefined();
+    expect(report.results.map((r) => [r.target, r.ok])).toEqual([['cpu', true], ['parallel', true]]);
   });
 });
 

@@ -4,7 +4,7 @@
  * `exports` map is reachable, as after `npm install ufunc`).
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +38,7 @@ export function makePackageFixture(): PackageFixture {
     symlinkSync(path.join(repoRoot, 'node_modules', dependency), path.join(packageDir, 'node_modules', dependency));
   }
   mkdirSync(path.join(appDir, 'node_modules'), { recursive: true });
+  writeFileSync(path.join(appDir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   symlinkSync(packageDir, path.join(appDir, 'node_modules/ufunc'));
   return {
     packageDir,

@@ -24,7 +24,7 @@
  * {@link releaseBuffer}.
  */
 import { ArgumentError, TargetUnavailableError } from '../../errors.js';
-import { unrefTimeout } from '../../platform/platform.js';
+import { cancelTimeout, type TimerHandle, unrefTimeout } from '../../platform/platform.js';
 import { flushChain } from './chain.js';
 import type { GpuContext } from './device.js';
 
@@ -41,7 +41,7 @@ interface Pool {
   /** Free buffers by class size. */
   readonly free: Map<number, GPUBuffer[]>;
   freeBytes: number;
-  idleTimer: ReturnType<typeof setTimeout> | undefined;
+  idleTimer: TimerHandle | undefined;
   readonly stats: BufferPoolStats;
 }
 
@@ -75,7 +75,7 @@ function poolOf(ctx: GpuContext): Pool {
     pools.set(ctx.device, created);
     // A lost or released device takes its buffers with it: forget them.
     void ctx.device.lost.then(() => {
-      if (created.idleTimer) clearTimeout(created.idleTimer);
+      if (created.idleTimer) cancelTimeout(created.idleTimer);
       created.free.clear();
       created.freeBytes = created.stats.freeBytes = 0;
     });
@@ -188,7 +188,7 @@ function emptyPool(pool: Pool): void {
 
 function armIdle(pool: Pool): void {
   // Restarted by hand rather than with Node's `refresh()`, which a page's timers lack.
-  if (pool.idleTimer) clearTimeout(pool.idleTimer);
+  if (pool.idleTimer) cancelTimeout(pool.idleTimer);
   pool.idleTimer = unrefTimeout(() => {
     pool.idleTimer = undefined;
     emptyPool(pool);

@@ -17,7 +17,7 @@
  *   `DeviceArray`) is dead: its data went with its device.
  */
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../errors.js';
-import { type ContextStore, platform, unrefTimeout } from '../../platform/platform.js';
+import { cancelTimeout, type ContextStore, platform, type TimerHandle, unrefTimeout } from '../../platform/platform.js';
 
 /** What the adapter says about itself; shown in reports and error messages. */
 export interface GpuAdapterInfo {
@@ -72,7 +72,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 interface LiveDevice {
   readonly ctx: GpuContext;
   holds: number;
-  idleTimer: ReturnType<typeof setTimeout> | undefined;
+  idleTimer: TimerHandle | undefined;
 }
 
 let live: LiveDevice | undefined;
@@ -262,7 +262,7 @@ function dropDevice(reason: string, destroy: boolean): void {
   const record = live;
   if (!record) return;
   live = undefined;
-  if (record.idleTimer) clearTimeout(record.idleTimer);
+  if (record.idleTimer) cancelTimeout(record.idleTimer);
   endedGenerations.set(record.ctx.generation, reason);
   // Keep the map small: only recent generations can plausibly still be referenced.
   for (const generation of endedGenerations.keys()) {
@@ -287,7 +287,7 @@ export function setIdleReleaseMs(ms: number): void {
 }
 
 function armIdleTimer(record: LiveDevice): void {
-  if (record.idleTimer) clearTimeout(record.idleTimer);
+  if (record.idleTimer) cancelTimeout(record.idleTimer);
   record.idleTimer = undefined;
   // A device the caller passed in is theirs to keep: never released here.
   if (record.holds > 0 || idleReleaseMs > MAX_TIMER_MS || record.ctx.userSupplied) return;

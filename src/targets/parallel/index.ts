@@ -10,7 +10,7 @@
 import { type DType, DTYPES, type TypedArray } from '../../dtypes.js';
 import { TargetUnavailableError } from '../../errors.js';
 import { checkOptions, type OptionRules, rule } from '../../options.js';
-import { platform, unrefTimeout } from '../../platform/platform.js';
+import { platform, type ScriptUrl, unrefTimeout } from '../../platform/platform.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { prepareRunnerArgs } from '../cpu/codegen.js';
 import { cpuTarget } from '../cpu/index.js';
@@ -43,7 +43,7 @@ export interface ParallelOptions {
    * app as `worker.js`; set this when the bundle puts it elsewhere.
    * @default undefined (`new URL('./worker.js', import.meta.url)`)
    */
-  readonly workerUrl?: string | URL | undefined;
+  readonly workerUrl?: ScriptUrl | undefined;
 }
 
 /**
@@ -65,12 +65,12 @@ const STAGED_THRESHOLD_FACTOR = 4;
 const PARALLEL_OPTIONS: OptionRules = {
   workers: rule.nonNegativeInteger(),
   threshold: rule.nonNegativeInteger(),
-  workerUrl: (v) => (typeof v === 'string' || v instanceof URL ? undefined : 'a string or a URL'),
+  workerUrl: (v) => (typeof v === 'string' || (typeof v === 'object' && v !== null && typeof (v as { href?: unknown }).href === 'string') ? undefined : 'a string or a URL'),
 };
 
 // `workers` is read from the platform on first use, not at import: the platform is installed by the
 // package entry, which may import this module first.
-let configured: { workers?: number; threshold: number; workerUrl?: string | URL | undefined } = { threshold: DEFAULT_THRESHOLD };
+let configured: { workers?: number; threshold: number; workerUrl?: ScriptUrl | undefined } = { threshold: DEFAULT_THRESHOLD };
 function currentOptions(): ParallelOptions {
   return { ...configured, workers: (configured.workers ??= platform().cores()) };
 }

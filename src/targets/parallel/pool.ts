@@ -18,7 +18,7 @@
  * otherwise (and workers blocked in `Atomics.wait` are stopped with the process at exit).
  */
 import { TargetUnavailableError } from '../../errors.js';
-import { platform, type PoolWorkerHandle, type PoolWorkerInit } from '../../platform/platform.js';
+import { platform, type PoolWorkerHandle, type PoolWorkerInit, type ScriptUrl } from '../../platform/platform.js';
 import type { Runner, RunnerArgs } from '../cpu/codegen.js';
 import { rebuildError, WorkerError } from './errors.js';
 import type { ArgumentSet, RunnerSource } from './kernel-cache.js';
@@ -93,7 +93,7 @@ export interface PoolOptions {
   /** Heap limits of each worker (tests use a small one to provoke running out of memory). */
   readonly resourceLimits?: PoolWorkerInit['resourceLimits'];
   /** The worker script, where the default (`worker.js` beside the library) does not fit a bundle. */
-  readonly workerUrl?: string | URL;
+  readonly workerUrl?: ScriptUrl;
 }
 
 /** Chunks smaller than this many loop indices cost more to hand out than they save. */
@@ -122,7 +122,7 @@ export class WorkerPool {
     return this.options.size;
   }
 
-  get workerUrl(): string | URL | undefined {
+  get workerUrl(): ScriptUrl | undefined {
     return this.options.workerUrl;
   }
 

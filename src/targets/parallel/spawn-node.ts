@@ -20,7 +20,7 @@ import type { NodeWorkerData } from './worker.js';
 let sourceBootstrap: string | undefined;
 
 function startWorker(init: PoolWorkerInit, options: WorkerOptions): Worker {
-  if (init.workerUrl !== undefined) return new Worker(init.workerUrl, options);
+  if (init.workerUrl !== undefined) return new Worker(typeof init.workerUrl === 'string' ? init.workerUrl : new URL(init.workerUrl.href), options);
   // Written out in full so that bundlers which follow `new Worker(new URL(…))` see it.
   if (existsSync(fileURLToPath(new URL('./worker.js', import.meta.url)))) return new Worker(new URL('./worker.js', import.meta.url), options);
   const ts = new URL('./worker.ts', import.meta.url);

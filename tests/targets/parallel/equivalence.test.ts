@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DType, guvectorize, sharedArray, setParallelOptions, type Ufunc, vectorize } from '../../../src/index.js';
+import { type DType, guvectorize, type NDArrayLike, sharedArray, setParallelOptions, type Ufunc, vectorize } from '../../../src/index.js';
 import { __testing, DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
 import { type ArraySpec, arraySpec, broadcastShape, loopShape, materialise, type OperandSpec, outcomeOf, sameBits } from './arrays.js';
 
@@ -268,9 +268,9 @@ describe.each([
       fc.asyncProperty(fc.tuple(loopShape(2), fc.integer({ min: 2, max: 9 })).chain(([loop, n]) => fc.tuple(arraySpec('float32', [...loop, n]), fc.boolean())), async ([rows, sync]) => {
         const onCpu = materialise(rows, false);
         const onParallel = materialise(rows, rows.shared);
-        kernels.cpu.sync(onCpu, { out: onCpu });
-        if (sync) kernels.parallel.sync(onParallel, { out: onParallel });
-        else await kernels.parallel(onParallel, { out: onParallel });
+        kernels.cpu.sync(onCpu as NDArrayLike, { out: onCpu as NDArrayLike });
+        if (sync) kernels.parallel.sync(onParallel as NDArrayLike, { out: onParallel as NDArrayLike });
+        else await kernels.parallel(onParallel as NDArrayLike, { out: onParallel as NDArrayLike });
         expect(sameBits(onParallel, onCpu)).toBe(true);
       }),
       { numRuns: 40 },

@@ -6,7 +6,7 @@
  * receive events while it blocks, so it learns of a death another way.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { guvectorize, KernelRuntimeError, sharedArray, setParallelOptions, vectorize, WorkerError } from '../../../src/index.js';
+import { guvectorize, KernelRuntimeError, sharedArray, setParallelOptions, type Ufunc, vectorize, WorkerError } from '../../../src/index.js';
 import { __testing, DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
 import { outcomeOf, sameBits } from './arrays.js';
 
@@ -128,7 +128,8 @@ describe('concurrent calls', () => {
   it('answers every call of many async tasks, mixed with sync calls, correctly', async () => {
     const kernels = [double, writeAt].map((make) => ({ cpu: make('cpu'), parallel: make('parallel') }));
     const inputs = Array.from({ length: 24 }, (_, k) => (k % 2 === 0 ? ramp(1000 + 997 * k) : rowsWithBadIndexAt(500 + 331 * k, k % 3 === 0 ? [7 * k] : [])));
-    const call = (f: (typeof kernels)[number]['cpu'], k: number) => f(inputs[k], ...(k % 2 === 0 ? [] : [{ dims: { n: 4 } }]));
+    // Two kernels of different layouts share this caller: typed loosely.
+    const call = (f: Ufunc, k: number) => f(inputs[k], ...(k % 2 === 0 ? [] : [{ dims: { n: 4 } }]));
     const expected = await Promise.all(inputs.map((_, k) => outcomeOf(() => call(kernels[k % 2]!.cpu, k))));
     const tasks = inputs.map(async (_, k) => {
       await new Promise((resolve) => setTimeout(resolve, k % 5));

@@ -18,7 +18,7 @@ declare const Worker: new (url: string | URL, options: { type: 'module'; name: s
 
 export function startWebWorker(init: PoolWorkerInit): PoolWorkerHandle {
   const options = { type: 'module', name: init.name } as const;
-  const worker = init.workerUrl ? new Worker(init.workerUrl, options) : new Worker(new URL('./worker.js', import.meta.url), options);
+  const worker = init.workerUrl ? new Worker(typeof init.workerUrl === 'string' ? init.workerUrl : init.workerUrl.href, options) : new Worker(new URL('./worker.js', import.meta.url), options);
   let stopped = false;
   worker.onmessage = (event) => {
     if (event.data === 'ready') init.onReady();
@@ -27,7 +27,7 @@ export function startWebWorker(init: PoolWorkerInit): PoolWorkerHandle {
   // the end of the worker; the pool replaces it.
   worker.onerror = (event) => {
     event.preventDefault();
-    const url = init.workerUrl ? String(init.workerUrl) : new URL('./worker.js', import.meta.url).href;
+    const url = init.workerUrl ? (typeof init.workerUrl === 'string' ? init.workerUrl : init.workerUrl.href) : new URL('./worker.js', import.meta.url).href;
     init.onError(new Error(event.message || `the worker script ${url} failed to load or threw; if you bundled ufunc, bundle its 'ufunc/worker' entry beside your bundle as worker.js, or pass setParallelOptions({ workerUrl })`));
     stopped = true;
     worker.terminate();
