@@ -30,10 +30,12 @@ export { setParallelOptions, getParallelOptions } from './targets/parallel/index
 export type { ParallelOptions } from './targets/parallel/index.js';
 export {
   UfuncError, SignatureError, LayoutError, BroadcastError, ArgumentError, KernelCompileError,
-  KernelRuntimeError, TargetUnavailableError, DeviceError, WorkerError,
+  KernelRuntimeError, TargetUnavailableError, DeviceError, WorkerError, CallCancelledError, CallAbortedError,
+  CallTimeoutError, ShutdownError,
 } from './errors.js';
 // The cpu target's engines (WebAssembly or generated JS): see docs/wasm-engine.md.
 export { engineMode, setEngineMode } from './engines/wasm/index.js';
 export type { EngineMode } from './engines/wasm/index.js';
+export { shutdown } from './shutdown.js';
 export { parseSignature, parseLayout } from './signature-parser/index.js';
 export type { Signature, ArgType, Layout, CoreDim } from './signature-parser/index.js';

@@ -42,6 +42,15 @@ export interface CallOptions {
   readonly axis?: number;
   /** Guvectorize reducing its inputs' core dimensions: keep them in the outputs with size 1. @default false */
   readonly keepdims?: boolean;
+  /**
+   * Stops the call when aborted: it rejects with a `CallAbortedError`. The parallel target
+   * terminates the workers still running it (and starts new ones); the gpu target destroys its
+   * device (device arrays on it are lost; the next call gets a new one); the cpu target can only
+   * refuse to start (it runs the kernel on the calling thread). See docs/reliability.md.
+   */
+  readonly signal?: AbortSignal;
+  /** Milliseconds the call may take; after that it stops as for `signal`, with a `CallTimeoutError`. */
+  readonly timeout?: number;
 }
 
 /** The options of a call, with the rule each value must follow (the rest is checked where it is used). */
@@ -55,7 +64,13 @@ export const CALL_OPTIONS: OptionRules = {
   axes: rule.any(),
   axis: rule.axis(false),
   keepdims: rule.boolean(),
+  signal: (v) => (isAbortSignal(v) ? undefined : 'an AbortSignal (e.g. `AbortSignal.timeout(1000)` or an `AbortController`’s `signal`)'),
+  timeout: (v) => (typeof v === 'number' && v > 0 ? undefined : 'a number of milliseconds greater than 0 (`Infinity` for none)'),
 };
+
+function isAbortSignal(v: unknown): v is AbortSignal {
+  return typeof AbortSignal !== 'undefined' && v instanceof AbortSignal;
+}
 
 /** Whether a trailing argument is an options object rather than an array. */
 export function isOptionsObject(x: unknown): boolean {

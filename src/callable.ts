@@ -2,7 +2,7 @@
  * The function a user calls: the same code on every target. Every call returns a Promise; targets
  * that can block (cpu, parallel) also offer `.sync(…)`.
  */
-import { TargetUnavailableError } from './errors.js';
+import { ArgumentError, TargetUnavailableError } from './errors.js';
 import { isDetached } from './ndarray.js';
 import { formatTargetNames, loadTarget, loadTargetSync, targetNames } from './targets/registry.js';
 import type { TargetName } from './targets/target.js';
@@ -174,6 +174,11 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
       return fastResult(fast);
     }
     const prepared = prepareCall(def, args, target);
+    if (prepared.plan.limits) {
+      throw new ArgumentError(
+        '`signal` and `timeout` apply to calls that return a Promise (`await f(…)`): a synchronous call blocks the very thread that would have to stop it.',
+      );
+    }
     learnFastPath(def, args, prepared);
     target.runSync(prepared.plan);
     return prepared.finish();

@@ -73,3 +73,18 @@ export class DeviceError extends UfuncError {}
  */
 export class WorkerError extends UfuncError {}
 
+/**
+ * A call stopped before it finished: its `signal` was aborted ({@link CallAbortedError}), its
+ * `timeout` passed ({@link CallTimeoutError}), or `shutdown()` ran while it was in flight
+ * ({@link ShutdownError}). Outputs the call was writing may be partially written.
+ */
+export class CallCancelledError extends UfuncError {}
+
+/** The call's `signal` was aborted; `cause` is the signal's reason. */
+export class CallAbortedError extends CallCancelledError {}
+
+/** The call ran past its `timeout`. */
+export class CallTimeoutError extends CallCancelledError {}
+
+/** `shutdown()` stopped the worker pool or the GPU device while the call was in flight. */
+export class ShutdownError extends CallCancelledError {}

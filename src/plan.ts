@@ -24,6 +24,18 @@ export interface DeviceResident {
   readonly kind: 'device';
 }
 
+/**
+ * A call's limits (the `signal` and `timeout` call options). A target that can stop work stops it
+ * when the signal aborts or the deadline passes, and rejects with a `CallCancelledError`.
+ */
+export interface CallLimits {
+  readonly signal?: AbortSignal;
+  /** The `timeout` option, in milliseconds. */
+  readonly timeout?: number;
+  /** `performance.now()` by which the call must end. */
+  readonly deadline?: number;
+}
+
 export interface CallPlan {
   readonly kind: 'vectorize' | 'guvectorize';
   readonly kernel: TypedKernel;
@@ -35,6 +47,8 @@ export interface CallPlan {
   readonly nin: number;
   /** Whether kernels check array indices against core dimensions (default true). */
   readonly boundsCheck: boolean;
+  /** Present when the call passed `signal` or `timeout`. */
+  readonly limits?: CallLimits;
 }
 
 export function loopSize(plan: CallPlan): number {

@@ -12,7 +12,8 @@ import { canCastScalar, type DType, DTYPES, type TypedArray } from './dtypes.js'
 import { type Casting, canCast, checkCasting, inputCasting, storeCast } from './casting.js';
 import { CALL_OPTIONS, type CallOptions, forcedTypes, splitArguments } from './call-options.js';
 import { axesLast, normaliseAxes, placeCoreAxes, requestedCoreAxes } from './core-axes.js';
-import { ArgumentError, LayoutError, SignatureError, TargetUnavailableError } from './errors.js';
+import { ArgumentError, CallCancelledError, LayoutError, SignatureError, TargetUnavailableError } from './errors.js';
+import { limitExceeded, limitsOf, shutdownEpoch, shutdownError, whenShutdown } from './cancellation.js';
 import { cOrderStrides, sizeOf } from './layout.js';
 import {
   type ArrayOperand, assertAttached, copyToContiguous, describe, type DeviceOperand, type NDArray, type Operand, orderOf, toOperand,
@@ -517,7 +518,11 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
 
   const views = [...inputViews, ...outputViews];
   separateOverlaps(views, def.nin);
-  const plan: CallPlan = { kind: def.kind, kernel, kernelKey: key, loopShape: sched.loopShape, operands: views, nin: def.nin, boundsCheck: def.boundsCheck };
+  const limits = limitsOf(options);
+  const plan: CallPlan = {
+    kind: def.kind, kernel, kernelKey: key, loopShape: sched.loopShape, operands: views, nin: def.nin, boundsCheck: def.boundsCheck,
+    ...(limits ? { limits } : {}),
+  };
 
   const allPlain = inputs.every((op) => op.kind !== 'array' || op.plain) && !requested.some((a) => a);
   const allScalar = inputs.every((op) => op.kind === 'scalar') && !mask;
@@ -685,10 +690,25 @@ async function runPreparedAsync(call: PreparedCall): Promise<unknown> {
  * await runGuarded(target, plan);
  */
 export async function runGuarded(target: Target, plan: CallPlan): Promise<void> {
+  const stop = limitExceeded(plan.limits, target.name);
+  if (stop) throw stop; // an already aborted signal: nothing runs
+  const epoch = shutdownEpoch();
   try {
-    await target.run(plan);
+    const work = target.run(plan);
+    if (target.memory === 'device') {
+      // Work on a device cannot be stopped: the call is answered at `shutdown()` without it.
+      const shut = Symbol('shutdown');
+      if ((await Promise.race([work, whenShutdown().then(() => shut)])) === shut) {
+        work.catch(() => {});
+        throw shutdownError(target.name);
+      }
+    } else {
+      await work;
+    }
   } catch (e) {
     if (e instanceof TypeError || e instanceof RangeError) throwIfDetached(plan, 0);
+    // `shutdown()` ran meanwhile: whatever the call failed with (a lost device, a stopped worker), that is why.
+    if (epoch !== shutdownEpoch() && !(e instanceof CallCancelledError)) throw shutdownError(target.name, e);
     throw e;
   }
   throwIfDetached(plan, plan.nin);

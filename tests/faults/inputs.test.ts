@@ -87,3 +87,18 @@ describe.each(TARGETS.filter((t) => t !== 'cpu'))('an array detached while a cal
     expect([y[0], y[n - 1], y.length]).toEqual([2, 2, n]);
   });
 });
+
+describe('the `signal` and `timeout` call options', () => {
+  const twice = vectorize(['float64(float64)'], { target: 'parallel' })((x: number) => 2 * x);
+  it('are checked like every call option', async () => {
+    await expect(twice(Float64Array.of(1), { timeout: -1 })).rejects.toThrow(/`timeout` must be a number of milliseconds greater than 0/);
+    await expect(twice(Float64Array.of(1), { signal: 'stop' } as never)).rejects.toThrow(/`signal` must be an AbortSignal/);
+  });
+  it('need an async call', () => {
+    expect(() => twice.sync(Float64Array.of(1), { timeout: 100 })).toThrow(/`signal` and `timeout` apply to calls that return a Promise/);
+  });
+  it('let a call within its limit finish normally', async () => {
+    const y = await twice(Float64Array.of(1, 2), { timeout: 60_000, signal: new AbortController().signal });
+    expect(Array.from(y)).toEqual([2, 4]);
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * The cpu target: runs the generated JS loop on the calling thread.
  */
-import { ArgumentError } from '../../errors.js';
+import { limitExceeded } from '../../cancellation.js';
+import { ArgumentError, CallTimeoutError } from '../../errors.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { chooseEngine, explainPlan, runWasm } from '../../engines/wasm/index.js';
 import { ExecutableCache } from '../executables.js';
@@ -47,10 +48,27 @@ function runOnThisThread(plan: CallPlan): void {
   runner(args, 0, n);
 }
 
+/**
+ * An async call. Its `signal` and `timeout` are honoured before the kernel starts and checked when
+ * it ends, but not in between: the kernel runs on the calling thread, which cannot also watch a
+ * clock or receive an abort (a kernel that never ends hangs the thread). The error of a call that
+ * ran past its limit says so and points to the parallel target, which can stop kernels.
+ */
+async function run(plan: CallPlan): Promise<void> {
+  runOnThisThread(plan);
+  const stop = limitExceeded(plan.limits, 'cpu');
+  if (!stop) return;
+  const what = stop instanceof CallTimeoutError ? `took longer than its \`timeout\` of ${plan.limits!.timeout} ms` : 'was aborted by its `signal` while the kernel ran';
+  throw new (stop.constructor as typeof CallTimeoutError)(
+    `The call on the cpu target ${what}. The cpu target runs kernels on the calling thread and cannot stop one midway, so the kernel ran to its end (its outputs are written). For kernels that may run long or never end, use target 'parallel' with a \`timeout\` or \`signal\`: it stops them.`,
+    { cause: stop.cause },
+  );
+}
+
 export const cpuTarget: Target = {
   name: 'cpu',
   memory: 'host',
   explain: (plan) => explainPlan(plan, loopSize(plan)),
-  run: async (plan) => runOnThisThread(plan),
+  run,
   runSync: runOnThisThread,
 };

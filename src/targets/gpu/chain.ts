@@ -149,8 +149,12 @@ export class Batch {
       const completed = results[popped.length]!.status === 'fulfilled';
       let records: ArrayBuffer | undefined;
       if (readback && completed) {
-        records = readback.getMappedRange().slice(0);
-        readback.unmap();
+        try {
+          records = readback.getMappedRange().slice(0);
+          readback.unmap();
+        } catch {
+          // The device was destroyed meanwhile (abandoned after a limit or `shutdown()`): lost, below.
+        }
       }
       readback?.destroy();
       if (!isDeviceAlive(this.ctx) || (!completed && reported.length === 0)) {

@@ -258,6 +258,29 @@ export function shutdownDevice(): void {
   if (live) dropDevice('it was shut down with shutdownDevice()', !live.ctx.userSupplied);
 }
 
+/**
+ * Destroys the live device because a call ran past its limit (`timeout`, `signal`): WebGPU cannot
+ * stop one dispatch, so the device goes, with the stuck work, and the next call gets a new one.
+ *
+ * @param reason - why, for the messages of whatever still uses the device, e.g. "a call ran past its timeout"
+ * @example
+ * abandonDevice('a call ran past its `timeout` of 100 ms');
+ */
+export function abandonDevice(reason: string): void {
+  // Not destroyed: `destroy()` waits for the device's queue, so on a driver that cannot preempt
+  // a kernel (lavapipe runs shaders on CPU threads) it would block this thread for as long as the
+  // kernel runs — forever, for one that never ends. The device is dropped instead: nothing new
+  // goes to it, and its work ends when it ends (a GPU driver's watchdog stops one that hangs).
+  const record = live;
+  if (!record) return;
+  dropDevice(reason, false);
+  const { device } = record.ctx;
+  device.queue.onSubmittedWorkDone().then(
+    () => device.destroy(),
+    () => {},
+  );
+}
+
 function dropDevice(reason: string, destroy: boolean): void {
   const record = live;
   if (!record) return;

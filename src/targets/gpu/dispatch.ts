@@ -12,14 +12,16 @@
  * outputs wait for the GPU, check, and copy the results into the caller's arrays.
  */
 import { DTYPES, type TypedArray } from '../../dtypes.js';
-import { type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../plan.js';
+import { type CallLimits, type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../plan.js';
 import { releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { downloadBuffer } from './buffers.js';
 import { type DeviceOperandView, layoutCall, type CallLayout, scalarBits } from './call-layout.js';
 import { beginCall, type CallRef, checkCalls, endCall, flushChain, noteWrite, taintsOf } from './chain.js';
 import { type DeviceArray, bufferIsKnownZero, contentsUnspecified, noteKernelWrite } from './device-array.js';
+import { watchLimits } from '../../cancellation.js';
+import { CallTimeoutError } from '../../errors.js';
 import { asDeviceError } from './device-errors.js';
-import { type GpuContext, holdDevice, isDeviceAlive, liveDevice, withDevice } from './device.js';
+import { abandonDevice, type GpuContext, holdDevice, isDeviceAlive, liveDevice, withDevice } from './device.js';
 import { type HostPlacement, isAllZero, placeHostOperand, scatterResults, uploadData } from './host-operands.js';
 import { passTiming } from './kernel-timing.js';
 import { type CompiledKernel, compiledKernel, readyKernel } from './pipeline-cache.js';
@@ -57,9 +59,31 @@ const TWO_OFFSETS = [0, 0];
  *   DeviceError when the GPU reports an error or the device is lost
  */
 export function runOnGpu(plan: CallPlan): Promise<void> {
-  return startOnGpu(plan).catch((e: unknown) => {
+  const work = startOnGpu(plan).catch((e: unknown) => {
     throw asDeviceError(e, "this call's work");
   });
+  return plan.limits ? withinLimits(work, plan.limits) : work;
+}
+
+/**
+ * A call with a `timeout` or `signal`: when the limit passes first, the device is abandoned (WebGPU
+ * cannot stop one dispatch, and a kernel that never ends would hold the queue for every later
+ * call), the call rejects with the limit's error, and the next call gets a new device.
+ */
+async function withinLimits(work: Promise<void>, limits: CallLimits): Promise<void> {
+  const watch = watchLimits(limits, 'gpu');
+  try {
+    const stop = await Promise.race([work.then(() => undefined), watch.stopped]);
+    if (!stop) return;
+    work.catch(() => {}); // it fails with the device; the call already has its error
+    abandonDevice(`a call was stopped by its ${stop instanceof CallTimeoutError ? `\`timeout\` of ${limits.timeout} ms` : '`signal`'}`);
+    throw new (stop.constructor as typeof CallTimeoutError)(
+      `${stop.message} The gpu target cannot stop a running kernel, so it stopped using that device (device arrays on it are lost; it is destroyed once its work ends) and the next call gets a new one.`,
+      { cause: stop.cause },
+    );
+  } finally {
+    watch.dispose();
+  }
 }
 
 function startOnGpu(plan: CallPlan): Promise<void> {

@@ -173,10 +173,15 @@ function planJob(plan: CallPlan): PlannedJob | undefined {
   const total = loopSize(plan);
   if (total === 0 || options.workers === 0) return undefined;
   const work = workOf(plan, total);
-  if (work < options.threshold) return undefined;
+  // A call with a signal or timeout runs on the workers whatever its size: only there can it be
+  // stopped (a kernel that never ends does so on one element as on a million).
+  const limited = plan.limits !== undefined;
+  if (work < options.threshold && !limited) return undefined;
   const { operands } = plan;
-  if (operands.length > MAX_OPERANDS || operands.some((o) => isDeviceResident(o.data)) || !canSplitLoop(plan)) return undefined;
-  if (work < STAGED_THRESHOLD_FACTOR * options.threshold && operands.some((o) => o.scalar === undefined && !isShared(o.data as TypedArray))) return undefined;
+  if (operands.length > MAX_OPERANDS || operands.some((o) => isDeviceResident(o.data))) return undefined;
+  const splittable = canSplitLoop(plan);
+  if (!splittable && !limited) return undefined;
+  if (!limited && work < STAGED_THRESHOLD_FACTOR * options.threshold && operands.some((o) => o.scalar === undefined && !isShared(o.data as TypedArray))) return undefined;
   const workers = currentPool();
   const staged = stageOperands(plan, arenas);
   // The runner is specialised on the memory it indexes (offsets, lengths), so on the staged copies.
@@ -192,7 +197,13 @@ function planJob(plan: CallPlan): PlannedJob | undefined {
     if (o.scalar !== undefined) scalars.push({ operand, kind: scalarKindOf(o.dtype), value: o.scalar });
   });
   callCounts.pool++;
-  return { pool: workers, job: { command: Command.run, runner, argumentSet: set, total, scalars, caller: { runner: runner.runner, args } }, staged };
+  const job: Job = {
+    command: Command.run, runner, argumentSet: set, total, scalars, caller: { runner: runner.runner, args },
+    ...(plan.limits ? { limits: plan.limits } : {}),
+    // Not splittable: one worker runs the loop in order, exactly as the calling thread would.
+    ...(splittable ? {} : { singleChunk: true }),
+  };
+  return { pool: workers, job, staged };
 }
 
 function runOnCallingThread(plan: CallPlan): void {
@@ -214,6 +225,9 @@ function assertParallelAvailable(): void {
 
 function runSync(plan: CallPlan): void {
   assertParallelAvailable();
+  // Behind a call with a limit, which may be stuck until its limit passes (and this thread, blocked,
+  // would never see that pass): run on this thread instead, with the same results.
+  if (pool?.busyWithLimitedJob) return runOnCallingThread(plan);
   const planned = planJob(plan);
   if (!planned) return runOnCallingThread(plan);
   let outcome: JobOutcome;
@@ -253,6 +267,19 @@ function allocateOutput(length: number, dtype: DType): TypedArray {
  * The parallel target: the cpu target's compiled runners (kernel-cache.ts reuses its compiler), a
  * different driver — chunks of the loop on a pool of workers over shared memory.
  */
+/**
+ * Terminates the worker pool: calls in flight reject with a ShutdownError. The next call starts a
+ * new pool. Used by `shutdown()`.
+ *
+ * @example
+ * await shutdownPool();
+ */
+export async function shutdownPool(): Promise<void> {
+  const old = pool;
+  pool = undefined;
+  await old?.terminate();
+}
+
 export const parallelTarget: Target = { name: 'parallel', memory: 'host', run, runSync, allocateOutput };
 
 /**

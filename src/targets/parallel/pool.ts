@@ -20,6 +20,8 @@
 import { TargetUnavailableError } from '../../errors.js';
 import { platform, type PoolWorkerHandle, type PoolWorkerInit, type ScriptUrl } from '../../platform/platform.js';
 import type { Runner, RunnerArgs } from '../cpu/codegen.js';
+import { shutdownError, watchLimits } from '../../cancellation.js';
+import type { CallLimits } from '../../plan.js';
 import { rebuildError, WorkerError } from './errors.js';
 import type { ArgumentSet, RunnerSource } from './kernel-cache.js';
 import {
@@ -44,6 +46,13 @@ export interface Job {
   readonly scalars?: readonly ScalarArgument[];
   /** The calling thread's runner and arguments, when it claims chunks too. */
   readonly caller?: { readonly runner: Runner; readonly args: RunnerArgs };
+  /**
+   * The call has a `signal` or `timeout`: only workers run it (the calling thread stays free to
+   * notice the limit), and workers still running it when the limit passes are terminated.
+   */
+  readonly limits?: CallLimits;
+  /** Run the whole loop as one chunk (a call whose outputs several loop indices write). */
+  readonly singleChunk?: boolean;
 }
 
 /** How a job ended. */
@@ -72,6 +81,10 @@ interface RunningJob {
   readonly callerRuns: boolean;
   callerError?: { chunk: number; error: unknown };
   outcome?: JobOutcome;
+  /** Why the job was stopped before its workers finished (a limit, `shutdown()`). */
+  stopped?: Error;
+  /** Wakes whoever waits for the job, to notice `stopped`. */
+  interrupt?: () => void;
 }
 
 export interface PoolOptions {
@@ -159,12 +172,93 @@ export class WorkerPool {
   /** Runs a job; the calling thread claims chunks before it yields, then waits asynchronously. */
   async run(job: Job): Promise<JobOutcome> {
     this.checkUsable();
+    if (job.limits) return this.runLimited(job, job.limits);
     while (this.current) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.checkUsable();
+    this.checkStillUsable();
     const running = this.start(job, true);
     this.claimChunks(running);
     if (!this.waitBriefly()) await this.waitAsync(running);
     return this.finish(running);
+  }
+
+  /** Whether the job in flight has limits (a sync call then runs on its own thread, not behind it). */
+  get busyWithLimitedJob(): boolean {
+    return this.current?.job.limits !== undefined;
+  }
+
+  /**
+   * Runs a job with a signal or time limit. The calling thread claims no chunks, so it keeps
+   * running its event loop and sees the limit pass; the limit also applies while the job waits
+   * for the pool or for its workers to start. Workers still running the job then are terminated
+   * and replaced (a kernel that never ends cannot be stopped any other way).
+   */
+  private async runLimited(job: Job, limits: CallLimits): Promise<JobOutcome> {
+    const watch = watchLimits(limits, 'parallel');
+    try {
+      const stoppedWhile = async (wait: Promise<unknown>): Promise<Error | undefined> => {
+        const r = await Promise.race([wait.then(() => undefined), watch.stopped]);
+        return r;
+      };
+      // Workers that are still starting take no part in a job, and this thread takes none: wait.
+      const started = await stoppedWhile(this.ready());
+      if (started) return { ok: false, error: started };
+      while (this.current) {
+        let resolve!: () => void;
+        const turn = new Promise<void>((r) => (resolve = r));
+        this.waiting.push(resolve);
+        const stop = await stoppedWhile(turn);
+        if (stop) {
+          const at = this.waiting.indexOf(resolve);
+          if (at >= 0) this.waiting.splice(at, 1);
+          else this.waiting.shift()?.(); // our turn had come meanwhile: pass it on
+          return { ok: false, error: stop };
+        }
+      }
+      this.checkStillUsable();
+      const running = this.start(job, true);
+      if (running.participants.length === 0) {
+        running.stopped = new WorkerError('No worker of the parallel target could take this call (every worker has stopped); the pool replaces them, so the call can be retried.');
+      }
+      for (;;) {
+        if (running.stopped || Atomics.load(this.control.int32, Slot.remaining) <= 0) break;
+        const interrupted = new Promise<void>((resolve) => (running.interrupt = resolve));
+        const remaining = Atomics.load(this.control.int32, Slot.remaining);
+        const wait = waitAsync(this.control.int32, Slot.remaining, remaining, LIVENESS_INTERVAL_MS);
+        const woke = wait.async ? Promise.race([wait.value, interrupted]) : Promise.resolve(wait.value);
+        const stop = await stoppedWhile(woke);
+        if (stop) {
+          await this.abandon(running, stop);
+          break;
+        }
+        if (!running.stopped) this.checkLiveness(running);
+      }
+      return this.finish(running);
+    } finally {
+      watch.dispose();
+    }
+  }
+
+  /**
+   * Stops a job whose limit passed: terminates the workers still running it (they may be in a
+   * kernel that never ends), waits until they are gone — so nothing writes into the control
+   * block or the outputs any more — and starts new workers in their place.
+   */
+  private async abandon(running: RunningJob, why: Error): Promise<void> {
+    running.stopped ??= why;
+    const { int32 } = this.control;
+    const stuck = running.participants.filter(
+      (pooled) => Atomics.compareExchange(int32, this.control.workerSlot(pooled.index, WorkerSlot.state), WorkerState.busy, WorkerState.dead) === WorkerState.busy,
+    );
+    for (const pooled of stuck) pooled.retired = true;
+    await Promise.all(stuck.map((pooled) => pooled.worker.terminate()));
+    Atomics.store(int32, Slot.remaining, 0);
+    if (!this.terminated) for (const pooled of stuck) this.workers[pooled.index] = this.spawn(pooled.index);
+  }
+
+  /** After waiting for the pool: a pool terminated meanwhile (`shutdown()`) fails the queued call. */
+  private checkStillUsable(): void {
+    if (this.terminated) throw shutdownError('parallel');
+    this.checkUsable();
   }
 
   /** Tells the workers to drop runners and argument sets the calling thread evicted. */
@@ -202,15 +296,28 @@ export class WorkerPool {
     this.post(this.workers[w]!, message);
   }
 
-  /** Stops every worker. */
+  /**
+   * Stops every worker. A job in flight fails with a ShutdownError, and so do jobs waiting for the
+   * pool; nothing waits for the workers to finish their chunks (they may never).
+   */
   async terminate(): Promise<void> {
     this.terminated = true;
+    // Before the workers go, so that their deaths read as the shutdown they are.
+    const running = this.current;
+    if (running && !running.outcome) running.stopped ??= shutdownError('parallel');
     await Promise.all(
       this.workers.map((pooled) => {
         pooled.retired = true;
         return pooled.worker.terminate();
       }),
     );
+    if (running && !running.outcome) {
+      // Every worker is gone: count them all out, and wake whoever waits for them.
+      Atomics.store(this.control.int32, Slot.remaining, 0);
+      Atomics.notify(this.control.int32, Slot.remaining);
+      running.interrupt?.();
+    }
+    for (const wake of this.waiting.splice(0)) wake();
   }
 
   // ------------------------------------------------------------------ workers
@@ -278,7 +385,7 @@ export class WorkerPool {
   /** Checks the workers a blocked thread waits for; a stopped one is counted out of the job. */
   private checkLiveness(running: RunningJob): void {
     for (const pooled of running.participants) {
-      if (pooled.worker.hasStopped()) markWorkerDead(this.control, pooled.index);
+      if (pooled.worker.hasStopped() || pooled.retired) markWorkerDead(this.control, pooled.index);
     }
   }
 
@@ -290,7 +397,7 @@ export class WorkerPool {
     const idle = this.workers.filter((w) => !w.retired && Atomics.load(int32, control.workerSlot(w.index, WorkerSlot.state)) === WorkerState.idle);
     let candidates = idle;
     // The calling thread also runs chunks when asked to, and always when no worker is ready yet.
-    const callerRuns = job.command === Command.run && (this.options.callerRuns !== false || idle.length === 0);
+    const callerRuns = job.command === Command.run && !job.limits && (this.options.callerRuns !== false || idle.length === 0);
     const running: RunningJob = { job, async, callerRuns, participants: candidates };
     this.current = running;
 
@@ -300,7 +407,7 @@ export class WorkerPool {
     if (job.command === Command.run) {
       const total = job.total!;
       const threads = idle.length + (callerRuns ? 1 : 0);
-      const chunkCount = Math.max(1, Math.min(Math.ceil(total / (this.options.minChunk ?? MIN_CHUNK)), threads * (this.options.chunksPerThread ?? 8)));
+      const chunkCount = job.singleChunk ? 1 : Math.max(1, Math.min(Math.ceil(total / (this.options.minChunk ?? MIN_CHUNK)), threads * (this.options.chunksPerThread ?? 8)));
       const chunkSize = Math.ceil(total / chunkCount);
       const chunks = Math.ceil(total / chunkSize);
       // Workers beyond the chunks there are would wake only to find none left: a small call that is
@@ -409,7 +516,11 @@ export class WorkerPool {
       const remaining = Atomics.load(int32, Slot.remaining);
       if (remaining <= 0) return;
       const wait = waitAsync(int32, Slot.remaining, remaining, 20 * LIVENESS_INTERVAL_MS);
-      if (wait.async && (await wait.value) === 'timed-out') this.checkLiveness(running);
+      if (!wait.async) continue;
+      const interrupted = new Promise<'interrupted'>((resolve) => (running.interrupt = () => resolve('interrupted')));
+      const woke = await Promise.race([wait.value, interrupted]);
+      if (running.stopped) return;
+      if (woke === 'timed-out') this.checkLiveness(running);
     }
   }
 
@@ -424,7 +535,9 @@ export class WorkerPool {
       if (reported && (!lowest || reported.chunk < lowest.chunk)) lowest = { chunk: reported.chunk, error: rebuildError(reported.name, reported.message) };
     }
     const died = Atomics.load(control.int32, Slot.diedWorker);
-    if (died > 0) {
+    if (running.stopped) {
+      running.outcome = { ok: false, error: running.stopped };
+    } else if (died > 0) {
       const pooled = this.workers[died - 1]!;
       // The exit code and error arrive as events, which a sync call's thread may not have run yet.
       const how = pooled.failure ? `: ${pooled.failure.message}` : pooled.exitCode !== undefined ? ` (exit code ${pooled.exitCode})` : ' (it exited or ran out of memory)';
@@ -438,7 +551,8 @@ export class WorkerPool {
       running.outcome = lowest ? { ok: false, error: lowest.error } : { ok: true };
     }
     this.current = undefined;
-    if (running.async) for (const pooled of running.participants) pooled.worker.unref();
+    // Every worker, not only the participants: `ready()` may have held the others meanwhile.
+    if (running.async) for (const pooled of this.workers) pooled.worker.unref();
     this.replaceDead();
     this.waiting.shift()?.();
     return running.outcome;
