@@ -4,6 +4,7 @@
  * (now folded exactly when compiling, or refused when f32 cannot hold them), signed zeros, a
  * helper named `main`, and 8/16-bit per-row outputs at byte offsets that are not word-aligned.
  */
+import fc from 'fast-check';
 import { afterAll, expect, it } from 'vitest';
 import { guvectorize, KernelCompileError, vectorize } from '../../../src/index.js';
 import { shutdownDevice } from '../../../src/targets/gpu/device.js';
@@ -61,6 +62,42 @@ describeGpu('gpu results equal to the cpu’s', { timeout: 60_000 }, () => {
     // A float32 constant is rounded on the cpu too: the same on both.
     const { cpu, gpu } = await onBoth((x: number) => x - 1e39, 'float32(float32)', Float32Array.from([Infinity, 1]));
     expect(gpu).toEqual(cpu);
+  });
+
+  it('compares exactly as the cpu for any float32 pair (property)', async () => {
+    const ops = {
+      ne: vectorize(['int32(float32, float32)'], { target: 'gpu' })((a: number, b: number) => (a !== b ? 1 : 0)),
+      eq: vectorize(['int32(float32, float32)'], { target: 'gpu' })((a: number, b: number) => (a === b ? 1 : 0)),
+      lt: vectorize(['int32(float32, float32)'], { target: 'gpu' })((a: number, b: number) => (a < b ? 1 : 0)),
+      ge: vectorize(['int32(float32, float32)'], { target: 'gpu' })((a: number, b: number) => (a >= b ? 1 : 0)),
+    };
+    const special = fc.constantFrom(NaN, Infinity, -Infinity, 0, -0, 1, -1, 3.5);
+    const value = fc.oneof(special, fc.float({ noDefaultInfinity: false, noNaN: false }));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(value, value), { minLength: 1, maxLength: 64 }), async (pairs) => {
+        const a = Float32Array.from(pairs, (p) => p[0]);
+        const b = Float32Array.from(pairs, (p) => p[1]);
+        const expected = {
+          ne: pairs.map((_, i) => (a[i] !== b[i] ? 1 : 0)), eq: pairs.map((_, i) => (a[i] === b[i] ? 1 : 0)),
+          lt: pairs.map((_, i) => (a[i]! < b[i]! ? 1 : 0)), ge: pairs.map((_, i) => (a[i]! >= b[i]! ? 1 : 0)),
+        };
+        for (const [name, op] of Object.entries(ops)) expect(Array.from(await op(a, b)), name).toEqual(expected[name as keyof typeof expected]);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('folds integer constant expressions exactly (property)', async () => {
+    const xs = Int32Array.from([0, 1, -1, 123456789, 2147483647, -2147483648]);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: -(2 ** 32) + 1, max: 2 ** 32 - 1 }), fc.constantFrom(1, -1), async (c, d) => {
+        // A new kernel per constant: the constant is part of the kernel's source.
+        const kernel = new Function('x', `return (x + ${c} / ${d}) | 0;`) as (x: number) => number;
+        const { cpu, gpu } = await onBoth(kernel, 'int32(int32)', xs);
+        expect(gpu).toEqual(cpu);
+      }),
+      { numRuns: 6 },
+    );
   });
 
   it('compiles a helper named `main` (the entry point’s name is reserved)', async () => {
