@@ -9,7 +9,9 @@
  *   `findIntegralDoubles` (integral-doubles.ts: which doubles hold integers),
  *   `analyseCoverage` (output-coverage.ts: whether a row is written whole before it is read),
  *   `howKernelReads` (operand-reads.ts: how each array parameter is read),
- *   `constantValue` (constant-values.ts: the value of a constant expression, as the cpu computes it).
+ *   `constantValue` (constant-values.ts: the value of a constant expression, as the cpu computes it),
+ *   `findInBoundsAccesses` (bounds.ts: which array accesses are in bounds by construction, so a
+ *   backend that checks indices may leave their checks out).
  *
  * Set `UFUNC_DUMP_IR=1` to print each kernel's IR after typing and after each transform, on
  * stderr (`UFUNC_DUMP_IR=constant-propagation` prints only after the passes named, separated by
@@ -35,6 +37,7 @@ export { findIntegralDoubles, IntegralDoubles } from './integral-doubles.js';
 export { analyseCoverage } from './output-coverage.js';
 export { howKernelReads, type ReadPattern } from './operand-reads.js';
 export { constantValue } from './constant-values.js';
+export { type ArrayAccessNode, type BoundsOptions, findInBoundsAccesses, InBoundsAccesses } from './bounds.js';
 
 /**
  * Runs every transform over a typed kernel, dumping the IR where `UFUNC_DUMP_IR` asks.

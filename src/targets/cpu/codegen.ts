@@ -144,6 +144,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
   const emitter = new JsEmitter(arrays, plan.boundsCheck, (value) =>
     vectorized ? `{ $r = ${value ?? undefinedAs(kernel.returnType as DType)}; break $kernel; }` : 'break $kernel;',
   );
+  emitter.prove(kernel.body);
   const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');
   const localArrays = declareLocalArrays(kernel.body, arrays);
 
@@ -240,6 +241,7 @@ export function generateScalarFunction(kernel: TypedKernel): { source: string; s
   const emitter = new JsEmitter(new Map(), true, (value) => `return ${value ?? undefinedAs(kernel.returnType as DType)};`);
   const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');
   const params = kernel.params.map((p) => JsEmitter.varName(p)).join(', ');
+  emitter.prove(kernel.body);
   const body = emitter.stmts(kernel.body, '  ');
   const source = `"use strict";\n${helpers}return function ${safeName(kernel.name)}(${params}) {\n${body}  return ${undefinedAs(kernel.returnType as DType)};\n};\n`;
   return { source, sites: emitter.sites };

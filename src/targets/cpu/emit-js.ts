@@ -8,6 +8,7 @@
 import { type DType, DTYPES, isBigInt, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
+import { type ArrayAccessNode, findInBoundsAccesses } from '../../compiler/passes/bounds.js';
 
 /** How generated code reaches the elements and dimensions of one array variable. */
 export interface ArrayAccess {
@@ -34,6 +35,8 @@ export const RT = {
 export class JsEmitter {
   private labelCount = 0;
   private readonly loops: string[] = [];
+  /** The accesses of the body being emitted that passes/bounds.ts proves in bounds: not checked. */
+  private inBounds = findInBoundsAccesses([]);
 
   constructor(
     private readonly arrays: Map<Variable, ArrayAccess>,
@@ -46,6 +49,15 @@ export class JsEmitter {
 
   static varName(v: Variable): string {
     return `${v.name}_${v.id}`;
+  }
+
+  /**
+   * Asks which accesses of a function body need no bounds check; call before emitting that body.
+   *
+   * @param body - the kernel's or helper's statements this emitter is about to emit
+   */
+  prove(body: readonly Stmt[]): void {
+    if (this.boundsCheck) this.inBounds = findInBoundsAccesses(body);
   }
 
   // ------------------------------------------------------------------ statements
@@ -67,7 +79,7 @@ export class JsEmitter {
         return `${ind}${JsEmitter.varName(s.variable)} = ${this.expr(s.value)};\n`;
       case 'store': {
         const access = this.arrays.get(s.array)!;
-        const { check, address } = this.address(s.array, access, s.indices, s.loc);
+        const { check, address } = this.address(s, access);
         return `${ind}${check ? `if (${check}) ${address.oob};\n${ind}` : ''}${access.data}[${address.index}] = ${this.stored(s.value, access.dtype)};\n`;
       }
       case 'if': {
@@ -154,7 +166,7 @@ export class JsEmitter {
         return `${helperName(e.helper)}(${e.args.map((a) => this.argument(a)).join(', ')})`;
       case 'index': {
         const access = this.arrays.get(e.array)!;
-        const { check, address } = this.address(e.array, access, e.indices, e.loc);
+        const { check, address } = this.address(e, access);
         const load = `${access.data}[${address.index}]`;
         const value = access.dtype === 'bool' ? `(${load} !== 0)` : load;
         return check ? `(${check} ? ${address.oob} : ${value})` : value;
@@ -181,11 +193,12 @@ export class JsEmitter {
   }
 
   /** The element index of `array[indices]`, and the bounds check guarding it. */
-  private address(array: Variable, access: ArrayAccess, indices: readonly Expr[], loc: { line: number; column: number }) {
+  private address(node: ArrayAccessNode, access: ArrayAccess) {
+    const { array, indices, loc } = node;
     const idx = indices.map((i) => this.expr(i));
     const terms = idx.map((i, axis) => (access.strides[axis] === '1' ? i : `${i} * ${access.strides[axis]}`));
     const index = access.base === '0' ? terms.join(' + ') : [access.base, ...terms].join(' + ');
-    if (!this.boundsCheck) return { check: '', address: { index, oob: '' } };
+    if (!this.boundsCheck || this.inBounds.has(node)) return { check: '', address: { index, oob: '' } };
     const site = this.sites.length;
     this.sites.push(`\`${array.name}\` at kernel line ${loc.line}:${loc.column}`);
     // `i >>> 0` maps negative indices above every valid size, so one comparison checks both ends;
@@ -211,6 +224,7 @@ export class JsEmitter {
     });
     const localArrays = declareLocalArrays(h.body, arrays, `${helperName(h)}$`);
     const emitter = new JsEmitter(arrays, this.boundsCheck, (value) => `return${value === undefined ? '' : ` ${value}`};`, this.sites);
+    emitter.prove(h.body);
     const body = emitter.stmts(h.body, '  ');
     return `${localArrays}function ${helperName(h)}(${params.join(', ')}) {\n${body}}\n`;
   }

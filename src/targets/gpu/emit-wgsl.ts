@@ -22,10 +22,10 @@
  */
 import { type DType, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../compiler/ir.js';
-import { KernelCompileError, type SourceLocation } from '../../errors.js';
+import { KernelCompileError } from '../../errors.js';
 import { constantValue } from '../../compiler/passes/constant-values.js';
 import type { IntegralDoubles, ValueContext } from '../../compiler/passes/integral-doubles.js';
-import { forEachStmt } from '../../compiler/ir-walk.js';
+import { type ArrayAccessNode, findInBoundsAccesses } from '../../compiler/passes/bounds.js';
 import type { WgslNamer } from './namer.js';
 import type { SupportLibrary, SupportName } from './wgsl-support.js';
 
@@ -117,22 +117,9 @@ export interface ReturnForm {
   readonly rep: Rep | undefined;
 }
 
-/**
- * What is known about a loop counter inside its loop's body: `for (let i = lower; i < bound;
- * i++)` with `i` assigned nowhere else, so `lower ≤ i < bound` there.
- */
-interface CounterRange {
-  readonly variable: Variable;
-  readonly lower: number;
-  /** The bound as emitted: the text of an array dimension (`out_len0`, `16u`). */
-  readonly bound: string;
-}
-
 export class FunctionEmitter {
-  /** Ranges of the counters of the loops being emitted, innermost last. */
-  private readonly counters: CounterRange[] = [];
-  /** Locals assigned once, where declared, and never again: their initial values. */
-  private readonly constants = new Map<Variable, Expr>();
+  /** The accesses of the body being emitted that passes/bounds.ts proves in bounds: not checked. */
+  private inBounds = findInBoundsAccesses([]);
 
   constructor(
     private readonly m: ModuleServices,
@@ -161,12 +148,19 @@ export class FunctionEmitter {
 
   // ------------------------------------------------------------------ statements
 
-  /** Emits a function body (records which locals never change, for the range facts below). */
+  /** Emits a function body (first asking which of its accesses need no bounds check). */
   body(list: readonly Stmt[], ind: string): string {
-    const assigned = new Set<Variable>();
-    forEachStmt(list, (s) => s.kind === 'assign' && assigned.add(s.variable));
-    forEachStmt(list, (s) => s.kind === 'let' && !assigned.has(s.variable) && this.constants.set(s.variable, s.init));
+    if (this.m.bounds) this.inBounds = findInBoundsAccesses(list, { knownLength: (array, axis) => this.knownLength(array, axis) });
     return this.stmts(list, ind);
+  }
+
+  /**
+   * What the gpu knows of a dimension beyond the IR: the lengths of staging tiles and of the local
+   * arrays a helper is specialised for are WGSL constants (`16u`).
+   */
+  private knownLength(array: Variable, axis: number): number | undefined {
+    const text = this.arrays.get(array)?.dims[axis];
+    return text !== undefined && /^\d+u$/.test(text) ? Number.parseInt(text, 10) : undefined;
   }
 
   stmts(list: readonly Stmt[], ind: string): string {
@@ -193,7 +187,7 @@ export class FunctionEmitter {
         return `${ind}${this.arrays.get(s.variable)!.declaration!}\n`;
       case 'store': {
         const access = this.arrays.get(s.array)!;
-        let address = this.address(s.array, access, s.indices, s.loc, pre, ind);
+        let address = this.address(s, access, pre, ind);
         if (address.effects) {
           // The index check runs before the value is computed, as on the cpu.
           const t = this.temp('at');
@@ -234,14 +228,11 @@ export class FunctionEmitter {
    */
   private loop(s: Extract<Stmt, { kind: 'loop' }>, ind: string): string {
     const inner = ind + '  ';
-    const range = this.counterRange(s);
     const body = () => {
       // After a failed index check the element is abandoned (the cpu throws); leaving every loop
       // makes sure a kernel reading zeros instead of the missing element cannot loop forever.
       let text = this.m.bounds ? `${inner}if (${this.m.bounds.failed}) { break; }\n` : '';
-      if (range) this.counters.push(range);
       text += this.stmts(s.body, inner);
-      if (range) this.counters.pop();
       return text;
     };
     // A loop whose parts are single plain statements is a WGSL `for`: drivers recognise it (and
@@ -299,72 +290,6 @@ export class FunctionEmitter {
       cond = unparen(c.text);
     }
     return `${init}; ${cond}; ${update}`;
-  }
-
-  /**
-   * The range of a `for (let i = k; i < a.length; i++)` loop's counter inside its body, when the
-   * loop has that shape (bound: a dimension, or a local that holds one) and the body does not
-   * assign the counter.
-   */
-  private counterRange(s: Extract<Stmt, { kind: 'loop' }>): CounterRange | undefined {
-    const [init] = s.init;
-    const [update] = s.update;
-    if (!s.testFirst || s.init.length !== 1 || s.update.length !== 1 || !init || !update || !s.cond) return undefined;
-    const variable = init.kind === 'let' || init.kind === 'assign' ? init.variable : undefined;
-    const start = init.kind === 'let' ? init.init : init.kind === 'assign' ? init.value : undefined;
-    if (!variable || !start || start.kind !== 'const' || typeof start.value !== 'number' || !Number.isInteger(start.value)) return undefined;
-    const cond = s.cond;
-    if (cond.kind !== 'compare' || cond.op !== '<' || !isVariable(cond.left, variable)) return undefined;
-    const bound = this.dimensionText(cond.right);
-    if (bound === undefined) return undefined;
-    const step = update.kind === 'assign' && update.variable === variable ? update.value : undefined;
-    if (!step || step.kind !== 'binary' || step.op !== '+' || !isVariable(step.left, variable) || step.right.kind !== 'const' || step.right.value !== 1) return undefined;
-    let reassigned = false;
-    forEachStmt(s.body, (t) => {
-      if ((t.kind === 'assign' || t.kind === 'let') && t.variable === variable) reassigned = true;
-    });
-    return reassigned ? undefined : { variable, lower: start.value, bound };
-  }
-
-  /** The emitted text of an array dimension that `e` is (through conversions and unchanging locals). */
-  private dimensionText(e: Expr): string | undefined {
-    if (e.kind === 'cast') return this.dimensionText(e.value);
-    if (e.kind === 'dim') return this.arrays.get(e.array)?.dims[e.axis];
-    if (e.kind === 'var') {
-      const init = this.constants.get(e.variable);
-      return init ? this.dimensionText(init) : undefined;
-    }
-    if (e.kind === 'const' && typeof e.value === 'number' && Number.isInteger(e.value) && e.value >= 0) return `${e.value}u`;
-    return undefined;
-  }
-
-  /**
-   * Whether an index is in bounds by construction: a constant below a dimension known when
-   * compiling (tiles, local arrays), or `i`, `i - c` for a loop counter bounded by this very
-   * dimension (or a smaller known one). Such indices are not checked at run time.
-   */
-  private provablyInBounds(index: Expr, dim: string): boolean {
-    const known = (text: string) => (/^\d+u$/.test(text) ? Number.parseInt(text, 10) : undefined);
-    const fits = (bound: string, offset: number) => {
-      // i + offset < bound + offset ≤ dim
-      if (offset <= 0 && bound === dim) return true;
-      const b = known(bound);
-      const d = known(dim);
-      return b !== undefined && d !== undefined && b + offset <= d;
-    };
-    if (index.kind === 'const') {
-      const d = known(dim);
-      return typeof index.value === 'number' && Number.isInteger(index.value) && index.value >= 0 && d !== undefined && index.value < d;
-    }
-    let variable: Expr = index;
-    let offset = 0;
-    if (index.kind === 'binary' && (index.op === '+' || index.op === '-') && index.right.kind === 'const' && typeof index.right.value === 'number' && Number.isInteger(index.right.value)) {
-      variable = index.left;
-      offset = index.op === '+' ? index.right.value : -index.right.value;
-    }
-    if (variable.kind !== 'var') return false;
-    const range = [...this.counters].reverse().find((r) => r.variable === (variable as Extract<Expr, { kind: 'var' }>).variable);
-    return range !== undefined && range.lower + offset >= 0 && fits(range.bound, offset);
   }
 
   /** What JS gives for a missing return value, converted to `rep` (NaN for numbers). */
@@ -488,7 +413,7 @@ export class FunctionEmitter {
         return this.call(e, pre, ind);
       case 'index': {
         const access = this.arrays.get(e.array)!;
-        const address = this.address(e.array, access, e.indices, e.loc, pre, ind);
+        const address = this.address(e, access, pre, ind);
         const load = this.m.memoryReads.has(e) && access.loadFromMemory ? access.loadFromMemory : access.load;
         return { text: load(address.text), effects: address.effects };
       }
@@ -680,14 +605,15 @@ export class FunctionEmitter {
   }
 
   /** The element offset of `array[indices]`, checked against its dims when the call checks bounds. */
-  private address(array: Variable, access: ArrayAccess, indices: readonly Expr[], loc: SourceLocation, pre: string[], ind: string): Code {
+  private address(node: ArrayAccessNode, access: ArrayAccess, pre: string[], ind: string): Code {
+    const { array, indices, loc } = node;
     const reps = indices.map((i) => this.rep(i, 'index'));
     const codes = this.operands(indices.map((e, k) => ({ e, context: 'index' as ValueContext, rep: reps[k]! })), pre, ind);
     const terms = (ks: readonly string[]) =>
       ks.map((k, axis) => (access.strides[axis] === '1u' ? k : `${k} * ${access.strides[axis]}`));
     const offset = (ts: readonly string[]) => (access.base === '0u' ? ts.join(' + ') : [access.base, ...ts].join(' + '));
     const bounds = this.m.bounds;
-    if (!bounds || indices.every((e, axis) => this.provablyInBounds(e, access.dims[axis]!))) {
+    if (!bounds || this.inBounds.has(node)) {
       const constant = (e: Expr) => (e.kind === 'const' && typeof e.value === 'number' && Number.isInteger(e.value) && e.value >= 0 ? e.value : undefined);
       const ks = codes.map((c, axis) => {
         const k = constant(indices[axis]!);
@@ -794,10 +720,6 @@ export function alwaysReturns(list: readonly Stmt[]): boolean {
   if (!last) return false;
   if (last.kind === 'return') return true;
   return last.kind === 'if' && alwaysReturns(last.then) && alwaysReturns(last.otherwise);
-}
-
-function isVariable(e: Expr, v: Variable): boolean {
-  return e.kind === 'var' && e.variable === v;
 }
 
 function isWrapped(text: string): boolean {
