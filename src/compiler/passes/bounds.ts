@@ -96,6 +96,8 @@ export function findInBoundsAccesses(body: readonly Stmt[], options: BoundsOptio
     const variable = init.kind === 'let' || init.kind === 'assign' ? init.variable : undefined;
     const start = init.kind === 'let' ? init.init : init.kind === 'assign' ? init.value : undefined;
     if (!variable || !start || start.kind !== 'const' || typeof start.value !== 'number' || !Number.isInteger(start.value)) return undefined;
+    // A narrower integer counter could wrap around below its bound (`i + 1` stored into a uint8).
+    if (!WIDE_COUNTER_TYPES.has(variable.type as string)) return undefined;
     const cond = s.cond;
     if (cond.kind !== 'compare' || cond.op !== '<' || !isVariable(cond.left, variable)) return undefined;
     const bound = dimensionOf(cond.right);
@@ -161,6 +163,9 @@ export function findInBoundsAccesses(body: readonly Stmt[], options: BoundsOptio
   for (const access of refuted) proved.delete(access);
   return new InBoundsAccesses(proved);
 }
+
+/** Counter types in which `i + 1` cannot wrap while `i` is below a dimension (< 2³¹). */
+const WIDE_COUNTER_TYPES: ReadonlySet<string> = new Set(['float64', 'float32', 'int32', 'uint32']);
 
 /**
  * The value of a literal that is a non-negative integer below 2³¹ (exact in every index type).
