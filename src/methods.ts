@@ -235,6 +235,9 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
 
   const identity = (options: ReduceOptions) => options.initial ?? options.identity ?? def.options.identity;
 
+  /** The target's own folds of associative kernels over device arrays, if it has them. */
+  const foldsOfTarget = async () => (loadTargetSync(def.target) ?? (await loadTarget(def.target))).associativeFolds;
+
   /** The shared default of each method, for targets that do not run it themselves. */
   const defaults: UfuncMethods = {
     async reduce(x, options = {}) {
@@ -271,7 +274,12 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       }
       let result: unknown;
       const explicitStart = options.initial ?? options.identity;
-      if (def.options.associative && !hasWhere && n >= 2 * CHUNK) {
+      const tree = op.kind === 'device' && def.options.associative && !hasWhere && outArg === undefined && n > 0
+        ? await (await foldsOfTarget())?.reduce(def, toOperand(rows, 'argument 1') as DeviceOperand, explicitStart)
+        : undefined;
+      if (tree) {
+        result = tree;
+      } else if (def.options.associative && !hasWhere && n >= 2 * CHUNK) {
         result = await foldInChunks(rows, n, t, explicitStart, outArg);
       } else if (hasWhere) {
         const mask = maskRows(options.where, op.shape, kept, axes);
@@ -297,6 +305,10 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       if (op.shape.length === 0) throw new ArgumentError('`accumulate` needs an array of at least one dimension, found a 0-d array.');
       const axis = normaliseAxis(options.axis ?? 0, op.shape.length);
       const t = loopType(op.dtype, 'accumulate');
+      if (op.kind === 'device' && def.options.associative && options.out === undefined) {
+        const tree = await (await foldsOfTarget())?.accumulate(def, op, axis);
+        if (tree) return tree as unknown as UfuncResult;
+      }
       // The last axis is the core axis anyway; leaving `axis` out then keeps a 1-D typed array a typed array.
       const where = axis === op.shape.length - 1 ? {} : { axis };
       const call = options.out === undefined ? [where] : [{ ...where, out: options.out }];

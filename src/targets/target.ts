@@ -9,7 +9,7 @@
 import type { UfuncResult } from '../callable.js';
 import type { TypedKernel } from '../compiler/ir.js';
 import type { DType, TypedArray } from '../dtypes.js';
-import type { DeviceArrayLike } from '../ndarray.js';
+import type { DeviceArrayLike, DeviceOperand } from '../ndarray.js';
 import type { CallPlan } from '../plan.js';
 import type { UfuncDefinition } from '../ufunc.js';
 
@@ -104,4 +104,18 @@ export interface Target {
    * `reduceat`, `at`) or the kernel through broadcasting (`outer`).
    */
   readonly methods?: Readonly<Partial<Record<'reduce' | 'accumulate' | 'outer' | 'reduceat' | 'at', MethodHook>>>;
+  /**
+   * `reduce` and `accumulate` of an associative ufunc (`{ associative: true }`) over device
+   * arrays, as the target does them best (the gpu: a tree in workgroup memory). Each returns
+   * undefined where it does not apply, and methods.ts then folds rows in order with fold kernels.
+   */
+  readonly associativeFolds?: AssociativeFolds;
+}
+
+/** See {@link Target.associativeFolds}. */
+export interface AssociativeFolds {
+  /** Folds each row of `rows` (the array viewed as [...kept, n]) into a new device array of shape `kept`. */
+  reduce(def: UfuncDefinition, rows: DeviceOperand, initial: number | bigint | boolean | undefined): Promise<DeviceArrayLike | undefined>;
+  /** The running fold of `x` along `axis`, into a new device array of x's shape. */
+  accumulate(def: UfuncDefinition, x: DeviceOperand, axis: number): Promise<DeviceArrayLike | undefined>;
 }

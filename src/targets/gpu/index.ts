@@ -9,6 +9,7 @@ import type { Target } from '../target.js';
 import { checkGpuKernel } from './check-kernel.js';
 import { outputArray, outputArrayNow } from './device-array.js';
 import { runOnGpu } from './dispatch.js';
+import { treeAccumulate, treeReduce } from './tree-fold.js';
 
 /** The gpu target, as registered in targets/registry.ts. */
 export const gpuTarget: Target = {
@@ -20,4 +21,5 @@ export const gpuTarget: Target = {
   run: runOnGpu,
   allocateDeviceArray: outputArray,
   allocateDeviceArrayNow: outputArrayNow,
+  associativeFolds: { reduce: treeReduce, accumulate: treeAccumulate },
 };

@@ -46,6 +46,24 @@ export function generateShader(kernel: TypedKernel, layout: ShaderLayout): Gener
   return checked;
 }
 
+/**
+ * A scalar kernel (a vectorize kernel) as a WGSL function, with its helpers and support code but
+ * no bindings and no entry point, for hand-written shaders that call it (the tree reduction and
+ * scan of `reduce`/`accumulate`, tree-fold.ts). Bounds checks are off: a scalar kernel indexes only
+ * its local arrays, which WGSL keeps in bounds.
+ *
+ * @param kernel the typed kernel (scalar parameters, a scalar result)
+ * @param reserved names the caller's shader uses, kept out of the generated code's names
+ * @returns the code and the kernel function's name
+ */
+export function generateKernelFunction(kernel: TypedKernel, reserved: readonly string[]): { code: string; name: string } {
+  const layout: ShaderLayout = {
+    kind: 'vectorize', loopRank: 1, coreRanks: kernel.params.map(() => 0), operands: kernel.params.map(() => ({ binding: undefined, step: 'broadcast', coreUnit: [], tile: undefined })),
+    bindings: [], tiles: [], workgroupSize: 64, boundsCheck: false,
+  };
+  return new ShaderModuleBuilder(kernel, layout, false, reserved).buildFunction();
+}
+
 class ShaderModuleBuilder {
   private readonly namer = new WgslNamer();
   private readonly support = new SupportLibrary();
@@ -74,9 +92,11 @@ class ShaderModuleBuilder {
     private readonly layout: ShaderLayout,
     /** Whether indices are checked (false also when the layout checks but nothing needs it). */
     private readonly checks: boolean,
+    reserved: readonly string[] = [],
   ) {
     // Fixed names first, so they keep their spelling and user names go around them.
     for (const n of SUPPORT_NAMES) this.namer.fresh(n);
+    for (const n of reserved) this.namer.fresh(n);
     this.names = {
       params: this.namer.fresh('params'),
       oob: this.namer.fresh('oob'),
@@ -142,6 +162,21 @@ class ShaderModuleBuilder {
         return name;
       },
     };
+  }
+
+  /** The kernel and its helpers as functions, and the support code they use (generateKernelFunction). */
+  buildFunction(): { code: string; name: string } {
+    const kernelReturn = this.kernel.returnType === 'void' ? 'void' : this.kernel.returnType;
+    const kernel = this.emitFunction(this.names.kernel, this.kernel.params, new Map(), this.kernel.body, this.kernel.locals, kernelReturn);
+    const helpers: string[] = [];
+    for (let i = 0; i < this.pendingInstances.length; i++) {
+      const { helper, origins, name } = this.pendingInstances[i]!;
+      const map = new Map<Variable, ArrayOrigin>();
+      helper.params.forEach((p, k) => origins[k] && map.set(p, origins[k]!));
+      helpers.push(this.emitFunction(name, helper.params, map, helper.body, helper.locals, helper.returnType));
+    }
+    const sections = [this.support.emit(), ...helpers, kernel];
+    return { code: sections.filter((s) => s.trim() !== '').map((s) => s.replace(/\n*$/, '\n')).join('\n'), name: this.names.kernel };
   }
 
   build(): GeneratedShader {

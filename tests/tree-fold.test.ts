@@ -1,0 +1,171 @@
+/**
+ * `reduce` and `accumulate` of associative ufuncs on every target; on the gpu over device arrays,
+ * where they run as a tree in workgroup memory (src/targets/gpu/tree-fold.ts) and the results stay
+ * on the device. Expected values are computed here by plain loops over the same data (exact
+ * integer arithmetic, so the order of an associative fold cannot change them), or are literals
+ * NumPy gives (the expression is in the comment); the order of the tree is checked with kernels
+ * that are associative but not commutative (`first`, `last`).
+ */
+import { describe, expect, it } from 'vitest';
+import { DeviceArray, toDevice, vectorize, type NDArray, type TypedArray } from '../src/index.js';
+import { TARGETS } from './targets.js';
+
+/** An array as the target takes it: on the gpu a DeviceArray, elsewhere the host view. */
+const place = async (target: string, data: TypedArray, shape?: number[]) =>
+  target === 'gpu' ? toDevice(shape ? { data, shape } : data) : shape ? { data, shape } : data;
+
+/** A result's elements in C order, wherever it lives; a scalar as a one-element list. */
+const elements = async (r: unknown): Promise<number[]> => {
+  if (r instanceof DeviceArray) return [...(await r.toHost())].map(Number);
+  if (typeof r === 'number') return [r];
+  if (ArrayBuffer.isView(r)) return [...(r as TypedArray)].map(Number);
+  return [...(r as NDArray).data].map(Number);
+};
+
+describe.each(TARGETS)('associative reduce and accumulate on %s', { timeout: 120_000 }, (target) => {
+  const sum = vectorize(['int32(int32, int32)', 'float32(float32, float32)', 'uint32(uint32, uint32)'], { target, associative: true })((a: number, b: number) => a + b);
+  // Associative, not commutative: any reordering of the fold changes these.
+  const first = vectorize(['int32(int32, int32)'], { target, associative: true })((a: number, _b: number) => a);
+  const last = vectorize(['int32(int32, int32)'], { target, associative: true })((_a: number, b: number) => b);
+  const max = vectorize(['float32(float32, float32)'], { target, associative: true })((a: number, b: number) => Math.max(a, b));
+
+  // Sizes around the tile (2,048) and the point where a row is split over workgroups.
+  const sizes = [1, 7, 2047, 2048, 2049, 6 * 2048 + 11, 100_003];
+
+  it('reduce of one row: int32 sums with wrapping, first, last', async () => {
+    for (const n of sizes) {
+      const data = Int32Array.from({ length: n }, (_, i) => (i * 2_654_435_761) | 0); // large values: the sum wraps
+      let expected = 0;
+      for (const v of data) expected = (expected + v) | 0;
+      const x = await place(target, data);
+      const r = await sum.reduce(x);
+      if (target === 'gpu') expect(r).toBeInstanceOf(DeviceArray);
+      expect(await elements(r), `n = ${n}`).toEqual([expected]);
+      expect(await elements(await first.reduce(x)), `n = ${n}`).toEqual([data[0]]);
+      expect(await elements(await last.reduce(x)), `n = ${n}`).toEqual([data[n - 1]]);
+    }
+  });
+
+  it('reduce over rows, columns and several axes of a strided array; initial; keepdims', async () => {
+    const rows = 37;
+    const cols = 5003;
+    const data = Float32Array.from({ length: rows * cols }, (_, i) => (i % 17) - 8);
+    const x = await place(target, data, [rows, cols]);
+    const rowSums = Array.from({ length: rows }, (_, r) => data.subarray(r * cols, (r + 1) * cols).reduce((a, b) => a + b, 0));
+    const colSums = Array.from({ length: cols }, (_, c) => {
+      let s = 0;
+      for (let r = 0; r < rows; r++) s += data[r * cols + c]!;
+      return s;
+    });
+    expect(await elements(await sum.reduce(x, { axis: 1 }))).toEqual(rowSums);
+    expect(await elements(await sum.reduce(x, { axis: 0 }))).toEqual(colSums);
+    expect(await elements(await sum.reduce(x, { axis: null }))).toEqual([rowSums.reduce((a, b) => a + b)]);
+    const kept = await sum.reduce(x, { axis: 1, initial: 100, keepdims: true });
+    expect((kept as { shape: number[] }).shape).toEqual([rows, 1]);
+    expect(await elements(kept)).toEqual(rowSums.map((s) => s + 100));
+    // np.maximum.reduce(np.array([[1, 5], [7, 2], [3, 9]], np.float32), axis=0) -> [7, 9]
+    expect(await elements(await max.reduce(await place(target, Float32Array.of(1, 5, 7, 2, 3, 9), [3, 2]), { axis: 0 }))).toEqual([7, 9]);
+  });
+
+  it('float32 sums of random data are within the documented rounding bound of the exact sum', async () => {
+    const n = 300_001;
+    let seed = 12345;
+    const data = Float32Array.from({ length: n }, () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31) * 2 - 1);
+    let exact = 0;
+    let magnitude = 0;
+    for (const v of data) {
+      exact += v;
+      magnitude += Math.abs(v);
+    }
+    const [got] = await elements(await sum.reduce(await place(target, data)));
+    // docs/methods.md: a tree fold's error is at most about (8 + 8 + log2(tiles) + groups)·u·Σ|x|; far below (n − 1)·u·Σ|x|.
+    expect(Math.abs(got! - exact)).toBeLessThan(2 ** -24 * 600 * magnitude);
+    // The gpu's grouping, as docs/methods.md describes it, computed here in float32 by plain loops.
+    if (target === 'gpu') expect(got).toBe(treeOrderSum(data));
+  });
+
+  it('accumulate along either axis, and the order of the scan (first, last)', async () => {
+    for (const n of sizes) {
+      const data = Int32Array.from({ length: n }, (_, i) => ((i * 40_503) % 1001) - 500);
+      const x = await place(target, data);
+      const expected: number[] = [];
+      let s = 0;
+      for (const v of data) expected.push((s = (s + v) | 0));
+      const r = await sum.accumulate(x);
+      if (target === 'gpu') expect(r).toBeInstanceOf(DeviceArray);
+      expect(await elements(r), `n = ${n}`).toEqual(expected);
+      expect(await elements(await last.accumulate(x)), `n = ${n}`).toEqual([...data]);
+      expect(await elements(await first.accumulate(x)), `n = ${n}`).toEqual(new Array(n).fill(data[0]));
+    }
+    // np.add.accumulate(np.arange(6, dtype=np.int32).reshape(2, 3), axis=0).ravel() -> [0, 1, 2, 3, 5, 7]
+    const m = await place(target, Int32Array.of(0, 1, 2, 3, 4, 5), [2, 3]);
+    expect(await elements(await sum.accumulate(m, { axis: 0 }))).toEqual([0, 1, 2, 3, 5, 7]);
+    // ... axis=1 -> [0, 1, 3, 3, 7, 12]
+    expect(await elements(await sum.accumulate(m, { axis: 1 }))).toEqual([0, 1, 3, 3, 7, 12]);
+    const rows = 3;
+    const cols = 4500;
+    const big = Int32Array.from({ length: rows * cols }, (_, i) => i % 11);
+    const colScan = await elements(await sum.accumulate(await place(target, big, [rows, cols]), { axis: 0 }));
+    for (let c = 0; c < cols; c += 499) {
+      expect(colScan[2 * cols + c]).toBe(big[c]! + big[cols + c]! + big[2 * cols + c]!);
+    }
+  });
+
+  if (target === 'gpu') {
+    it('a scan long enough to recurse twice (more than 2,048 tiles) stays exact and in order', async () => {
+      const n = 2048 * 2048 + 5;
+      const data = Int32Array.from({ length: n }, (_, i) => (i % 5) - 2);
+      const x = await toDevice(data);
+      const scanned = (await ((await sum.accumulate(x)) as DeviceArray).toHost()) as Int32Array;
+      let s = 0;
+      let firstWrong = -1;
+      for (let i = 0; i < n && firstWrong < 0; i++) {
+        s = (s + data[i]!) | 0;
+        if (scanned[i] !== s) firstWrong = i;
+      }
+      expect(firstWrong).toBe(-1);
+      expect(await elements(await last.reduce(x))).toEqual([data[n - 1]]);
+      x.destroy();
+    });
+
+  }
+});
+
+
+/**
+ * The float32 sum of one row grouped as the gpu's tree groups it (docs/methods.md): tiles of 2,048;
+ * in a tile, blocks of 8 folded left to right, then the 256 block values paired (i, i + d) for
+ * d = 1, 2, 4, …; a workgroup folds its run of tiles left to right; the partials of the
+ * workgroups (at most 2,048 for one row) fold as one more row.
+ */
+function treeOrderSum(x: Float32Array): number {
+  const f = (a: number, b: number) => Math.fround(a + b);
+  const tileFold = (t: Float32Array): number => {
+    const parts: number[] = [];
+    for (let s0 = 0; s0 < t.length; s0 += 8) {
+      let v = t[s0]!;
+      for (let e = s0 + 1; e < Math.min(s0 + 8, t.length); e++) v = f(v, t[e]!);
+      parts.push(v);
+    }
+    for (let d = 1; d < 256; d *= 2) {
+      for (let i = 0; i + d < parts.length; i += 2 * d) parts[i] = f(parts[i]!, parts[i + d]!);
+    }
+    return parts[0]!;
+  };
+  const rowFold = (row: Float32Array): number => {
+    const tiles = Math.ceil(row.length / 2048);
+    const groups = Math.min(tiles, 2048);
+    const perGroup = Math.ceil(tiles / groups);
+    const partials = new Float32Array(Math.ceil(tiles / perGroup));
+    for (let g = 0; g < partials.length; g++) {
+      let acc = 0;
+      for (let t = g * perGroup; t < Math.min((g + 1) * perGroup, tiles); t++) {
+        const v = tileFold(row.subarray(t * 2048, Math.min((t + 1) * 2048, row.length)));
+        acc = t === g * perGroup ? v : f(acc, v);
+      }
+      partials[g] = acc;
+    }
+    return partials.length === 1 ? partials[0]! : rowFold(partials);
+  };
+  return rowFold(x);
+}
