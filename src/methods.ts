@@ -16,8 +16,9 @@ import { convertConstant } from './compiler/lower.js';
 import { type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { ArgumentError } from './errors.js';
 import { guvectorize } from './guvectorize/index.js';
-import { cOrderStrides, sizeOf } from './layout.js';
+import { cOrderStrides, reachOf, sizeOf } from './layout.js';
 import { type ArrayOperand, copyToContiguous, describe, type DeviceOperand, type NDArray, toOperand } from './ndarray.js';
+import { forcedTypes } from './call-options.js';
 import { checkOptions, type OptionRules, rule } from './options.js';
 import { prepareCall, runPrepared, type UfuncDefinition } from './ufunc.js';
 import { loadTarget, loadTargetSync } from './targets/registry.js';
@@ -36,6 +37,8 @@ export interface ReduceOptions {
   readonly where?: unknown;
   /** Where to write the result (its shape is the result's, with `keepdims` the kept axes too). */
   readonly out?: unknown;
+  /** The dtype the fold is done in (NumPy's `dtype`): host arrays are converted to it first (unsafe casting, as NumPy's reductions); a DeviceArray must have it. @default x's dtype */
+  readonly dtype?: DType | string;
 }
 
 /** Options of `accumulate` and `reduceat`. */
@@ -44,6 +47,8 @@ export interface AxisOptions {
   readonly axis?: number;
   /** Where to write the result. */
   readonly out?: unknown;
+  /** The dtype the fold is done in, as `reduce`'s. */
+  readonly dtype?: DType | string;
 }
 
 export interface UfuncMethods {
@@ -61,10 +66,13 @@ export interface UfuncMethods {
   reduceat(x: unknown, indices: ArrayLike<number>, options?: AxisOptions): Promise<UfuncResult>;
   /**
    * In place and unbuffered: `a[indices[k]] = f(a[indices[k]], b[k])` for k in order, so a repeated
-   * index is applied each time (NumPy's `ufunc.at`). `a` is 1-D; `b` a scalar or an array as long as `indices`.
+   * index is applied each time (NumPy's `ufunc.at`). For an n-D `a`, `indices` is a tuple of n index
+   * lists (a number or a one-element list stands for every k), as `np.add.at(a, (rows, cols), b)`;
+   * `b` a scalar or a 1-D array of one value per index.
    * @example await add.at(counts, Int32Array.of(1, 1, 3), 1) // counts[1] += 2, counts[3] += 1
+   * @example await add.at(image, [rows, cols], 1) // image[rows[k], cols[k]] += 1
    */
-  at(a: unknown, indices: ArrayLike<number>, b?: unknown): Promise<void>;
+  at(a: unknown, indices: ArrayLike<number> | readonly (ArrayLike<number> | number)[], b?: unknown): Promise<void>;
 }
 
 const REDUCE_RULES: OptionRules = {
@@ -74,8 +82,9 @@ const REDUCE_RULES: OptionRules = {
   identity: rule.scalar(),
   where: rule.any(),
   out: rule.any(),
+  dtype: rule.any(),
 };
-const AXIS_RULES: OptionRules = { axis: rule.axis(false), out: rule.any() };
+const AXIS_RULES: OptionRules = { axis: rule.axis(false), out: rule.any(), dtype: rule.any() };
 
 /** Each method's options, and where among its arguments they are (`at` takes none). */
 const METHOD_OPTIONS: Readonly<Record<keyof UfuncMethods, { readonly rules: OptionRules; readonly at: number } | undefined>> = {
@@ -233,6 +242,18 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     return r;
   };
 
+  /** `x` in the fold's `dtype` option: a converted copy of a host array (NumPy's reductions cast unsafely). */
+  const inDtype = (op: ArrayOperand | DeviceOperand, dtype: unknown, method: string): ArrayOperand | DeviceOperand => {
+    if (dtype === undefined || dtype === null) return op;
+    const t = forcedTypes({ dtype: dtype as string }, 0, 1)![0]!;
+    if (op.dtype === t) return op;
+    if (op.kind === 'device') {
+      throw new ArgumentError(`\`${method}\` with \`dtype: '${t}'\` of a ${op.dtype} DeviceArray: device arrays are not converted; pass a ${t} one, or leave \`dtype\` out.`);
+    }
+    const data = copyToContiguous(op, t);
+    return { kind: 'array', data, dtype: t, shape: op.shape, strides: cOrderStrides(op.shape), offset: 0, plain: false, original: undefined };
+  };
+
   const identity = (options: ReduceOptions) => options.initial ?? options.identity ?? def.options.identity;
 
   /** The target's own folds of associative kernels over device arrays, if it has them. */
@@ -241,7 +262,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
   /** The shared default of each method, for targets that do not run it themselves. */
   const defaults: UfuncMethods = {
     async reduce(x, options = {}) {
-      const op = arrayArgument(x, 'argument 1');
+      const op = inDtype(arrayArgument(x, 'argument 1'), options.dtype, 'reduce');
       const rank = op.shape.length;
       const rawAxes = options.axis === null ? [...op.shape.keys()] : Array.isArray(options.axis) ? options.axis : [options.axis ?? 0];
       if (rank === 0 && rawAxes.length) {
@@ -249,6 +270,13 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       }
       const axes = (rawAxes as number[]).map((a) => normaliseAxis(a, rank));
       if (new Set(axes).size !== axes.length) throw new ArgumentError(`\`axis\` lists an axis twice: [${(rawAxes as number[]).join(', ')}].`);
+      // NumPy: a ufunc without an identity (and not declared associative) is not reorderable, so it
+      // folds over one axis at a time (np.subtract.reduce(x, axis=(0, 1)) is a ValueError).
+      if (axes.length > 1 && !def.options.associative && def.options.identity === undefined) {
+        throw new ArgumentError(
+          `\`reduce\` over several axes ([${axes.join(', ')}]${options.axis === null ? ', from `axis: null`' : ''}) needs a reorderable ufunc, and this one has no \`identity\` and is not declared \`associative\` (NumPy: "reduction operation is not reorderable, so at most one axis may be specified"): reduce one axis at a time, or make the ufunc with \`identity\` or \`associative: true\` when its fold order does not matter.`,
+        );
+      }
       axes.sort((a, b) => a - b);
       const kept = [...op.shape.keys()].filter((d) => !axes.includes(d));
       const n = sizeOf(axes.map((d) => op.shape[d]!));
@@ -301,7 +329,9 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     },
 
     async accumulate(x, options = {}) {
-      const op = arrayArgument(x, 'argument 1');
+      const given = arrayArgument(x, 'argument 1');
+      const op = inDtype(given, options.dtype, 'accumulate');
+      if (op !== given) x = given.kind === 'array' && given.plain ? (op as ArrayOperand).data : asArgument(op, op.shape, op.strides);
       if (op.shape.length === 0) throw new ArgumentError('`accumulate` needs an array of at least one dimension, found a 0-d array.');
       const axis = normaliseAxis(options.axis ?? 0, op.shape.length);
       const t = loopType(op.dtype, 'accumulate');
@@ -326,7 +356,9 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     },
 
     async reduceat(x, indices, options = {}) {
-      const op = arrayArgument(x, 'argument 1');
+      const given = arrayArgument(x, 'argument 1');
+      const op = inDtype(given, options.dtype, 'reduceat');
+      if (op !== given) x = given.kind === 'array' && given.plain ? (op as ArrayOperand).data : asArgument(op, op.shape, op.strides);
       if (op.shape.length === 0) throw new ArgumentError('`reduceat` needs an array of at least one dimension, found a 0-d array.');
       const axis = normaliseAxis(options.axis ?? 0, op.shape.length);
       const n = op.shape[axis]!;
@@ -342,13 +374,20 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     async at(a, indices, b) {
       const unary = def.nin === 1;
       const op = arrayArgument(a, 'argument 1');
-      if (op.shape.length !== 1) throw new ArgumentError(`\`at\` updates a 1-D array in place; argument 1 has shape [${op.shape.join(', ')}] (pass a 1-D view of the elements to update).`);
-      const n = op.shape[0]!;
-      const idx = Int32Array.from(indexList(indices, 'indices'), (v, k) => {
-        const j = v < 0 ? v + n : v;
-        if (j < 0 || j >= n) throw new ArgumentError(`\`indices[${k}]\` is ${v}, out of bounds for an array of length ${n}.`);
-        return j;
-      });
+      const rank = op.shape.length;
+      if (rank === 0) throw new ArgumentError('`at` updates an array of at least one dimension in place; argument 1 is 0-d.');
+      // Element k is updated at offset Σ_d index_d[k]·stride_d: the kernel sees the span of memory the
+      // array covers as one 1-D array and these offsets into it.
+      const tuple = indexTuple(indices, op.shape);
+      if (sizeOf(op.shape) === 0) return; // no index is in bounds, so there were none
+      const { low, high } = reachOf(op.shape, op.strides, op.offset)!;
+      const idx = new Int32Array(tuple[0]!.length);
+      for (let k = 0; k < idx.length; k++) {
+        let at = op.offset - low;
+        for (let d = 0; d < rank; d++) at += tuple[d]![k]! * op.strides[d]!;
+        idx[k] = at;
+      }
+      a = asArgument(op, [high - low + 1], [1], low);
       const t = loopType(op.dtype, 'at');
       if (op.dtype !== t) throw new ArgumentError(`\`at\` writes argument 1 in place, so it must have the loop's dtype ${t}; found ${op.dtype}.`);
       if (unary) {
@@ -468,6 +507,43 @@ function reshapeResult(result: unknown, shape: number[]): unknown {
   const dtype = ArrayBuffer.isView(result) ? undefined : (result as NDArray).dtype;
   const nd: NDArray = { data, shape, strides: cOrderStrides(shape), offset: ArrayBuffer.isView(result) ? 0 : ((result as NDArray).offset ?? 0), dtype: dtype ?? (toOperand(data, 'result') as ArrayOperand).dtype, order: 'row-major' };
   return nd;
+}
+
+/**
+ * `at`'s indices as one list per dimension, negative ones counted from the end and each checked:
+ * for a 1-D array a list of integers (or a one-element tuple of one); for n-D a tuple of n lists
+ * (NumPy's `np.add.at(a, (rows, cols), b)`), each an integer list or one integer for every element
+ * (lists of one element broadcast too).
+ */
+function indexTuple(indices: unknown, shape: readonly number[]): number[][] {
+  const rank = shape.length;
+  const isList = (x: unknown) => x !== null && typeof x === 'object' && typeof (x as ArrayLike<unknown>).length === 'number';
+  const nested = isList(indices) && (indices as ArrayLike<unknown>).length > 0 && Array.from(indices as ArrayLike<unknown>).some(isList);
+  let parts: unknown[];
+  if (rank === 1 && !nested) parts = [indices];
+  else {
+    if (!Array.isArray(indices) || indices.length !== rank) {
+      throw new ArgumentError(`\`indices\` of \`at\` on an array of ${rank} dimensions must be a tuple of ${rank} index lists (one per dimension, as NumPy's \`np.add.at(a, (rows, cols), b)\`), found ${describe(indices)}.`);
+    }
+    parts = indices;
+  }
+  const lists = parts.map((p, d) => (typeof p === 'number' ? [p] : indexList(p as ArrayLike<number>, rank === 1 ? 'indices' : `indices[${d}]`)));
+  const length = Math.max(...lists.map((l) => l.length));
+  return lists.map((l, d) => {
+    if (l.length !== length && l.length !== 1) {
+      throw new ArgumentError(`The index lists of \`at\` must have one length (or length 1): \`indices[${d}]\` has ${l.length}, another ${length}.`);
+    }
+    const n = shape[d]!;
+    return Array.from({ length }, (_, k) => {
+      const v = l.length === 1 ? l[0]! : l[k]!;
+      const j = v < 0 ? v + n : v;
+      if (j < 0 || j >= n) {
+        const where = rank === 1 ? `\`indices[${l.length === 1 ? 0 : k}]\`` : `\`indices[${d}][${l.length === 1 ? 0 : k}]\``;
+        throw new ArgumentError(`${where} is ${v}, out of bounds for ${rank === 1 ? 'an array' : `axis ${d}`} of length ${n}.`);
+      }
+      return j;
+    });
+  });
 }
 
 function indexList(indices: ArrayLike<number>, what: string): number[] {

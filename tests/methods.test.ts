@@ -56,6 +56,10 @@ describe.each(TARGETS)('ufunc methods on %s', { timeout: 60_000 }, (target) => {
     expect([...((await add.reduce({ data: new Float32Array(0), shape: [0, 3] }, { axis: 0 })) as NDArray).data]).toEqual([0, 0, 0]);
     expect(await sub.reduce(new Float32Array(0), { initial: 7 })).toBe(7);
     await expect(add.reduce(x3(), { axis: [0, 0] })).rejects.toThrowError(/twice/);
+    // np.subtract.reduce(x, axis=(0, 1)) and axis=None: ValueError, subtract is not reorderable (one axis is fine)
+    await expect(sub.reduce(x3(), { axis: [0, 1] })).rejects.toThrowErrorMatchingSnapshot();
+    await expect(sub.reduce(x3(), { axis: null })).rejects.toThrowError(/reorderable/);
+    expect(await sub.reduce(f32([10, 1, 2]), { axis: null })).toBe(7);
     await expect(add.reduce(x3(), { axis: 3 })).rejects.toThrowError(/out of bounds/);
   });
 
@@ -76,6 +80,51 @@ describe.each(TARGETS)('ufunc methods on %s', { timeout: 60_000 }, (target) => {
     const o = (await sub.outer(f32([1, 2]), f32([10, 20, 30]))) as NDArray;
     expect(o.shape).toEqual([2, 3]);
     expect([...o.data]).toEqual([-9, -19, -29, -8, -18, -28]);
+  });
+
+  it('at on n-D arrays: a tuple of index lists, repeats applied each time, strided views, device arrays', async () => {
+    // m = np.zeros((3, 4), np.float32); np.add.at(m, ([0, 0, 2, -1], [1, 1, 3, 0]), [1, 2, 3, 4]); m.ravel()
+    // -> [0, 3, 0, 0, 0, 0, 0, 0, 4, 0, 0, 3]
+    const m = new Float32Array(12);
+    const nd = { data: m, shape: [3, 4] };
+    await add.at(nd, [[0, 0, 2, -1], [1, 1, 3, 0]], f32([1, 2, 3, 4]));
+    expect([...m]).toEqual([0, 3, 0, 0, 0, 0, 0, 0, 4, 0, 0, 3]);
+    // a column view (strides [4]) of a 3 × 4 matrix, and a scalar index broadcast against a list:
+    // np.add.at(m, (1, [0, 2, 2]), 10) on m = np.arange(12).reshape(3, 4) -> row 1 = [14, 5, 26, 7]
+    const r = Float32Array.from({ length: 12 }, (_, i) => i);
+    await add.at({ data: r, shape: [3, 4] }, [1, [0, 2, 2]], 10);
+    expect([...r.subarray(4, 8)]).toEqual([14, 5, 26, 7]);
+    // np.add.at(m.T, ([3], [2]), 100) writes m[2, 3] (element 11)
+    await add.at({ data: r, shape: [4, 3], strides: [1, 4] }, [[3], [2]], 100);
+    expect(r[11]).toBe(111);
+    await expect(add.at({ data: r, shape: [3, 4] }, [[0], [4]], 1)).rejects.toThrowError(/`indices\[1\]\[0\]` is 4, out of bounds for axis 1 of length 4/);
+    await expect(add.at({ data: r, shape: [3, 4] }, [0, 1, 2], 1)).rejects.toThrowError(/tuple of 2 index lists/);
+    if (target === 'gpu') {
+      const d = await toDevice({ data: new Float32Array(6), shape: [2, 3] });
+      await add.at(d, [[1, 1, 0], [2, 2, 0]], f32([1, 2, 3]));
+      expect([...(await d.toHost())]).toEqual([3, 0, 0, 0, 0, 3]);
+    }
+  });
+
+  it('reduce, accumulate and reduceat in a `dtype` (NumPy casts the input unsafely)', async () => {
+    const add8 = vectorize(['int8(int8, int8)', 'int32(int32, int32)', 'float32(float32, float32)'], { target })((a: number, b: number) => a + b);
+    const x = Int8Array.of(100, 100, 100);
+    // np.add.reduce(np.array([100, 100, 100], np.int8)) -> 44 (wraps); with dtype=np.int32 -> 300
+    expect(await add8.reduce(x)).toBe(44);
+    expect(await add8.reduce(x, { dtype: 'int32' })).toBe(300);
+    // np.add.accumulate(x, dtype=np.int32) -> [100, 200, 300]
+    expect([...((await add8.accumulate(x, { dtype: 'int32' })) as Int32Array)]).toEqual([100, 200, 300]);
+    // np.add.reduceat(x, [0, 2], dtype=np.int32) -> [200, 100]
+    expect([...((await add8.reduceat(x, [0, 2], { dtype: 'int32' })) as Int32Array)]).toEqual([200, 100]);
+    // np.add.reduce(np.array([1.5, 2.5, 3.7], np.float32), dtype=np.int32) -> 6 (each input truncated)
+    expect(await add8.reduce(f32([1.5, 2.5, 3.7]), { dtype: 'int32' })).toBe(6);
+    // ... over axis 0 of a 2-D array: np.add.reduce(np.float32([[1.5, 2], [3.5, 4]]), axis=0, dtype=np.int32) -> [4, 6]
+    expect([...((await add8.reduce({ data: f32([1.5, 2, 3.5, 4]), shape: [2, 2] }, { dtype: 'int32' })) as NDArray).data]).toEqual([4, 6]);
+    await expect(add8.reduce(x, { dtype: 'complex' })).rejects.toThrowError(/dtype name/);
+    if (target === 'gpu') {
+      const d = await toDevice(f32([1, 2]));
+      await expect(add8.reduce(d, { dtype: 'int32' })).rejects.toThrowError(/device arrays are not converted/);
+    }
   });
 
   it('at: unbuffered, a repeated index applied each time', async () => {
