@@ -426,9 +426,9 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
    * An associative fold of rows of length n ≥ 2·CHUNK in two stages: each chunk folds to a partial
    * result (in parallel: chunks are loop iterations of the fold kernel), the partials fold in order,
    * then the n mod CHUNK elements left over. Chunk j covers elements j·CHUNK … (j+1)·CHUNK−1 on
-   * host-memory targets (so cpu and parallel agree bit for bit); on a device, elements j, j+c,
-   * j+2c, … (c chunks), so that neighbouring threads read neighbouring elements. The order depends
-   * only on n, never on the number of workers.
+   * every target (so cpu, parallel and gpu agree bit for bit, and only associativity is used: a
+   * chunk of interleaved elements would also need commutativity). The order depends only on n,
+   * never on the number of workers.
    */
   async function foldInChunks(rows: unknown, n: number, t: DType, start: number | bigint | boolean | undefined, outArg: unknown): Promise<unknown> {
     const op = toOperand(rows, 'argument 1') as ArrayOperand | DeviceOperand;
@@ -437,10 +437,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     const keptStrides = op.strides.slice(0, rank - 1);
     const s = op.strides[rank - 1]!;
     const c = Math.floor(n / CHUNK);
-    const device = (loadTargetSync(def.target) ?? (await loadTarget(def.target))).memory === 'device';
-    const chunks = device
-      ? asArgument(op, [...keptShape, c, CHUNK], [...keptStrides, s, c * s])
-      : asArgument(op, [...keptShape, c, CHUNK], [...keptStrides, CHUNK * s, s]);
+    const chunks = asArgument(op, [...keptShape, c, CHUNK], [...keptStrides, CHUNK * s, s]);
     const partial = await fold('reduce', t)(chunks);
     const tail = n - c * CHUNK;
     const last = (args: unknown[]) => (outArg ? [...args, outArg] : args);

@@ -471,6 +471,12 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
    */
   interface Staged { readonly temp: TypedArray; readonly dest: { data: TypedArray; dtype: DType; strides: number[]; offset: number }; readonly shape: number[] }
   const staged: (Staged | undefined)[] = [];
+  /**
+   * The same for calls on device arrays: the kernel writes a device temporary of the loop's dtype,
+   * and `finish` stores it on the device (deviceStore: cast, masked) into the given DeviceArray or a
+   * new one of the result dtype — nothing goes through host memory.
+   */
+  const deviceStaged: ({ readonly given: DeviceOperand | undefined; readonly shape: number[]; readonly resultType: DType } | undefined)[] = [];
   const deviceOutputs: { output: number; shape: number[]; dtype: DType }[] = [];
   const allocated: ({ data: TypedArray; shape: number[]; strides: number[] } | undefined)[] = [];
   const masked = mask !== undefined || maskAll;
@@ -481,7 +487,15 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     const fullShape = [...sched.loopShape, ...sched.outputCoreShapes[o]!];
     const needsStaging = masked || resultTypes[o] !== dtype || (given?.kind === 'array' && given.clamped === true);
     if (needsStaging && (anyDevice || given?.kind === 'device')) {
-      throw new ArgumentError(`Output ${o + 1}: \`where\`, casting to another dtype and clamping are done in host memory, so they do not apply to calls on device arrays: give a ${dtype} DeviceArray and no \`where\`, or call with host arrays.`);
+      if (given && given.kind !== 'device') {
+        throw new ArgumentError(`Output ${o + 1}: a call on device arrays writes device outputs, so \`out\` must be a DeviceArray, found a host array; with \`where\` or a cast its store runs on the device.`);
+      }
+      if (requested.some((a) => a)) {
+        throw new ArgumentError(`Output ${o + 1}: \`where\` or a cast to another dtype together with \`axes\`/\`axis\` is not supported for device arrays: call with host arrays, or move the axes with DeviceArray.view first.`);
+      }
+      deviceStaged[o] = { given: given as DeviceOperand | undefined, shape: fullShape, resultType: resultTypes[o]! };
+      deviceOutputs.push({ output: o, shape: fullShape, dtype });
+      return { dtype, data: { kind: 'device' }, offset: 0, loopStrides: [], coreShape: coreShapes[k]!, coreStrides: [] };
     }
     let dest: ArrayOperand | DeviceOperand;
     if (given) dest = given as ArrayOperand | DeviceOperand;
@@ -527,7 +541,29 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   const allPlain = inputs.every((op) => op.kind !== 'array' || op.plain) && !requested.some((a) => a);
   const allScalar = inputs.every((op) => op.kind === 'scalar') && !mask;
   const deviceResults: unknown[] = [];
-  const finish = () => {
+  const finish = (): unknown => {
+    if (deviceStaged.some((d) => d)) return finishOnDevice();
+    return finishHere();
+  };
+  const finishOnDevice = async (): Promise<unknown> => {
+    for (let o = 0; o < deviceStaged.length; o++) {
+      const st = deviceStaged[o];
+      if (!st) continue;
+      const temp = deviceResults[o] as { destroy(): void };
+      const dest = st.given ? st.given.array : await target.allocateDeviceArray!(st.shape, st.resultType);
+      const maskView = mask && {
+        data: mask.data, dtype: 'bool', offset: mask.offset,
+        // The mask covers loop dimensions: aligned to them, with size-1 axes over the core dimensions.
+        shape: [...new Array<number>(loopRank - mask.shape.length).fill(1), ...mask.shape, ...new Array<number>(st.shape.length - loopRank).fill(1)],
+        strides: [...new Array<number>(loopRank - mask.shape.length).fill(0), ...mask.strides, ...new Array<number>(st.shape.length - loopRank).fill(0)],
+      };
+      await deviceStore(temp, dest, types[def.nin + o]!.dtype, st.resultType, maskAll ? false : maskView, st.given !== undefined);
+      temp.destroy();
+      deviceResults[o] = dest;
+    }
+    return finishHere();
+  };
+  const finishHere = () => {
     staged.forEach((st, o) => {
       if (!st || maskAll) return;
       // The mask covers loop dimensions; each masked-in loop index writes its whole core slice.
@@ -721,4 +757,44 @@ function throwIfDetached(plan: CallPlan, from: number): void {
       assertAttached(data, k < plan.nin ? `argument ${k + 1}` : plan.operands.length - plan.nin === 1 ? '`out`' : `\`out[${k - plan.nin}]\``, true);
     }
   }
+}
+
+/** The store kernels of device outputs with `where` or a cast, by (from, to, masked, keep). */
+const deviceStores = new Map<string, (...args: unknown[]) => Promise<unknown>>();
+
+/**
+ * Stores a device temporary into a device output on the device itself: converted from the loop's
+ * dtype `from` to the output's `to` (the cast was allowed by the call's `casting` already), and,
+ * with a mask, only where it is true; elsewhere the output keeps its elements (`keep`, a given
+ * `out`) or gets zeros (an allocated output, as host outputs do).
+ */
+async function deviceStore(temp: unknown, dest: unknown, from: DType, to: DType, mask: false | object | undefined, keep: boolean): Promise<void> {
+  const { vectorize } = await import('./vectorize/index.js');
+  const masked = mask !== undefined;
+  const key = `${from}>${to}:${masked}:${keep}`;
+  let store = deviceStores.get(key);
+  if (!store) {
+    const kernel = !masked
+      ? function store(v: number) {
+          return v;
+        }
+      : keep
+        ? function store(v: number, m: boolean, old: number) {
+            if (m) {
+              return v;
+            }
+            return old;
+          }
+        : function store(v: number, m: boolean) {
+            if (m) {
+              return v;
+            }
+            return 0;
+          };
+    const signature = !masked ? `${to}(${from})` : keep ? `${to}(${from}, bool, ${to})` : `${to}(${from}, bool)`;
+    store = vectorize([signature], { target: 'gpu' })(kernel as never) as unknown as (...args: unknown[]) => Promise<unknown>;
+    deviceStores.set(key, store);
+  }
+  const args = !masked ? [temp] : keep ? [temp, mask, dest] : [temp, mask];
+  await store(...args, { out: dest, casting: 'unsafe' });
 }

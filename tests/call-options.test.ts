@@ -3,7 +3,7 @@
  * embedded as literals; the comment above each names the NumPy expression.
  */
 import { describe, expect, it } from 'vitest';
-import { ArgumentError, BroadcastError, guvectorize, TargetUnavailableError, vectorize, type NDArray } from '../src/index.js';
+import { ArgumentError, BroadcastError, DeviceArray, guvectorize, TargetUnavailableError, toDevice, vectorize, type NDArray, type TypedArray } from '../src/index.js';
 import { TARGETS } from './targets.js';
 
 const f32 = (xs: number[]) => Float32Array.from(xs);
@@ -201,4 +201,78 @@ describe.each(TARGETS)('signature dispatch and the float64 policy on %s', (targe
       expect([...r]).toEqual([0.1 * 3 + 1, 1e10 * 3 + 1]);
     }
   });
+});
+
+describe.each(TARGETS)('where and output casting, with device arrays on the gpu, on %s', (target) => {
+  // On the gpu every array here is a DeviceArray: the masked, cast store runs on the device.
+  const place = async <T extends TypedArray>(data: T, shape?: number[]) =>
+    target === 'gpu' ? toDevice(shape ? { data, shape } : data) : shape ? { data, shape } : data;
+  const read = async (x: unknown): Promise<number[]> =>
+    x instanceof DeviceArray ? [...(await x.toHost())].map(Number) : ArrayBuffer.isView(x) ? [...(x as TypedArray)].map(Number) : [...(x as NDArray).data].map(Number);
+  const add = vectorize(['int32(int32, int32)', 'float32(float32, float32)'], { target })((a: number, b: number) => a + b);
+
+  it('casts outputs same_kind by default, refuses what same_kind refuses, casts unsafe on request', async () => {
+    const x = await place(Int32Array.of(1, 2, 3, 40000));
+    const y = await place(Int32Array.of(10, 20, 30, 40000));
+    // np.add(np.int32([1, 2, 3, 40000]), np.int32([10, 20, 30, 40000]), out=np.zeros(4, np.int16)) -> [11, 22, 33, 14464]
+    const o16 = await place(new Int16Array(4));
+    expect(await add(x, y, { out: o16 })).toBe(o16);
+    expect(await read(o16)).toEqual([11, 22, 33, 14464]);
+    // ... out=np.zeros(4, np.float32) -> [11, 22, 33, 80000]
+    const of = await place(new Float32Array(4));
+    await add(x, y, { out: of });
+    expect(await read(of)).toEqual([11, 22, 33, 80000]);
+    // np.add(np.float32([1.5, -3.5]), np.float32([1.5, -3.5]), out=np.zeros(2, np.int32)): UFuncTypeError (same_kind)
+    const fx = await place(Float32Array.of(1.5, -3.5));
+    const oi = await place(new Int32Array(2));
+    await expect(add(fx, fx, { out: oi })).rejects.toThrowError(/Cannot cast output 1 .* from float32 to int32 with casting 'same_kind'/);
+    // ... casting='unsafe' -> [3, -7]
+    await add(fx, fx, { out: oi, casting: 'unsafe' });
+    expect(await read(oi)).toEqual([3, -7]);
+  });
+
+  it('where: a given out keeps its elements where the mask is false; an allocated one gets zeros', async () => {
+    const x = await place(Int32Array.of(1, 2, 3, 4));
+    const y = await place(Int32Array.of(10, 20, 30, 40));
+    // o = np.full(4, -1, np.int32); np.add(x, y, out=o, where=[True, False, True, False]) -> [11, -1, 33, -1]
+    const o = await place(Int32Array.of(-1, -1, -1, -1));
+    await add(x, y, { out: o, where: Uint8Array.of(1, 0, 1, 0) });
+    expect(await read(o)).toEqual([11, -1, 33, -1]);
+    // where=False leaves out as it was
+    await add(x, y, { out: o, where: false });
+    expect(await read(o)).toEqual([11, -1, 33, -1]);
+    // without out NumPy leaves masked-out elements uninitialised; here they are zeros (docs/call-options.md)
+    const r = await add(x, y, { where: Uint8Array.of(0, 1, 0, 1) });
+    if (target === 'gpu') expect(r).toBeInstanceOf(DeviceArray);
+    expect(await read(r)).toEqual([0, 22, 0, 44]);
+    // a mask broadcast over rows, with a cast: o = np.full((2, 3), -1, np.int16);
+    // np.add(np.int32([[1, 2, 3], [4, 5, 6]]), 1, out=o, where=[True, False, True]) -> [[2, -1, 4], [5, -1, 7]]
+    const m = await place(Int32Array.of(1, 2, 3, 4, 5, 6), [2, 3]);
+    const om = await place(new Int16Array(6).fill(-1), [2, 3]);
+    await add(m, 1, { out: om, where: Uint8Array.of(1, 0, 1) });
+    expect(await read(om)).toEqual([2, -1, 4, 5, -1, 7]);
+  });
+
+  it('where and a cast for a guvectorize output: the mask covers loop dimensions, whole rows are written or kept', async () => {
+    const cumsum = guvectorize(['void(int32[:], int32[:])'], '(n)->(n)', { target })((x: Int32Array, o: Int32Array) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) {
+        s += x[i]!;
+        o[i] = s;
+      }
+    });
+    const x = await place(Int32Array.of(1, 2, 3, 4, 5, 6), [2, 3]);
+    // o = np.full((2, 3), -1, np.int16); row 1 only: np.cumsum(x[1]) -> [4, 9, 15]
+    const o = await place(new Int16Array(6).fill(-1), [2, 3]);
+    await cumsum(x, { out: o, where: Uint8Array.of(0, 1) });
+    expect(await read(o)).toEqual([-1, -1, -1, 4, 9, 15]);
+    expect(await read(await cumsum(x, { where: Uint8Array.of(1, 0) }))).toEqual([1, 3, 6, 0, 0, 0]);
+  });
+
+  if (target === 'gpu') {
+    it('a call on device arrays refuses a host `out` that would need a store on the host', async () => {
+      const x = await toDevice(Int32Array.of(1, 2));
+      await expect(add(x, x, { out: new Int16Array(2) })).rejects.toThrowError(/must be a DeviceArray/);
+    });
+  }
 });
