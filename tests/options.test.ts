@@ -53,7 +53,7 @@ describe('options', () => {
     const f = vectorize(['float64(float64, float64)'], { identity: 0 })(add);
     const x = Float64Array.of(1, 2, 3);
     await expect(f.reduce(x, { idenity: 0 } as never)).rejects.toThrowErrorMatchingInlineSnapshot(
-      `[ArgumentError: Unknown option \`idenity\` for \`reduce\`; did you mean \`identity\`? The options of \`reduce\` are \`axis\`, \`keepdims\`, \`initial\`, \`identity\`, \`where\` and \`out\`.]`,
+      `[ArgumentError: Unknown option \`idenity\` for \`reduce\`; did you mean \`identity\`? The options of \`reduce\` are \`axis\`, \`keepdims\`, \`initial\`, \`identity\`, \`where\`, \`out\` and \`dtype\`.]`,
     );
     await expect(f.reduce(x, { identity: 'none' } as never)).rejects.toThrowError(ArgumentError);
     await expect(f.reduce(x, { axis: 0.5 })).rejects.toThrowErrorMatchingInlineSnapshot(`[ArgumentError: \`axis\` must be an integer, a list of integers or null, found 0.5.]`);
