@@ -105,27 +105,31 @@ let builtins: WeakSet<Function> | undefined;
  * Whether `fn` belongs to the JavaScript runtime rather than to the user. Some of Node's built-ins
  * are written in JavaScript (`process.exit` prints its source, which starts with a destructuring
  * `require`), so `[native code]` alone does not find them: the function-valued properties of the
- * global object and of the objects hanging off it are collected instead.
+ * global object and of the objects hanging off it (and of `process`) are collected instead.
+ *
+ * Only data properties are read, never getters: Node's globals have accessors with side effects
+ * (`process.stdin` opens a stream on fd 0, `process._channel` warns, `crypto` loads a module), and
+ * touching them from a kernel compile once made test processes misbehave.
  */
 function isBuiltin(fn: Function): boolean {
   if (!builtins) {
     builtins = new WeakSet();
-    const roots: unknown[] = [globalThis, ...Object.getOwnPropertyNames(globalThis).map((k) => safeGet(globalThis, k))];
+    const roots: unknown[] = [globalThis, ...ownDataValues(globalThis)];
+    if (typeof process === 'object') roots.push(process);
     for (const root of roots) {
       if ((typeof root !== 'object' && typeof root !== 'function') || root === null) continue;
-      for (const key of Object.getOwnPropertyNames(root)) {
-        const value = safeGet(root, key);
-        if (typeof value === 'function') builtins.add(value);
-      }
+      for (const value of ownDataValues(root)) if (typeof value === 'function') builtins.add(value);
     }
   }
   return builtins.has(fn);
 }
 
-function safeGet(object: object, key: string): unknown {
-  try {
-    return (object as Record<string, unknown>)[key];
-  } catch {
-    return undefined; // a getter that throws (e.g. a deprecated accessor)
+/** The values of `object`'s own data properties; accessors are skipped, so no getter runs. */
+function ownDataValues(object: object): unknown[] {
+  const values: unknown[] = [];
+  for (const key of Object.getOwnPropertyNames(object)) {
+    const descriptor = Object.getOwnPropertyDescriptor(object, key);
+    if (descriptor && 'value' in descriptor) values.push(descriptor.value);
   }
+  return values;
 }
