@@ -7,5 +7,7 @@ export default defineConfig({
     pool: 'forks',
     // Internal modules need a platform; the package entries install one, tests import around them.
     setupFiles: ['tests/setup-platform.ts'],
+    // In the main process: keeps it alive until every file has reported, and fails a stuck run.
+    globalSetup: ['tests/global-setup.ts'],
   },
 });

@@ -155,7 +155,9 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     }
     const fast = fastCall(def, args, target) ?? deviceFastCall(def, args, target);
     if (fast) {
-      await runGuarded(target, fast.plan);
+      // A small call on a host target runs here and now, without the guard's Promise layers: the
+      // fast path has no `signal`/`timeout`, and nothing can detach its arrays while it runs.
+      if (!target.runIfOnCallingThread?.(fast.plan)) await runGuarded(target, fast.plan);
       return fastResult(fast);
     }
     const prepared = prepareCall(def, args, target);

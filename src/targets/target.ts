@@ -81,6 +81,12 @@ export interface Target {
   /** Runs a call and returns when it is done; absent where the target cannot block (gpu). */
   runSync?(plan: CallPlan): void;
   /**
+   * Runs a call (one without `signal` or `timeout`) to its end on the calling thread and returns
+   * true where `run` would have done just that, or returns false having done nothing. The awaited
+   * fast path uses it to skip the Promise layers of `run` for small calls. Absent: always `run`.
+   */
+  runIfOnCallingThread?(plan: CallPlan): boolean;
+  /**
    * Allocates a host output the call will write: the parallel target gives shared memory, so its
    * workers write results in place instead of into a copy. Absent: an ordinary typed array.
    */

@@ -72,6 +72,15 @@ function kernelRefusal(kernel: TypedKernel): string | undefined {
   return r ?? undefined;
 }
 
+const works = new WeakMap<TypedKernel, number>();
+
+/** {@link workEstimate} of a kernel's body, computed once per kernel (engine choice runs per call). */
+function kernelWork(kernel: TypedKernel): number {
+  let w = works.get(kernel);
+  if (w === undefined) works.set(kernel, (w = workEstimate(kernel.body, kernel)));
+  return w;
+}
+
 /** Work per element, roughly: expression nodes, loops counted eight times. */
 function workEstimate(body: readonly Stmt[], kernel: TypedKernel): number {
   let n = 0;
@@ -135,13 +144,23 @@ export function chooseEngine(plan: CallPlan, elements: number): EngineChoice {
   if (foreignBytes === 0) return { engine: 'wasm', reason: 'every array is in Wasm memory.' };
   if (mode === 'wasm') return { engine: 'wasm', reason: "the engine mode is 'wasm': arrays outside Wasm memory are copied in and out." };
   if (foreignBytes > 2 ** 31) return { engine: 'js', reason: `the arrays not in Wasm memory (${foreignBytes} bytes) are too large to copy into it.` };
-  const work = workEstimate(plan.kernel.body, plan.kernel);
+  const work = kernelWork(plan.kernel);
   // Copying in and out costs about as much as a JS loop doing ~2 operations per byte moved: below
   // that, the JS loop on the data where it lies is as fast (measured with the SAXPY workload).
   if (work < elementBytes * 2) {
     return { engine: 'js', reason: `the kernel does little work per element (about ${work} operations for ${elementBytes} bytes) and the arrays are outside Wasm memory: copying them in would cost more than Wasm saves (allocate them with sharedArray to use Wasm).` };
   }
   return { engine: 'wasm', reason: `the kernel does enough work per element (about ${work} operations for ${elementBytes} bytes) to pay for copying the arrays outside Wasm memory in and out.` };
+}
+
+/**
+ * Whether the Wasm engine runs a plan: {@link chooseEngine}'s answer, without building its reason
+ * for the small calls that are decided at once (this runs on every call, where a string per call
+ * is a measurable part of a 1-element call).
+ */
+export function runsOnWasm(plan: CallPlan, elements: number): boolean {
+  if (mode === 'js' || !plan.boundsCheck || (elements < SMALL_CALL && mode !== 'wasm')) return false;
+  return chooseEngine(plan, elements).engine === 'wasm';
 }
 
 /**

@@ -4,7 +4,7 @@
 import { limitExceeded } from '../../cancellation.js';
 import { ArgumentError, CallTimeoutError } from '../../errors.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
-import { chooseEngine, explainPlan, runWasm } from '../../engines/wasm/index.js';
+import { explainPlan, runsOnWasm, runWasm } from '../../engines/wasm/index.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler, Target } from '../target.js';
 import { generateRunner, instantiateRunner, layoutKey, type MemoryLayout, prepareRunnerArgs, type Runner, type RunnerArgs } from './codegen.js';
@@ -43,7 +43,7 @@ function runOnThisThread(plan: CallPlan): void {
   });
   const n = loopSize(plan);
   if (n === 0) return;
-  if (chooseEngine(plan, n).engine === 'wasm') return runWasm(plan);
+  if (runsOnWasm(plan, n)) return runWasm(plan);
   const { runner, args } = runnerFor(plan);
   runner(args, 0, n);
 }
@@ -71,4 +71,5 @@ export const cpuTarget: Target = {
   explain: (plan) => explainPlan(plan, loopSize(plan)),
   run,
   runSync: runOnThisThread,
+  runIfOnCallingThread: (plan) => (runOnThisThread(plan), true),
 };

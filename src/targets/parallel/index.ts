@@ -72,7 +72,8 @@ const PARALLEL_OPTIONS: OptionRules = {
 // package entry, which may import this module first.
 let configured: { workers?: number; threshold: number; workerUrl?: ScriptUrl | undefined } = { threshold: DEFAULT_THRESHOLD };
 function currentOptions(): ParallelOptions {
-  return { ...configured, workers: (configured.workers ??= platform().cores()) };
+  configured.workers ??= platform().cores();
+  return configured as ParallelOptions; // read on every call: not copied
 }
 /** Pool settings only tests change. */
 let poolTuning: Omit<PoolOptions, 'size'> = {};
@@ -104,7 +105,7 @@ export function setParallelOptions(changes: Partial<ParallelOptions>): void {
  * const { workers } = getParallelOptions();
  */
 export function getParallelOptions(): ParallelOptions {
-  return currentOptions();
+  return { ...currentOptions() };
 }
 
 let pool: WorkerPool | undefined;
@@ -227,7 +228,7 @@ function runSync(plan: CallPlan): void {
   assertParallelAvailable();
   // Behind a call with a limit, which may be stuck until its limit passes (and this thread, blocked,
   // would never see that pass): run on this thread instead, with the same results.
-  if (pool?.busyWithLimitedJob) return runOnCallingThread(plan);
+  if (isSmall(plan) || pool?.busyWithLimitedJob) return runOnCallingThread(plan);
   const planned = planJob(plan);
   if (!planned) return runOnCallingThread(plan);
   let outcome: JobOutcome;
@@ -250,6 +251,25 @@ async function run(plan: CallPlan): Promise<void> {
     planned.staged.finish();
   }
   settle(outcome);
+}
+
+/**
+ * A small call (less work than the threshold, no limits) runs on the calling thread, as `run`
+ * would run it, without `run`'s Promise; larger calls return false for `run` to take.
+ */
+function runIfOnCallingThread(plan: CallPlan): boolean {
+  assertParallelAvailable();
+  if (!isSmall(plan)) return false;
+  runOnCallingThread(plan);
+  return true;
+}
+
+/** A call without limits and with less work than the threshold: `planJob` would leave it to the calling thread. */
+function isSmall(plan: CallPlan): boolean {
+  if (plan.limits) return false;
+  const total = loopSize(plan);
+  const options = currentOptions();
+  return total === 0 || options.workers === 0 || workOf(plan, total) < options.threshold;
 }
 
 /**
@@ -280,7 +300,7 @@ export async function shutdownPool(): Promise<void> {
   await old?.terminate();
 }
 
-export const parallelTarget: Target = { name: 'parallel', memory: 'host', run, runSync, allocateOutput };
+export const parallelTarget: Target = { name: 'parallel', memory: 'host', run, runSync, runIfOnCallingThread, allocateOutput };
 
 /**
  * Hooks for tests: not part of the public API.
