@@ -6,13 +6,11 @@
  * target still answers the next call.
  */
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TARGETS } from '../targets.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const tsxCli = path.join(root, 'node_modules/tsx/dist/cli.mjs');
 const script = fileURLToPath(new URL('./fixtures/fault-scenarios.ts', import.meta.url));
 const LIMIT_MS = 150_000;
 
@@ -27,7 +25,9 @@ interface Report {
 /** Runs the scenarios of one target; ends the child once it reports `done` (or at the limit). */
 function runScenarios(target: string): Promise<Report> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [tsxCli, script, target], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Node itself with tsx's loader, not tsx's CLI: the CLI runs the script in a process of its own,
+    // which SIGKILL on the CLI would leave running (an endless kernel spinning until the machine stops).
+    const child = spawn(process.execPath, ['--import', 'tsx', script, target], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     const outcomes: Record<string, string> = {};
     let done = false;
     let lastStarted: string | undefined;
