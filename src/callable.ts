@@ -92,17 +92,22 @@ function deviceFastCall(def: UfuncDefinition, args: unknown[], target: Target): 
   return fastPlan(entry, [...args.slice(0, def.nin), { out }], def.nin);
 }
 
+/** What later calls of the same kind can reuse from a general call's plan. */
+function fastEntryOf({ plan }: PreparedCall): FastEntry {
+  return {
+    plan: { kind: plan.kind, kernel: plan.kernel, kernelKey: plan.kernelKey, nin: plan.nin, boundsCheck: plan.boundsCheck },
+    inputTypes: plan.operands.slice(0, plan.nin).map((o) => o.dtype),
+    outputType: plan.operands[plan.nin]!.dtype,
+  };
+}
+
 /** After a general call on device arrays, remembers whether calls of the same kind may take the device fast path. */
 function learnDeviceFastPath(def: UfuncDefinition, args: unknown[], prepared: PreparedCall): void {
   if (prepared.target.memory !== 'device') return;
   const key = deviceFastKey(def, args);
   if (key === undefined || def.fastEntries.has(key)) return;
   const { plan } = prepared;
-  const entry: FastEntry = {
-    plan: { kind: plan.kind, kernel: plan.kernel, kernelKey: plan.kernelKey, nin: plan.nin, boundsCheck: plan.boundsCheck },
-    inputTypes: plan.operands.slice(0, plan.nin).map((o) => o.dtype),
-    outputType: plan.operands[plan.nin]!.dtype,
-  };
+  const entry = fastEntryOf(prepared);
   // Only where the general path read every array as it is (no conversion) and wrote one output.
   const same = plan.operands.length === def.nin + 1 && args.slice(0, def.nin).every((x, i) => typeof x === 'number' || (x as { dtype: string }).dtype === entry.inputTypes[i]);
   const outSame = args.length === def.nin || (args[def.nin] as { out: { dtype: string } }).out.dtype === entry.outputType;
@@ -120,12 +125,7 @@ function fastResult(fast: NonNullable<ReturnType<typeof fastPlan>>): unknown {
 function learnFastPath(def: UfuncDefinition, args: unknown[], prepared: PreparedCall): void {
   const key = fastKey(def, args);
   if (key === undefined || def.fastEntries.has(key)) return;
-  const { plan } = prepared;
-  const entry: FastEntry = {
-    plan: { kind: plan.kind, kernel: plan.kernel, kernelKey: plan.kernelKey, nin: plan.nin, boundsCheck: plan.boundsCheck },
-    inputTypes: plan.operands.slice(0, plan.nin).map((o) => o.dtype),
-    outputType: plan.operands[plan.nin]!.dtype,
-  };
+  const entry = fastEntryOf(prepared);
   const outMatches = args.length === def.nin || DTYPES[entry.outputType].arrayType === (args[def.nin] as { out: object }).out.constructor;
   def.fastEntries.set(key, fastDtypesMatch(entry, args, def.nin) && outMatches ? entry : null);
 }

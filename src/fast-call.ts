@@ -65,14 +65,9 @@ export function fastKey(def: UfuncDefinition, args: readonly unknown[]): number 
     length = (x as TypedArray).length;
     key = key * 32 + kind;
   }
-  if (args.length === nin) return key;
-  if (args.length !== nin + 1) return undefined;
-  const options = args[nin] as { out?: unknown } | null;
-  if (typeof options !== 'object' || options === null || ArrayBuffer.isView(options)) return undefined;
-  let count = 0;
-  for (const _ in options) count++;
-  const out = options.out;
-  if (count !== 1 || typeof out !== 'object' || out === null) return undefined;
+  const out = onlyOut(args, nin);
+  if (out === null) return key;
+  if (out === undefined) return undefined;
   const kind = ARRAY_KINDS.indexOf(out.constructor);
   if (kind < 0 || (out as TypedArray).length !== (length === -1 ? 1 : length)) return undefined;
   if ((out as TypedArray).length === 0 && isDetached(out as TypedArray)) return undefined;
@@ -189,15 +184,26 @@ export function deviceFastKey(def: UfuncDefinition, args: readonly unknown[]): n
     key = key * 32 + kind;
   }
   if (size === -1) return undefined; // scalars only: the general path
-  if (args.length === nin) return key;
+  const out = onlyOut(args, nin);
+  if (out === null) return key;
+  const kind = plainDeviceKind(out);
+  if (kind < 0 || (out as PlainDeviceArray).size !== size) return undefined;
+  return key * 32 + 8 + kind;
+}
+
+/**
+ * What follows a fast call's inputs: null for nothing, the `out` of an options object that holds
+ * only `out` (an object), or undefined for anything else (the general path's business).
+ */
+function onlyOut(args: readonly unknown[], nin: number): object | null | undefined {
+  if (args.length === nin) return null;
   if (args.length !== nin + 1) return undefined;
   const options = args[nin] as { out?: unknown } | null;
   if (typeof options !== 'object' || options === null || ArrayBuffer.isView(options)) return undefined;
   let count = 0;
   for (const _ in options) count++;
-  const kind = plainDeviceKind(options.out);
-  if (count !== 1 || kind < 0 || (options.out as PlainDeviceArray).size !== size) return undefined;
-  return key * 32 + 8 + kind;
+  const out = options.out;
+  return count === 1 && typeof out === 'object' && out !== null ? out : undefined;
 }
 
 /**

@@ -8,23 +8,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineMode, setEngineMode } from '../../../src/engines/wasm/index.js';
 import { sharedArray, vectorize } from '../../../src/index.js';
+import { mulberry32 } from '../../random.js';
 
 const initialMode = engineMode();
 afterEach(() => {
   setEngineMode(initialMode);
 });
-
-/** Mulberry32, so that failures reproduce. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function fromWords(hi: number, lo: number): number {
   const v = new DataView(new ArrayBuffer(8));
@@ -46,7 +35,7 @@ function around(x: number): number[] {
 }
 
 function expInputs(count: number): Float64Array {
-  const next = random(10);
+  const next = mulberry32(10);
   const edges = [
     0, -0, Infinity, -Infinity, NaN, 1, -1, 0.5, -0.5, 2 ** -28, -(2 ** -28), 2 ** -1074,
     fromWords(0x40862e42, 0xfefa39ef), fromWords(0xc0874910, 0xd52d3051), // overflow / underflow thresholds
@@ -103,7 +92,7 @@ describe('fdlibm in Wasm equals V8 Math.*', () => {
 
   it('exp, float32, 4 lanes, rounded once as Math.fround(Math.exp(x))', () => {
     setEngineMode('wasm');
-    const next = random(11);
+    const next = mulberry32(11);
     const n = 1_000_000;
     const input = sharedArray(n, 'float32');
     for (let i = 0; i < n; i++) input[i] = (next() - 0.5) * 220;

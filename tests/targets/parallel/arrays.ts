@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import type { DType, TypedArray } from '../../../src/index.js';
 import { DTYPES } from '../../../src/dtypes.js';
+import { mulberry32 } from '../../random.js';
 
 /** How one axis steps through memory. */
 type AxisStep = 'dense' | 'gap' | 'reverse' | 'zero';
@@ -83,23 +84,11 @@ export function arraySpec(dtype: DType, shape: readonly number[], options: { zer
     });
 }
 
-/** Mulberry32: the same contents for both targets' copies. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SPECIAL_FLOATS = [Number.NaN, 0, -0, Infinity, -Infinity, 1e-40, -5e-324, 3.4028234663852886e38, 1, -1];
 
 /** Fills an array with values of every kind its dtype has: specials, extremes, random bits. */
 export function fillRandom(data: TypedArray, dtype: DType, seed: number): void {
-  const next = generator(seed);
+  const next = mulberry32(seed);
   const info = DTYPES[dtype];
   for (let i = 0; i < data.length; i++) {
     const r = next();
