@@ -8,21 +8,33 @@ import { DTYPES } from '../../dtypes.js';
 import { ArgumentError } from '../../errors.js';
 import type { Stmt, TypedKernel } from '../../compiler/ir.js';
 import type { CallPlan } from '../../plan.js';
-import { layoutKey, type MemoryLayout, prepareRunnerArgs, type RunnerArgs, runtimeFunctions } from '../../targets/cpu/codegen.js';
-import { RT } from '../../targets/cpu/emit-js.js';
+import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../../targets/cpu/codegen.js';
 import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
 import { type CompiledModule, compileKernelModule } from './module.js';
+import { drive, type DriveSpec, instantiateKernel, type WasmRun } from './runner.js';
 import { wasmRefusal } from './support.js';
-import { WebAssemblyApi } from './wasm-api.js';
+import { type WasmModule, WebAssemblyApi } from './wasm-api.js';
 
 /** A compiled and instantiated kernel for one memory layout. */
-interface WasmKernel {
-  readonly run: (...params: number[]) => void;
+export interface WasmKernel {
+  readonly run: WasmRun;
   readonly module: CompiledModule;
+  /** The compiled module (posted to the parallel target's workers, which instantiate it). */
+  readonly wasmModule: WasmModule;
+  /** How a call's runner arguments become `run`'s parameters. */
+  readonly spec: DriveSpec;
   /** Address of this instance's scratch area for local arrays. */
   readonly scratch: number;
   /** Milliseconds spent generating, compiling and instantiating. */
   readonly compileMs: number;
+}
+
+/**
+ * The Wasm memory cannot grow far enough for a call (its staged copies, or a kernel's local
+ * arrays). Never reaches users: the call then runs on the JS engine, with the same results.
+ */
+export class WasmMemoryFull extends Error {
+  override readonly name = 'WasmMemoryFull';
 }
 
 /** Why the JS engine runs a call, or undefined where Wasm does. */
@@ -124,7 +136,7 @@ function workEstimate(body: readonly Stmt[], kernel: TypedKernel): number {
  * 64-bit integers, and either data already in Wasm memory or enough work per element to pay for
  * copying it in and out.
  */
-export function chooseEngine(plan: CallPlan, elements: number): EngineChoice {
+export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (data: TypedArray) => boolean): EngineChoice {
   if (mode === 'js') return { engine: 'js', reason: "the engine mode is 'js' (setEngineMode or UFUNC_ENGINE)." };
   if (!plan.boundsCheck) return { engine: 'js', reason: 'bounds checks are off: Wasm checks every index, so only the JS engine gives the unchecked behaviour asked for.' };
   if (elements < SMALL_CALL && mode !== 'wasm') {
@@ -134,14 +146,19 @@ export function chooseEngine(plan: CallPlan, elements: number): EngineChoice {
   if (refusal) return { engine: 'js', reason: `Wasm cannot run this kernel: ${refusal}` };
   let foreignBytes = 0;
   let elementBytes = 0;
+  let copied = false;
   for (const o of plan.operands) {
     if (o.scalar !== undefined) continue;
     const data = o.data as TypedArray;
     const core = o.coreShape.reduce((a, b) => a * b, 1);
     elementBytes += core * DTYPES[o.dtype].bytes;
-    if (!isInWasmMemory(data)) foreignBytes += data.byteLength;
+    if (isInWasmMemory(data)) continue;
+    if (copiedAnyway?.(data)) copied = true;
+    else foreignBytes += data.byteLength;
   }
-  if (foreignBytes === 0) return { engine: 'wasm', reason: 'every array is in Wasm memory.' };
+  if (foreignBytes === 0) {
+    return { engine: 'wasm', reason: copied ? 'the arrays outside shared memory are copied for the workers either way, so into Wasm memory; the others are in Wasm memory.' : 'every array is in Wasm memory.' };
+  }
   if (mode === 'wasm') return { engine: 'wasm', reason: "the engine mode is 'wasm': arrays outside Wasm memory are copied in and out." };
   if (foreignBytes > 2 ** 31) return { engine: 'js', reason: `the arrays not in Wasm memory (${foreignBytes} bytes) are too large to copy into it.` };
   const work = kernelWork(plan.kernel);
@@ -171,25 +188,16 @@ export function explainPlan(plan: CallPlan, elements: number): string {
   const choice = chooseEngine(plan, elements);
   if (choice.engine === 'js') return `JavaScript: ${choice.reason}`;
   const { layout } = prepareRunnerArgs(plan);
-  const { lanes } = wasmKernelFor(plan, layout).module;
+  let kernel: WasmKernel;
+  try {
+    kernel = wasmKernelFor(plan, layout);
+  } catch (error) {
+    if (error instanceof WasmMemoryFull) return `JavaScript: ${error.message}`;
+    throw error;
+  }
+  const { lanes } = kernel.module;
   const variant = typeof lanes === 'number' ? `SIMD, ${lanes} lanes` : `scalar: ${lanes}`;
   return `WebAssembly (${variant}): ${choice.reason}`;
-}
-
-function instantiate(compiled: CompiledModule, sites: readonly string[]): WasmKernel['run'] {
-  const rt = runtimeFunctions(sites);
-  const oob = rt[RT.oob] as (site: number, index: number[], dims: number[]) => never;
-  const env: Record<string, unknown> = { memory: wasmMemory() };
-  for (const name of compiled.imports) {
-    if (name === 'fmod') env[name] = (a: number, b: number) => a % b;
-    else if (name.startsWith('oob/')) {
-      const n = Number(name.slice(4));
-      env[name] = (site: number, ...rest: number[]) => oob(site, rest.slice(0, n), rest.slice(n));
-    } else env[name] = (Math as unknown as Record<string, unknown>)[name.split('/')[0]!];
-  }
-  const module = new WebAssemblyApi.Module(compiled.bytes);
-  const instance = new WebAssemblyApi.Instance(module, { env });
-  return instance.exports.run as WasmKernel['run'];
 }
 
 /** The compiled kernel for a plan's layout, built on first use. */
@@ -201,10 +209,20 @@ export function wasmKernelFor(plan: CallPlan, layout: MemoryLayout): WasmKernel 
   if (!k) {
     const t0 = performance.now();
     const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout);
-    const run = instantiate(module, module.sites);
+    const wasmModule = new WebAssemblyApi.Module(module.bytes);
+    const run = instantiateKernel(wasmModule, module.imports, module.sites, wasmMemory());
     const scratch = module.scratchBytes ? reserve(module.scratchBytes) : 0;
-    if (scratch === undefined) throw new RangeError('Wasm memory is full: no room for the kernel\'s local arrays.');
-    k = { run, module, scratch, compileMs: performance.now() - t0 };
+    if (scratch === undefined) throw new WasmMemoryFull(`the Wasm memory is full: no room for the kernel's local arrays (${module.scratchBytes} bytes).`);
+    const spec: DriveSpec = {
+      inner: layout.inner,
+      coreUnit: layout.coreUnit,
+      ndims: plan.operands.map((_, i) => {
+        const t = plan.kernel.params[i]?.type;
+        return typeof t === 'object' ? t.ndim : 0;
+      }),
+      bytes: plan.operands.map((o) => DTYPES[o.dtype as DType].bytes),
+    };
+    k = { run, module, wasmModule, spec, scratch, compileMs: performance.now() - t0 };
     byLayout.set(key, k);
   }
   return k;
@@ -223,11 +241,22 @@ interface Staged {
  * Runs `[start, end)` of a plan's loop space as Wasm, copying arrays outside Wasm memory in and
  * out. Operands that view the same buffer are copied as one range, so aliasing (an input that is
  * also the output, overlapping slices) behaves as in place.
+ *
+ * @returns false, having run nothing, when the Wasm memory cannot hold the call's copies or the
+ *   kernel's local arrays: the caller then runs the JS engine (same results), so a full memory
+ *   never reaches users as an error.
  */
-export function runWasm(plan: CallPlan, start = 0, end?: number): void {
+export function runWasm(plan: CallPlan, start = 0, end?: number): boolean {
   const { args, layout } = prepareRunnerArgs(plan);
-  const kernel = wasmKernelFor(plan, layout);
+  let kernel: WasmKernel;
+  try {
+    kernel = wasmKernelFor(plan, layout);
+  } catch (error) {
+    if (error instanceof WasmMemoryFull) return false;
+    throw error;
+  }
   const ops = plan.operands;
+  const stop = end ?? args.loopShape.reduce((a, b) => a * b, 1);
   let foreign = false;
   for (let i = 0; i < ops.length; i++) if (ops[i]!.scalar === undefined && !isInWasmMemory(ops[i]!.data as TypedArray)) foreign = true;
   if (!foreign) {
@@ -236,38 +265,41 @@ export function runWasm(plan: CallPlan, start = 0, end?: number): void {
       const o = ops[i]!;
       if (o.scalar === undefined) addresses[i] = (o.data as TypedArray).byteOffset + o.offset * DTYPES[o.dtype].bytes;
     }
-    drive(plan, args, layout, kernel, addresses, start, end ?? args.loopShape.reduce((a, b) => a * b, 1));
-    return;
+    drive(kernel.spec, args, kernel.run, kernel.scratch, addresses, start, stop);
+    return true;
   }
+  // Group foreign operands by buffer and reserve each buffer's used range once.
+  const ranges = new Map<ArrayBufferLike, { lo: number; hi: number; input: boolean; output: boolean }>();
+  plan.operands.forEach((o, i) => {
+    if (o.scalar !== undefined) return;
+    const data = o.data as TypedArray;
+    if (isInWasmMemory(data)) return;
+    const r = ranges.get(data.buffer) ?? { lo: Infinity, hi: -Infinity, input: false, output: false };
+    r.lo = Math.min(r.lo, data.byteOffset);
+    r.hi = Math.max(r.hi, data.byteOffset + data.byteLength);
+    // An output that the call overwrites whole, element by element, need not be copied in;
+    // any other output keeps what the call does not write (gaps of a strided view, say), and
+    // guvectorize outputs may be read.
+    const overwritten = i >= plan.nin && plan.kind === 'vectorize' && plan.loopShape.length === 1 && o.loopStrides[0] === 1 && o.offset === 0 && plan.loopShape[0] === data.length;
+    if (!overwritten) r.input = true;
+    if (i >= plan.nin) r.output = true;
+    ranges.set(data.buffer, r);
+  });
   const staged = new Map<ArrayBufferLike, Staged>();
-  const addresses = new Array<number>(plan.operands.length);
+  for (const [buf, r] of ranges) {
+    const bytes = r.hi - r.lo;
+    const address = reserve(bytes);
+    if (address === undefined) {
+      // Nothing ran and nothing was copied: give back what was reserved; the JS engine runs the call.
+      for (const s of staged.values()) release(s.address, s.source.length);
+      return false;
+    }
+    staged.set(buf, { source: new Uint8Array(buf, r.lo, bytes), address, firstByte: r.lo, copyBack: r.output, copiedIn: r.input });
+  }
   let failed = true;
   try {
-    // Group foreign operands by buffer and copy each buffer's used range once.
-    const ranges = new Map<ArrayBufferLike, { lo: number; hi: number; input: boolean; output: boolean }>();
-    plan.operands.forEach((o, i) => {
-      if (o.scalar !== undefined) return;
-      const data = o.data as TypedArray;
-      if (isInWasmMemory(data)) return;
-      const r = ranges.get(data.buffer) ?? { lo: Infinity, hi: -Infinity, input: false, output: false };
-      r.lo = Math.min(r.lo, data.byteOffset);
-      r.hi = Math.max(r.hi, data.byteOffset + data.byteLength);
-      // An output that the call overwrites whole, element by element, need not be copied in;
-      // any other output keeps what the call does not write (gaps of a strided view, say), and
-      // guvectorize outputs may be read.
-      const overwritten = i >= plan.nin && plan.kind === 'vectorize' && plan.loopShape.length === 1 && o.loopStrides[0] === 1 && o.offset === 0 && plan.loopShape[0] === data.length;
-      if (!overwritten) r.input = true;
-      if (i >= plan.nin) r.output = true;
-      ranges.set(data.buffer, r);
-    });
-    for (const [buf, r] of ranges) {
-      const bytes = r.hi - r.lo;
-      const address = reserve(bytes);
-      if (address === undefined) throw new RangeError(`Wasm memory is full: cannot copy ${bytes} bytes into it.`);
-      const source = new Uint8Array(buf, r.lo, bytes);
-      if (r.input) new Uint8Array(buffer(), address, bytes).set(source);
-      staged.set(buf, { source, address, firstByte: r.lo, copyBack: r.output, copiedIn: r.input });
-    }
+    for (const s of staged.values()) if (s.copiedIn) new Uint8Array(buffer(), s.address, s.source.length).set(s.source);
+    const addresses = new Array<number>(plan.operands.length);
     plan.operands.forEach((o, i) => {
       if (o.scalar !== undefined) return;
       const data = o.data as TypedArray;
@@ -275,7 +307,7 @@ export function runWasm(plan: CallPlan, start = 0, end?: number): void {
       const base = s ? s.address + (data.byteOffset - s.firstByte) : data.byteOffset;
       addresses[i] = base + o.offset * DTYPES[o.dtype].bytes;
     });
-    drive(plan, args, layout, kernel, addresses, start, end ?? args.loopShape.reduce((a, b) => a * b, 1));
+    drive(kernel.spec, args, kernel.run, kernel.scratch, addresses, start, stop);
     failed = false;
   } finally {
     for (const s of staged.values()) {
@@ -284,67 +316,7 @@ export function runWasm(plan: CallPlan, start = 0, end?: number): void {
       release(s.address, s.source.length);
     }
   }
-}
-
-/** Calls `run` once per row of the innermost loop dimension. */
-function drive(plan: CallPlan, args: RunnerArgs, layout: MemoryLayout, kernel: WasmKernel, addresses: number[], start: number, end: number): void {
-  if (end <= start) return;
-  const nops = layout.inner.length;
-  const shape = args.loopShape;
-  const R = shape.length;
-  const bytes = plan.operands.map((o) => DTYPES[o.dtype as DType].bytes);
-  const tail: number[] = [];
-  plan.kernel.params.forEach((p, i) => {
-    if (typeof p.type !== 'object') return;
-    for (let a = 0; a < p.type.ndim; a++) {
-      tail.push(args.coreShape[i]![a]!);
-      if (!layout.coreUnit[i]![a]) tail.push(args.coreStrides[i]![a]!);
-    }
-  });
-  const params: number[] = [];
-  const call = (rowBase: (i: number) => number, j0: number, count: number) => {
-    params.length = 0;
-    for (let i = 0; i < nops; i++) {
-      const step = layout.inner[i];
-      if (step === 'scalar') {
-        const v = args.scalars[i];
-        params.push(typeof v === 'boolean' ? (v ? 1 : 0) : (v as number));
-        continue;
-      }
-      const inner = R === 0 ? 0 : args.loopStrides[i]![R - 1]! * bytes[i]!;
-      params.push(rowBase(i) + j0 * inner);
-      if (step === 'strided') params.push(inner);
-    }
-    for (const t of tail) params.push(t);
-    params.push(count, kernel.scratch);
-    kernel.run(...params);
-  };
-  if (R <= 1) {
-    call((i) => addresses[i]!, start, end - start);
-    return;
-  }
-  const idx = new Array<number>(R).fill(0);
-  for (let q = R - 1, rem = start; q >= 0; q--) {
-    idx[q] = rem % shape[q]!;
-    rem = (rem - idx[q]!) / shape[q]!;
-  }
-  const inner = shape[R - 1]!;
-  let k = start;
-  while (k < end) {
-    const j0 = idx[R - 1]!;
-    const count = Math.min(inner - j0, end - k);
-    call((i) => {
-      let b = addresses[i]!;
-      for (let q = 0; q < R - 1; q++) b += idx[q]! * args.loopStrides[i]![q]! * bytes[i]!;
-      return b;
-    }, j0, count);
-    k += count;
-    idx[R - 1] = 0;
-    for (let q = R - 2; q >= 0; q--) {
-      if (++idx[q]! < shape[q]!) break;
-      idx[q] = 0;
-    }
-  }
+  return true;
 }
 
 /** Compile time of the kernels compiled so far for a typed kernel, in ms (for benchmarks). */

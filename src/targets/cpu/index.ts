@@ -43,7 +43,7 @@ function runOnThisThread(plan: CallPlan): void {
   });
   const n = loopSize(plan);
   if (n === 0) return;
-  if (runsOnWasm(plan, n)) return runWasm(plan);
+  if (runsOnWasm(plan, n) && runWasm(plan)) return;
   const { runner, args } = runnerFor(plan);
   runner(args, 0, n);
 }

@@ -16,10 +16,13 @@ import { prepareRunnerArgs } from '../cpu/codegen.js';
 import { cpuTarget } from '../cpu/index.js';
 import { isShared, sharedArray } from '../../shared-memory.js';
 import type { Target } from '../target.js';
-import { ArgumentSets, runnerSourceFor } from './kernel-cache.js';
+import { ArgumentSets, type RunnerSource, runnerSourceFor, wasmRunnerSourceFor } from './kernel-cache.js';
+import { chooseEngine, isInWasmMemory } from '../../engines/wasm/index.js';
+import { wasmKernelFor, WasmMemoryFull } from '../../engines/wasm/engine.js';
+import { buffer as wasmBuffer, release as releaseWasm, reserve } from '../../engines/wasm/memory.js';
 import { type Job, type JobOutcome, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
 import { Command, MAX_OPERANDS, scalarKindOf, type WorkerMessage } from './protocol.js';
-import { canSplitLoop, type StagedOperands, StagingArenas, stageOperands } from './staging.js';
+import { type ArenaSource, canSplitLoop, type StagedOperands, StagingArenas, stageOperands } from './staging.js';
 
 /** Options of the parallel target, shared by every ufunc that uses it. */
 export interface ParallelOptions {
@@ -111,6 +114,8 @@ export function getParallelOptions(): ParallelOptions {
 let pool: WorkerPool | undefined;
 /** Calls by where they ran (tests check that the pool is used where it should be). */
 const callCounts = { pool: 0, callingThread: 0 };
+/** Pool calls whose threads ran the Wasm kernel (tests check the workers' Wasm path is used). */
+let wasmJobs = 0;
 const arenas = new StagingArenas();
 const argumentSets = new ArgumentSets();
 
@@ -168,29 +173,82 @@ interface PlannedJob {
   readonly staged: StagedOperands;
 }
 
-/** The job for a call, or undefined where the call runs on the calling thread. */
-function planJob(plan: CallPlan): PlannedJob | undefined {
+/** Why a call runs on the calling thread, or undefined where it goes to the workers. */
+function callingThreadReason(plan: CallPlan): string | undefined {
   const options = currentOptions();
   const total = loopSize(plan);
-  if (total === 0 || options.workers === 0) return undefined;
+  if (total === 0) return 'the loop is empty';
+  if (options.workers === 0) return 'the pool has no workers (setParallelOptions({ workers: 0 }))';
   const work = workOf(plan, total);
   // A call with a signal or timeout runs on the workers whatever its size: only there can it be
   // stopped (a kernel that never ends does so on one element as on a million).
   const limited = plan.limits !== undefined;
-  if (work < options.threshold && !limited) return undefined;
+  if (work < options.threshold && !limited) return `its work (${work}) is below the threshold (${options.threshold})`;
   const { operands } = plan;
-  if (operands.length > MAX_OPERANDS || operands.some((o) => isDeviceResident(o.data))) return undefined;
-  const splittable = canSplitLoop(plan);
-  if (!splittable && !limited) return undefined;
-  if (!limited && work < STAGED_THRESHOLD_FACTOR * options.threshold && operands.some((o) => o.scalar === undefined && !isShared(o.data as TypedArray))) return undefined;
-  const workers = currentPool();
-  const staged = stageOperands(plan, arenas);
-  // The runner is specialised on the memory it indexes (offsets, lengths), so on the staged copies.
-  const stagedPlan: CallPlan = staged.replaced
-    ? { ...plan, operands: operands.map((o, k) => (staged.data[k] === o.data ? o : { ...o, data: staged.data[k] as TypedArray, offset: staged.offset[k]! })) }
+  if (operands.length > MAX_OPERANDS) return `it has more than ${MAX_OPERANDS} operands`;
+  if (operands.some((o) => isDeviceResident(o.data))) return 'an operand lives on the GPU';
+  if (!canSplitLoop(plan) && !limited) return 'several loop indices write the same output elements, so the loop cannot be split';
+  if (!limited && work < STAGED_THRESHOLD_FACTOR * options.threshold && operands.some((o) => o.scalar === undefined && !isShared(o.data as TypedArray))) {
+    return `its work (${work}) is below ${STAGED_THRESHOLD_FACTOR}× the threshold and some arrays would have to be copied into shared memory`;
+  }
+  return undefined;
+}
+
+/** Arrays outside shared memory are copied for the workers either way. */
+const notShared = (data: TypedArray): boolean => !isShared(data);
+
+/** Staging areas in the Wasm memory, for calls the workers run as Wasm. */
+const wasmArenas: ArenaSource = {
+  acquire(bytes) {
+    const base = reserve(Math.max(bytes, 1));
+    return base === undefined ? undefined : { buffer: wasmBuffer(), base, bytes: Math.max(bytes, 1) };
+  },
+  release(arena) {
+    releaseWasm(arena.base, (arena as { bytes: number } & typeof arena).bytes);
+  },
+};
+
+/** The operands staged for the Wasm engine and its runner, or undefined where the JS runner runs. */
+function wasmJob(plan: CallPlan, poolSize: number): { staged: StagedOperands; stagedPlan: CallPlan; runner: RunnerSource } | undefined {
+  if (chooseEngine(plan, loopSize(plan), notShared).engine !== 'wasm') return undefined;
+  const staged = stageOperands(plan, wasmArenas, isInWasmMemory);
+  if (!staged) return undefined; // the Wasm memory is full: the JS runner runs the call
+  const stagedPlan = stagedPlanOf(plan, staged);
+  const runner = wasmRunnerSourceFor(stagedPlan, prepareRunnerArgs(stagedPlan).layout, poolSize);
+  if (!runner) {
+    staged.abandon();
+    return undefined;
+  }
+  return { staged, stagedPlan, runner };
+}
+
+/** The plan over the staged copies (the runner is specialised on the memory it indexes). */
+function stagedPlanOf(plan: CallPlan, staged: StagedOperands): CallPlan {
+  return staged.replaced
+    ? { ...plan, operands: plan.operands.map((o, k) => (staged.data[k] === o.data ? o : { ...o, data: staged.data[k] as TypedArray, offset: staged.offset[k]! })) }
     : plan;
+}
+
+/** The job for a call, or undefined where the call runs on the calling thread. */
+function planJob(plan: CallPlan): PlannedJob | undefined {
+  if (callingThreadReason(plan) !== undefined) return undefined;
+  const splittable = canSplitLoop(plan);
+  const total = loopSize(plan);
+  const workers = currentPool();
+  let runner: RunnerSource;
+  let staged: StagedOperands;
+  let stagedPlan: CallPlan;
+  const wasm = wasmJob(plan, workers.size);
+  if (wasm) {
+    ({ runner, staged, stagedPlan } = wasm);
+    wasmJobs++;
+  } else {
+    staged = stageOperands(plan, arenas);
+    stagedPlan = stagedPlanOf(plan, staged);
+  }
   const { args, layout } = prepareRunnerArgs(stagedPlan);
-  const { runner, evicted: evictedRunners } = runnerSourceFor(stagedPlan, layout);
+  let evictedRunners: readonly number[] = [];
+  if (!wasm) ({ runner, evicted: evictedRunners } = runnerSourceFor(stagedPlan, layout));
   const { set, evicted: evictedSets } = argumentSets.lookup(stagedPlan, args);
   if (evictedRunners.length || evictedSets.length) workers.forget(evictedRunners, evictedSets);
   const scalars: ScalarArgument[] = [];
@@ -199,12 +257,35 @@ function planJob(plan: CallPlan): PlannedJob | undefined {
   });
   callCounts.pool++;
   const job: Job = {
-    command: Command.run, runner, argumentSet: set, total, scalars, caller: { runner: runner.runner, args },
+    command: Command.run, runner: runner!, argumentSet: set, total, scalars, caller: { runner: runner!.runner, args },
     ...(plan.limits ? { limits: plan.limits } : {}),
     // Not splittable: one worker runs the loop in order, exactly as the calling thread would.
     ...(splittable ? {} : { singleChunk: true }),
   };
   return { pool: workers, job, staged };
+}
+
+/**
+ * Where and on which engine a call runs, for `f.explain(…)`: on the workers (each running the
+ * Wasm kernel or the generated JS runner) or on the calling thread, as the cpu target would.
+ */
+function explain(plan: CallPlan): string {
+  const why = callingThreadReason(plan);
+  if (why !== undefined) return `On the calling thread (${why}): ${cpuTarget.explain!(plan)}`;
+  const workers = currentOptions().workers;
+  const choice = chooseEngine(plan, loopSize(plan), notShared);
+  const onWorkers = `On ${workers} worker${workers === 1 ? '' : 's'} and the calling thread`;
+  if (choice.engine === 'js') return `${onWorkers}, each running JavaScript: ${choice.reason}`;
+  const { layout } = prepareRunnerArgs(plan);
+  let lanes: number | string;
+  try {
+    lanes = wasmKernelFor(plan, layout).module.lanes;
+  } catch (error) {
+    if (error instanceof WasmMemoryFull) return `${onWorkers}, each running JavaScript: ${error.message}`;
+    throw error;
+  }
+  const variant = typeof lanes === 'number' ? `SIMD, ${lanes} lanes` : `scalar: ${lanes}`;
+  return `${onWorkers}, each running WebAssembly (${variant}): ${choice.reason}`;
 }
 
 function runOnCallingThread(plan: CallPlan): void {
@@ -300,7 +381,7 @@ export async function shutdownPool(): Promise<void> {
   await old?.terminate();
 }
 
-export const parallelTarget: Target = { name: 'parallel', memory: 'host', run, runSync, runIfOnCallingThread, allocateOutput };
+export const parallelTarget: Target = { name: 'parallel', memory: 'host', explain, run, runSync, runIfOnCallingThread, allocateOutput };
 
 /**
  * Hooks for tests: not part of the public API.
@@ -318,6 +399,12 @@ export const __testing = {
     const counts = { ...callCounts };
     if (reset) callCounts.pool = callCounts.callingThread = 0;
     return counts;
+  },
+  /** Pool calls run as Wasm so far; `reset` zeroes the count. */
+  wasmJobs(reset = false): number {
+    const n = wasmJobs;
+    if (reset) wasmJobs = 0;
+    return n;
   },
   /** Posts a message (e.g. `{ type: 'crash' }`) to worker `w`; it acts on it at its next job. */
   postToWorker(w: number, message: WorkerMessage): void {

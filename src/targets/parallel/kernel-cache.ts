@@ -11,13 +11,18 @@ import type { MemoryLayout, RunnerArgs } from '../cpu/codegen.js';
 import { type CompiledRunner, cpuCompiler } from '../cpu/index.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler } from '../target.js';
-import { type ArgumentSetMessage, scalarKindOf } from './protocol.js';
+import { type ArgumentSetMessage, scalarKindOf, type WasmRunnerPart } from './protocol.js';
+import { type WasmKernel, wasmKernelFor, WasmMemoryFull } from '../../engines/wasm/engine.js';
+import { reserve, wasmMemory } from '../../engines/wasm/memory.js';
+import { wasmRunner } from '../../engines/wasm/runner.js';
 
 const NOTHING_EVICTED: readonly number[] = [];
 
 /** A generated runner: its source for workers and its instance for the calling thread. */
 export interface RunnerSource extends CompiledRunner {
   readonly id: number;
+  /** For a Wasm kernel: what worker `index` is sent to instantiate it (`source` is then empty). */
+  readonly wasm?: (index: number) => WasmRunnerPart;
 }
 
 /** Runners kept at most; a program with more kernels × layouts regenerates the oldest. */
@@ -154,4 +159,47 @@ export class ArgumentSets {
     }
     return evicted;
   }
+}
+
+/** Wasm kernels as the workers know them, with each worker's scratch area for local arrays. */
+const wasmRunners = new WeakMap<WasmKernel, { source: RunnerSource; scratch: number[] }>();
+
+/**
+ * The Wasm runner of a plan's kernel for a memory layout (compiled on first use, as the cpu
+ * target's), numbered like JS runners and posted to each worker once: the compiled module and the
+ * shared Wasm memory, which the worker instantiates. Wasm runners are not evicted: a worker keeps
+ * an instance per kernel and layout (a few kB) for the process's life.
+ *
+ * @param workers - the pool's size: a scratch area is reserved for each worker
+ * @returns undefined when the Wasm memory has no room for the kernel's local arrays (then the JS
+ *   runner runs the call)
+ */
+export function wasmRunnerSourceFor(plan: CallPlan, layout: MemoryLayout, workers: number): RunnerSource | undefined {
+  let kernel: WasmKernel;
+  try {
+    kernel = wasmKernelFor(plan, layout);
+  } catch (error) {
+    if (error instanceof WasmMemoryFull) return undefined;
+    throw error;
+  }
+  let entry = wasmRunners.get(kernel);
+  if (!entry) {
+    const scratch: number[] = [];
+    const { module, wasmModule, spec } = kernel;
+    const source: RunnerSource = {
+      id: nextRunnerId++,
+      source: '',
+      sites: module.sites,
+      runner: wasmRunner(spec, kernel.run, kernel.scratch),
+      wasm: (index) => ({ module: wasmModule, memory: wasmMemory(), imports: module.imports, spec, scratch: scratch[index]! }),
+    };
+    wasmRunners.set(kernel, (entry = { source, scratch }));
+  }
+  const bytes = kernel.module.scratchBytes;
+  while (entry.scratch.length < workers) {
+    const at = bytes ? reserve(bytes) : 0;
+    if (at === undefined) return undefined;
+    entry.scratch.push(at);
+  }
+  return entry.source;
 }

@@ -435,7 +435,7 @@ export class WorkerPool {
       if (job.command === Command.run) {
         const { runner, argumentSet } = job;
         if (!pooled.runners.has(runner!.id)) {
-          this.post(pooled, { type: 'runner', id: runner!.id, source: runner!.source, sites: runner!.sites });
+          this.post(pooled, { type: 'runner', id: runner!.id, source: runner!.source, sites: runner!.sites, ...(runner!.wasm ? { wasm: runner!.wasm(pooled.index) } : {}) });
           pooled.runners.add(runner!.id);
         }
         if (!pooled.argumentSets.has(argumentSet!.id)) {

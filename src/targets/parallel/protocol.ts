@@ -12,6 +12,21 @@
  */
 import type { DType } from '../../dtypes.js';
 import type { Runner, RunnerArgs } from '../cpu/codegen.js';
+import type { DriveSpec } from '../../engines/wasm/runner.js';
+import type { WasmMemory, WasmModule } from '../../engines/wasm/wasm-api.js';
+
+/**
+ * A runner that is a compiled Wasm kernel: the worker instantiates `module` over `memory` (the
+ * one shared Wasm memory, posted once with the module) and runs chunks through it.
+ */
+export interface WasmRunnerPart {
+  readonly module: WasmModule;
+  readonly memory: WasmMemory;
+  readonly imports: readonly string[];
+  readonly spec: DriveSpec;
+  /** This worker's own area for the kernel's local arrays. */
+  readonly scratch: number;
+}
 
 /** Int32 slots of the control block's header. */
 export const Slot = {
@@ -169,7 +184,8 @@ export interface ArgumentSetMessage {
 }
 
 export type WorkerMessage =
-  | { readonly type: 'runner'; readonly id: number; readonly source: string; readonly sites: readonly string[] }
+  /** A JS runner's source, or (with `wasm`) a Wasm kernel. */
+  | { readonly type: 'runner'; readonly id: number; readonly source: string; readonly sites: readonly string[]; readonly wasm?: WasmRunnerPart }
   | ArgumentSetMessage
   /** Drop runners and argument sets (and so the shared memory they hold); `all` drops every set. */
   | { readonly type: 'forget'; readonly runners: readonly number[]; readonly argumentSets: readonly number[] | 'all' }

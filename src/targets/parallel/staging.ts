@@ -92,14 +92,31 @@ function writesEveryElement(view: OperandView, loopShape: readonly number[], rea
   return extent === reach.high - reach.low + 1;
 }
 
+/** A staging area: `buffer` from byte `base` on. */
+export interface Arena {
+  readonly buffer: SharedArrayBuffer;
+  readonly base: number;
+}
+
+/** Where staged operands go: shared arenas (JS runners) or the Wasm memory (Wasm runners). */
+export interface ArenaSource {
+  /** An area of at least `bytes` bytes whose `base` is 8-byte aligned, or undefined if there is no room. */
+  acquire(bytes: number): Arena | undefined;
+  release(arena: Arena): void;
+}
+
 /**
  * Shared arenas for staged operands, reused call after call: a reused arena costs no page faults,
  * and the same arena at the same offsets lets workers keep their cached argument set.
  */
-export class StagingArenas {
+export class StagingArenas implements ArenaSource {
   private free: SharedArrayBuffer[] = [];
 
-  acquire(bytes: number): SharedArrayBuffer {
+  acquire(bytes: number): Arena {
+    return { buffer: this.acquireBuffer(bytes), base: 0 };
+  }
+
+  private acquireBuffer(bytes: number): SharedArrayBuffer {
     let best = -1;
     this.free.forEach((arena, i) => {
       if (arena.byteLength >= bytes && (best < 0 || arena.byteLength < this.free[best]!.byteLength)) best = i;
@@ -109,7 +126,7 @@ export class StagingArenas {
     return new SharedArrayBuffer(Math.ceil(bytes / ARENA_GRANULE) * ARENA_GRANULE);
   }
 
-  release(arena: SharedArrayBuffer): void {
+  release({ buffer: arena }: Arena): void {
     this.free.push(arena);
     if (this.free.length > MAX_FREE_ARENAS) this.free.shift();
   }
@@ -146,8 +163,8 @@ export class StagedOperands {
     /** Whether any operand's data was replaced (else `data` and `offset` are the plan's own). */
     readonly replaced: boolean,
     private readonly ranges: readonly StagedRange[] = [],
-    private readonly arena?: SharedArrayBuffer,
-    private readonly arenas?: StagingArenas,
+    private readonly arena?: Arena,
+    private readonly arenas?: ArenaSource,
   ) {}
 
   /** Copies outputs back to where the caller has them and returns the arena (once). */
@@ -157,8 +174,15 @@ export class StagedOperands {
     for (const range of this.ranges) {
       if (!range.copyBack) continue;
       const length = range.end - range.start;
-      new Uint8Array(range.buffer, range.start, length).set(new Uint8Array(this.arena, range.at, length));
+      new Uint8Array(range.buffer, range.start, length).set(new Uint8Array(this.arena.buffer, range.at, length));
     }
+    this.arenas!.release(this.arena);
+  }
+
+  /** Returns the arena without copying anything back (the call did not run here). */
+  abandon(): void {
+    if (this.finished || !this.arena) return;
+    this.finished = true;
     this.arenas!.release(this.arena);
   }
 }
@@ -171,9 +195,14 @@ const emptyShared = new Map<TypedArrayConstructor, TypedArray>();
  *
  * @param plan - the call; its views are not changed
  * @param arenas - where to take shared memory from
- * @returns the data and offsets for the runner's arguments, and `finish()` for after the call
+ * @param inPlace - which arrays the runner uses where they are (the JS runner: any shared array;
+ *   the Wasm runner: arrays in Wasm memory)
+ * @returns the data and offsets for the runner's arguments, and `finish()` for after the call;
+ *   undefined when `arenas` has no room
  */
-export function stageOperands(plan: CallPlan, arenas: StagingArenas): StagedOperands {
+export function stageOperands(plan: CallPlan, arenas: StagingArenas, inPlace?: (array: TypedArray) => boolean): StagedOperands;
+export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace?: (array: TypedArray) => boolean): StagedOperands | undefined;
+export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace: (array: TypedArray) => boolean = isShared): StagedOperands | undefined {
   const { operands, loopShape, nin } = plan;
   const data: ArrayLike<unknown>[] = operands.map((o) => o.data as TypedArray);
   const offset = operands.map((o) => o.offset);
@@ -182,7 +211,7 @@ export function stageOperands(plan: CallPlan, arenas: StagingArenas): StagedOper
   for (let k = 0; k < operands.length; k++) {
     const view = operands[k]!;
     const array = view.data as TypedArray;
-    if (view.scalar !== undefined || isShared(array)) continue;
+    if (view.scalar !== undefined || inPlace(array)) continue;
     const reach = reachOf(view, loopShape);
     if (!reach) {
       // Reaches nothing: any shared array of the right type will do.
@@ -230,15 +259,18 @@ export function stageOperands(plan: CallPlan, arenas: StagingArenas): StagedOper
     bytes = range.at + (range.end - range.start);
   }
   const arena = arenas.acquire(bytes);
+  if (!arena) return undefined;
+  // From here on `at` is the range's byte offset in the arena's buffer.
+  for (const range of staged) range.at += arena.base;
   for (const range of staged) {
     const length = range.end - range.start;
-    if (range.copyIn) new Uint8Array(arena, range.at, length).set(new Uint8Array(range.buffer, range.start, length));
+    if (range.copyIn) new Uint8Array(arena.buffer, range.at, length).set(new Uint8Array(range.buffer, range.start, length));
     for (const { k, view, reach } of range.members) {
       const array = view.data as TypedArray;
       const size = bytesPerElement(view);
       const first = view.offset + reach.low;
       const Type = array.constructor as TypedArrayConstructor;
-      data[k] = new Type(arena, range.at + (array.byteOffset + first * size - range.start), reach.high - reach.low + 1);
+      data[k] = new Type(arena.buffer, range.at + (array.byteOffset + first * size - range.start), reach.high - reach.low + 1);
       offset[k] = -reach.low;
     }
   }

@@ -6,6 +6,7 @@
  * back is written into shared memory (see protocol.ts for why).
  */
 import { instantiateRunner, type Runner, type RunnerArgs } from '../cpu/codegen.js';
+import { instantiateKernel, wasmRunner } from '../../engines/wasm/runner.js';
 import {
   type ArgumentSetMessage, Command, CHUNK_SIZE_F64, ControlBlock, runChunk, SCALARS_F64, Slot, TOTAL_F64,
   type WorkerMessage, WorkerSlot, WorkerState,
@@ -51,7 +52,10 @@ export class WorkerCore {
       case 'runner': {
         let runner: Runner;
         try {
-          runner = instantiateRunner(message.source, message.sites);
+          const { wasm } = message;
+          runner = wasm
+            ? wasmRunner(wasm.spec, instantiateKernel(wasm.module, wasm.imports, message.sites, wasm.memory), wasm.scratch)
+            : instantiateRunner(message.source, message.sites);
         } catch (error) {
           // E.g. a local array too large to allocate: the call fails as it would on the cpu target.
           runner = () => {

@@ -4,10 +4,13 @@
  * gaps included) or errors (class and message) are compared. The threshold is 0 and chunks may be
  * one loop index long, so even tiny calls are split across the workers; the calling thread claims
  * chunks in one run of the suite and only waits in the other, so that workers do run every case.
+ * The cpu target runs the JS engine (the reference); the parallel target runs each case once on
+ * the JS engine and once on the Wasm engine (engine mode 'wasm': Wasm wherever it can run the
+ * kernel, so its workers run the compiled Wasm kernel even on tiny calls).
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DType, guvectorize, type NDArrayLike, sharedArray, setParallelOptions, type Ufunc, vectorize } from '../../../src/index.js';
+import { type DType, type EngineMode, guvectorize, type NDArrayLike, sharedArray, setEngineMode, setParallelOptions, type Ufunc, vectorize } from '../../../src/index.js';
 import { __testing, DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
 import { type ArraySpec, arraySpec, broadcastShape, loopShape, materialise, type OperandSpec, outcomeOf, sameBits } from './arrays.js';
 
@@ -32,12 +35,25 @@ function callArguments(spec: CallSpec, forParallel: boolean): { args: unknown[];
   return { args: Object.keys(options).length ? [...args, options] : args, outs };
 }
 
+/** The engine the parallel target runs in the current `describe` (the cpu target runs JS). */
+let parallelEngine: EngineMode = 'js';
+
+/** Runs `f` with an engine mode, restoring the one before. */
+async function withEngine<T>(mode: EngineMode, f: () => T | Promise<T>): Promise<T> {
+  const before = setEngineMode(mode);
+  try {
+    return await f();
+  } finally {
+    setEngineMode(before);
+  }
+}
+
 /** Runs one call on both targets and expects the same outcome. */
 async function expectSameOnBoth(pair: { cpu: Ufunc; parallel: Ufunc }, spec: CallSpec): Promise<void> {
   const onCpu = callArguments(spec, false);
   const onParallel = callArguments(spec, true);
-  const expected = await outcomeOf(() => pair.cpu.sync(...onCpu.args));
-  const actual = await outcomeOf(() => (spec.sync ? pair.parallel.sync(...onParallel.args) : pair.parallel(...onParallel.args)));
+  const expected = await withEngine('js', () => outcomeOf(() => pair.cpu.sync(...onCpu.args)));
+  const actual = await withEngine(parallelEngine, () => outcomeOf(() => (spec.sync ? pair.parallel.sync(...onParallel.args) : pair.parallel(...onParallel.args))));
   if (!expected.ok || !actual.ok) {
     // Outputs are partially written after a kernel error, differently on each target: not compared.
     expect(actual).toEqual(expected);
@@ -231,12 +247,16 @@ const GUVECTORIZE_CASES: { name: string; kernels: { cpu: Ufunc; parallel: Ufunc 
 ];
 
 describe.each([
-  { callerRuns: true, label: 'the calling thread claiming chunks too' },
-  { callerRuns: false, label: 'only workers running chunks' },
-])('parallel target equals cpu target, $label', ({ callerRuns }) => {
+  { callerRuns: true, engine: 'js' as EngineMode, label: 'the calling thread claiming chunks too' },
+  { callerRuns: false, engine: 'js' as EngineMode, label: 'only workers running chunks' },
+  { callerRuns: true, engine: 'wasm' as EngineMode, label: 'the calling thread claiming chunks too' },
+  { callerRuns: false, engine: 'wasm' as EngineMode, label: 'only workers running chunks' },
+])('parallel target ($engine engine) equals cpu target (JS engine), $label', ({ callerRuns, engine }) => {
   beforeAll(async () => {
+    parallelEngine = engine;
     setParallelOptions({ threshold: 0 });
     __testing.callCounts(true);
+    __testing.wasmJobs(true);
     await __testing.resetPool({ callerRuns, minChunk: 1 });
     await __testing.readyPool();
   });
@@ -245,6 +265,10 @@ describe.each([
     // the rest, nearly all, must have gone to the pool.
     const { pool, callingThread } = __testing.callCounts(true);
     expect(pool).toBeGreaterThan(4 * callingThread);
+    // On the Wasm engine, every pool call of a kernel Wasm can run (all but the int64 ones) is Wasm.
+    const wasm = __testing.wasmJobs(true);
+    if (engine === 'wasm') expect(wasm).toBeGreaterThan(pool / 2);
+    else expect(wasm).toBe(0);
     setParallelOptions({ threshold: DEFAULT_THRESHOLD });
     await __testing.resetPool();
   });
@@ -268,9 +292,10 @@ describe.each([
       fc.asyncProperty(fc.tuple(loopShape(2), fc.integer({ min: 2, max: 9 })).chain(([loop, n]) => fc.tuple(arraySpec('float32', [...loop, n]), fc.boolean())), async ([rows, sync]) => {
         const onCpu = materialise(rows, false);
         const onParallel = materialise(rows, rows.shared);
-        kernels.cpu.sync(onCpu as NDArrayLike, { out: onCpu as NDArrayLike });
-        if (sync) kernels.parallel.sync(onParallel as NDArrayLike, { out: onParallel as NDArrayLike });
-        else await kernels.parallel(onParallel as NDArrayLike, { out: onParallel as NDArrayLike });
+        await withEngine('js', () => kernels.cpu.sync(onCpu as NDArrayLike, { out: onCpu as NDArrayLike }));
+        await withEngine(parallelEngine, () =>
+          sync ? kernels.parallel.sync(onParallel as NDArrayLike, { out: onParallel as NDArrayLike }) : kernels.parallel(onParallel as NDArrayLike, { out: onParallel as NDArrayLike }),
+        );
         expect(sameBits(onParallel, onCpu)).toBe(true);
       }),
       { numRuns: 40 },
@@ -279,8 +304,25 @@ describe.each([
 });
 
 describe('parallel target equals cpu target on larger calls, default chunking', () => {
-  beforeAll(() => setParallelOptions({ threshold: 0 }));
-  afterAll(() => setParallelOptions({ threshold: DEFAULT_THRESHOLD }));
+  // The default engine choice: Wasm on shared (Wasm-memory) arrays and for kernels that pay for
+  // copies, JS otherwise; the cpu reference runs the JS engine.
+  let before: EngineMode;
+  beforeAll(() => {
+    setParallelOptions({ threshold: 0 });
+    before = setEngineMode('auto');
+  });
+  afterAll(() => {
+    setParallelOptions({ threshold: DEFAULT_THRESHOLD });
+    setEngineMode(before);
+  });
+  const reference = <T>(f: () => T): T => {
+    const was = setEngineMode('js');
+    try {
+      return f();
+    } finally {
+      setEngineMode(was);
+    }
+  };
 
   const exp = both((target) => vectorize(['float32(float32)'], { target })((x: number) => Math.exp(x)));
   const hermite = both((target) => guvectorize(['void(float32, float32[:])'], '()->(n)', { target })(hermiteRow));
@@ -294,7 +336,7 @@ describe('parallel target equals cpu target on larger calls, default chunking', 
       for (let i = 0; i < size; i++) x[i] = Math.sin(i) * 20;
       const reversed = { data: x, shape: [size], strides: [-1], offset: size - 1 };
       for (const input of [x, reversed]) {
-        const expected = exp.cpu.sync(input);
+        const expected = reference(() => exp.cpu.sync(input));
         expect(sameBits(await exp.parallel(input), expected)).toBe(true);
         expect(sameBits(exp.parallel.sync(input), expected)).toBe(true);
         const out = allocate(size);
@@ -302,9 +344,12 @@ describe('parallel target equals cpu target on larger calls, default chunking', 
         expect(sameBits(out, ArrayBuffer.isView(expected) ? expected : expected.data)).toBe(true);
       }
       const rows = Math.ceil(size / 16);
-      const table = hermite.cpu.sync(x.subarray(0, rows), { dims: { n: 16 } });
+      const table = reference(() => hermite.cpu.sync(x.subarray(0, rows), { dims: { n: 16 } }));
       expect(sameBits(await hermite.parallel(x.subarray(0, rows), { dims: { n: 16 } }), table)).toBe(true);
       expect(sameBits(hermite.parallel.sync(x.subarray(0, rows), { dims: { n: 16 } }), table)).toBe(true);
+      // (a row of 16 does enough work to pay for copies; below 256 rows entering Wasm does not pay)
+      const engine = rows >= 256 ? 'WebAssembly' : 'JavaScript';
+      expect(hermite.parallel.explain(x.subarray(0, rows), { dims: { n: 16 } })).toMatch(new RegExp(`^On \\d+ workers? and the calling thread, each running ${engine}`));
     }, 60_000);
   });
 });
