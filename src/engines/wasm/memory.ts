@@ -26,6 +26,8 @@ const buffers = new WeakSet<ArrayBufferLike>();
 let currentBuffer: SharedArrayBuffer | undefined;
 /** The first byte never handed out; below it, free blocks sorted by address. */
 let top = ALIGN;
+/** The most bytes the allocator hands out: the whole 32-bit space, or less (tests only, see below). */
+let limit = MAX_PAGES * PAGE;
 const free: { address: number; size: number }[] = [];
 
 const registry = new FinalizationRegistry<{ address: number; size: number }>((block) => release(block.address, block.size));
@@ -70,7 +72,7 @@ export function reserve(bytes: number): number | undefined {
   }
   const mem = wasmMemory();
   const end = top + size;
-  if (end > MAX_PAGES * PAGE) return undefined;
+  if (end > limit) return undefined;
   const have = mem.buffer.byteLength;
   if (end > have) {
     try {
@@ -137,3 +139,16 @@ export function allocateInWasmMemory<T extends ArrayBufferView>(
 export function wasmMemoryInUse(): number {
   return top - free.reduce((s, b) => s + b.size, 0) - ALIGN;
 }
+
+/**
+ * Hooks for tests: not part of the public API.
+ * @internal
+ */
+export const __testing = {
+  /** Makes the allocator act as if the memory could not grow beyond `bytes` (undefined: 4 GiB). */
+  limitMemory(bytes: number | undefined): void {
+    limit = bytes ?? MAX_PAGES * PAGE;
+  },
+  /** The first byte never handed out. */
+  top: (): number => top,
+};

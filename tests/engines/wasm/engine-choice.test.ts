@@ -3,8 +3,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { engineMode, isInWasmMemory, setEngineMode } from '../../../src/engines/wasm/index.js';
-import { release, reserve, wasmMemoryInUse } from '../../../src/engines/wasm/memory.js';
-import { ArgumentError, guvectorize, sharedArray, sharedNDArray, vectorize } from '../../../src/index.js';
+import { __testing as memoryTesting, release, reserve, wasmMemoryInUse } from '../../../src/engines/wasm/memory.js';
+import { ArgumentError, guvectorize, setParallelOptions, sharedArray, sharedNDArray, vectorize } from '../../../src/index.js';
+import { __testing as parallelTesting, DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
 
 const initialMode = engineMode();
 afterEach(() => {
@@ -63,6 +64,49 @@ describe('engine choice', () => {
   it('refuses an unknown engine mode', () => {
     expect(() => setEngineMode('fast' as 'js')).toThrow(ArgumentError);
     expect(() => setEngineMode('fast' as 'js')).toThrow("The engine mode must be 'auto', 'js' or 'wasm', found \"fast\".");
+  });
+});
+
+describe('a full Wasm memory', () => {
+  afterEach(async () => {
+    memoryTesting.limitMemory(undefined);
+    setParallelOptions({ threshold: DEFAULT_THRESHOLD });
+    await parallelTesting.resetPool();
+  });
+
+  /** A kernel with a local array (scratch), over foreign arrays (copied in): both need Wasm memory. */
+  const make = (target: 'cpu' | 'parallel') =>
+    guvectorize(['void(float64[:], float64[:])'], '(n)->(n)', { target })((x: Float64Array, out: Float64Array) => {
+      const t = new Float64Array(8);
+      for (let i = 0; i < x.length; i++) {
+        t[i & 7] = Math.sqrt(x[i]! + 1);
+        out[i] = t[i & 7]! * x[i]!;
+      }
+    });
+
+  it.each(['cpu', 'parallel'] as const)('runs the call on the JS engine on the %s target, with the same results, never a RangeError', async (target) => {
+    const x = new Float64Array(64 * 1000).map((_, i) => i / 7);
+    setEngineMode('js');
+    const expected = make('cpu').sync({ data: x, shape: [1000, 64] }) as { data: Float64Array };
+    setEngineMode('wasm');
+    setParallelOptions({ threshold: 0 });
+    // Room for nothing more than is in use now: staging the 512 kB input (and the kernel's local
+    // array) cannot fit.
+    memoryTesting.limitMemory(memoryTesting.top());
+    const f = make(target);
+    const got = (await f({ data: x, shape: [1000, 64] })) as { data: Float64Array };
+    expect(Buffer.from(got.data.buffer, got.data.byteOffset, got.data.byteLength).equals(Buffer.from(expected.data.buffer))).toBe(true);
+    const out = new Float64Array(64 * 1000);
+    f.sync({ data: x, shape: [1000, 64] }, { out: { data: out, shape: [1000, 64] } });
+    expect(Buffer.from(out.buffer).equals(Buffer.from(expected.data.buffer))).toBe(true);
+    expect(f.explain({ data: x, shape: [1000, 64] })).toMatch(/JavaScript: the Wasm memory is full: no room for the kernel's local arrays/);
+    // No local arrays: the kernel compiles, but the copies of the foreign arrays find no room.
+    memoryTesting.limitMemory(undefined);
+    const g = vectorize(['float64(float64)'], { target })((v: number) => Math.sqrt(v) * 3);
+    g.sync(new Float64Array(300)); // compiled while there is room
+    memoryTesting.limitMemory(memoryTesting.top());
+    const y = await g(x);
+    expect(y).toEqual(x.map((v) => Math.sqrt(v) * 3));
   });
 });
 
