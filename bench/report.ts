@@ -35,24 +35,36 @@ function workloadSection(run: BenchRun, workload: Workload): string {
   if (rows.length === 0) return '';
   const best = bestPeer(rows);
   const size = rows[0].size;
+  // The issue-10 yardstick: cpu against Numba's cpu target, parallel against Numba's parallel one.
+  const numba = (contender: string) => rows.find((m) => m.contender === `Numba ${contender}` && isTrustworthy(m));
+  const numbaRatio = (m: Measurement) => {
+    const peer = m.contender === 'cpu' || m.contender === 'parallel' ? numba(m.contender) : undefined;
+    return peer ? `${formatRatio(m.medianSeconds / peer.medianSeconds)} (${peer.contender})` : '';
+  };
   const table = markdownTable(
     [
       { header: 'contender' },
+      { header: 'engine' },
       { header: 'dtype' },
       { header: 'median', align: 'right' },
       { header: 'GB/s', align: 'right' },
       { header: 'elements/s', align: 'right' },
       { header: 'time ÷ best peer', align: 'right' },
+      { header: 'time ÷ Numba', align: 'right' },
+      { header: 'compile', align: 'right' },
       { header: 'first call', align: 'right' },
       { header: 'check' },
     ],
     rows.map((m) => [
       m === best ? `${m.contender} (best peer)` : m.contender,
+      m.engine ?? '',
       m.dtype,
       formatSeconds(m.medianSeconds),
       (bytesOf(m) / m.medianSeconds / 1e9).toFixed(2),
       formatRate((m.size * workload.valuesPerItem) / m.medianSeconds, '/s'),
       best ? formatRatio(m.medianSeconds / best.medianSeconds) : '—',
+      numbaRatio(m),
+      m.compileSeconds === undefined ? '' : formatSeconds(m.compileSeconds),
       m.firstCallSeconds === undefined ? '' : formatSeconds(m.firstCallSeconds),
       m.check,
     ]),

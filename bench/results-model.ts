@@ -45,6 +45,13 @@ export interface Measurement {
   readonly firstCallSeconds?: number;
   /** 'ok', or what is wrong with the output. */
   readonly check: string;
+  /** cpu and parallel: the engine that ran the call (from `f.explain`), e.g. "Wasm SIMD×4", "JS". */
+  readonly engine?: string;
+  /**
+   * cpu and parallel: time of `f.explain(…)` before the first call — parsing, typing and, where
+   * the Wasm engine runs, generating, compiling and instantiating the Wasm module (no run).
+   */
+  readonly compileSeconds?: number;
 }
 
 export interface Transfer {

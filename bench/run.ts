@@ -18,6 +18,7 @@ import type { DeviceArray, Ufunc } from '../src/index.js';
 import { acquireDevice } from '../src/targets/gpu/device.js';
 import { timeKernels } from '../src/targets/gpu/kernel-timing.js';
 import { compareOutputs, toleranceFor } from './lib/check.js';
+import { engineLabel } from './lib/engine.js';
 import { describeMachine } from './lib/machine.js';
 import { beginStep, clearProgress, note, setTotalSteps } from './lib/progress.js';
 import { findPython, runPythonPeer, type Found, type PythonPeerReport } from './lib/python.js';
@@ -136,17 +137,27 @@ async function withGpuFence<T>(work: (settle: () => Promise<unknown>) => Promise
   }
 }
 
-type Result = Pick<Measurement, 'medianSeconds' | 'sampleSeconds' | 'firstCallSeconds' | 'check'>;
+type Result = Pick<Measurement, 'medianSeconds' | 'sampleSeconds' | 'firstCallSeconds' | 'check' | 'engine' | 'compileSeconds'>;
 
-/** Times a ufunc on host arrays; the first call (which compiles) is timed on its own. */
-async function measureOnHost(ufunc: Ufunc, problem: Problem, reference: FloatArray, initialOut: FloatArray): Promise<Result> {
+/**
+ * Times a ufunc on host arrays; the first call (which compiles) is timed on its own. On the cpu
+ * and parallel targets, `explain` before the first call names the engine and, timed, gives the
+ * compile time apart from the first run.
+ */
+async function measureOnHost(ufunc: Ufunc, problem: Problem, reference: FloatArray, initialOut: FloatArray, target?: Target): Promise<Result> {
   resetOutput(problem, initialOut);
   const args = callArguments(problem);
+  let engine: Pick<Result, 'engine' | 'compileSeconds'> = {};
+  if (target === 'cpu' || target === 'parallel') {
+    const compileStart = process.hrtime.bigint();
+    const explained = ufunc.explain(...args);
+    engine = { compileSeconds: secondsSince(compileStart), engine: engineLabel(explained) };
+  }
   const start = process.hrtime.bigint();
   await ufunc(...args);
   const firstCallSeconds = secondsSince(start);
   const { medianSeconds, sampleSeconds } = await timeCalls(() => ufunc(...args), timing);
-  return { medianSeconds, sampleSeconds, firstCallSeconds, check: compareOutputs(problem.out.data, reference, toleranceFor(problem.dtype)) };
+  return { medianSeconds, sampleSeconds, firstCallSeconds, ...engine, check: compareOutputs(problem.out.data, reference, toleranceFor(problem.dtype)) };
 }
 
 /**
@@ -291,7 +302,7 @@ async function benchWorkload(workload: Workload): Promise<void> {
     const { problem, initialOut } = problemFor(target);
     try {
       const ufunc = workload.makeUfunc(target, problem.dtype);
-      const onHost = await measureOnHost(ufunc, problem, reference, initialOut);
+      const onHost = await measureOnHost(ufunc, problem, reference, initialOut, target);
       record(target === 'gpu' ? 'gpu + transfers' : target, problem.dtype, onHost);
       if (target === 'gpu') {
         beginStep(`${workload.name} · gpu, device arrays`);

@@ -1,19 +1,26 @@
 /**
- * The cpu target's two engines against Numba, per workload, in one run:
+ * The cpu and parallel targets' two engines against Numba, per workload, in one run:
  *
- *   npx tsx bench/wasm-engine.ts [--quick] [--workloads saxpy,exp,…]
+ *   npx tsx bench/wasm-engine.ts [--quick] [--workloads saxpy,exp,…] [--out FILE.md]
  *
  * Rows per workload: the JS engine (the reference, `setEngineMode('js')`) on ordinary arrays; the
  * default engine choice on arrays the library allocated in Wasm memory (`sharedArray`); the
- * default choice on ordinary ("foreign") arrays, which Wasm must copy in and out; Numba's
- * `@vectorize`/`@guvectorize` with target 'cpu' (bench/peers/numpy_numba.py, same sizes and
- * data). Each row says which engine ran (`f.explain(…)`) and its time ÷ Numba's. Also: the
- * first-call compile time of each Wasm kernel.
+ * default choice on ordinary ("foreign") arrays, which Wasm must copy in and out; the parallel
+ * target on arrays in Wasm memory with each engine; Numba's `@vectorize`/`@guvectorize` with
+ * target 'cpu' and 'parallel' (bench/peers/numpy_numba.py, same sizes and data). Each row says
+ * which engine ran (`f.explain(…)`) and its time ÷ Numba's (cpu rows ÷ Numba cpu, parallel rows
+ * ÷ Numba parallel). Also: the compile time of each kernel (`explain` before the first call:
+ * parse, type, Wasm codegen + compile + instantiate, no run) and the first call.
  *
- * Goals (issue 10): ≤ 1.0× Numba on allocated arrays, ≤ 1.5× on foreign arrays; compile < 50 ms.
+ * Goals (issue 10): cpu ≤ 1.0× Numba cpu on allocated arrays, ≤ 1.5× on foreign arrays; parallel
+ * ≤ 1.0× Numba parallel; compile < 50 ms.
  */
+import { writeFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
 import { engineMode, setEngineMode } from '../src/engines/wasm/index.js';
-import { sharedArray } from '../src/index.js';
+import { getParallelOptions, sharedArray } from '../src/index.js';
+import { shutdown } from '../src/index.js';
+import { engineLabel } from './lib/engine.js';
 import { formatCount, formatRatio, formatSeconds } from './lib/format.js';
 import { markdownTable } from './lib/markdown.js';
 import { findPython, runPythonPeer } from './lib/python.js';
@@ -22,13 +29,12 @@ import { type Allocate, allocateLocal, callArguments, WORKLOADS, type WorkloadNa
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const chosen = args.includes('--workloads') ? (args[args.indexOf('--workloads') + 1]!.split(',') as WorkloadName[]) : undefined;
+const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const chosen = flag('--workloads')?.split(',') as WorkloadName[] | undefined;
+const outFile = flag('--out');
 const timing = quick ? { warmup: 1, samples: 5 } : { warmup: 2, samples: 7 };
 const inWasmMemory: Allocate = (length, dtype) => sharedArray(length, dtype);
 const python = findPython(['numpy', 'numba']);
-
-/** "WebAssembly (SIMD, 4 lanes)", "WebAssembly (scalar)" or "JavaScript", from `explain`. */
-const engineName = (explained: string) => /^(JavaScript|WebAssembly \((SIMD, \d lanes|scalar))/.exec(explained)![0] + (explained.startsWith('WebAssembly (scalar') ? ')' : explained.startsWith('WebAssembly') ? ')' : '');
 
 const rows: string[][] = [];
 const compileRows: string[][] = [];
@@ -37,50 +43,73 @@ const initialMode = engineMode();
 for (const workload of WORKLOADS) {
   if (chosen && !chosen.includes(workload.name)) continue;
   const size = quick ? Math.ceil(workload.fullSize / 16) : workload.fullSize;
-  const dtype = workload.dtypeOn('cpu');
   const label = `${workload.name}, ${formatCount(size)} ${workload.items}`;
-  const measured: { contender: string; engine: string; seconds: number }[] = [];
+  const measured: { contender: string; engine: string; seconds: number; peer: 'cpu' | 'parallel' }[] = [];
 
-  const measure = async (contender: string, mode: 'js' | 'auto', allocate: Allocate) => {
+  const measure = async (target: 'cpu' | 'parallel', contender: string, mode: 'js' | 'auto', allocate: Allocate) => {
     setEngineMode(mode);
+    const dtype = workload.dtypeOn(target);
     const problem = workload.makeProblem(size, dtype, allocate);
-    const ufunc = workload.makeUfunc('cpu', dtype);
+    const ufunc = workload.makeUfunc(target, dtype);
     const callArgs = callArguments(problem);
-    const engine = ufunc.explain(...callArgs);
+    const compileStart = performance.now();
+    const engine = engineLabel(ufunc.explain(...callArgs));
+    const compileMs = performance.now() - compileStart;
     const first = performance.now();
-    ufunc.sync(...callArgs);
+    await ufunc(...callArgs);
     const firstMs = performance.now() - first;
-    const t = await timeCalls(() => ufunc.sync(...callArgs), timing);
-    measured.push({ contender, engine: engineName(engine), seconds: t.medianSeconds });
-    if (mode === 'auto' && allocate === inWasmMemory) compileRows.push([workload.name, engineName(engine), `${firstMs.toFixed(1)} ms (first call, compile + run)`, formatSeconds(t.medianSeconds)]);
+    const t = await timeCalls(() => ufunc(...callArgs), timing);
+    measured.push({ contender, engine, seconds: t.medianSeconds, peer: target });
+    if (mode === 'auto' && allocate === inWasmMemory) {
+      compileRows.push([workload.name, target, engine, `${compileMs.toFixed(1)} ms`, `${firstMs.toFixed(1)} ms`, formatSeconds(t.medianSeconds)]);
+    }
   };
-  await measure('cpu, JS engine, ordinary arrays', 'js', allocateLocal);
-  await measure('cpu, default engine, arrays in Wasm memory', 'auto', inWasmMemory);
-  await measure('cpu, default engine, ordinary arrays', 'auto', allocateLocal);
+  await measure('cpu', 'cpu, JS engine, ordinary arrays', 'js', allocateLocal);
+  await measure('cpu', 'cpu, default engine, arrays in Wasm memory', 'auto', inWasmMemory);
+  await measure('cpu', 'cpu, default engine, ordinary arrays', 'auto', allocateLocal);
+  await measure('parallel', 'parallel, JS engine, shared arrays', 'js', inWasmMemory);
+  await measure('parallel', 'parallel, default engine, arrays in Wasm memory', 'auto', inWasmMemory);
   setEngineMode(initialMode);
 
-  let numba: number | undefined;
+  const numba: { cpu?: number; parallel?: number } = {};
   let numbaNote = '';
   if (python.ok) {
-    const report = runPythonPeer(python.value, 'numpy_numba.py', workload.name, size, timing.samples, 600);
+    const report = runPythonPeer(python.value, 'numpy_numba.py', workload.name, size, timing.samples, 900);
     if (report.ok) {
-      const r = report.value.results.find((x) => x.peer === 'numba-cpu');
-      numba = r?.median_s;
-      if (!r) numbaNote = `no Numba cpu result (${report.value.skipped.map((s) => s.reason).join('; ')})`;
+      numba.cpu = report.value.results.find((x) => x.peer === 'numba-cpu')?.median_s;
+      numba.parallel = report.value.results.find((x) => x.peer === 'numba-parallel')?.median_s;
+      if (numba.cpu === undefined) numbaNote = `no Numba result (${report.value.skipped.map((s) => s.reason).join('; ')})`;
     } else numbaNote = report.reason;
   } else numbaNote = python.reason;
   for (const m of measured) {
-    rows.push([label, m.contender, m.engine, formatSeconds(m.seconds), numba ? formatRatio(m.seconds / numba) : '—']);
+    const peer = numba[m.peer];
+    rows.push([label, m.contender, m.engine, formatSeconds(m.seconds), peer ? `${formatRatio(m.seconds / peer)} (Numba ${m.peer})` : '—']);
   }
-  rows.push([label, 'Numba @vectorize/@guvectorize, cpu', 'LLVM', numba ? formatSeconds(numba) : `— (${numbaNote})`, numba ? '1.00×' : '—']);
+  for (const peer of ['cpu', 'parallel'] as const) {
+    const t = numba[peer];
+    rows.push([label, `Numba @vectorize/@guvectorize, target='${peer}'`, 'LLVM', t ? formatSeconds(t) : `— (${numbaNote})`, t ? '1.00×' : '—']);
+  }
 }
+await shutdown();
 
-console.log(`## cpu target engines vs Numba cpu (median of ${timing.samples} samples${quick ? ', sizes ÷ 16' : ''})\n`);
-console.log(
+const machine = `${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${availableParallelism()} logical cores; parallel target with ${getParallelOptions().workers} workers; Node ${process.version}`;
+const report = [
+  `## cpu and parallel engines vs Numba (median of ${timing.samples} samples after ${timing.warmup} warm-up${quick ? ', sizes ÷ 16' : ''})`,
+  '',
+  `Machine: ${machine}. Date: ${new Date().toISOString()}. Command: \`npx tsx bench/wasm-engine.ts ${args.join(' ')}\`.`,
+  '',
   markdownTable(
-    [{ header: 'workload' }, { header: 'contender' }, { header: 'engine' }, { header: 'time', align: 'right' }, { header: '÷ Numba cpu', align: 'right' }],
+    [{ header: 'workload' }, { header: 'contender' }, { header: 'engine' }, { header: 'time', align: 'right' }, { header: '÷ Numba', align: 'right' }],
     rows,
   ),
-);
-console.log('\n## first call of the Wasm kernels\n');
-console.log(markdownTable([{ header: 'workload' }, { header: 'engine' }, { header: 'first call' }, { header: 'steady call', align: 'right' }], compileRows));
+  '',
+  '## compile time (explain before the first call: parse, type, Wasm codegen, compile, instantiate) and first call',
+  '',
+  markdownTable(
+    [{ header: 'workload' }, { header: 'target' }, { header: 'engine' }, { header: 'compile', align: 'right' }, { header: 'first call', align: 'right' }, { header: 'steady call', align: 'right' }],
+    compileRows,
+  ),
+  '',
+].join('\n');
+console.log(report);
+if (outFile) writeFileSync(outFile, report);

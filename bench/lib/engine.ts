@@ -1,0 +1,12 @@
+/**
+ * The engine a ufunc call runs on, in a few words, from its `explain(…)` sentence: "Wasm SIMD×4",
+ * "Wasm scalar", "JS"; on the parallel target prefixed by where ("workers", "calling thread").
+ */
+export function engineLabel(explained: string): string {
+  const where = explained.startsWith('On the calling thread') ? 'calling thread, ' : explained.startsWith('On ') ? 'workers, ' : '';
+  const simd = /WebAssembly \(SIMD, (\d) lanes\)/.exec(explained);
+  if (simd) return `${where}Wasm SIMD×${simd[1]}`;
+  if (/WebAssembly \(scalar/.test(explained)) return `${where}Wasm scalar`;
+  if (/JavaScript/.test(explained)) return `${where}JS`;
+  return explained.slice(0, 40);
+}
