@@ -96,7 +96,7 @@ const machine = `${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${availableParalle
 const report = [
   `## cpu and parallel engines vs Numba (median of ${timing.samples} samples after ${timing.warmup} warm-up${quick ? ', sizes ÷ 16' : ''})`,
   '',
-  `Machine: ${machine}. Date: ${new Date().toISOString()}. Command: \`npx tsx bench/wasm-engine.ts ${args.join(' ')}\`.`,
+  `Machine: ${machine}. Date: ${new Date().toISOString()}. Command: \`${process.argv[1]?.endsWith(".js") ? "node dist/bench/wasm-engine.js" : "npx tsx bench/wasm-engine.ts"} ${args.join(" ")}\`.`,
   '',
   markdownTable(
     [{ header: 'workload' }, { header: 'contender' }, { header: 'engine' }, { header: 'time', align: 'right' }, { header: '÷ Numba', align: 'right' }],
