@@ -6,7 +6,8 @@
 import type { DType, TypedArray } from '../../dtypes.js';
 import { DTYPES } from '../../dtypes.js';
 import { ArgumentError } from '../../errors.js';
-import type { Stmt, TypedKernel } from '../../compiler/ir.js';
+import type { Expr, MathFunction, Stmt, TypedKernel } from '../../compiler/ir.js';
+import { forEachExpr } from '../../compiler/ir-walk.js';
 import type { CallPlan } from '../../plan.js';
 import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../../targets/cpu/codegen.js';
 import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
@@ -84,6 +85,35 @@ function kernelRefusal(kernel: TypedKernel): string | undefined {
   return r ?? undefined;
 }
 
+/** Math functions the engine computes with Wasm instructions; the others cost more in Wasm than in JS. */
+const INLINE_MATH: ReadonlySet<MathFunction> = new Set<MathFunction>(['abs', 'floor', 'ceil', 'trunc', 'sqrt', 'fround', 'min', 'max', 'round', 'sign', 'imul', 'clz32']);
+const slowMath = new WeakMap<TypedKernel, MathFunction | null>();
+
+/**
+ * The first Math function of a kernel (helpers included) that Wasm computes slower than JS, if
+ * any: measured, `exp` (the fdlibm port, one lane at a time) took 220 ms in Wasm against 145 ms in
+ * JS over 10 M float32 (16-core Xeon, bench/wasm-engine.ts); imported functions also pay a call out
+ * of Wasm per element.
+ */
+function slowMathOf(kernel: TypedKernel): MathFunction | undefined {
+  let found = slowMath.get(kernel);
+  if (found === undefined) {
+    found = null;
+    const seen = new Set<readonly Stmt[]>();
+    const visit = (body: readonly Stmt[]): void => {
+      if (seen.has(body)) return;
+      seen.add(body);
+      forEachExpr(body, (e: Expr) => {
+        if (e.kind === 'math' && !INLINE_MATH.has(e.fn)) found ??= e.fn;
+        else if (e.kind === 'call') visit(e.helper.body);
+      });
+    };
+    visit(kernel.body);
+    slowMath.set(kernel, found);
+  }
+  return found ?? undefined;
+}
+
 const works = new WeakMap<TypedKernel, number>();
 
 /** {@link workEstimate} of a kernel's body, computed once per kernel (engine choice runs per call). */
@@ -144,6 +174,10 @@ export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (d
   }
   const refusal = kernelRefusal(plan.kernel);
   if (refusal) return { engine: 'js', reason: `Wasm cannot run this kernel: ${refusal}` };
+  const slow = slowMathOf(plan.kernel);
+  if (slow && mode !== 'wasm') {
+    return { engine: 'js', reason: `the kernel calls Math.${slow}, which runs faster in JS (V8's own) than in this engine (a call out of Wasm, or a port computed one lane at a time).` };
+  }
   let foreignBytes = 0;
   let elementBytes = 0;
   let copied = false;
