@@ -1,4 +1,3 @@
-/// <reference types="@webgpu/types" preserve="true" />
 /**
  * ufunc: Numba's `@vectorize` and `@guvectorize` for TypeScript — write an element-wise or
  * per-row kernel once, run it on the CPU, on all cores, or on the GPU.
@@ -19,6 +18,7 @@ export type { TargetName } from './targets/target.js';
 export { availableTargets } from './targets/registry.js';
 export { DeviceArray, deviceArray, toDevice } from './targets/gpu/device-array.js';
 export type { HostArrayView } from './targets/gpu/device-array.js';
+export type { WebGpuBuffer, WebGpuDevice } from './targets/gpu/webgpu-types.js';
 export { describeAdapter, setDevice } from './targets/gpu/device.js';
 export type { ScriptUrl } from './platform/platform.js';
 export { synchronize } from './targets/gpu/chain.js';

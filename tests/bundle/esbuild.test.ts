@@ -26,8 +26,8 @@ interface AppReport {
 
 let fixture: PackageFixture;
 
-beforeAll(() => {
-  fixture = makePackageFixture();
+beforeAll(async () => {
+  fixture = await makePackageFixture();
   copyFileSync(new URL('./fixtures/app.ts', import.meta.url), path.join(fixture.appDir, 'app.ts'));
 }, 120_000);
 afterAll(() => fixture?.remove());

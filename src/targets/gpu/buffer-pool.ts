@@ -27,9 +27,10 @@ import { ArgumentError, TargetUnavailableError } from '../../errors.js';
 import { cancelTimeout, type TimerHandle, unrefTimeout } from '../../platform/platform.js';
 import { flushChain } from './chain.js';
 import type { GpuContext } from './device.js';
+import type { GPUBuffer, GPUDevice } from './webgpu-types.js';
 
 /** Usage of every pooled buffer: bindable, copyable both ways. */
-export const POOLED_USAGE = (): GPUBufferUsageFlags => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+export const POOLED_USAGE = (): number => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 /** The pool is emptied after this long without a `takeBuffer`. */
 export const POOL_IDLE_MS = 1000;
 const MIN_CLASS_BYTES = 256;

@@ -30,6 +30,7 @@ import { DeviceError, KernelRuntimeError, UfuncError } from '../../errors.js';
 import { oobError } from './bounds-errors.js';
 import { assertDeviceAlive, type DeviceHold, type GpuContext, holdDevice, isDeviceAlive } from './device.js';
 import { afterCurrentTask } from '../../platform/platform.js';
+import type { GPUBuffer, GPUCommandEncoder, GPUComputePassEncoder, GPUComputePipeline, GPUDevice } from './webgpu-types.js';
 
 /** Calls per batch; also the number of slots of the params and bounds-check arenas. */
 export const MAX_CALLS_PER_BATCH = 128;

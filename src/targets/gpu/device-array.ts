@@ -17,6 +17,7 @@ import { releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { downloadBuffer, writeToBuffer } from './buffers.js';
 import { checkCalls, flushChain, taintsOf } from './chain.js';
 import { assertDeviceAlive, holdDevice, isDeviceAlive, liveDevice, runScoped, withDevice, type DeviceHold, type GpuContext } from './device.js';
+import type { GPUBuffer } from './webgpu-types.js';
 
 /** A host array with its layout, as `toDevice` accepts it. */
 export interface HostArrayView {

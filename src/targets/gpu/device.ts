@@ -18,6 +18,7 @@
  */
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../errors.js';
 import { cancelTimeout, type ContextStore, platform, type TimerHandle, unrefTimeout } from '../../platform/platform.js';
+import type { GPUDevice, GPUSupportedLimits, WebGpuDevice } from './webgpu-types.js';
 
 /** What the adapter says about itself; shown in reports and error messages. */
 export interface GpuAdapterInfo {
@@ -208,15 +209,16 @@ function adoptUserDevice(device: GPUDevice): GpuContext {
  * setDevice(await adapter!.requestDevice());
  * const f = vectorize(['float32(float32)'], { target: 'gpu' })((x) => 2 * x);
  */
-export function setDevice(device: GPUDevice | undefined): void {
+export function setDevice(device: WebGpuDevice | undefined): void {
   if (device !== undefined) {
-    const candidate = device as Partial<GPUDevice> | null;
+    const candidate = device as Partial<WebGpuDevice> | null;
     if (candidate === null || typeof candidate !== 'object' || typeof candidate.createBuffer !== 'function' || typeof candidate.queue !== 'object') {
       throw new ArgumentError(`setDevice: expected a GPUDevice (from adapter.requestDevice()) or undefined, found ${candidate === null ? 'null' : typeof candidate}.`);
     }
   }
   if (live) dropDevice(device ? 'it was replaced with setDevice()' : 'setDevice(undefined) went back to the library\'s own device', !live.ctx.userSupplied);
-  userDevice = device;
+  // The structural WebGpuDevice is what a caller can name; the device itself is a full GPUDevice.
+  userDevice = device as GPUDevice | undefined;
   userDeviceLost = undefined;
   cachedFailure = undefined;
 }
