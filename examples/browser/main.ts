@@ -5,7 +5,7 @@
  *
  * Results go to the page and to `window.ufuncResults` (the browser test reads them there).
  */
-import { availableTargets, type NDArray, type TargetName, TargetUnavailableError } from '../../src/index.js';
+import { availableTargets, type NDArray, setParallelOptions, type TargetName, TargetUnavailableError } from '../../src/index.js';
 import { seedTable } from '../hermite.js';
 import { runLorenz } from '../lorenz96.js';
 import { runSaxpy } from '../saxpy.js';
@@ -24,6 +24,8 @@ interface Check {
 interface Results {
   done: boolean;
   crossOriginIsolated: boolean;
+  /** Whether this thread has `Atomics.waitAsync` (false with `?waitAsync=0`). */
+  waitAsync: boolean;
   targets: TargetName[];
   /** Targets that refused to run here, with their message. */
   unavailable: { target: TargetName; error: string; message: string }[];
@@ -31,7 +33,22 @@ interface Results {
   error?: string;
 }
 
-const results: Results = { done: false, crossOriginIsolated: (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true, targets: [], unavailable: [], checks: [] };
+// `?waitAsync=0`: the page as in a browser without `Atomics.waitAsync`. The parallel target then
+// polls, on this thread and in its workers (worker.ts removes it there too).
+const search = (globalThis as unknown as { location: { search: string } }).location.search;
+if (new URLSearchParams(search).get('waitAsync') === '0') {
+  delete (Atomics as { waitAsync?: unknown }).waitAsync;
+  setParallelOptions({ workerUrl: new URL('./worker.js?waitAsync=0', import.meta.url) });
+}
+
+const results: Results = {
+  done: false,
+  crossOriginIsolated: (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true,
+  waitAsync: typeof (Atomics as { waitAsync?: unknown }).waitAsync === 'function',
+  targets: [],
+  unavailable: [],
+  checks: [],
+};
 (globalThis as { ufuncResults?: Results }).ufuncResults = results;
 
 // Typed here so that the examples compile with the project's lib (no DOM).

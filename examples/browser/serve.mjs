@@ -6,6 +6,7 @@
  *
  *   npm run example:browser        # then open http://127.0.0.1:8080/
  *   open http://127.0.0.1:8080/?isolated=0 for the same page without isolation (no parallel target)
+ *   and http://127.0.0.1:8080/?waitAsync=0 for a page as in a browser without Atomics.waitAsync
  *
  * The example imports the library's source here; an app that installed the package imports 'ufunc'
  * and bundles 'ufunc/worker' beside itself as worker.js (see the README's browser quick start).
@@ -22,7 +23,7 @@ const root = path.resolve(here, '../..');
 /** Bundles main.ts and the worker into dist/ beside this file. */
 export async function buildBrowserExample() {
   await esbuild.build({
-    entryPoints: { main: path.join(here, 'main.ts'), worker: path.join(root, 'src/targets/parallel/web/worker.ts') },
+    entryPoints: { main: path.join(here, 'main.ts'), worker: path.join(here, 'worker.ts') },
     outdir: path.join(here, 'dist'),
     bundle: true,
     format: 'esm',

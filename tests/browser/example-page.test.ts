@@ -17,6 +17,7 @@ const exampleDir = fileURLToPath(new URL('../../examples/browser/', import.meta.
 interface PageResults {
   done: boolean;
   crossOriginIsolated: boolean;
+  waitAsync: boolean;
   targets: string[];
   unavailable: { target: string; error: string; message: string }[];
   checks: { example: string; target: string; elements: number; maxDifference: number; tolerance: number; ok: boolean }[];
@@ -56,9 +57,13 @@ describe.runIf(browserRequired)('the browser example in headless Chromium', { ti
     }
   }
 
-  it('runs every example on cpu, parallel (Web Workers) and gpu (navigator.gpu), each equal to cpu', async () => {
-    const results = await runPage('');
+  it.each([
+    ['with Atomics.waitAsync', ''],
+    ['as in a browser without Atomics.waitAsync: polling on the page and in the workers', '?waitAsync=0'],
+  ])('runs every example on cpu, parallel (Web Workers) and gpu (navigator.gpu), each equal to cpu (%s)', async (_label, query) => {
+    const results = await runPage(query);
     expect(results.error).toBeUndefined();
+    expect(results.waitAsync).toBe(query === '');
     expect(results.crossOriginIsolated).toBe(true);
     expect(results.targets).toEqual(['cpu', 'parallel', 'gpu']);
     expect(results.unavailable).toEqual([]);
