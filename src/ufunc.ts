@@ -98,7 +98,7 @@ export class UfuncDefinition {
   readonly id = nextUfuncId++;
   readonly parsed: ParsedFunction;
   /** The kernel as the caller gave it (the ufunc methods call it as a helper of their fold kernels). */
-  readonly fn: Function;
+  readonly fn: Function | string;
   readonly target: TargetName;
   readonly env: KernelEnv;
   readonly boundsCheck: boolean;
@@ -111,7 +111,7 @@ export class UfuncDefinition {
 
   constructor(
     readonly kind: UfuncKind,
-    fn: Function,
+    fn: Function | string,
     signatures: readonly string[],
     readonly layout: Layout,
     readonly options: UfuncOptions,

@@ -23,6 +23,14 @@ import { arithmeticType, floatFor, isMixedSignComparison, joinTypes, promote } f
 /** Names a kernel may use besides its parameters: helper functions and numeric constants. */
 export type KernelEnv = Readonly<Record<string, unknown>>;
 
+/** A helper in `env`: a function, or its source text (which no minifier or coverage tool changes). */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+type HelperSource = Function | string;
+
+function isHelper(value: unknown): value is HelperSource {
+  return typeof value === 'function' || typeof value === 'string';
+}
+
 /** The parameters a kernel is specialised for: a scalar dtype or an array per parameter. */
 export interface KernelSpec {
   readonly params: readonly ValueType[];
@@ -461,7 +469,7 @@ class FunctionLowering {
       const value = this.context.env[name];
       if (typeof value === 'number') return { kind: 'weak', value, loc };
       if (typeof value === 'boolean') return { kind: 'const', value, type: 'bool', loc };
-      if (typeof value === 'function') this.fail(node, `\`${name}\` is a helper function; call it: \`${name}(…)\``);
+      if (isHelper(value)) this.fail(node, `\`${name}\` is a helper function; call it: \`${name}(…)\``);
       this.fail(node, `\`env.${name}\` is ${describeValue(value)}; env may hold numbers, booleans and helper functions`);
     }
     this.fail(node, this.unknownName(name));
@@ -472,11 +480,13 @@ class FunctionLowering {
     // A minifier renames the kernel's references to a helper (`scale(x)` → `Ht(x)`) but not the
     // key of `env` that passes it (`{ scale: Ht }`): helpers that the kernel never names by their key
     // are the sign.
-    const unnamedHelpers = Object.keys(this.context.env).filter((key) => typeof this.context.env[key] === 'function' && !new RegExp(`\\b${key}\\b`).test(this.fn.source));
-    if (unnamedHelpers.length === 0) return message;
+    const unnamed = Object.keys(this.context.env).filter((key) => !new RegExp(`\\b${key}\\b`).test(this.fn.source));
+    if (unnamed.length === 0) return message;
     return (
-      `${message}. \`env\` has the helper${unnamedHelpers.length === 1 ? '' : 's'} ${unnamedHelpers.map((k) => `\`${k}\``).join(', ')}, which the kernel never names: ` +
-      'if this code was minified, its names no longer match the keys of `env`. Keep identifiers when minifying (esbuild `--minify-whitespace --minify-syntax` without `--minify-identifiers`, terser `mangle: false`), or leave the kernel\'s file out of minification'
+      `${message}. \`env\` has ${unnamed.map((k) => `\`${k}\``).join(', ')}, which the kernel never names: ` +
+      'if this code was minified, its names no longer match the keys of `env` (and `--keep-names` hides the new names too). Give the kernel and its helpers as source text ' +
+      '(`vectorize(sigs, { env: { scale: \'(v) => 3 * v\' } })(\'(a, b) => scale(a) * b\')`), which no minifier changes, or keep identifiers when minifying ' +
+      '(esbuild without `--minify-identifiers` and `--keep-names`, terser `mangle: false`)'
     );
   }
 
@@ -700,15 +710,15 @@ class FunctionLowering {
         const diff: Expr = { kind: 'binary', op: '-', left: x, right: x, type: x.type, loc };
         return { kind: 'compare', op: '==', left: diff, right: constant(0, x.type, loc), operandType: x.type, type: 'bool', loc };
       }
-      const helper = this.context.env[name];
-      if (typeof helper === 'function') return this.helperCall(name, helper, args, node);
-      if (helper !== undefined) this.fail(callee, `\`env.${name}\` is ${describeValue(helper)}, not a function`);
+      const helper = this.context.helperNamed(name);
+      if (isHelper(helper)) return this.helperCall(name, helper, args, node);
+      if (helper !== undefined) this.fail(callee, `\`env.${name}\` is ${describeValue(helper)}, not a function or its source text`);
       this.fail(callee, this.unknownName(name));
     }
     this.fail(callee, `\`${this.text(callee)}(…)\` is not supported in kernels: call \`Math.*\` functions or helpers passed in \`env\``);
   }
 
-  private helperCall(name: string, fn: Function, argNodes: EsNode[], node: EsNode): Value {
+  private helperCall(name: string, fn: HelperSource, argNodes: EsNode[], node: EsNode): Value {
     const args: Argument[] = [];
     const types: ValueType[] = [];
     for (const a of argNodes) {
@@ -923,12 +933,25 @@ function evaluateJs(op: string, a: number, b: number): number | boolean {
 class KernelContext {
   private readonly specialisations = new Map<string, HelperFunction>();
   private readonly inProgress = new Set<string>();
-  private readonly parsedHelpers = new Map<Function, ParsedFunction>();
+  private readonly parsedHelpers = new Map<HelperSource, ParsedFunction>();
   private readonly names = new Map<string, number>();
 
   constructor(readonly env: KernelEnv) {}
 
-  specialiseHelper(name: string, fn: Function, types: ValueType[], node: EsNode, caller: FunctionLowering): HelperFunction {
+  /**
+   * The helper a kernel calls as `name`: `env[name]`; else, when `env` has no such key, the one
+   * helper function whose own name is `name`. That second rule is what makes minified code work:
+   * a minifier renames the helper (`function scale` → `function Ht`) and the kernel's calls to it
+   * (`Ht(x)`), but not the key that passes it (`env: { scale: Ht }`); the function still knows
+   * its new name (`Ht.name === 'Ht'`) unless `--keep-names` restores the old one.
+   */
+  helperNamed(name: string): unknown {
+    if (Object.prototype.hasOwnProperty.call(this.env, name)) return this.env[name];
+    const byOwnName = Object.values(this.env).filter((value) => typeof value === 'function' && value.name === name);
+    return byOwnName.length === 1 ? byOwnName[0] : undefined;
+  }
+
+  specialiseHelper(name: string, fn: HelperSource, types: ValueType[], node: EsNode, caller: FunctionLowering): HelperFunction {
     const key = `${name}(${types.map((t) => (isArrayType(t) ? `${t.dtype}[${t.ndim}]` : t)).join(',')})`;
     const done = this.specialisations.get(key);
     if (done) return done;

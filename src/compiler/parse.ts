@@ -9,7 +9,7 @@ import { KernelCompileError, type SourceLocation } from '../errors.js';
 export type EsNode = Node & Record<string, any>;
 
 export interface ParsedFunction {
-  /** The function's source exactly as `fn.toString()` gave it. */
+  /** The function's source exactly as `fn.toString()` gave it, or as passed as text. */
   readonly source: string;
   readonly name: string;
   /** ArrowFunctionExpression | FunctionExpression | FunctionDeclaration. */
@@ -32,15 +32,18 @@ export function locationOf(node: EsNode): SourceLocation {
 }
 
 /**
- * Parses a kernel or helper function.
+ * Parses a kernel or helper function, given as a function or as its source text. Source text is
+ * what survives any minifier (a string is never renamed or rewritten) and coverage instrumenter.
  *
- * @param fn - an arrow function, function expression or declaration (not a method, not native)
- * @returns its ESTree node and parameter names
+ * @param fn - an arrow function, function expression or declaration (not a method, not native),
+ *   or the source text of one, e.g. `'(x, y) => x * y'`
+ * @returns its ESTree node and parameter names; Istanbul's coverage counters are left out
  * @throws KernelCompileError for syntax the kernel language cannot read
  */
 export function parseFunction(fn: unknown, what = 'kernel'): ParsedFunction {
+  if (typeof fn === 'string') return parseSource(fn.trim(), '', what);
   if (typeof fn !== 'function') {
-    throw new KernelCompileError(`The ${what} must be a function, found ${fn === null ? 'null' : typeof fn}.`);
+    throw new KernelCompileError(`The ${what} must be a function or its source text, found ${fn === null ? 'null' : typeof fn}.`);
   }
   const source = Function.prototype.toString.call(fn);
   if (/\{\s*\[native code\]\s*\}$/.test(source) || isBuiltin(fn)) {
@@ -48,7 +51,10 @@ export function parseFunction(fn: unknown, what = 'kernel'): ParsedFunction {
       `The ${what}${what === 'kernel' ? '' : ` (the function \`${fn.name || 'anonymous'}\`)`} is a native or bound function, or a built-in (such as \`Math.max\` or \`process.exit\`), which cannot be compiled into a kernel: its code is not kernel-language JavaScript. Pass a plain function written in the kernel language.`,
     );
   }
-  refuseInstrumented(source, what);
+  return parseSource(source, fn.name, what);
+}
+
+function parseSource(source: string, name: string, what: string): ParsedFunction {
   let program: EsNode;
   try {
     program = acornParse(`(${source})`, { ecmaVersion: 'latest', locations: true, sourceType: 'script' }) as EsNode;
@@ -57,7 +63,7 @@ export function parseFunction(fn: unknown, what = 'kernel'): ParsedFunction {
     try {
       program = acornParse(`({${source}})`, { ecmaVersion: 'latest', locations: true }) as EsNode;
       const method = program.body[0].expression.properties[0].value as EsNode;
-      return finish(source, fn.name, method);
+      return finish(source, name, method, what);
     } catch {
       const err = e as { message: string; loc?: { line: number; column: number } };
       const loc = err.loc ? { line: err.loc.line, column: err.loc.line === 1 ? err.loc.column : err.loc.column + 1 } : { line: 1, column: 1 };
@@ -68,25 +74,84 @@ export function parseFunction(fn: unknown, what = 'kernel'): ParsedFunction {
   if (!expr || (expr.type !== 'ArrowFunctionExpression' && expr.type !== 'FunctionExpression')) {
     throw new KernelCompileError(`The ${what} must be a function, found source that is not one: ${source.slice(0, 60)}`);
   }
-  return finish(source, fn.name, expr);
+  return finish(source, name, expr, what);
 }
 
 /**
- * Istanbul (Jest's default coverage, `--coverage.provider=istanbul`) rewrites functions with
- * counters such as `cov_1xv7984owx().s[0]++`, which are not kernel language: say so, and what to do,
- * instead of failing on the first counter as if the user had written it.
+ * Istanbul (Jest's default coverage, `--coverage.provider=istanbul`, nyc) rewrites functions with
+ * counters that are not kernel language. Counting is all they do, so they are left out, and the
+ * kernel compiles as written:
+ *
+ *     function f(x) { cov_1x().f[0]++; cov_1x().s[1]++; return x > 0 ? (cov_1x().b[0][0]++, x) : (cov_1x().b[0][1]++, 0); }
+ *     // is read as
+ *     function f(x) { return x > 0 ? x : 0; }
+ *
+ * A counter is `cov_…()` (the counters' accessor), `cov_…().s[N]++`, `cov_…().f[N]++` or
+ * `cov_…().b[N][M]++`: as a statement of its own, or an element of a comma expression.
+ * Any other use of `cov_…` is refused with what to do.
  */
-function refuseInstrumented(source: string, what: string): void {
-  const counter = /\bcov_[0-9a-z]+\(\)\.[sfb]\[/i.exec(source);
-  if (!counter) return;
-  throw new KernelCompileError(
-    `The ${what} was instrumented for code coverage: its source holds Istanbul's counters (\`${counter[0]}…\`), which a kernel cannot run. ` +
-      'Exclude the file that defines it from instrumentation (`/* istanbul ignore file */` at its top, or your test runner\'s `coverage.exclude`), ' +
-      'or use V8 coverage (`vitest --coverage.provider=v8`, `c8`, Jest\'s `coverageProvider: "v8"`), which leaves the source alone.',
-  );
+const COVERAGE_ACCESSOR = /^cov_[0-9a-z]+$/i;
+
+function isCoverageCounter(node: EsNode): boolean {
+  let target = node.type === 'UpdateExpression' ? (node.argument as EsNode) : node;
+  while (target.type === 'MemberExpression') target = target.object as EsNode;
+  return target.type === 'CallExpression' && target.arguments.length === 0 && target.callee.type === 'Identifier' && COVERAGE_ACCESSOR.test(target.callee.name);
 }
 
-function finish(source: string, name: string, node: EsNode): ParsedFunction {
+function stripCoverageCounters(node: EsNode): EsNode {
+  for (const key of Object.keys(node)) {
+    if (key === 'loc') continue;
+    const value = node[key] as unknown;
+    if (Array.isArray(value)) {
+      // Statement lists (blocks, `case` bodies): counters as statements of their own go.
+      const kept = value.filter((child: unknown) => !(isNode(child) && child.type === 'ExpressionStatement' && isCoverageCounter(child.expression)));
+      node[key] = kept.map((child: unknown) => (isNode(child) ? stripCoverageCounters(child) : child));
+    } else if (isNode(value)) {
+      node[key] = stripCoverageCounters(value);
+    }
+  }
+  if (node.type === 'SequenceExpression') {
+    const kept = (node.expressions as EsNode[]).filter((e) => !isCoverageCounter(e));
+    if (kept.length === 1) return kept[0]!;
+    node.expressions = kept;
+  }
+  // `if (c) cov().b[0][0]++;` leaves an empty branch; an empty statement keeps the `if` valid.
+  if (node.type === 'ExpressionStatement' && isCoverageCounter(node.expression)) return { ...node, type: 'EmptyStatement' } as EsNode;
+  return node;
+}
+
+function isNode(value: unknown): value is EsNode {
+  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
+}
+
+function firstCoverageAccessor(node: EsNode): EsNode | undefined {
+  if (node.type === 'Identifier' && COVERAGE_ACCESSOR.test(node.name)) return node;
+  for (const key of Object.keys(node)) {
+    if (key === 'loc') continue;
+    const value = node[key] as unknown;
+    for (const child of Array.isArray(value) ? value : [value]) {
+      const found = isNode(child) ? firstCoverageAccessor(child) : undefined;
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+function finish(source: string, name: string, parsed: EsNode, what: string): ParsedFunction {
+  let node = parsed;
+  if (/\bcov_[0-9a-z]+\(\)/i.test(source)) {
+    node = stripCoverageCounters(node);
+    const left = firstCoverageAccessor(node);
+    if (left) {
+      throw compileError(
+        source,
+        locationOf(left),
+        `the ${what} was instrumented for code coverage, and \`${left.name}\` is used here in a way that is not one of Istanbul's counters, so it cannot be left out. ` +
+          'Exclude the file that defines it from instrumentation (`/* istanbul ignore file */` at its top, or your test runner\'s `coverage.exclude`), ' +
+          'use V8 coverage (`vitest --coverage.provider=v8`, `c8`, Jest\'s `coverageProvider: "v8"`), which leaves the source alone, or pass the kernel as source text',
+      );
+    }
+  }
   if (node.async) throw compileError(source, locationOf(node), '`async` functions are not supported in kernels: a kernel computes synchronously');
   if (node.generator) throw compileError(source, locationOf(node), 'generator functions are not supported in kernels');
   const params = (node.params as EsNode[]).map((p) => {

@@ -21,7 +21,7 @@ export interface GuvectorizeDecorator<Sigs extends readonly string[], L extends 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   (kernel: (...args: any[]) => unknown): TypedGuvectorize<Sigs, L, T> & Partial<UfuncMethods>;
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-  (kernel: Function): TypedGuvectorize<Sigs, L, T> & Partial<UfuncMethods>;
+  (kernel: Function | string): TypedGuvectorize<Sigs, L, T> & Partial<UfuncMethods>;
 }
 
 /**
@@ -42,25 +42,25 @@ export function guvectorize<const Sigs extends readonly string[], const L extend
   signatures: Sigs,
   layout: L,
   options?: O,
-): AllParsed<Sigs> extends true ? GuvectorizeDecorator<Sigs, L, TargetOf<O>> : (kernel: Function) => Ufunc & Partial<UfuncMethods>;
+): AllParsed<Sigs> extends true ? GuvectorizeDecorator<Sigs, L, TargetOf<O>> : (kernel: Function | string) => Ufunc & Partial<UfuncMethods>;
 export function guvectorize<const S extends string, const L extends string, const O extends UfuncOptions = { target: 'cpu' }>(
   signature: S,
   layout: L,
   options?: O,
-): AllParsed<[S]> extends true ? GuvectorizeDecorator<[S], L, TargetOf<O>> : (kernel: Function) => Ufunc & Partial<UfuncMethods>;
-export function guvectorize(signatures: readonly string[] | string, layout: string, options?: UfuncOptions): (kernel: Function) => Ufunc & Partial<UfuncMethods>;
+): AllParsed<[S]> extends true ? GuvectorizeDecorator<[S], L, TargetOf<O>> : (kernel: Function | string) => Ufunc & Partial<UfuncMethods>;
+export function guvectorize(signatures: readonly string[] | string, layout: string, options?: UfuncOptions): (kernel: Function | string) => Ufunc & Partial<UfuncMethods>;
 export function guvectorize(
   signatures: readonly string[] | string,
   layout: string,
   options: UfuncOptions = {},
-): (kernel: Function) => Ufunc & Partial<UfuncMethods> {
+): (kernel: Function | string) => Ufunc & Partial<UfuncMethods> {
   const sigs = typeof signatures === 'string' ? [signatures] : signatures;
   checkOptions(options, GUVECTORIZE_OPTIONS, '`guvectorize`');
   const parsedLayout = parseLayout(layout);
   // A kernel over scalars (`(),()->()`) is a binary ufunc in all but name: it gets reduce, accumulate,
   // outer, reduceat and at, as Numba's gufuncs do.
   const scalarBinary = parsedLayout.inputs.length === 2 && parsedLayout.outputs.length === 1 && [...parsedLayout.inputs, ...parsedLayout.outputs].every((c) => c.length === 0);
-  return (kernel: Function) => {
+  return (kernel: Function | string) => {
     const def = new UfuncDefinition('guvectorize', kernel, sigs, parsedLayout, options);
     return makeCallable(def, scalarBinary ? ufuncMethods(def) : {});
   };

@@ -2,6 +2,7 @@
  * `vectorize`: an element-wise kernel over broadcast arrays, as Numba's `@vectorize`.
  */
 import { makeCallable, type Ufunc } from '../callable.js';
+import { parseFunction } from '../compiler/parse.js';
 import { parseLayout } from '../signature-parser/index.js';
 import { checkOptions } from '../options.js';
 import { UfuncDefinition, type UfuncOptions, VECTORIZE_OPTIONS } from '../ufunc.js';
@@ -21,7 +22,7 @@ export interface VectorizeDecorator<Sigs extends readonly string[], T extends Ta
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   (kernel: (...args: any[]) => unknown): TypedVectorize<Sigs, T, UfuncMethods>;
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-  (kernel: Function): TypedVectorize<Sigs, T, UfuncMethods>;
+  (kernel: Function | string): TypedVectorize<Sigs, T, UfuncMethods>;
 }
 
 /**
@@ -40,19 +41,19 @@ export interface VectorizeDecorator<Sigs extends readonly string[], T extends Ta
 export function vectorize<const Sigs extends readonly string[], const O extends UfuncOptions = { target: 'cpu' }>(
   signatures: Sigs,
   options?: O,
-): AllParsed<Sigs> extends true ? VectorizeDecorator<Sigs, TargetOf<O>> : (kernel: Function) => VectorizeUfunc;
+): AllParsed<Sigs> extends true ? VectorizeDecorator<Sigs, TargetOf<O>> : (kernel: Function | string) => VectorizeUfunc;
 export function vectorize<const S extends string, const O extends UfuncOptions = { target: 'cpu' }>(
   signature: S,
   options?: O,
-): AllParsed<[S]> extends true ? VectorizeDecorator<[S], TargetOf<O>> : (kernel: Function) => VectorizeUfunc;
-export function vectorize(signatures?: readonly string[] | string, options?: UfuncOptions): (kernel: Function) => VectorizeUfunc;
+): AllParsed<[S]> extends true ? VectorizeDecorator<[S], TargetOf<O>> : (kernel: Function | string) => VectorizeUfunc;
+export function vectorize(signatures?: readonly string[] | string, options?: UfuncOptions): (kernel: Function | string) => VectorizeUfunc;
 export function vectorize(
   signatures: readonly string[] | string = [],
   options: UfuncOptions = {},
-): (kernel: Function) => VectorizeUfunc {
+): (kernel: Function | string) => VectorizeUfunc {
   const sigs = typeof signatures === 'string' ? [signatures] : signatures;
   checkOptions(options, VECTORIZE_OPTIONS, '`vectorize`');
-  return (kernel: Function) => {
+  return (kernel: Function | string) => {
     const arity = kernelArity(kernel);
     const layout = parseLayout(`${Array(arity).fill('()').join(',')}->()`);
     const def = new UfuncDefinition('vectorize', kernel, sigs, layout, options);
@@ -60,7 +61,8 @@ export function vectorize(
   };
 }
 
-function kernelArity(kernel: Function): number {
+function kernelArity(kernel: Function | string): number {
+  if (typeof kernel === 'string') return Math.max(parseFunction(kernel).params.length, 1);
   if (typeof kernel !== 'function') return 0; // parseFunction reports it
   // Function.length stops at a default parameter; those are refused when the kernel is parsed.
   return Math.max(kernel.length, 1);

@@ -48,8 +48,8 @@ async function bundle(platform: 'node' | 'browser', outdir: string, withWorker: 
   });
 }
 
-function runNode(outdir: string, targets: string): AppReport {
-  const run = spawnSync(process.execPath, [path.join(fixture.appDir, outdir, 'app.js'), targets], { encoding: 'utf8', timeout: 60_000 });
+function runNode(outdir: string, targets: string, ...more: string[]): AppReport {
+  const run = spawnSync(process.execPath, [path.join(fixture.appDir, outdir, 'app.js'), targets, ...more], { encoding: 'utf8', timeout: 60_000 });
   expect(run.status, run.stderr).toBe(0);
   return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as AppReport;
 }
@@ -108,11 +108,28 @@ describe('an app bundled with esbuild for Node', { timeout: 120_000 }, () => {
 });
 
 describe('an app bundled with esbuild and minified', { timeout: 120_000 }, () => {
-  it('with --minify (renamed identifiers), refuses the kernel saying to keep identifiers', async () => {
-    await bundle('node', 'out-minified', true, { minify: true, keepNames: true });
-    const report = runNode('out-minified', 'cpu');
+  it('with --minify (renamed identifiers), runs on cpu and parallel: the helper is found by its new name', async () => {
+    await bundle('node', 'out-minified', true, { minify: true });
+    // The helper really was renamed: env passes it as `{ scale: <new name> }`.
+    expect(readFileSync(path.join(fixture.appDir, 'out-minified/app.js'), 'utf8')).toMatch(/\{scale:(?!scale\b)[\w$]+\}/);
+    const report = runNode('out-minified', 'cpu,parallel');
+    expect(report.error).toBeUndefined();
+    expect(report.results.map((r) => [r.target, r.ok])).toEqual([['cpu', true], ['parallel', true]]);
+  });
+
+  it('with --minify --keep-names, refuses a kernel given as a function, saying to give it as source text', async () => {
+    await bundle('node', 'out-minified-keep', true, { minify: true, keepNames: true });
+    const report = runNode('out-minified-keep', 'cpu');
     expect(report.error?.name).toBe('KernelCompileError');
-    expect(report.error?.message).toMatch(/is not defined in the kernel.*`env` has the helper `scale`, which the kernel never names: if this code was minified, its names no longer match the keys of `env`\. Keep identifiers when minifying \(esbuild `--minify-whitespace --minify-syntax` without `--minify-identifiers`, terser `mangle: false`\)/s);
+    expect(report.error?.message).toMatch(
+      /is not defined in the kernel.*`env` has `scale`, which the kernel never names: if this code was minified, its names no longer match the keys of `env` \(and `--keep-names` hides the new names too\)\. Give the kernel and its helpers as source text/s,
+    );
+  });
+
+  it('with --minify --keep-names, runs a kernel and helper given as source text on cpu and parallel', async () => {
+    const report = runNode('out-minified-keep', 'cpu,parallel', 'text');
+    expect(report.error).toBeUndefined();
+    expect(report.results.map((r) => [r.target, r.ok])).toEqual([['cpu', true], ['parallel', true]]);
   });
 
   it('minified without renaming identifiers, runs on cpu and parallel', async () => {
