@@ -126,6 +126,17 @@ describe('staging decisions', () => {
     expect(planStaging(2, [row({ coreShape: [1000], loopStride: 1000 })], 16384).tiles).toEqual([]);
     expect(planStaging(2, [row({ coreShape: [100], loopStride: 100 })], 16384).workgroupSize).toBe(32);
   });
+
+  it('takes 128 rows for tiles that only collect outputs, 64 for tiles read from memory', () => {
+    expect(planStaging(2, [row()], 16384).workgroupSize).toBe(128);
+    expect(planStaging(2, [row({ pristine: false, writesRowFirst: true })], 16384).workgroupSize).toBe(128);
+    expect(planStaging(2, [row({ pristine: false })], 16384).workgroupSize).toBe(64); // tracked: unwritten reads go to memory
+    expect(planStaging(2, [row({ operand: 0, isOutput: false }), row()], 16384).workgroupSize).toBe(64); // rows read in
+    // In place, reading one fixed element of the row: it comes from memory.
+    expect(planStaging(2, [row({ operand: 0, isOutput: false, read: 'elements' }), row({ writesRowFirst: true, pristine: false })], 16384).workgroupSize).toBe(64);
+    // 128 rows only where they fit: 128 × 33 words × 4 bytes > 16384.
+    expect(planStaging(2, [row({ coreShape: [32], loopStride: 32 })], 16384).workgroupSize).toBe(64);
+  });
 });
 
 describe('bounds-check record', () => {

@@ -93,6 +93,31 @@ describeGpu('layouts', { timeout: 60_000 }, () => {
     expect(relative(rc.data, rg.data)).toBeLessThan(2e-6); // the recurrence's doubles are f32 on the gpu
   });
 
+  it('staged rows: whole workgroups (copied with constant trip counts) and a partial last one equal the cpu', async () => {
+    const fill = both((target) => guvectorize(['void(float32, float32[:])'], '()->(n)', { target })((x: number, out: Float32Array) => {
+      for (let i = 0; i < out.length; i++) out[i] = x * 3 + i;
+    }));
+    const reverse = both((target) => guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { target })((x: Float32Array, out: Float32Array) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[x.length - 1 - i]! * 2;
+    }));
+    const some = both((target) => guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { target })((x: Float32Array, out: Float32Array) => {
+      for (let i = 0; i < x.length; i += 2) out[i] = x[i]! - 1;
+    }));
+    for (const rows of [64, 128, 256, 64 * 3 + 17, 128 * 2 + 5]) {
+      const xs = iota(rows, 0.01);
+      const [fc, fg] = await Promise.all([fill.cpu(xs, { dims: { n: 7 } }), fill.gpu(xs, { dims: { n: 7 } })]);
+      expect(differences(fc.data, fg.data), `fill, ${rows} rows`).toEqual([]);
+      const x = { data: iota(rows * 6, 0.5), shape: [rows, 6] };
+      const [rc, rg] = await Promise.all([reverse.cpu(x), reverse.gpu(x)]);
+      expect(differences(rc.data, rg.data), `reverse, ${rows} rows`).toEqual([]);
+      const kept = () => ({ data: new Float32Array(rows * 6).fill(9), shape: [rows, 6] });
+      const [sc, sg] = [kept(), kept()];
+      await Promise.all([some.cpu(x, { out: sc }), some.gpu(x, { out: sg })]);
+      expect(differences(sc.data, sg.data), `every other element, ${rows} rows`).toEqual([]);
+      expect(sg.data[1]).toBe(9);
+    }
+  });
+
   it('in-place (n)->(n) on a host array reads what the same invocation wrote', async () => {
     const scan = both((target) => guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { target })((x: Float32Array, out: Float32Array) => {
       for (let i = 1; i < x.length; i++) out[i] = out[i - 1]! + x[i]!;
@@ -136,8 +161,8 @@ describeGpu('sizes', { timeout: 60_000 }, () => {
     expect(g[n - 1]).toBe(x[n - 1]! - y[n - 1]!);
   }, 180_000);
 
-  it('staged guvectorize rows past 65,535 workgroups', async () => {
-    const rows = 65535 * 64 + 1;
+  it('staged guvectorize rows past 65,535 workgroups (of 128 rows: only outputs are staged)', async () => {
+    const rows = 65535 * 128 + 1;
     const pair = guvectorize(['void(float32, float32[:])'], '()->(n)', { target: 'gpu' })((x: number, out: Float32Array) => {
       out[0] = x;
       out[1] = -x;
