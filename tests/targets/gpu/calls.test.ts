@@ -105,8 +105,8 @@ describeGpu('layouts', { timeout: 60_000 }, () => {
     }));
     for (const rows of [64, 128, 256, 64 * 3 + 17, 128 * 2 + 5]) {
       const xs = iota(rows, 0.01);
-      const [fc, fg] = await Promise.all([fill.cpu(xs, { dims: { n: 7 } }), fill.gpu(xs, { dims: { n: 7 } })]);
-      expect(differences(fc.data, fg.data), `fill, ${rows} rows`).toEqual([]);
+      const [fc, fg] = (await Promise.all([fill.cpu(xs, { dims: { n: 7 } }), fill.gpu(xs, { dims: { n: 7 } })])) as NDArray<Float32Array>[];
+      expect(differences(fc!.data, fg!.data), `fill, ${rows} rows`).toEqual([]);
       const x = { data: iota(rows * 6, 0.5), shape: [rows, 6] };
       const [rc, rg] = await Promise.all([reverse.cpu(x), reverse.gpu(x)]);
       expect(differences(rc.data, rg.data), `reverse, ${rows} rows`).toEqual([]);
