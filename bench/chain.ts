@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { type DeviceArray, deviceArray, toDevice, type Ufunc } from '../src/index.js';
 import { acquireDevice, describeAdapter, setIdleReleaseMs } from '../src/targets/gpu/device.js';
 import { timeKernels } from '../src/targets/gpu/kernel-timing.js';
+import { bufferPoolStats } from '../src/targets/gpu/buffer-pool.js';
 import { markdownTable } from './lib/markdown.js';
 import { median } from './lib/timing.js';
 import { allocateLocal, type HostArray, workloadNamed, type WorkloadName } from './workloads.js';
@@ -179,6 +180,7 @@ for (const chain of CHAINS) {
   let ufunc = ufuncs.get(chain.workload);
   if (!ufunc) ufuncs.set(chain.workload, (ufunc = workloadNamed(chain.workload).makeUfunc('gpu', 'float32')));
   let ours: Measured;
+  const poolBefore = bufferPoolStats(ctx);
   try {
     ours = await measure(chain, ufunc);
   } catch (e) {
@@ -190,7 +192,9 @@ for (const chain of CHAINS) {
   const peer = argv.includes('--skip-peers') ? { skipped: 'CuPy skipped (--skip-peers)' } : cupyChain(chain);
   rows.push({ chain, ours, peer });
   const peerText = peer.wall_per_call_s === undefined ? (peer.skipped ?? '—') : `CuPy ${fmtMs(peer.wall_per_call_s * 1e3)} per call, kernel ${fmtMs(peer.kernel_s! * 1e3)}`;
-  console.log(`${chain.name}: ${fmtMs(ours.wallPerCallMs)} per call, kernel ${ours.kernelMs === undefined ? '—' : fmtMs(ours.kernelMs)} (${ours.check}); ${peerText}`);
+  const pool = bufferPoolStats(ctx);
+  const poolText = `buffer pool: ${pool.created - poolBefore.created} created, ${pool.reused - poolBefore.reused} reused`;
+  console.log(`${chain.name}: ${fmtMs(ours.wallPerCallMs)} per call, kernel ${ours.kernelMs === undefined ? '—' : fmtMs(ours.kernelMs)} (${ours.check}; ${poolText}); ${peerText}`);
 }
 
 function fmtMs(ms: number): string {

@@ -139,6 +139,10 @@ export interface TileCode {
  * @param rows the name of main's `let` that holds the number of rows this workgroup owns
  * @param lane the name of the invocation index within the workgroup
  * @param element a fresh name for the copy loops' counter
+ * @param counter a fresh name for the whole-workgroup loops' counter
+ * @param held a fresh name for the registers loads go through
+ * @param unrollStores whether stores of whole workgroups use the constant trip count (only when
+ *   no tile reads memory besides its own copy-in)
  */
 export function emitTileCode(
   tiles: readonly TileLayout[],
@@ -147,8 +151,9 @@ export function emitTileCode(
   rows: string,
   lane: string,
   element: string,
-  counter = 'k',
-  held = 'held',
+  counter: string,
+  held: string,
+  unrollStores: boolean,
 ): TileCode {
   let declarations = '';
   let loads = '';
@@ -163,8 +168,10 @@ export function emitTileCode(
     const index = `(${e} / ${size}u) * ${t.pitch}u + ${e} % ${size}u`;
     const slot = `${n.tile}[${index}]`;
     // A full workgroup (every one but the last) copies with a constant trip count, which the
-    // driver's compiler unrolls: all of an invocation's loads are in flight at once, and stores
-    // issue back to back (H100, Hermite `()->(n)`: 0.172 → 0.144 ms; reading rows in: 0.50 → 0.24 ms).
+    // driver's compiler unrolls: all of an invocation's loads are in flight at once (H100, rows
+    // read in: 0.50 → 0.24 ms), and, where nothing else is read from memory, stores issue back to
+    // back (Hermite `()->(n)`: 0.172 → 0.144 ms). Not the stores of kernels that also read the
+    // rows' memory (in place, tracked tiles): there the unrolled stores measured 2–2.5× slower.
     const k = counter;
     const full = (body: string) => `for (var ${k} = 0u; ${k} < ${size}u; ${k}++) { let ${e} = ${lane} + ${k} * ${workgroupSize}u; ${body} }`;
     const partial = (body: string) => `for (var ${e} = ${lane}; ${e} < ${rows} * ${size}u; ${e} += ${workgroupSize}u) { ${body} }`;
@@ -178,7 +185,7 @@ export function emitTileCode(
     if (t.store) {
       const store = n.store(`${n.block} + ${e}`, slot);
       const body = t.init === 'track' ? `if (${n.written}[${index}] != 0u) { ${store} }` : store;
-      stores += either(full(body), body);
+      stores += unrollStores ? either(full(body), body) : `  ${partial(body)}\n`;
     }
   });
   return { declarations, loads, stores };

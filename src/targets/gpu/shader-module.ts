@@ -394,6 +394,9 @@ class ShaderModuleBuilder {
       'rows',
       'lane',
       'e',
+      'k',
+      'held',
+      this.layout.tiles.every((t, i) => t.init === 'zero' && !this.memory[i]),
     );
   }
 
