@@ -457,7 +457,12 @@ export class FunctionEmitter {
     const call = (fn: SupportName) => ({ text: `${this.m.support.use(fn)}(${a!.text}, ${b!.text})`, effects });
     const infix = () => ({ text: `(${a!.text} ${e.op} ${b!.text})`, effects });
     switch (e.op) {
-      case '+': case '-': case '*': case '/': case '&': case '|': case '^':
+      case '+': case '-':
+        // The right operand hidden from the driver: no `x - x` → 0 or `(x + y) - y` → x (wgsl-support.ts).
+        // A constant is hidden already.
+        if (rep === 'f32' && !b!.text.startsWith('js_hide(')) return { text: `(${a!.text} ${e.op} ${this.m.support.hide(unparen(b!.text))})`, effects };
+        return infix();
+      case '*': case '/': case '&': case '|': case '^':
         return infix();
       case '%':
         if (rep === 'f32') return call('js_fmod');
@@ -509,6 +514,10 @@ export class FunctionEmitter {
       const division = this.integerDivision(e.value, pre, ind);
       if (division) return { text: wrapInteger(`bitcast<i32>(${division.text})`, to, division.text), effects: division.effects };
     }
+    if (!isFloat(to) && to !== 'bool') {
+      const sum = this.integerPlusFraction(e.value, pre, ind);
+      if (sum) return { text: wrapInteger(sum.text, to, `bitcast<u32>(${unparen(sum.text)})`), effects: sum.effects };
+    }
     // A double converted to an integer type is used modulo 2^32 (compiler/passes/integral-doubles.ts).
     const valueContext: ValueContext = e.value.type === 'float64' && !isFloat(to) && to !== 'bool' ? 'modular' : context;
     const fromRep = this.rep(e.value, valueContext);
@@ -531,6 +540,62 @@ export class FunctionEmitter {
     const [x, y] = this.operands([a.operand, b.operand], pre, ind);
     const fn = `js_idiv_${a.kind}${b.kind}` as SupportName;
     return { text: `${this.m.support.use(fn)}(${x!.text}, ${y!.text})`, effects: x!.effects || y!.effects };
+  }
+
+  /**
+   * `(E + c) | 0`, `(E - c) | 0`, `(c + E) | 0`, `(c - E) | 0` (and `>>> 0`, and stores into integer
+   * arrays) where E is an integer (an integral double, or an int or uint32 value) and c a constant
+   * with a fraction: the cpu adds in doubles, exactly, and truncates; f32 would round E + c. With
+   * F = floor(c), E + c truncates to E + F, plus 1 where E + F is negative (towards zero), so it is
+   * computed on integers, modulo 2³². Exact while the double sum keeps c's fraction: |c| < 2³² and a
+   * fraction in [2⁻¹⁸, 1 − 2⁻¹⁸] (the sum is below 2³³ in magnitude, where doubles have 20
+   * fraction bits). Another such constant is refused: f32 cannot compute it as the cpu does.
+   *
+   * @returns the truncated sum's 32 bits as an i32 expression, or undefined when the pattern does not apply
+   */
+  private integerPlusFraction(e: Expr, pre: string[], ind: string): Code | undefined {
+    if (e.kind !== 'binary' || (e.op !== '+' && e.op !== '-') || e.type !== 'float64') return undefined;
+    const fractional = (x: Expr) => {
+      const v = constantValue(x);
+      return v !== undefined && Number.isFinite(v) && !Number.isInteger(v) ? v : undefined;
+    };
+    const constantOnLeft = fractional(e.left) !== undefined;
+    const c = constantOnLeft ? fractional(e.left) : fractional(e.right);
+    if (c === undefined) return undefined;
+    const other = constantOnLeft ? e.right : e.left;
+    const integer = this.exactInteger(other);
+    if (!integer) return undefined;
+    const F = Math.floor(c);
+    const fraction = c - F;
+    if (Math.abs(c) >= 2 ** 32 || fraction < 2 ** -18 || fraction > 1 - 2 ** -18) {
+      throw new KernelCompileError(
+        `The constant ${c} at kernel line ${e.loc.line}:${e.loc.column} is added to or subtracted from an integer and the result converted to an integer type; the gpu target computes that exactly only for constants below 2^32 in magnitude whose fraction is at least 2^-18 from an integer (WGSL has no 64-bit floats, and f32 would round the sum). Round the constant to what you mean (\`Math.floor\`, \`Math.ceil\`), or use target 'cpu' or 'parallel'.`,
+        e.loc,
+      );
+    }
+    const [x] = this.operands([integer.operand], pre, ind);
+    const u = integer.kind === 'u';
+    const value = unparen(x!.text);
+    // The sum's sign as the cpu sees it: with the constant on the right, E + F < 0 ⇔ E < −F; for
+    // c − E (the constant on the left, or E subtracted), −E + F < 0 ⇔ E > F.
+    const subtracted = constantOnLeft && e.op === '-';
+    const negated = !constantOnLeft && e.op === '-';
+    const cc = negated ? -c : c; // the constant as added: E - c is E + (−c)
+    const Fc = Math.floor(cc);
+    let below: string; // whether the true integer sum (±E) + Fc is negative
+    if (!subtracted) {
+      // E < −Fc
+      const k = -Fc;
+      below = u ? (k <= 0 ? 'false' : k > 2 ** 32 - 1 ? 'true' : `(${value} < ${k}u)`)
+        : k <= -(2 ** 31) ? 'false' : k > 2 ** 31 - 1 ? 'true' : `(${value} < ${literal(k, 'i32', this.m.support)})`;
+    } else {
+      // Fc − E < 0 ⇔ E > Fc
+      below = u ? (Fc < 0 ? 'true' : Fc >= 2 ** 32 - 1 ? 'false' : `(${value} > ${Fc}u)`)
+        : Fc < -(2 ** 31) ? 'true' : Fc >= 2 ** 31 - 1 ? 'false' : `(${value} > ${literal(Fc, 'i32', this.m.support)})`;
+    }
+    const asI32 = u ? `bitcast<i32>(${value})` : paren(x!.text);
+    const sum = subtracted ? `${literal(Fc, 'i32', this.m.support)} - ${asI32}` : `${asI32} + ${literal(Fc, 'i32', this.m.support)}`;
+    return { text: `(${sum} + select(0i, 1i, ${below}))`, effects: x!.effects };
   }
 
   /** How to read a float64 operand as the exact i32 or u32 it holds, if it provably holds one. */
@@ -689,7 +754,9 @@ function f32Literal(n: number, support: SupportLibrary): string {
   if (Number.isNaN(v)) return `${support.use('js_nan')}()`;
   if (v === Infinity) return `${support.use('js_inf')}()`;
   if (v === -Infinity) return `(-${support.use('js_inf')}())`;
-  if (Object.is(v, -0)) return 'bitcast<f32>(0x80000000u)'; // `-0.0f` came out as +0 on lavapipe
+  // Hidden from the driver, so it cannot apply algebra JS does not allow (wgsl-support.ts).
+  const opaque = (text: string) => support.hide(text);
+  if (Object.is(v, -0)) return opaque('bitcast<f32>(0x80000000u)'); // `-0.0f` came out as +0 on lavapipe
   // The shortest decimal that reads back as the same f32.
   let text = String(v);
   for (let digits = 1; digits <= 9; digits++) {
@@ -701,7 +768,7 @@ function f32Literal(n: number, support: SupportLibrary): string {
   }
   text = text.replace(/e\+?/, 'e');
   if (!/[.e]/.test(text)) text += '.0';
-  return v < 0 ? `(${text}f)` : `${text}f`;
+  return opaque(`${text}f`);
 }
 
 /** Wraps a compound expression in parentheses unless it already is one or is atomic. */

@@ -84,6 +84,11 @@ export interface ParamSlots {
     /** A JS scalar's bits (f32, i32 or u32; bool as 0 or 1). */
     readonly scalar: number;
   }[];
+  /**
+   * A word that is always 0, read by the shader so that its float constants are unknown to the
+   * driver's optimiser (wgsl-support.ts, `js_const`). Last, so the other slots keep their places.
+   */
+  readonly opaqueZero: number;
   readonly count: number;
 }
 
@@ -106,7 +111,8 @@ export function paramSlots(loopRank: number, coreRanks: readonly number[]): Para
     coreStrides: take(c),
     scalar: take(1)[0]!,
   }));
-  return { loopSize, loopShape, operands, count: next };
+  const opaqueZero = take(1)[0]!;
+  return { loopSize, loopShape, operands, opaqueZero, count: next };
 }
 
 /** Binding numbers: 0 params, 1 the bounds-check record (when checking), then every chunk. */

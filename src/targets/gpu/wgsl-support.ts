@@ -28,7 +28,7 @@ export const SUPPORT_NAMES = [
   'js_fmod', 'js_irem', 'js_urem', 'js_irem_index', 'js_idiv', 'js_imag', 'js_idiv_ii', 'js_idiv_iu',
   'js_idiv_ui', 'js_idiv_uu', 'js_sign', 'js_round', 'js_min', 'js_max', 'js_sqrt', 'js_cbrt', 'js_log',
   'js_log2', 'js_log10', 'js_log1p', 'js_expm1', 'js_asin', 'js_acos', 'js_sinh', 'js_tanh', 'js_asinh',
-  'js_acosh', 'js_atanh', 'js_atan2', 'js_pow', 'js_hypot', 'js_copysign',
+  'js_acosh', 'js_atanh', 'js_atan2', 'js_pow', 'js_hypot', 'js_copysign', 'js_opaque', 'js_hide',
 ] as const;
 export type SupportName = (typeof SUPPORT_NAMES)[number];
 
@@ -43,6 +43,14 @@ const SUPPORT: Readonly<Record<SupportName, SupportFunction>> = {
   js_special_bits: { deps: [], code: 'var<private> js_special_bits: vec2u = vec2u(0x7fc00000u, 0x7f800000u);' },
   js_nan: { deps: ['js_special_bits'], code: 'fn js_nan() -> f32 { return bitcast<f32>(js_special_bits.x); }' },
   js_inf: { deps: ['js_special_bits'], code: 'fn js_inf() -> f32 { return bitcast<f32>(js_special_bits.y); }' },
+  // Float constants of the kernel, and the right operands of float `+` and `-`, go through `js_hide`:
+  // OR-ing their bits with `js_opaque * n` — 0, as main copies `js_opaque` from a params word that is
+  // always 0 — leaves them unchanged but unknown to the driver, which otherwise applies algebra that
+  // WGSL tolerates (§15.7.2) and JS does not: lavapipe folds `0 * x` to +0 (NaN for x = ±Infinity on
+  // the cpu), `x + 0` to x (−0 stays −0), `x - x` to 0 and `(x + y) - y` to x. Each use has its own n,
+  // so two hidden copies of one value are not the same value to the driver either.
+  js_opaque: { deps: [], code: 'var<private> js_opaque: u32;' },
+  js_hide: { deps: ['js_opaque'], code: 'fn js_hide(x: f32, n: u32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | (js_opaque * n)); }' },
   js_is_nan: { deps: [], code: 'fn js_is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }' },
   js_is_inf: { deps: [], code: 'fn js_is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }' },
   js_is_finite: { deps: [], code: 'fn js_is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }' },
@@ -308,6 +316,18 @@ export class SupportLibrary {
       for (const dep of SUPPORT[name].deps) this.use(dep);
     }
     return name;
+  }
+
+  private hidden = 0;
+
+  /** `x` (an f32 expression) through `js_hide`, with a number of its own. */
+  hide(x: string): string {
+    return `${this.use('js_hide')}(${x}, ${++this.hidden}u)`;
+  }
+
+  /** Whether `name` is used so far. */
+  has(name: SupportName): boolean {
+    return this.used.has(name);
   }
 
   /** The WGSL of every function used, in a stable order. */

@@ -90,14 +90,53 @@ describeGpu('gpu results equal to the cpu’s', { timeout: 60_000 }, () => {
   it('folds integer constant expressions exactly (property)', async () => {
     const xs = Int32Array.from([0, 1, -1, 123456789, 2147483647, -2147483648]);
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: -(2 ** 32) + 1, max: 2 ** 32 - 1 }), fc.constantFrom(1, -1), async (c, d) => {
+      fc.asyncProperty(fc.integer({ min: -(2 ** 32) + 1, max: 2 ** 32 - 1 }), fc.constantFrom(1, -1, 3, -7, 4), async (c, d) => {
         // A new kernel per constant: the constant is part of the kernel's source.
         const kernel = new Function('x', `return (x + ${c} / ${d}) | 0;`) as (x: number) => number;
         const { cpu, gpu } = await onBoth(kernel, 'int32(int32)', xs);
         expect(gpu).toEqual(cpu);
       }),
-      { numRuns: 6 },
+      { numRuns: 10 },
     );
+  });
+
+  it('adds a fractional constant to an integer exactly where the sum is converted to an integer', async () => {
+    const ints = Int32Array.from([0, 1, -1, 5, -5, 2147483647, -2147483648, 1342177275, -1342177276, 123456789]);
+    const uints = Uint32Array.from([0, 1, 5, 2147483647, 2147483648, 4294967295, 3000000000]);
+    for (const c of ['4026531826 / 3', '0.5', '-0.5', '-2147483648.5', '4294967294.5', '1e-3']) {
+      for (const form of ['(x + C) | 0', '(x - C) | 0', '(C + x) | 0', '(C - x) >>> 0']) {
+        const kernel = new Function('x', `return ${form.replace('C', `(${c})`)};`) as (x: number) => number;
+        for (const [signature, input] of [['int32(int32)', ints], ['uint32(uint32)', uints], ['int8(int32)', ints]] as const) {
+          const { cpu, gpu } = await onBoth(kernel, signature, input);
+          expect(gpu, `${signature} ${form} with C = ${c}`).toEqual(cpu);
+        }
+      }
+    }
+    // A store into an integer array converts the same way.
+    const { cpu, gpu } = await onBoth((x: number) => x + 0.5, 'int16(int32)', ints);
+    expect(gpu).toEqual(cpu);
+    // Within 2^-18 of an integer, the cpu's double sum may round to the integer: refused.
+    const near = vectorize(['int32(int32)'], { target: 'gpu' })((x: number) => (x + 3.0000001) | 0);
+    await expect(near(ints)).rejects.toThrow(/The constant 3\.0000001 at kernel line \d+:\d+ is added to or subtracted from an integer .* fraction is at least 2\^-18 from an integer/);
+  });
+
+  it('keeps JS’s answers for products with a constant zero, sums with zero and repeated operands', async () => {
+    // Without care the driver applies real-number algebra (WGSL §15.7.2 lets it): lavapipe folded
+    // `0 * x` to +0, `x + 0` to x (−0 stayed −0), `x - x` to 0 and `(x + y) - y` to x.
+    const show = (v: number) => (Object.is(v, -0) ? '-0' : String(v));
+    const xs = Float32Array.from([0, -0, 1, -1, Infinity, -Infinity, NaN, 2.5, 1e-40, 3e38, 1e-8, 16777216]);
+    const ys = Float32Array.from([1, 1e-40, -0, 3e38, 2, Infinity, 1, 1e8, 0, 3e38, 1, 1]);
+    const bodies = [
+      'return 0 * x;', 'return x * 0;', 'return -0 * x;', 'return x + 0;', 'return 0 - x;', 'return (x + 1) - 1;', 'return x - x;',
+      'let z = x; return x - z;', 'return x * y - x * y;', 'return (x + y) - y;', 'return y + (x - y);', 'return (x - y) + y;',
+      'return x + (-x);', 'let t = x + y; return (t - x) - y;', 'return x + y < x ? 1 : 0;', 'return (x + y) + 1 - 1;',
+    ];
+    for (const body of bodies) {
+      const kernel = new Function('x', 'y', body) as (x: number, y: number) => number;
+      const run = async (target: 'cpu' | 'gpu') =>
+        Array.from((await vectorize(['float32(float32, float32)'], { target })(kernel as never)(xs, ys)) as Float32Array).map(show);
+      expect(await run('gpu'), body).toEqual(await run('cpu'));
+    }
   });
 
   it('compiles a helper named `main` (the entry point’s name is reserved)', async () => {
