@@ -2,8 +2,9 @@
  * The fault scenarios of fixtures/fault-scenarios.ts, each target in a child process with a time
  * limit: a call that hangs fails this test (naming the scenario it hung in) instead of hanging the
  * suite. Endless kernels stopped by `timeout`, `signal` and `shutdown()`, a pool torn down and
- * workers exiting with calls in flight, a device destroyed mid-call, concurrent calls — and every
- * target still answers the next call.
+ * workers exiting with calls in flight, a device destroyed mid-call, concurrent calls, calls
+ * dropped and garbage-collected while in flight, a retired pool collected — and every target still
+ * answers the next call.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +63,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
   cpu: {
     'signal aborted before the call': 'CallAbortedError',
     'concurrent calls': 'ok:12',
+    'calls dropped and garbage-collected while in flight': 'ok:8',
+    'call after collections': 'ok:14',
     'timeout passed during a kernel': 'CallTimeoutError',
     // The cpu runs the kernel before the call returns its promise: an abort after that is too late.
     'signal aborted during a kernel': 'ok:20000000',
@@ -69,6 +72,8 @@ const EXPECTED: Record<string, Record<string, string>> = {
   parallel: {
     'signal aborted before the call': 'CallAbortedError',
     'concurrent calls': 'ok:12',
+    'calls dropped and garbage-collected while in flight': 'ok:8',
+    'call after collections': 'ok:14',
     'endless kernel with a timeout': 'CallTimeoutError',
     'call after a timeout': 'ok:6',
     'endless kernel aborted by a signal': 'CallAbortedError',
@@ -79,10 +84,13 @@ const EXPECTED: Record<string, Record<string, string>> = {
     'call after a worker exit': 'ok:2,2,2',
     'pool torn down with a call in flight': 'ShutdownError',
     'call after the teardown': 'ok:2,2,2',
+    'old pool collected, then a call': 'ok:2,2,2',
   },
   gpu: {
     'signal aborted before the call': 'CallAbortedError',
     'concurrent calls': 'ok:12',
+    'calls dropped and garbage-collected while in flight': 'ok:8',
+    'call after collections': 'ok:14',
     'device destroyed 0 ms into a call': 'DeviceError',
     'device destroyed 3 ms into a call': 'DeviceError',
     'device destroyed 10 ms into a call': 'DeviceError',
