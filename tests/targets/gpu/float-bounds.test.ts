@@ -160,6 +160,8 @@ describeGpu('Math functions within the bounds docs/gpu.md gives for lavapipe', (
           const bad: string[] = [];
           gpu.forEach((g, i) => {
             const e = b.exact(x[i]!, y[i]!);
+            // Subnormal inputs and results are outside the bounds (a device may flush them to zero).
+            if ([x[i]!, y[i]!, e].some((v) => v !== 0 && Math.abs(v) < 2 ** -126)) return;
             // Beyond the float32 range the answer is ±Infinity on both sides.
             if (!Number.isFinite(f(e))) {
               if (g !== f(e) && bad.length < 5) bad.push(`(${x[i]}, ${y[i]}): gpu ${g}, exact ${e}`);
