@@ -113,7 +113,9 @@ export function getParallelOptions(): ParallelOptions {
 
 let pool: WorkerPool | undefined;
 /** Calls by where they ran (tests check that the pool is used where it should be). */
-const callCounts = { pool: 0, callingThread: 0 };
+const callCounts = { pool: 0, callingThread: 0, unsplittable: 0 };
+/** Whether the last `planJob` declined the pool because the loop may not be split (for the counts). */
+let declinedUnsplittable = false;
 /** Pool calls whose threads ran the Wasm kernel (tests check the workers' Wasm path is used). */
 let wasmJobs = 0;
 const arenas = new StagingArenas();
@@ -173,6 +175,9 @@ interface PlannedJob {
   readonly staged: StagedOperands;
 }
 
+/** The calling-thread reason of a loop that may not be split (counted apart by the tests). */
+const UNSPLITTABLE = 'several loop indices write the same output elements, so the loop cannot be split';
+
 /** Why a call runs on the calling thread, or undefined where it goes to the workers. */
 function callingThreadReason(plan: CallPlan): string | undefined {
   const options = currentOptions();
@@ -187,7 +192,7 @@ function callingThreadReason(plan: CallPlan): string | undefined {
   const { operands } = plan;
   if (operands.length > MAX_OPERANDS) return `it has more than ${MAX_OPERANDS} operands`;
   if (operands.some((o) => isDeviceResident(o.data))) return 'an operand lives on the GPU';
-  if (!canSplitLoop(plan) && !limited) return 'several loop indices write the same output elements, so the loop cannot be split';
+  if (!canSplitLoop(plan) && !limited) return UNSPLITTABLE;
   if (!limited && work < STAGED_THRESHOLD_FACTOR * options.threshold && operands.some((o) => o.scalar === undefined && !isShared(o.data as TypedArray))) {
     return `its work (${work}) is below ${STAGED_THRESHOLD_FACTOR}× the threshold and some arrays would have to be copied into shared memory`;
   }
@@ -231,7 +236,11 @@ function stagedPlanOf(plan: CallPlan, staged: StagedOperands): CallPlan {
 
 /** The job for a call, or undefined where the call runs on the calling thread. */
 function planJob(plan: CallPlan): PlannedJob | undefined {
-  if (callingThreadReason(plan) !== undefined) return undefined;
+  const reason = callingThreadReason(plan);
+  if (reason !== undefined) {
+    declinedUnsplittable = reason === UNSPLITTABLE;
+    return undefined;
+  }
   const splittable = canSplitLoop(plan);
   const total = loopSize(plan);
   const workers = currentPool();
@@ -290,7 +299,11 @@ function explain(plan: CallPlan): string {
 
 function runOnCallingThread(plan: CallPlan): void {
   // An empty loop (inputs broadcast to an empty `out`) runs nowhere; it is not counted as work.
-  if (loopSize(plan) > 0) callCounts.callingThread++;
+  if (loopSize(plan) > 0) {
+    callCounts.callingThread++;
+    if (declinedUnsplittable) callCounts.unsplittable++;
+  }
+  declinedUnsplittable = false;
   cpuTarget.runSync!(plan);
 }
 
@@ -395,9 +408,9 @@ export const __testing = {
     return p;
   },
   /** Calls so far by where they ran; `reset` zeroes the counts. */
-  callCounts(reset = false): { pool: number; callingThread: number } {
+  callCounts(reset = false): { pool: number; callingThread: number; unsplittable: number } {
     const counts = { ...callCounts };
-    if (reset) callCounts.pool = callCounts.callingThread = 0;
+    if (reset) callCounts.pool = callCounts.callingThread = callCounts.unsplittable = 0;
     return counts;
   },
   /** Pool calls run as Wasm so far; `reset` zeroes the count. */

@@ -36,12 +36,12 @@ describe('parallel options', () => {
     setParallelOptions({ workers: 0, threshold: 0 });
     __testing.callCounts(true);
     expect((await saxpy(2, x, x))[4999]).toBe(3);
-    expect(__testing.callCounts(true)).toEqual({ pool: 0, callingThread: 1 });
+    expect(__testing.callCounts(true)).toEqual({ pool: 0, callingThread: 1, unsplittable: 0 });
     setParallelOptions({ workers: 2, threshold: 5000 });
     saxpy.sync(2, x.subarray(1), x.subarray(1));
-    expect(__testing.callCounts(true)).toEqual({ pool: 0, callingThread: 1 });
+    expect(__testing.callCounts(true)).toEqual({ pool: 0, callingThread: 1, unsplittable: 0 });
     saxpy.sync(2, x, x, { out: sharedArray(5000, 'float32') });
-    expect(__testing.callCounts(true)).toEqual({ pool: 1, callingThread: 0 });
+    expect(__testing.callCounts(true)).toEqual({ pool: 1, callingThread: 0, unsplittable: 0 });
   });
 
   it('ask four times the work of calls that must copy operands into shared memory', () => {
@@ -52,7 +52,7 @@ describe('parallel options', () => {
     saxpy.sync(2, ordinary.subarray(1), shared.subarray(1)); // 19,999 < 4 × 5,000: here
     saxpy.sync(2, shared.subarray(1), shared.subarray(1), { out: sharedArray(19_999, 'float32') });
     saxpy.sync(2, ordinary, shared);
-    expect(__testing.callCounts(true)).toEqual({ pool: 2, callingThread: 1 });
+    expect(__testing.callCounts(true)).toEqual({ pool: 2, callingThread: 1, unsplittable: 0 });
   });
 });
 
