@@ -234,6 +234,16 @@ export function explainPlan(plan: CallPlan, elements: number): string {
   return `WebAssembly (${variant}): ${choice.reason}`;
 }
 
+/** {@link wasmKernelFor}, or undefined when the Wasm memory has no room for the kernel's local arrays. */
+export function wasmKernelIfRoom(plan: CallPlan, layout: MemoryLayout): WasmKernel | undefined {
+  try {
+    return wasmKernelFor(plan, layout);
+  } catch (error) {
+    if (error instanceof WasmMemoryFull) return undefined;
+    throw error;
+  }
+}
+
 /** The compiled kernel for a plan's layout, built on first use. */
 export function wasmKernelFor(plan: CallPlan, layout: MemoryLayout): WasmKernel {
   let byLayout = kernels.get(plan.kernel);
@@ -282,13 +292,8 @@ interface Staged {
  */
 export function runWasm(plan: CallPlan, start = 0, end?: number): boolean {
   const { args, layout } = prepareRunnerArgs(plan);
-  let kernel: WasmKernel;
-  try {
-    kernel = wasmKernelFor(plan, layout);
-  } catch (error) {
-    if (error instanceof WasmMemoryFull) return false;
-    throw error;
-  }
+  const kernel = wasmKernelIfRoom(plan, layout);
+  if (!kernel) return false;
   const ops = plan.operands;
   const stop = end ?? args.loopShape.reduce((a, b) => a * b, 1);
   let foreign = false;

@@ -358,7 +358,11 @@ function runIfOnCallingThread(plan: CallPlan): boolean {
   return true;
 }
 
-/** A call without limits and with less work than the threshold: `planJob` would leave it to the calling thread. */
+/**
+ * A call without limits and with less work than the threshold: `planJob` would leave it to the
+ * calling thread. The first rules of {@link callingThreadReason}, without building a reason's text:
+ * this runs on every call.
+ */
 function isSmall(plan: CallPlan): boolean {
   if (plan.limits) return false;
   const total = loopSize(plan);

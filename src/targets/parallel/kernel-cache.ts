@@ -12,7 +12,7 @@ import { type CompiledRunner, cpuCompiler } from '../cpu/index.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler } from '../target.js';
 import { type ArgumentSetMessage, scalarKindOf, type WasmRunnerPart } from './protocol.js';
-import { type WasmKernel, wasmKernelFor, WasmMemoryFull } from '../../engines/wasm/engine.js';
+import { type WasmKernel, wasmKernelIfRoom } from '../../engines/wasm/engine.js';
 import { reserve, wasmMemory } from '../../engines/wasm/memory.js';
 import { wasmRunner } from '../../engines/wasm/runner.js';
 
@@ -175,13 +175,8 @@ const wasmRunners = new WeakMap<WasmKernel, { source: RunnerSource; scratch: num
  *   runner runs the call)
  */
 export function wasmRunnerSourceFor(plan: CallPlan, layout: MemoryLayout, workers: number): RunnerSource | undefined {
-  let kernel: WasmKernel;
-  try {
-    kernel = wasmKernelFor(plan, layout);
-  } catch (error) {
-    if (error instanceof WasmMemoryFull) return undefined;
-    throw error;
-  }
+  const kernel = wasmKernelIfRoom(plan, layout);
+  if (!kernel) return undefined;
   let entry = wasmRunners.get(kernel);
   if (!entry) {
     const scratch: number[] = [];

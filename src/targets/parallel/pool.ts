@@ -25,7 +25,7 @@ import type { CallLimits } from '../../plan.js';
 import { rebuildError, WorkerError } from './errors.js';
 import type { ArgumentSet, RunnerSource } from './kernel-cache.js';
 import {
-  CHUNK_SIZE_F64, Command, ControlBlock, markWorkerDead, runChunk, SCALARS_F64, type ScalarKind, Slot, TOTAL_F64,
+  CHUNK_SIZE_F64, Command, ControlBlock, markWorkerDead, runClaimedChunks, SCALARS_F64, type ScalarKind, Slot, TOTAL_F64,
   type WorkerMessage, WorkerSlot, WorkerState,
 } from './protocol.js';
 
@@ -464,22 +464,9 @@ export class WorkerPool {
   private claimChunks(running: RunningJob): void {
     const { job } = running;
     if (!running.callerRuns || !job.caller) return;
-    const { int32, float64 } = this.control;
-    const { runner, args } = job.caller;
-    const chunks = int32[Slot.chunks]!;
-    const total = float64[TOTAL_F64]!;
-    const chunkSize = float64[CHUNK_SIZE_F64]!;
-    for (;;) {
-      const chunk = Atomics.add(int32, Slot.nextChunk, 1);
-      if (chunk >= chunks) return;
-      if (chunk > Atomics.load(int32, Slot.errorChunk)) continue;
-      try {
-        runChunk(runner, args, chunk, chunkSize, total);
-      } catch (error) {
-        running.callerError ??= { chunk, error };
-        this.control.lowerErrorChunk(chunk);
-      }
-    }
+    runClaimedChunks(this.control, job.caller.runner, job.caller.args, (chunk, error) => {
+      running.callerError ??= { chunk, error };
+    });
   }
 
   private waitSync(running: RunningJob): void {

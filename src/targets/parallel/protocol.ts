@@ -217,6 +217,30 @@ export function markWorkerDead(control: ControlBlock, w: number): void {
 }
 
 /**
+ * Claims chunks of the current job until none are left and runs them: the loop every worker and
+ * the calling thread share. A chunk that throws is handed to `failed` and lowers `errorChunk`;
+ * chunks after the lowest failed one are skipped (they cannot change the call's error, which is
+ * the lowest chunk's).
+ */
+export function runClaimedChunks(control: ControlBlock, runner: Runner, args: RunnerArgs, failed: (chunk: number, error: unknown) => void): void {
+  const { int32, float64 } = control;
+  const chunks = int32[Slot.chunks]!;
+  const total = float64[TOTAL_F64]!;
+  const chunkSize = float64[CHUNK_SIZE_F64]!;
+  for (;;) {
+    const chunk = Atomics.add(int32, Slot.nextChunk, 1);
+    if (chunk >= chunks) return;
+    if (chunk > Atomics.load(int32, Slot.errorChunk)) continue;
+    try {
+      runChunk(runner, args, chunk, chunkSize, total);
+    } catch (error) {
+      failed(chunk, error);
+      control.lowerErrorChunk(chunk);
+    }
+  }
+}
+
+/**
  * Runs chunk `chunk` of the current job. Its bounds are passed as small integers where they fit:
  * computed from the control block's float64 slots they are doubles, and a runner whose loop counter
  * starts as a double runs its whole loop in double arithmetic (20–25% slower, measured).

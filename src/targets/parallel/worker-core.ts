@@ -8,7 +8,7 @@
 import { instantiateRunner, type Runner, type RunnerArgs } from '../cpu/codegen.js';
 import { instantiateKernel, wasmRunner } from '../../engines/wasm/runner.js';
 import {
-  type ArgumentSetMessage, Command, CHUNK_SIZE_F64, ControlBlock, runChunk, SCALARS_F64, Slot, TOTAL_F64,
+  type ArgumentSetMessage, Command, ControlBlock, runClaimedChunks, SCALARS_F64, Slot,
   type WorkerMessage, WorkerSlot, WorkerState,
 } from './protocol.js';
 
@@ -127,22 +127,10 @@ export class WorkerCore {
       const slot = SCALARS_F64 + k;
       args.scalars[k] = kind === 'number' ? control.float64[slot] : kind === 'bool' ? control.float64[slot] !== 0 : kind === 'int64' ? control.bigInt64[slot] : control.bigUint64[slot];
     });
-    const chunks = int32[Slot.chunks]!;
-    const total = control.float64[TOTAL_F64]!;
-    const chunkSize = control.float64[CHUNK_SIZE_F64]!;
     let failed = false;
-    for (;;) {
-      const chunk = Atomics.add(int32, Slot.nextChunk, 1);
-      if (chunk >= chunks) return;
-      // A chunk after one that threw cannot change the call's error (the lowest chunk's is reported).
-      if (chunk > Atomics.load(int32, Slot.errorChunk)) continue;
-      try {
-        runChunk(runner, args, chunk, chunkSize, total);
-      } catch (error) {
-        if (!failed) control.writeError(index, chunk, error);
-        failed = true;
-        control.lowerErrorChunk(chunk);
-      }
-    }
+    runClaimedChunks(control, runner, args, (chunk, error) => {
+      if (!failed) control.writeError(index, chunk, error);
+      failed = true;
+    });
   }
 }
