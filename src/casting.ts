@@ -23,12 +23,15 @@ export function canCast(from: DType, to: DType, casting: Casting): boolean {
   if (from === to) return true;
   switch (casting) {
     case 'no':
-    case 'equiv':
       return false;
+    case 'equiv':
+      // uint8 and uint8c hold the same values in the same bytes; only uint8c's stores clamp.
+      return (from === 'uint8' && to === 'uint8c') || (from === 'uint8c' && to === 'uint8');
     case 'safe':
       return canCastSafely(from, to);
     case 'same_kind':
-      return canCastSafely(from, to) || KIND_RANK[DTYPES[from].kind] <= KIND_RANK[DTYPES[to].kind];
+      // A uint8c store clamps and rounds (as a Uint8ClampedArray's, canvas pixels), so any number may go into one.
+      return canCastSafely(from, to) || KIND_RANK[DTYPES[from].kind] <= KIND_RANK[DTYPES[to].kind] || to === 'uint8c';
     case 'unsafe':
       return true;
   }
@@ -48,12 +51,16 @@ export function checkCasting(x: unknown): Casting {
 /**
  * A function converting one stored element of `from` into what a typed array of `to` stores, as
  * NumPy's casts do: integers wrap, floats round to float32, anything non-zero (NaN too) is true,
- * and a `Uint8ClampedArray` (where `to` is uint8 and the destination clamps) clamps and rounds half
- * to even — the typed array's own store does that, so numbers are passed through for it.
+ * and uint8c (a `Uint8ClampedArray`'s store) clamps to 0…255 and rounds half to even, NaN → 0.
  */
 export function converter(from: DType, to: DType): (v: number | bigint) => number | bigint {
   const bigFrom = isBigInt(from);
   const bigTo = isBigInt(to);
+  if (to === 'uint8c') {
+    // Through a scratch Uint8ClampedArray, so the destination may be any byte array.
+    const scratch = new Uint8ClampedArray(1);
+    return bigFrom ? (v) => ((scratch[0] = Number(v)), scratch[0]) : (v) => ((scratch[0] = v as number), scratch[0]);
+  }
   if (to === 'bool') return bigFrom ? (v) => (v !== 0n ? 1 : 0) : (v) => (v !== 0 ? 1 : 0);
   if (from === 'bool') return bigTo ? (v) => (v ? 1n : 0n) : (v) => v;
   if (bigTo) {

@@ -10,6 +10,7 @@ export type DType =
   | 'int32'
   | 'int64'
   | 'uint8'
+  | 'uint8c'
   | 'uint16'
   | 'uint32'
   | 'uint64'
@@ -59,6 +60,8 @@ export const DTYPES: Readonly<Record<DType, DTypeInfo>> = {
   int32: info('int32', 'i', 32, Int32Array as TypedArrayConstructor),
   int64: info('int64', 'i', 64, BigInt64Array as unknown as TypedArrayConstructor),
   uint8: info('uint8', 'u', 8, Uint8Array as TypedArrayConstructor),
+  // stdlib's name (scijs: uint8_clamped): uint8 whose stores clamp to 0…255 and round half to even.
+  uint8c: info('uint8c', 'u', 8, Uint8ClampedArray as TypedArrayConstructor),
   uint16: info('uint16', 'u', 16, Uint16Array as TypedArrayConstructor),
   uint32: info('uint32', 'u', 32, Uint32Array as TypedArrayConstructor),
   uint64: info('uint64', 'u', 64, BigUint64Array as unknown as TypedArrayConstructor),
@@ -79,7 +82,7 @@ export const isBigInt = (t: DType): boolean => DTYPES[t].bigint;
 
 /**
  * The dtype a typed array stores. `Uint8Array` reads as uint8 (pass `{ data, dtype: 'bool' }` for
- * booleans); `Uint8ClampedArray` reads as uint8 too.
+ * booleans); `Uint8ClampedArray` is uint8c.
  */
 export function dtypeOfArray(a: unknown): DType | undefined {
   if (a instanceof Float32Array) return 'float32';
@@ -89,7 +92,8 @@ export function dtypeOfArray(a: unknown): DType | undefined {
   if (a instanceof Int16Array) return 'int16';
   if (a instanceof Uint16Array) return 'uint16';
   if (a instanceof Int8Array) return 'int8';
-  if (a instanceof Uint8Array || a instanceof Uint8ClampedArray) return 'uint8';
+  if (a instanceof Uint8Array) return 'uint8';
+  if (a instanceof Uint8ClampedArray) return 'uint8c';
   if (a instanceof BigInt64Array) return 'int64';
   if (a instanceof BigUint64Array) return 'uint64';
   return undefined;

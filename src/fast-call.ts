@@ -142,7 +142,7 @@ export function fastDtypesMatch(entry: FastEntry, args: readonly unknown[], nin:
 }
 
 /** The dtypes a device array may have, numbered for {@link deviceFastKey}. */
-const DEVICE_KINDS: readonly string[] = ['float32', 'int32', 'uint32', 'int16', 'uint16', 'int8', 'uint8', 'bool'];
+const DEVICE_KINDS: readonly string[] = ['float32', 'int32', 'uint32', 'int16', 'uint16', 'int8', 'uint8', 'bool', 'uint8c'];
 
 /** A 1-D, contiguous device array starting at its buffer's first element: what the fast path binds as is. */
 interface PlainDeviceArray {

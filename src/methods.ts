@@ -160,9 +160,9 @@ function foldBody(kind: MethodKind, slices: boolean, arrayType: string, local = 
 }
 
 /** Typed-array constructor names by dtype, for the local arrays of `(),()->()` fold kernels. */
-const ARRAY_NAMES: Partial<Record<DType, string>> = {
+const ARRAY_NAMES: Record<DType, string> = {
   float32: 'Float32Array', float64: 'Float64Array', int32: 'Int32Array', uint32: 'Uint32Array', int16: 'Int16Array',
-  uint16: 'Uint16Array', int8: 'Int8Array', uint8: 'Uint8Array', bool: 'Uint8Array', int64: 'BigInt64Array', uint64: 'BigUint64Array',
+  uint16: 'Uint16Array', int8: 'Int8Array', uint8: 'Uint8Array', uint8c: 'Uint8ClampedArray', bool: 'Uint8Array', int64: 'BigInt64Array', uint64: 'BigUint64Array',
 };
 
 /** A ufunc's methods; `undefined` members where the ufunc is not binary. */
@@ -479,7 +479,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       const data = new Uint8Array(sizeOf(shape)).fill(w.value ? 1 : 0);
       return { data, shape: [...kept.map((d) => shape[d]!), sizeOf(axes.map((d) => shape[d]!))], dtype: 'bool' };
     }
-    if (w.kind === 'device' || !(w.dtype === 'bool' || (w.dtype === 'uint8' && !w.clamped))) {
+    if (w.kind === 'device' || !(w.dtype === 'bool' || w.dtype === 'uint8')) {
       throw new ArgumentError(`\`where\` must be a boolean mask in host memory ({ data: Uint8Array, dtype: 'bool' } or a Uint8Array), found ${w.kind === 'device' ? 'a DeviceArray' : `an array of ${w.dtype}`}.`);
     }
     if (w.shape.length > shape.length || w.shape.some((s, d) => s !== 1 && s !== shape[shape.length - w.shape.length + d])) {

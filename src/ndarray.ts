@@ -29,10 +29,10 @@ export interface NDArrayLike {
   readonly stride?: readonly number[];
   readonly offset?: number;
   /**
-   * Needed only to read a Uint8Array as `bool`; scijs's `uint8_clamped` and stdlib's `uint8c` name a
-   * Uint8ClampedArray (stores clamp).
+   * Needed only to read a Uint8Array as `bool` or as `uint8c`; a Uint8ClampedArray is `uint8c`
+   * (stdlib's name; scijs's `uint8_clamped` is accepted too): stores into it clamp.
    */
-  readonly dtype?: DType | 'uint8c' | 'uint8_clamped';
+  readonly dtype?: DType | 'uint8_clamped';
 }
 
 /** A checked array argument. */
@@ -43,8 +43,6 @@ export interface ArrayOperand extends StridedView {
   readonly plain: boolean;
   /** What the caller passed, returned as is when it is an `out`. */
   readonly original: unknown;
-  /** A Uint8ClampedArray (dtype uint8c): stores into it clamp to 0…255 and round half to even. */
-  readonly clamped?: boolean;
 }
 
 export interface ScalarOperand {
@@ -85,7 +83,7 @@ export function toOperand(x: unknown, what: string): Operand {
   if (isTypedArray(x)) {
     assertAttached(x, what);
     const dtype = dtypeOfArray(x)!;
-    return { kind: 'array', data: x, dtype, shape: [x.length], strides: [1], offset: 0, plain: true, original: x, clamped: x instanceof Uint8ClampedArray };
+    return { kind: 'array', data: x, dtype, shape: [x.length], strides: [1], offset: 0, plain: true, original: x };
   }
   if (isDeviceArray(x)) {
     return { kind: 'device', array: x, dtype: x.dtype, shape: x.shape, strides: x.strides, offset: x.offset };
@@ -113,10 +111,14 @@ function ndarrayOperand(x: NDArrayLike, what: string): ArrayOperand {
   const offset = x.offset ?? 0;
   if (!Number.isInteger(offset) || offset < 0) throw new ArgumentError(`${capitalise(what)}.offset must be a non-negative integer, found ${offset}.`);
   let dtype = dtypeOfArray(data)!;
-  const clamped = data instanceof Uint8ClampedArray;
-  if (x.dtype !== undefined && x.dtype !== dtype && !(clamped && (x.dtype === 'uint8c' || x.dtype === 'uint8_clamped'))) {
-    if (x.dtype === 'bool' && dtype === 'uint8' && !clamped) dtype = 'bool';
-    else throw new ArgumentError(`${capitalise(what)} says dtype ${x.dtype} but its data is a ${data.constructor.name} (${dtype}).`);
+  const declared = x.dtype === 'uint8_clamped' ? 'uint8c' : x.dtype;
+  if (declared !== undefined && declared !== dtype) {
+    // A Uint8Array may be read as bool, or as uint8c (its stores then clamp); a Uint8ClampedArray
+    // that says uint8 stays uint8c, as its own stores clamp whatever the label.
+    if (dtype === 'uint8' && (declared === 'bool' || declared === 'uint8c')) dtype = declared;
+    else if (!(dtype === 'uint8c' && declared === 'uint8')) {
+      throw new ArgumentError(`${capitalise(what)} says dtype ${x.dtype} but its data is a ${data.constructor.name} (${dtype}).`);
+    }
   }
   // Every reachable element must lie inside data: a wrong stride must not read or write elsewhere.
   const reach = reachOf(shape, strides, offset);
@@ -128,7 +130,7 @@ function ndarrayOperand(x: NDArrayLike, what: string): ArrayOperand {
       );
     }
   }
-  return { kind: 'array', data, dtype, shape: [...shape], strides: [...strides], offset, plain: false, original: x, clamped };
+  return { kind: 'array', data, dtype, shape: [...shape], strides: [...strides], offset, plain: false, original: x };
 }
 
 /** Copies any strided view into a new C-contiguous typed array of `dtype`, converting as typed arrays do. */

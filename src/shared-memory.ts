@@ -17,6 +17,7 @@ export interface TypedArrayOf {
   int32: Int32Array;
   int64: BigInt64Array;
   uint8: Uint8Array;
+  uint8c: Uint8ClampedArray;
   uint16: Uint16Array;
   uint32: Uint32Array;
   uint64: BigUint64Array;

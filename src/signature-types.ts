@@ -23,6 +23,7 @@ interface DTypeAliases {
   b1: 'bool'; boolean: 'bool'; bool_: 'bool';
   i1: 'int8'; i2: 'int16'; i4: 'int32'; i8: 'int64'; intc: 'int32'; intp: 'int64'; int_: 'int64';
   u1: 'uint8'; u2: 'uint16'; u4: 'uint32'; u8: 'uint64'; uintc: 'uint32'; uintp: 'uint64';
+  uint8_clamped: 'uint8c';
   f4: 'float32'; f8: 'float64'; single: 'float32'; double: 'float64'; float_: 'float64';
 }
 
@@ -107,7 +108,7 @@ export type GuvectorizeKernel<Sigs extends readonly string[]> = Parsed<Sigs> ext
 export type MergedKernel<F> = [F] extends [(...args: infer A) => infer R] ? (...args: A) => R : never;
 
 /** An array argument on the host: a typed array, or an ndarray-like view. */
-type HostArray = TypedArrayOf[DType] | Uint8ClampedArray | NDArrayLike;
+type HostArray = TypedArrayOf[DType] | NDArrayLike;
 
 /** Any one input a call may take: a scalar (number, bigint, boolean), a host array, a device array. */
 export type UfuncInput = number | bigint | boolean | HostArray | DeviceArray;
@@ -126,7 +127,7 @@ type InputDType<X> = X extends number | bigint | boolean
   : X extends { readonly data: infer T } ? InputDType<T>
   : X extends Float32Array ? 'float32' : X extends Float64Array ? 'float64'
   : X extends Int8Array ? 'int8' : X extends Int16Array ? 'int16' : X extends Int32Array ? 'int32' : X extends BigInt64Array ? 'int64'
-  : X extends Uint8Array ? 'uint8' : X extends Uint16Array ? 'uint16' : X extends Uint32Array ? 'uint32' : X extends BigUint64Array ? 'uint64'
+  : X extends Uint8ClampedArray ? 'uint8c' : X extends Uint8Array ? 'uint8' : X extends Uint16Array ? 'uint16' : X extends Uint32Array ? 'uint32' : X extends BigUint64Array ? 'uint64'
   : 'any';
 
 /** Whether the inputs' dtypes are exactly a signature's (as the runtime tries signatures in order). */

@@ -241,6 +241,15 @@ export class UfuncDefinition {
         return canCast(op.dtype, t, rule) || (op.dtype === 'uint8' && t === 'bool' && casting === 'unsafe');
       });
     const unstorable: Specialisation[] = [];
+    // A Uint8ClampedArray input prefers a loop that reads it as uint8c (whose outputs then clamp
+    // too), before the first loop it merely casts to.
+    const clampedInputs = inputs.flatMap((op, i) => (op.kind !== 'scalar' && op.dtype === 'uint8c' ? [i] : []));
+    if (clampedInputs.length > 0) {
+      for (const spec of this.specialisations) {
+        const types = this.operandTypes(spec.signature);
+        if (clampedInputs.every((i) => types[i]!.dtype === 'uint8c') && fits(types) && (!canStore || types.every((t) => canStore(t.dtype)))) return spec;
+      }
+    }
     for (const spec of this.specialisations) {
       const types = this.operandTypes(spec.signature);
       if (!fits(types)) continue;
@@ -375,7 +384,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     if (w.kind === 'scalar') {
       if (w.value !== false) throw new ArgumentError(`\`where\` must be a boolean array or a boolean, found ${describe(options.where)}.`);
       maskAll = true;
-    } else if (w.kind === 'device' || !(w.dtype === 'bool' || (w.dtype === 'uint8' && !w.clamped))) {
+    } else if (w.kind === 'device' || !(w.dtype === 'bool' || w.dtype === 'uint8')) {
       throw new ArgumentError(`\`where\` must be a boolean mask in host memory ({ data: Uint8Array, dtype: 'bool' } or a Uint8Array), found ${w.kind === 'device' ? 'a DeviceArray' : `an array of ${w.dtype}`}.`);
     } else mask = w;
   }
@@ -415,9 +424,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   });
   resultTypes.forEach((to, o) => {
     const from = types[def.nin + o]!.dtype;
-    // A Uint8ClampedArray's store clamps and rounds, so any number may go into one unless the rule asks for exact types.
-    const clamps = outs[o]?.kind === 'array' && (outs[o] as ArrayOperand).clamped === true && (casting === 'same_kind' || casting === 'unsafe');
-    if (!clamps && !canCast(from, to, spec.accepts ? 'same_kind' : casting)) {
+    if (!canCast(from, to, spec.accepts ? 'same_kind' : casting)) {
       throw new ArgumentError(`Cannot cast output ${o + 1} of the loop \`${spec.signature.text}\` from ${from} to ${to} with casting '${casting}'${casting === 'unsafe' ? '' : ": pass `casting: 'unsafe'` to allow it, or an output of another dtype"}.`);
     }
   });
@@ -457,7 +464,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     if (op.kind === 'device' && op.dtype !== t.dtype) {
       throw new ArgumentError(`Argument ${i + 1} is a ${op.dtype} DeviceArray but the loop \`${spec.signature.text}\` reads ${t.dtype}; device arrays are not converted: pass a ${t.dtype} one.`);
     }
-    if (op.kind === 'array' && op.dtype !== t.dtype && !(op.dtype === 'uint8' && t.dtype === 'bool')) {
+    if (op.kind === 'array' && op.dtype !== t.dtype && !sameBytes(op.dtype, t.dtype)) {
       // Casts are done once up front, so kernels read their declared type directly.
       const data = copyToContiguous(op, t.dtype);
       arr = { ...op, data, dtype: t.dtype, strides: cOrderStrides(op.shape), offset: 0 };
@@ -485,7 +492,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     const dtype = types[k]!.dtype;
     const given = outs[o];
     const fullShape = [...sched.loopShape, ...sched.outputCoreShapes[o]!];
-    const needsStaging = masked || resultTypes[o] !== dtype || (given?.kind === 'array' && given.clamped === true);
+    const needsStaging = masked || resultTypes[o] !== dtype;
     if (needsStaging && (anyDevice || given?.kind === 'device')) {
       if (given && given.kind !== 'device') {
         throw new ArgumentError(`Output ${o + 1}: a call on device arrays writes device outputs, so \`out\` must be a DeviceArray, found a host array; with \`where\` or a cast its store runs on the device.`);
@@ -523,7 +530,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     if (needsStaging) {
       const arr = dest as ArrayOperand;
       const temp = allocateOutput(target, fullShape, dtype, def.nout === 1 ? 'the output' : `output ${o + 1}`);
-      staged[o] = { temp, dest: { data: arr.data, dtype: arr.clamped ? 'uint8' : arr.dtype, strides: [...arr.strides], offset: arr.offset }, shape: fullShape };
+      staged[o] = { temp, dest: { data: arr.data, dtype: arr.dtype, strides: [...arr.strides], offset: arr.offset }, shape: fullShape };
       const tempView: ArrayOperand = { kind: 'array', data: temp, dtype, shape: fullShape, strides: cOrderStrides(fullShape), offset: 0, plain: false, original: undefined };
       return viewOf(tempView, dtype, loopRank, core.length, coreShapes[k]!);
     }
@@ -797,4 +804,9 @@ async function deviceStore(temp: unknown, dest: unknown, from: DType, to: DType,
   }
   const args = !masked ? [temp] : keep ? [temp, mask, dest] : [temp, mask];
   await store(...args, { out: dest, casting: 'unsafe' });
+}
+
+/** Whether a loop may read an input of dtype `stored` as `read` in place: bool, uint8 and uint8c are all bytes of 0…255 (bool: 0 or 1). */
+function sameBytes(stored: DType, read: DType): boolean {
+  return (stored === 'uint8' && read === 'bool') || (stored === 'uint8' && read === 'uint8c') || (stored === 'uint8c' && read === 'uint8');
 }

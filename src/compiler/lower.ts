@@ -50,7 +50,7 @@ type Value = Expr | Weak;
 
 const LOCAL_ARRAY_TYPES: Readonly<Record<string, DType>> = {
   Float32Array: 'float32', Float64Array: 'float64', Int32Array: 'int32', Uint32Array: 'uint32',
-  Int16Array: 'int16', Uint16Array: 'uint16', Int8Array: 'int8', Uint8Array: 'uint8',
+  Int16Array: 'int16', Uint16Array: 'uint16', Int8Array: 'int8', Uint8Array: 'uint8', Uint8ClampedArray: 'uint8c',
 };
 
 const MAX_ROUNDS = 12;
@@ -236,7 +236,7 @@ class FunctionLowering {
     const ctor = node.callee.type === 'Identifier' ? (node.callee.name as string) : '';
     const dtype = LOCAL_ARRAY_TYPES[ctor];
     if (!dtype) {
-      this.fail(node, `\`new ${this.text(node.callee)}\` is not supported in kernels; local arrays are \`new Float32Array(K)\`, \`Float64Array\`, \`Int32Array\`, \`Uint32Array\`, \`Int16Array\`, \`Uint16Array\`, \`Int8Array\` or \`Uint8Array\``);
+      this.fail(node, `\`new ${this.text(node.callee)}\` is not supported in kernels; local arrays are \`new Float32Array(K)\`, \`Float64Array\`, \`Int32Array\`, \`Uint32Array\`, \`Int16Array\`, \`Uint16Array\`, \`Int8Array\`, \`Uint8Array\` or \`Uint8ClampedArray\``);
     }
     if (node.arguments.length !== 1) this.fail(node, `\`new ${ctor}\` takes one argument, the length`);
     const length = this.constantInteger(node.arguments[0]);

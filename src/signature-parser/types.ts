@@ -32,6 +32,8 @@ const ALIASES: Readonly<Record<string, DType>> = {
   intp: 'int64',
   int_: 'int64',
   u1: 'uint8',
+  // scijs's name for stdlib's uint8c (a Uint8ClampedArray); Numba and NumPy have no clamped type.
+  uint8_clamped: 'uint8c',
   u2: 'uint16',
   u4: 'uint32',
   u8: 'uint64',
@@ -50,7 +52,7 @@ export function resolveTypeName(name: string): DType | undefined {
   return Object.prototype.hasOwnProperty.call(ALIASES, name) ? ALIASES[name] : undefined;
 }
 
-const KNOWN_NAMES = 'bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64 (or f4, f8, i4, i8, u4, b1, …)';
+const KNOWN_NAMES = 'bool, int8, int16, int32, int64, uint8, uint8c, uint16, uint32, uint64, float32, float64 (or f4, f8, i4, i8, u4, b1, …)';
 
 /** A tiny cursor over the text that reports errors with 1-based columns. */
 class Cursor {

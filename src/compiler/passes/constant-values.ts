@@ -71,6 +71,14 @@ function coerce(v: number, type: DType): number | undefined {
     case 'int8': return (v << 24) >> 24;
     case 'uint16': return v & 0xffff;
     case 'uint8': return v & 0xff;
+    case 'uint8c': return Number.isNaN(v) || v <= 0 ? 0 : v >= 255 ? 255 : roundHalfToEven(v);
     default: return undefined;
   }
+}
+
+/** Uint8ClampedArray's rounding of a value strictly between 0 and 255: to nearest, ties to even. */
+function roundHalfToEven(v: number): number {
+  const f = Math.floor(v);
+  const d = v - f;
+  return d > 0.5 || (d === 0.5 && f % 2 === 1) ? f + 1 : f;
 }

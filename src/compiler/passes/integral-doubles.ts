@@ -9,7 +9,7 @@
  *
  * The rules (a value is *integral*):
  * - an integer literal with |v| < 2³¹ (not −0: i32 has no negative zero);
- * - a conversion to float64 of int32, int16, int8, uint16, uint8 or bool (not uint32: ≥ 2³¹);
+ * - a conversion to float64 of int32, int16, int8, uint16, uint8, uint8c or bool (not uint32: ≥ 2³¹);
  * - an integral variable: a float64 local (or helper parameter) whose every assignment (or
  *   argument) is integral — found by a fixpoint that starts from "all" and drops offenders;
  * - `a + b`, `a - b`, `-a`, `c ? a : b`, and `Math.abs/min/max/sign/floor/ceil/round/trunc` of
@@ -33,7 +33,7 @@ import { isArrayType } from '../ir.js';
 import { constantValue } from './constant-values.js';
 import { forEachExpr, forEachStmt } from '../ir-walk.js';
 
-const INT_SOURCES = new Set(['int32', 'int16', 'int8', 'uint16', 'uint8', 'bool']);
+const INT_SOURCES = new Set(['int32', 'int16', 'int8', 'uint16', 'uint8', 'uint8c', 'bool']);
 const INTEGRAL_MATH = new Set(['abs', 'min', 'max', 'sign', 'floor', 'ceil', 'round', 'trunc']);
 
 /**

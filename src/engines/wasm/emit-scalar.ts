@@ -257,7 +257,7 @@ export class FunctionEmitter {
     const shift = sizeShift(t);
     const op: Record<DType, Op> = {
       float64: Op.f64_load, float32: Op.f32_load, int32: Op.i32_load, uint32: Op.i32_load,
-      int16: Op.i32_load16_s, uint16: Op.i32_load16_u, int8: Op.i32_load8_s, uint8: Op.i32_load8_u, bool: Op.i32_load8_u,
+      int16: Op.i32_load16_s, uint16: Op.i32_load16_u, int8: Op.i32_load8_s, uint8: Op.i32_load8_u, uint8c: Op.i32_load8_u, bool: Op.i32_load8_u,
       int64: Op.unreachable, uint64: Op.unreachable,
     };
     this.code.byte(op[t]).u32(shift).u32(0);
@@ -267,7 +267,7 @@ export class FunctionEmitter {
   store(t: DType): void {
     const op: Record<DType, Op> = {
       float64: Op.f64_store, float32: Op.f32_store, int32: Op.i32_store, uint32: Op.i32_store,
-      int16: Op.i32_store16, uint16: Op.i32_store16, int8: Op.i32_store8, uint8: Op.i32_store8, bool: Op.i32_store8,
+      int16: Op.i32_store16, uint16: Op.i32_store16, int8: Op.i32_store8, uint8: Op.i32_store8, uint8c: Op.i32_store8, bool: Op.i32_store8,
       int64: Op.unreachable, uint64: Op.unreachable,
     };
     this.code.byte(op[t]).u32(sizeShift(t)).u32(0);
@@ -581,6 +581,16 @@ export class FunctionEmitter {
       else this.op(from === 'uint32' ? Op.f32_convert_i32_u : Op.f32_convert_i32_s);
       return;
     }
+    if (to === 'uint8c') {
+      if (from === 'uint8') return;
+      // Uint8ClampedArray's store: round half to even (f64.nearest), then clamp to 0…255 (f64.max
+      // keeps NaN, which the saturating truncation maps to 0). Integers go through f64, exactly.
+      if (from === 'float32') this.op(Op.f64_promote_f32);
+      else if (!isFloat(from)) this.op(from === 'uint32' ? Op.f64_convert_i32_u : Op.f64_convert_i32_s);
+      this.op(Op.f64_nearest).constant(0, 'float64').op(Op.f64_max).constant(255, 'float64').op(Op.f64_min);
+      this.misc(MiscOp.i32_trunc_sat_f64_u);
+      return;
+    }
     if (isFloat(from)) {
       if (from === 'float32') this.op(Op.f64_promote_f32);
       this.toInt32();
@@ -590,7 +600,12 @@ export class FunctionEmitter {
       case 'int8': this.op(Op.i32_extend8_s); break;
       case 'uint16': this.i32(0xffff).op(Op.i32_and); break;
       case 'uint8': this.i32(0xff).op(Op.i32_and); break;
-      default: break; // int32, uint32: the same 32 bits
+      case 'int32': case 'uint32': break; // the same 32 bits
+      case 'int64': case 'uint64': throw new Error('unreachable: the Wasm engine refuses 64-bit integer kernels');
+      default: {
+        const never: never = to;
+        throw new Error(`unreachable cast to ${String(never)}`);
+      }
     }
   }
 

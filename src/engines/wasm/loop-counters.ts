@@ -16,7 +16,7 @@
  */
 import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
 
-const INT32_FAMILY = new Set(['int32', 'int16', 'int8', 'uint16', 'uint8', 'bool']);
+const INT32_FAMILY = new Set(['int32', 'int16', 'int8', 'uint16', 'uint8', 'uint8c', 'bool']);
 
 /**
  * Whether a float64 expression is exactly an int32 value: an integer constant in int32 range, a

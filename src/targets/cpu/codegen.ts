@@ -210,6 +210,8 @@ function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9_$]/g, '_');
 }
 
+const CLAMP_SCRATCH = new Uint8ClampedArray(1);
+
 /** Support functions the generated code calls; passed in by name so the code has no imports. */
 export function runtimeFunctions(sites: readonly string[]): Record<string, Function> {
   return {
@@ -221,6 +223,8 @@ export function runtimeFunctions(sites: readonly string[]): Record<string, Funct
     },
     [RT.toInt64]: (x: number) => (Number.isFinite(x) ? BigInt.asIntN(64, BigInt(Math.trunc(x))) : 0n),
     [RT.toUint64]: (x: number) => (Number.isFinite(x) ? BigInt.asUintN(64, BigInt(Math.trunc(x))) : 0n),
+    // Uint8ClampedArray's own store (clamp to 0…255, round half to even, NaN → 0), through a scratch element.
+    [RT.toUint8Clamped]: (x: number) => ((CLAMP_SCRATCH[0] = x), CLAMP_SCRATCH[0]!),
     [RT.div64]: (a: bigint, b: bigint, signed: boolean) => (b === 0n ? 0n : signed ? BigInt.asIntN(64, a / b) : a / b),
     [RT.rem64]: (a: bigint, b: bigint) => (b === 0n ? 0n : a % b),
   };

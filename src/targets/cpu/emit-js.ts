@@ -28,6 +28,7 @@ export const RT = {
   oob: '$oob',
   toInt64: '$toI64',
   toUint64: '$toU64',
+  toUint8Clamped: '$toU8c',
   div64: '$div64',
   rem64: '$rem64',
 } as const;
@@ -308,6 +309,8 @@ export function cast(v: string, from: DType, to: DType): string {
     if (isBigInt(from)) return `BigInt.as${to === 'int64' ? 'Int' : 'Uint'}N(64, ${v})`;
     return `${to === 'int64' ? RT.toInt64 : RT.toUint64}(${v})`;
   }
+  // A clamped store sees the whole value (a bigint's sign and size too), as Uint8ClampedArray does.
+  if (to === 'uint8c') return from === 'uint8' ? v : `${RT.toUint8Clamped}(${isBigInt(from) ? `Number(${v})` : v})`;
   const num = isBigInt(from) ? (to === 'float64' || to === 'float32' ? `Number(${v})` : `Number(BigInt.asIntN(32, ${v}))`) : v;
   switch (to) {
     case 'float64': return num;
@@ -318,8 +321,12 @@ export function cast(v: string, from: DType, to: DType): string {
     case 'int8': return `((${num} << 24) >> 24)`;
     case 'uint16': return `(${num} & 65535)`;
     case 'uint8': return `(${num} & 255)`;
+    case 'int64': case 'uint64': throw new Error(`unreachable cast ${from} → ${to}: handled above`);
+    default: {
+      const never: never = to;
+      throw new Error(`unreachable cast ${from} → ${String(never)}`);
+    }
   }
-  throw new Error(`unreachable cast ${from} → ${to}`);
 }
 
 /** Functions whose float32 result is exact without rounding again. */

@@ -440,10 +440,11 @@ function hostDType(view: HostArrayView): DType {
   const stored = dtypeOfArray(view.data);
   if (!stored) throw new ArgumentError(`toDevice: expected a typed array as data, got ${describe(view.data)}`);
   if (view.dtype === undefined) return stored;
-  // The declared dtype must be stored by the same kind of typed array (bool and uint8 share Uint8Array).
+  // The declared dtype must be stored by the same kind of typed array (bool, uint8 and uint8c are
+  // all bytes: Uint8Array and Uint8ClampedArray hold them alike).
+  const bytes = (c: unknown) => (c === Uint8ClampedArray ? Uint8Array : c);
   const expected = DTYPES[view.dtype].arrayType;
-  const actual = view.data instanceof Uint8ClampedArray ? Uint8Array : view.data.constructor;
-  if (expected !== actual) {
+  if (bytes(expected) !== bytes(view.data.constructor)) {
     throw new ArgumentError(`toDevice: dtype \`${view.dtype}\` is stored in a ${expected.name}, but data is a ${view.data.constructor.name}`);
   }
   return view.dtype;

@@ -4,7 +4,7 @@
  * support function (wgsl-support.ts) or is documented in docs/gpu.md.
  *
  * Representations. Each IR value lives in one WGSL scalar type, its *rep*:
- * - float32 → f32; int32, int16, int8, uint16, uint8 → i32 (small types hold their exact value,
+ * - float32 → f32; int32, int16, int8, uint16, uint8, uint8c → i32 (small types hold their exact value,
  *   wrapped where the IR casts); uint32 → u32; bool → bool;
  * - float64 → i32 where integral-doubles.ts proves it holds integers (loop counters), else f32:
  *   WGSL has no f64, so a double local of a float32 kernel (`let c = 1.0; c *= i`) is computed in
@@ -510,16 +510,18 @@ export class FunctionEmitter {
 
   private cast(e: Extract<Expr, { kind: 'cast' }>, context: ValueContext, pre: string[], ind: string): Code {
     const to = e.type;
-    if (!isFloat(to) && to !== 'bool') {
+    // Conversions that truncate and wrap (not uint8c's, which rounds and clamps the whole value).
+    const wrapping = !isFloat(to) && to !== 'bool' && to !== 'uint8c';
+    if (wrapping) {
       const division = this.integerDivision(e.value, pre, ind);
       if (division) return { text: wrapInteger(`bitcast<i32>(${division.text})`, to, division.text), effects: division.effects };
     }
-    if (!isFloat(to) && to !== 'bool') {
+    if (wrapping) {
       const sum = this.integerPlusFraction(e.value, pre, ind);
       if (sum) return { text: wrapInteger(sum.text, to, `bitcast<u32>(${unparen(sum.text)})`), effects: sum.effects };
     }
     // A double converted to an integer type is used modulo 2^32 (compiler/passes/integral-doubles.ts).
-    const valueContext: ValueContext = e.value.type === 'float64' && !isFloat(to) && to !== 'bool' ? 'modular' : context;
+    const valueContext: ValueContext = e.value.type === 'float64' && wrapping ? 'modular' : context;
     const fromRep = this.rep(e.value, valueContext);
     const value = this.as(e.value, valueContext, fromRep, pre, ind);
     return { text: convert(value.text, e.value.type, fromRep, to, this.rep(e, context), this.m.support), effects: value.effects };
@@ -603,7 +605,7 @@ export class FunctionEmitter {
     if (e.kind === 'cast' && e.type === 'float64') {
       const from = e.value.type;
       if (from === 'uint32') return { kind: 'u', operand: { e: e.value, context: 'value', rep: 'u32' } };
-      if (from === 'int32' || from === 'int16' || from === 'int8' || from === 'uint16' || from === 'uint8') {
+      if (from === 'int32' || from === 'int16' || from === 'int8' || from === 'uint16' || from === 'uint8' || from === 'uint8c') {
         return { kind: 'i', operand: { e: e.value, context: 'value', rep: 'i32' } };
       }
     }
@@ -711,6 +713,12 @@ export function convert(text: string, from: DType, fromRep: Rep, to: DType, toRe
   if (toRep === 'f32') return fromRep === 'f32' ? text : `f32(${x})`;
   // An integral double (i32) from an integer type: uint32 keeps its low 32 bits (modular context).
   if (to === 'float64') return fromRep === 'u32' ? `bitcast<i32>(${x})` : text;
+  // Uint8ClampedArray's store: clamp to 0…255 (and for floats round half to even, NaN → 0).
+  if (to === 'uint8c') {
+    if (from === 'uint8') return text;
+    if (fromRep === 'f32') return `${support.use('js_f32_to_u8c')}(${x})`;
+    return fromRep === 'u32' ? `i32(min(${x}, 255u))` : `clamp(${x}, 0i, 255i)`;
+  }
   // to an integer type: first JS ToInt32 (as i32 bits), then narrow
   const asI32 = fromRep === 'f32' ? `${support.use('js_f32_to_i32')}(${x})` : fromRep === 'u32' ? `bitcast<i32>(${x})` : text;
   if (to === 'uint32') return fromRep === 'u32' ? text : `bitcast<u32>(${unparen(asI32)})`;
@@ -729,7 +737,12 @@ function wrapInteger(asI32: string, to: DType, asU32: string): string {
     case 'int8': return `((${asI32} << 24u) >> 24u)`;
     case 'uint16': return `(${asI32} & 65535i)`;
     case 'uint8': return `(${asI32} & 255i)`;
-    default: throw new Error(`internal: no integer narrowing to ${to}`);
+    case 'uint8c': case 'bool': case 'int64': case 'uint64': case 'float32': case 'float64':
+      throw new Error(`internal: no integer narrowing to ${to}`);
+    default: {
+      const never: never = to;
+      throw new Error(`internal: no integer narrowing to ${String(never)}`);
+    }
   }
 }
 

@@ -125,8 +125,12 @@ export function bindingNumbers(layout: ShaderLayout): { params: number; oob: num
 /** Elements per u32 word: 4 for 8-bit types and bool, 2 for 16-bit, 1 otherwise. */
 export function elementsPerWord(dtype: DType): 1 | 2 | 4 {
   switch (dtype) {
-    case 'bool': case 'int8': case 'uint8': return 4;
+    case 'bool': case 'int8': case 'uint8': case 'uint8c': return 4;
     case 'int16': case 'uint16': return 2;
-    default: return 1;
+    case 'int32': case 'uint32': case 'float32': case 'int64': case 'uint64': case 'float64': return 1;
+    default: {
+      const never: never = dtype;
+      throw new Error(`internal: no packing for ${String(never)}`);
+    }
   }
 }

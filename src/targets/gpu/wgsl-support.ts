@@ -24,7 +24,7 @@
 
 /** Names of the support functions; the namer reserves every one. */
 export const SUPPORT_NAMES = [
-  'js_nan', 'js_inf', 'js_special_bits', 'js_is_nan', 'js_is_inf', 'js_is_finite', 'js_f32_to_i32', 'js_f32_to_bool',
+  'js_nan', 'js_inf', 'js_special_bits', 'js_is_nan', 'js_is_inf', 'js_is_finite', 'js_f32_to_i32', 'js_f32_to_bool', 'js_f32_to_u8c',
   'js_fmod', 'js_irem', 'js_urem', 'js_irem_index', 'js_idiv', 'js_imag', 'js_idiv_ii', 'js_idiv_iu',
   'js_idiv_ui', 'js_idiv_uu', 'js_sign', 'js_round', 'js_min', 'js_max', 'js_sqrt', 'js_cbrt', 'js_log',
   'js_log2', 'js_log10', 'js_log1p', 'js_expm1', 'js_asin', 'js_acos', 'js_sinh', 'js_tanh', 'js_asinh',
@@ -68,6 +68,20 @@ fn js_f32_to_i32(x: f32) -> i32 {
   if (shift >= 32u) { return 0; } // a multiple of 2^32, NaN or ±Infinity
   let magnitude = ((bits & 0x7fffffu) | 0x800000u) << shift;
   return bitcast<i32>(select(magnitude, 0u - magnitude, (bits >> 31u) != 0u));
+}`,
+  },
+  js_f32_to_u8c: {
+    deps: [],
+    code: `// A Uint8ClampedArray store: NaN, -0 and negative numbers give 0, x >= 255 (+Infinity too) gives
+// 255, else round half to even, computed here rather than trusting each driver's round().
+fn js_f32_to_u8c(x: f32) -> i32 {
+  let bits = bitcast<u32>(x);
+  if (bits >= 0x80000000u || bits > 0x7f800000u) { return 0i; } // sign bit set, or NaN
+  if (bits >= 0x437f0000u) { return 255i; } // 255.0 and above (positive floats order as their bits)
+  let f = floor(x);
+  let d = x - f; // exact below 2^24
+  let k = i32(f);
+  return select(k, k + 1i, d > 0.5 || (d == 0.5 && (k & 1i) == 1i));
 }`,
   },
   js_f32_to_bool: {
