@@ -5,6 +5,7 @@
  * same numbers into a real Uint8ClampedArray (the JS engine's own ToUint8Clamp), never by the
  * library.
  */
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   ArgumentError, DeviceArray, deviceArray, guvectorize, parseSignature, SignatureError, toDevice, vectorize, type NDArray,
@@ -155,6 +156,23 @@ describe.each(CASES)('uint8c on %s (engine %s)', (target, mode) => {
     for (let i = 1; i < xs.length; i++) steps.push((acc = clamped([acc + xs[i]!])[0]!));
     expect(await withMode(() => add.reduce(xs))).toBe(acc);
     expect([...((await withMode(() => add.accumulate(xs))) as Uint8ClampedArray)]).toEqual(steps);
+    // `at`, unbuffered: index 0 twice, each time clamped
+    const pixels = Uint8ClampedArray.from([250, 10, 0]);
+    await withMode(() => add.at(pixels, Int32Array.from([0, 0, 1]), Uint8ClampedArray.from([3, 4, 100])));
+    expect([...pixels]).toEqual(clamped([clamped([250 + 3])[0]! + 4, 10 + 100, 0]));
+  });
+
+  it('property: any float32, scaled, stores as a Uint8ClampedArray would', async () => {
+    const scale = vectorize(['uint8c(float32, float32)'], { target: t })((x: number, k: number) => x * k + 0.5);
+    const float = fc.float({ noDefaultInfinity: false, noNaN: false, min: -1e6, max: 1e6 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(float, fc.float({ noNaN: false })), { minLength: 1, maxLength: 40 }), fc.constantFrom(1, 0.5, 1.5, 255, -1), async (values, k) => {
+        const xs = Float32Array.from(values);
+        const expected = clamped([...xs].map((x) => Math.fround(Math.fround(x * k) + 0.5)));
+        expect([...(await withMode(() => scale(xs, k)))]).toEqual(expected);
+      }),
+      { numRuns: t === 'gpu' ? 15 : 40 },
+    );
   });
 });
 
@@ -227,5 +245,18 @@ describe.runIf(TARGETS.includes('gpu'))('uint8c device arrays on the gpu', () =>
     await twice(di, { out: o3 });
     expect([...(await o3.toHost())]).toEqual(clamped([...ints].map((v) => (v * 2) | 0)));
     for (const a of [dx, out, old, di, o3]) a.destroy();
+  });
+
+  it('reduces and accumulates uint8c DeviceArrays on the device', async () => {
+    const add = vectorize(['uint8c(uint8c, uint8c)'], { target: 'gpu' })((a: number, b: number) => a + b);
+    const rows = Uint8ClampedArray.from([100, 100, 100, 1, 2, 3]);
+    const d = await toDevice({ data: rows, shape: [2, 3] });
+    const sums = (await add.reduce(d, { axis: 1 })) as DeviceArray;
+    expect(sums.dtype).toBe('uint8c');
+    // per row, stored after each step: min(255, 100 + 100) = 200, min(255, 200 + 100) = 255; 1 + 2 + 3 = 6
+    expect([...(await sums.toHost())]).toEqual([clamped([clamped([100 + 100])[0]! + 100])[0], 6]);
+    const cum = (await add.accumulate(d, { axis: 1 })) as DeviceArray;
+    expect([...(await cum.toHost())]).toEqual([100, 200, 255, 1, 3, 6]);
+    for (const a of [d, sums, cum]) a.destroy();
   });
 });

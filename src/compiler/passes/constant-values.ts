@@ -72,7 +72,11 @@ function coerce(v: number, type: DType): number | undefined {
     case 'uint16': return v & 0xffff;
     case 'uint8': return v & 0xff;
     case 'uint8c': return Number.isNaN(v) || v <= 0 ? 0 : v >= 255 ? 255 : roundHalfToEven(v);
-    default: return undefined;
+    case 'bool': case 'int64': case 'uint64': return undefined; // not folded here
+    default: {
+      const never: never = type;
+      throw new Error(`internal: no constant conversion to ${String(never)}`);
+    }
   }
 }
 

@@ -38,7 +38,13 @@ export function repOfType(t: DType): Rep {
     case 'float32': case 'float64': return 'f32';
     case 'uint32': return 'u32';
     case 'bool': return 'bool';
-    default: return 'i32';
+    case 'int32': case 'int16': case 'int8': case 'uint16': case 'uint8': case 'uint8c': return 'i32';
+    // 64-bit integers never reach WGSL (refused before); i32 keeps the switch total.
+    case 'int64': case 'uint64': return 'i32';
+    default: {
+      const never: never = t;
+      throw new Error(`internal: no WGSL rep for ${String(never)}`);
+    }
   }
 }
 

@@ -38,6 +38,10 @@ describe('generated JS', () => {
     expect(vectorized((a: number, b: number) => ((a >>> 3) ^ (b << 2)) + (a & 255), ['uint32', 'uint32'], 'uint32')).toMatchSnapshot();
   });
 
+  it('uint8c: stores go through Uint8ClampedArray\'s own conversion ($toU8c); reads are plain bytes', () => {
+    expect(vectorized((a: number, b: number) => a * b + 0.5, ['float32', 'uint8c'], 'uint8c')).toMatchSnapshot();
+  });
+
   it('int64 as bigints', () => {
     expect(vectorized((a: bigint, b: bigint) => a * b + a / b, ['int64', 'int64'], 'int64')).toMatchSnapshot();
   });

@@ -52,6 +52,11 @@ describe('vectorize kernels', () => {
     snapshot('bool-out', vectorizeWgsl((a: number, b: number) => a !== b, 'bool(int16, uint8)', [new Int16Array(8), new Uint8Array(8)]));
   });
 
+  it('uint8c: packed like uint8; stores clamp (js_f32_to_u8c for floats, clamp/min for integers), no wrapping', () => {
+    snapshot('uint8c', vectorizeWgsl((a: number, b: number) => a * b, 'uint8c(float32, uint8c)', [f32(), new Uint8ClampedArray(8)]));
+    snapshot('uint8c-int', vectorizeWgsl((a: number, b: number) => a + b, 'uint8c(int32, uint32)', [i32(), u32()]));
+  });
+
   it('Math functions with JS semantics', () => {
     snapshot('math', vectorizeWgsl(
       (a: number, b: number) =>
