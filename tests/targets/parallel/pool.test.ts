@@ -119,6 +119,6 @@ describe('shared memory helpers', () => {
   it('refuse bad lengths, shapes and dtypes', () => {
     expect(() => sharedArray(-1, 'float32')).toThrow(ArgumentError);
     expect(() => sharedNDArray([2, 0.5])).toThrow(ArgumentError);
-    expect(() => sharedArray(3, 'float16' as never)).toThrowErrorMatchingInlineSnapshot(`[ArgumentError: Unknown dtype \`float16\`; the dtypes are bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64.]`);
+    expect(() => sharedArray(3, 'float16' as never)).toThrowErrorMatchingInlineSnapshot(`[ArgumentError: Unknown dtype \`float16\`; the dtypes are bool, int8, int16, int32, int64, uint8, uint8c, uint16, uint32, uint64, float32, float64.]`);
   });
 });
