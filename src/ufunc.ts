@@ -23,7 +23,7 @@ import type { CallPlan, OperandView } from './plan.js';
 import type { FastEntry } from './fast-call.js';
 import { type ArgType, formatArgType, type Layout, parseSignature, type Signature } from './signature-parser/index.js';
 import { DEFAULT_TARGET, formatTargetNames, targetEntry, targetNames } from './targets/registry.js';
-import type { Target, TargetName } from './targets/target.js';
+import { ENQUEUED, type Target, type TargetName } from './targets/target.js';
 
 /** Options of `vectorize(…)` and `guvectorize(…)`. */
 export interface UfuncOptions {
@@ -738,6 +738,9 @@ export async function runGuarded(target: Target, plan: CallPlan): Promise<void> 
   const epoch = shutdownEpoch();
   try {
     const work = target.run(plan);
+    // Recorded on the device with nothing to wait for (a chained gpu call): no shutdown race, whose
+    // promises cost more than the rest of a small call and pile reactions onto the shutdown promise.
+    if (work === ENQUEUED) return;
     if (target.memory === 'device') {
       // Work on a device cannot be stopped: the call is answered at `shutdown()` without it.
       const shut = Symbol('shutdown');

@@ -53,6 +53,12 @@ export interface MethodCall {
   readonly fallback: () => Promise<UfuncResult>;
 }
 
+/**
+ * The promise a device target's `run` returns for a call whose work is recorded and that needs no
+ * further waiting (its outputs are device arrays): already resolved, and recognised by identity.
+ */
+export const ENQUEUED: Promise<void> = Promise.resolve();
+
 /** A ufunc method's hook: returns the method's result. */
 export type MethodHook = (call: MethodCall) => Promise<UfuncResult>;
 
@@ -76,7 +82,11 @@ export interface Target {
    * Signature dispatch skips loops with a type the target cannot store.
    */
   canStore?(dtype: DType): boolean;
-  /** Runs a call; resolves when every output is written (or, for device outputs, enqueued). */
+  /**
+   * Runs a call; resolves when every output is written (or, for device outputs, enqueued). A device
+   * target returns {@link ENQUEUED} itself when the call's work is recorded and nothing is left to
+   * wait for, so the caller can skip its own promise layers (a chain of small gpu calls).
+   */
   run(plan: CallPlan): Promise<void>;
   /** Runs a call and returns when it is done; absent where the target cannot block (gpu). */
   runSync?(plan: CallPlan): void;

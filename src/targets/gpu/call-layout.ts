@@ -162,10 +162,16 @@ export function layoutCall(plan: CallPlan, operands: readonly DeviceOperandView[
   return { layout, params, bindingStorage, groups: [x, y] };
 }
 
+const FLOAT_BITS = new Float32Array(1);
+const WORD_BITS = new Uint32Array(FLOAT_BITS.buffer);
+
 /** The 32 bits a JS scalar of `dtype` is passed as. */
 export function scalarBits(value: number | bigint | boolean, dtype: DType): number {
   const v = typeof value === 'boolean' ? (value ? 1 : 0) : Number(value);
-  if (dtype === 'float32' || dtype === 'float64') return new Uint32Array(new Float32Array([v]).buffer)[0]!;
+  if (dtype === 'float32' || dtype === 'float64') {
+    FLOAT_BITS[0] = v;
+    return WORD_BITS[0]!;
+  }
   if (dtype === 'bool') return v ? 1 : 0;
   return v >>> 0;
 }

@@ -39,12 +39,20 @@ const SLOT_BYTES = 256;
 const ERROR_FILTERS: readonly GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
 
 /** A call in a batch, as error messages name it. */
-interface CallRecord {
-  /** e.g. "gpu call #12 (`saxpy`)" */
-  readonly label: string;
-  /** The shader's bounds-check sites, or undefined when the call checks nothing. */
-  readonly sites: readonly string[] | undefined;
-  readonly oobSlot: number;
+class CallRecord {
+  constructor(
+    /** The call's number, counted over the process. */
+    readonly id: number,
+    readonly kernelName: string,
+    /** The shader's bounds-check sites, or undefined when the call checks nothing. */
+    readonly sites: readonly string[] | undefined,
+    readonly oobSlot: number,
+  ) {}
+
+  /** e.g. "gpu call #12 (`saxpy`)", built only when a message needs it. */
+  get label(): string {
+    return `gpu call #${this.id} (\`${this.kernelName}\`)`;
+  }
 }
 
 /** A call's place in a batch: what {@link checkBuffers} waits for. */
@@ -60,7 +68,16 @@ interface Arenas {
   /** The params slots' host copy, written to `params` in one `writeBuffer` per batch. */
   readonly paramsWords: Uint32Array;
   readonly slotBytes: number;
+  /**
+   * Unmapped MAP_READ buffers for the bounds-check records, reused by later batches: creating
+   * one per batch cost 0.15–0.3 ms of host time on an H100 (Dawn allocates host-visible memory),
+   * more than a whole 2^24-element kernel.
+   */
+  readonly readbacks: GPUBuffer[];
 }
+
+/** Readback buffers kept per device (a batch in flight holds one; a few may overlap). */
+const MAX_FREE_READBACKS = 4;
 
 /** Calls recorded into one command encoder and submitted together. */
 export class Batch {
@@ -80,6 +97,13 @@ export class Batch {
   lastPipeline: GPUComputePipeline | undefined;
   /** Params slots used. */
   paramSlots = 0;
+  /** The latest call's params slot (offset in words, length), which an equal next call shares. */
+  lastParamsWord = -1;
+  lastParamsLength = 0;
+  /** The bind group and dynamic offsets last set in the open pass. */
+  private boundGroup: unknown;
+  private boundParams = -1;
+  private boundOob = -1;
   oobSlots = 0;
   submitted = false;
   /** Calls whose error was already thrown to the user (synchronize() does not repeat them). */
@@ -106,6 +130,19 @@ export class Batch {
     this.pass?.end();
     this.pass = undefined;
     this.lastPipeline = undefined;
+    this.boundGroup = undefined;
+  }
+
+  /**
+   * Whether the open pass has this bind group set with these offsets already (then setting it again
+   * is skipped); records them as set otherwise, for the caller sets them now.
+   */
+  sameBindings(group: unknown, paramsOffset: number, oobOffset: number): boolean {
+    if (this.boundGroup === group && this.boundParams === paramsOffset && this.boundOob === oobOffset) return true;
+    this.boundGroup = group;
+    this.boundParams = paramsOffset;
+    this.boundOob = oobOffset;
+    return false;
   }
 
   /** Runs `fn` right after the batch is submitted (a timing read-back, say). */
@@ -129,7 +166,7 @@ export class Batch {
     let readback: GPUBuffer | undefined;
     if (this.oobSlots > 0) {
       const bytes = this.oobSlots * arenas.slotBytes;
-      readback = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      readback = arenas.readbacks.pop() ?? device.createBuffer({ size: arenas.slotBytes * MAX_CALLS_PER_BATCH, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
       encoder.copyBufferToBuffer(arenas.oob, 0, readback, 0, bytes);
       // Zero the used slots again for the next batch (they start zeroed: a new buffer is).
       encoder.clearBuffer(arenas.oob, 0, bytes);
@@ -140,7 +177,8 @@ export class Batch {
     const popped = ERROR_FILTERS.map(() => device.popErrorScope()).reverse();
     this.encoder = undefined;
     for (const fn of this.afterSubmit) fn();
-    const done = readback ? readback.mapAsync(GPUMapMode.READ) : device.queue.onSubmittedWorkDone();
+    const readBytes = this.oobSlots * arenas.slotBytes;
+    const done = readback ? readback.mapAsync(GPUMapMode.READ, 0, readBytes) : device.queue.onSubmittedWorkDone();
     void Promise.allSettled([...popped, done]).then((results) => {
       const reported: string[] = [];
       results.slice(0, popped.length).forEach((r, i) => {
@@ -151,13 +189,15 @@ export class Batch {
       let records: ArrayBuffer | undefined;
       if (readback && completed) {
         try {
-          records = readback.getMappedRange().slice(0);
+          records = readback.getMappedRange(0, readBytes).slice(0);
           readback.unmap();
         } catch {
           // The device was destroyed meanwhile (abandoned after a limit or `shutdown()`): lost, below.
         }
       }
-      readback?.destroy();
+      // Unmapped and read: reusable by a later batch. Otherwise (mapping failed, device gone) destroyed.
+      if (readback && records && isDeviceAlive(this.ctx) && arenas.readbacks.length < MAX_FREE_READBACKS) arenas.readbacks.push(readback);
+      else readback?.destroy();
       if (!isDeviceAlive(this.ctx) || (!completed && reported.length === 0)) {
         this.finishWith(() => lostError(this, 'before they finished'));
       } else if (reported.length > 0) {
@@ -197,6 +237,7 @@ function arenas(ctx: GpuContext): Arenas {
       oob: ctx.device.createBuffer({ size: slotBytes * MAX_CALLS_PER_BATCH, usage, label: 'ufunc bounds-check arena' }),
       paramsWords: new Uint32Array((slotBytes * MAX_CALLS_PER_BATCH) / 4),
       slotBytes,
+      readbacks: [],
     };
     arenasOf.set(ctx.device, a);
   }
@@ -245,12 +286,20 @@ export function beginCall(ctx: GpuContext, kernelName: string, params: Uint32Arr
     const opened = batch;
     afterCurrentTask(() => opened.submit());
   }
-  const paramsOffset = batch.paramSlots * a.slotBytes;
-  a.paramsWords.set(params, paramsOffset / 4);
-  batch.paramSlots += slotsNeeded;
+  // A call with the same params words as the previous one (a chain of equal calls) shares its slot.
+  let paramsOffset: number;
+  if (sameWords(a.paramsWords, batch.lastParamsWord, batch.lastParamsLength, params)) {
+    paramsOffset = batch.lastParamsWord * 4;
+  } else {
+    paramsOffset = batch.paramSlots * a.slotBytes;
+    a.paramsWords.set(params, paramsOffset / 4);
+    batch.paramSlots += slotsNeeded;
+    batch.lastParamsWord = paramsOffset / 4;
+    batch.lastParamsLength = params.length;
+  }
   const oobSlot = sites ? batch.oobSlots++ : -1;
   const index = batch.calls.length;
-  batch.calls.push({ label: `gpu call #${++callCount} (\`${kernelName}\`)`, sites, oobSlot });
+  batch.calls.push(new CallRecord(++callCount, kernelName, sites, oobSlot));
   return {
     batch,
     encoder: batch.encoder!,
@@ -260,6 +309,12 @@ export function beginCall(ctx: GpuContext, kernelName: string, params: Uint32Arr
     oob: a.oob,
     oobOffset: Math.max(0, oobSlot) * a.slotBytes,
   };
+}
+
+function sameWords(words: Uint32Array, at: number, length: number, params: Uint32Array): boolean {
+  if (at < 0 || length !== params.length) return false;
+  for (let i = 0; i < length; i++) if (words[at + i] !== params[i]) return false;
+  return true;
 }
 
 /** Ends a call started with {@link beginCall}: submits the batch when it is full. */
@@ -354,6 +409,9 @@ const taints = new WeakMap<GPUBuffer, CallRef[]>();
 export function taintsOf(buffer: GPUBuffer): readonly CallRef[] {
   const list = taints.get(buffer);
   if (!list) return EMPTY;
+  let settled = false;
+  for (const r of list) if (r.batch.outcomes && r.batch.outcomes[r.index] === undefined) settled = true;
+  if (!settled) return list;
   const live = list.filter((r) => !r.batch.outcomes || r.batch.outcomes[r.index] !== undefined);
   if (live.length !== list.length) taints.set(buffer, live);
   return live;

@@ -96,6 +96,76 @@ describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
     expect(differences((await (fine as DeviceArray).toHost()) as Float32Array, iota(8))).toEqual([]);
   });
 
+  it('equal calls in a row share a params slot and bindings, different ones do not, and the results stay right', async () => {
+    const n = 1000;
+    const x = await toDevice(iota(n));
+    const y = await deviceArray([n], 'float32');
+    const z = await deviceArray([n], 'float32');
+    await axpy(1, x, y, { out: y }); // compile
+    await synchronize();
+    const setBindGroup = GPUComputePassEncoder.prototype.setBindGroup;
+    let binds = 0;
+    GPUComputePassEncoder.prototype.setBindGroup = function (this: GPUComputePassEncoder, ...args: unknown[]) {
+      binds++;
+      return (setBindGroup as (...a: unknown[]) => undefined).apply(this, args);
+    } as typeof setBindGroup;
+    try {
+      // 300 equal calls (more than a batch has params slots), then calls whose scalar or output changes.
+      for (let k = 0; k < 300; k++) await axpy(1, x, y, { out: y });
+      await axpy(2, x, y, { out: y });
+      await axpy(2, x, y, { out: z }); // same params, another bind group
+      await axpy(1, x, y, { out: y }); // back to the first params
+    } finally {
+      GPUComputePassEncoder.prototype.setBindGroup = setBindGroup;
+    }
+    // Once per batch of equal calls (a new batch starts a new pass), once per change.
+    expect(binds).toBeLessThanOrEqual(Math.ceil(300 / MAX_CALLS_PER_BATCH) + 3);
+    const expectedY = iota(n).map((v) => v); // y after the compile call: x
+    for (let k = 0; k < 300; k++) for (let i = 0; i < n; i++) expectedY[i] = Math.fround(i + expectedY[i]!);
+    const expectedZ = new Float32Array(n);
+    for (let i = 0; i < n; i++) {
+      expectedY[i] = Math.fround(2 * i + expectedY[i]!);
+      expectedZ[i] = Math.fround(2 * i + expectedY[i]!);
+      expectedY[i] = Math.fround(i + expectedY[i]!);
+    }
+    expect(differences((await z.toHost()) as Float32Array, expectedZ)).toEqual([]);
+    expect(differences((await y.toHost()) as Float32Array, expectedY)).toEqual([]);
+  });
+
+  it('bounds-check records are read back through reused buffers, and kernels with no checked index read nothing back', async () => {
+    const x = await toDevice({ data: iota(8), shape: [2, 4] });
+    const v = await toDevice(iota(8));
+    await reader(x, Int32Array.from([0, 1]));
+    await axpy(1, v, v);
+    await synchronize();
+    const { device } = await acquireDevice();
+    const createBuffer = device.createBuffer;
+    let readable = 0;
+    device.createBuffer = function (this: GPUDevice, descriptor: GPUBufferDescriptor) {
+      if (descriptor.usage & GPUBufferUsage.MAP_READ) readable++;
+      return createBuffer.call(this, descriptor);
+    } as typeof createBuffer;
+    try {
+      // Batches in separate turns of the event loop: each is submitted and read back on its own.
+      for (let k = 0; k < 4; k++) {
+        await reader(x, Int32Array.from([k % 4, 3]));
+        await synchronize();
+      }
+      const readerBuffers = readable;
+      for (let k = 0; k < 4; k++) {
+        await axpy(1, v, v); // every index proven in bounds: no record to read
+        await synchronize();
+      }
+      expect(readerBuffers).toBe(0); // the records' buffer of the warm-up batch is reused
+      expect(readable).toBe(0);
+    } finally {
+      device.createBuffer = createBuffer;
+    }
+    // Still reported: a failing call after the reused read-backs.
+    await reader(x, Int32Array.from([0, 7]));
+    await expect(synchronize()).rejects.toThrow(/Index \[7\] is out of bounds/);
+  });
+
   it('synchronize() counts the other failed calls', async () => {
     const x = await toDevice({ data: iota(8), shape: [2, 4] });
     await reader(x, Int32Array.from([0, 5]));
