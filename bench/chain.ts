@@ -53,6 +53,8 @@ const LORENZ_MEMBERS = quick ? 2_000 : 100_000;
 const MATMUL_BATCH = quick ? 1 << 14 : 1_000_000;
 const LARGE_CALLS = quick ? 10 : 20;
 const SMALL_CALLS = Number(flag('--calls') ?? 1000);
+/** Sustained work before each measurement, so the GPU's clock is up (see measure()). */
+const GPU_WARMUP_MS = Number(flag('--warmup-ms') ?? (quick ? 0 : 1000));
 
 const CHAINS: Chain[] = [
   { name: 'saxpy-out', title: `SAXPY ${fmtCount(SAXPY_N)} float32 into \`out\``, workload: 'saxpy', output: 'out', size: SAXPY_N, calls: LARGE_CALLS, peer: 'saxpy-out', elements: 3 * SAXPY_N },
@@ -87,7 +89,7 @@ interface PeerChain {
   readonly skipped?: string;
 }
 function cupyChain(chain: Chain): PeerChain {
-  const result = spawnSync('python3', [`${PEERS_DIR}cupy_chain.py`, chain.peer, String(chain.size), String(chain.calls), String(REPS)], {
+  const result = spawnSync('python3', [`${PEERS_DIR}cupy_chain.py`, chain.peer, String(chain.size), String(chain.calls), String(REPS), String(GPU_WARMUP_MS / 1e3)], {
     cwd: PEERS_DIR,
     encoding: 'utf8',
     timeout: 600_000,
@@ -140,6 +142,14 @@ async function measure(chain: Chain, ufunc: Ufunc): Promise<Measured> {
   workload.runLoop(problem);
   const check = compare(got, (problem.out as HostArray).data as Float32Array);
 
+  // The GPU's clock: after the host work above (making and checking the data, about a second)
+  // the GPU has been idle and its driver has lowered the SM clock (on the H100, 345–900 MHz instead
+  // of 1,980; nvidia-smi says "idle"), and it rises again only under sustained work. Measured
+  // cold, SAXPY 2^26's kernel took 0.56–0.81 ms instead of 0.37 (H100, nvidia-smi logging the
+  // clock alongside). So chains run for GPU_WARMUP_MS first, as CuPy's chains do (cupy_chain.py).
+  // (Outputs dropped to the GC pile up in device memory until collected: at most 3 chains of them.)
+  const warmEnd = performance.now() + GPU_WARMUP_MS;
+  for (let w = 0; performance.now() < warmEnd && (chain.output !== 'dropped' || w < 3); w++) await runChain();
   const walls: number[] = [];
   for (let r = 0; r < REPS; r++) walls.push((await runChain()).ms);
   let kernelMs: number | undefined;
@@ -241,7 +251,7 @@ const report = [
   `- adapter: ${adapter}${peerInfo?.device ? ` (${peerInfo.device})` : ''}`,
   `- node ${process.version}, ${new Date().toISOString().slice(0, 10)}${quick ? ', --quick sizes' : ''}`,
   peerInfo ? `- CuPy ${peerInfo.cupy} on ${peerInfo.device}` : `- CuPy: ${skipped.join('; ') || 'not run'}`,
-  `- wall per call: a chain of \`calls\` calls on device-resident data ended by a read-back of one element (CuPy: \`stream.synchronize()\`), divided by \`calls\`; median of ${REPS} chains after a warm-up chain`,
+  `- wall per call: a chain of \`calls\` calls on device-resident data ended by a read-back of one element (CuPy: \`stream.synchronize()\`), divided by \`calls\`; median of ${REPS} chains after ${GPU_WARMUP_MS} ms of the same chains (both sides), so that the GPU's clock is up`,
   `- kernel: one call's compute pass on the GPU's clock (timestamp queries; CuPy: CUDA events), median of ${Math.max(REPS, 5)}`,
   '- ratio: ufunc wall ÷ CuPy wall (< 1 is faster than CuPy)',
   '- reproduce: `npx tsx bench/chain.ts` (see bench/README.md, "On the GPU machine")',
