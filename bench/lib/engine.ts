@@ -6,6 +6,8 @@ export function engineLabel(explained: string): string {
   const where = explained.startsWith('On the calling thread') ? 'calling thread, ' : explained.startsWith('On ') ? 'workers, ' : '';
   const simd = /WebAssembly \(SIMD, (\d) lanes\)/.exec(explained);
   if (simd) return `${where}Wasm SIMD×${simd[1]}`;
+  const rows = /WebAssembly \(SIMD, (\d) rows per vector/.exec(explained);
+  if (rows) return `${where}Wasm SIMD×${rows[1]} rows`;
   if (/WebAssembly \(scalar/.test(explained)) return `${where}Wasm scalar`;
   if (/JavaScript/.test(explained)) return `${where}JS`;
   return explained.slice(0, 40);

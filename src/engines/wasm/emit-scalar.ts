@@ -35,6 +35,8 @@ export interface WasmArray {
   /** Per axis: a local holding the size, or a constant size. */
   readonly dims: readonly ({ local: number } | { constant: number })[];
   readonly dtype: DType;
+  /** log2 of the bytes per element where not the dtype's (16: lane-interleaved rows, emit-rows.ts). */
+  readonly shift?: number;
 }
 
 /** Module-wide services a function emitter needs: imports and helpers by index. */
@@ -64,6 +66,11 @@ export class FunctionEmitter {
   readonly arrays = new Map<Variable, WasmArray>();
   private readonly labels: Label[] = [];
   private readonly loops: { breakDepth: number; continueDepth: number }[] = [];
+  /**
+   * Where an index out of bounds goes: undefined to report it (the imported `oob` throws), or the
+   * label to leave (the row-vector loop, which then lets the scalar loop redo the rows and throw).
+   */
+  bailTo: number | undefined = undefined;
   /** Where `return` goes inside the kernel body: the result local and the label to leave. */
   returnTo: { result: number | undefined; labelDepth: number } | 'function' = 'function';
 
@@ -335,7 +342,9 @@ export class FunctionEmitter {
       this.set(bad);
       ints.push(idx);
     }
-    if (bad !== undefined) {
+    if (bad !== undefined && this.bailTo !== undefined) {
+      this.get(bad).br(this.bailTo, true);
+    } else if (bad !== undefined) {
       this.get(bad).open('if');
       this.i32(site);
       for (const r of raw) {
@@ -361,7 +370,7 @@ export class FunctionEmitter {
       if (axis > 0) this.op(Op.i32_add);
     });
     if (ints.length > 0) {
-      const shift = sizeShift(a.dtype);
+      const shift = a.shift ?? sizeShift(a.dtype);
       if (shift) this.i32(shift).op(Op.i32_shl);
       this.op(Op.i32_add);
     }

@@ -99,28 +99,28 @@ export function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize'
 
 /** Emits the vector body of the loop into a scalar function emitter's code. */
 export class SimdEmitter {
-  private readonly vars = new Map<Variable, number>();
+  protected readonly vars = new Map<Variable, number>();
   /** The lanes the current statement applies to; undefined: all (top level, nothing returned). */
-  private mask: number | undefined;
+  protected mask: number | undefined;
   private readonly done: number;
   private anyDone = false;
   private allReturned = false;
 
   constructor(
-    private readonly e: FunctionEmitter,
-    private readonly ctx: ModuleContext,
-    private readonly lanes: 4 | 2,
+    protected readonly e: FunctionEmitter,
+    protected readonly ctx: ModuleContext,
+    protected readonly lanes: 4 | 2,
     readonly result: number,
   ) {
     this.done = e.local(ValType.v128);
   }
 
-  private simd(op: SimdOp): this {
+  protected simd(op: SimdOp): this {
     this.e.code.byte(0xfd).u32(op);
     return this;
   }
 
-  private lane(op: SimdOp, lane: number): this {
+  protected lane(op: SimdOp, lane: number): this {
     this.simd(op);
     this.e.code.byte(lane);
     return this;
@@ -153,7 +153,7 @@ export class SimdEmitter {
   }
 
   /** Pushes the mask of lanes still running here, or returns false when that is every lane. */
-  private activeMask(): boolean {
+  protected activeMask(): boolean {
     if (this.mask === undefined && !this.anyDone) return false;
     if (this.mask === undefined) this.allOnes();
     else this.e.get(this.mask);
@@ -176,10 +176,11 @@ export class SimdEmitter {
     }
   }
 
-  private assign(local: number, value: Expr): void {
+  protected assign(local: number, value: Expr): void {
     this.expr(value);
     if (this.activeMask()) {
       // value, mask → bitselect(value, old, mask)
+      this.narrowMask(value.type);
       const m = this.e.local(ValType.v128);
       this.e.set(m);
       this.e.get(local).get(m);
@@ -188,7 +189,7 @@ export class SimdEmitter {
     this.e.set(local);
   }
 
-  private stmt(s: Stmt): void {
+  protected stmt(s: Stmt): void {
     switch (s.kind) {
       case 'let':
       case 'assign':
@@ -283,6 +284,7 @@ export class SimdEmitter {
         this.expr(e.then);
         this.expr(e.otherwise);
         this.expr(e.cond);
+        this.narrowMask(t);
         this.simd(SimdOp.v128_bitselect);
         return;
       }
@@ -321,7 +323,7 @@ export class SimdEmitter {
     this.simd(ops[op]!);
   }
 
-  private compare(op: string, t: DType): void {
+  protected compare(op: string, t: DType): void {
     if (t === 'bool') {
       this.simd(SimdOp.v128_xor);
       if (op === '==') this.simd(SimdOp.v128_not);
@@ -334,12 +336,27 @@ export class SimdEmitter {
       uint32: { '<': SimdOp.i32x4_lt_u, '<=': SimdOp.i32x4_le_u, '>': SimdOp.i32x4_gt_u, '>=': SimdOp.i32x4_ge_u, '==': SimdOp.i32x4_eq, '!=': SimdOp.i32x4_ne },
     };
     this.simd(table[t]![op]!);
+    // Masks are as wide as the lanes: 32-bit comparisons in 2-lane (mixed-width) code widen.
+    if (this.lanes === 2 && t !== 'float64') this.simd(SimdOp.i64x2_extend_low_i32x4_s);
   }
 
-  private cast(from: DType, to: DType): void {
+  /**
+   * In 2-lane code that also holds 32-bit values (lanes 0 and 1 of a 4-lane vector), a mask of
+   * two 64-bit lanes on the stack becomes one of 32-bit lanes 0 and 1, to select 32-bit values.
+   */
+  protected narrowMask(t: DType): void {
+    if (this.lanes !== 2 || t === 'float64' || t === 'bool') return;
+    const m = this.e.local(ValType.v128);
+    this.e.tee(m).get(m);
+    this.simd(SimdOp.i8x16_shuffle);
+    for (const b of [0, 1, 2, 3, 8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11]) this.e.code.byte(b);
+  }
+
+  protected cast(from: DType, to: DType): void {
     if (from === to) return;
     if (from === 'bool') {
       // A mask and'ed with the bits of 1 gives 1 or +0.
+      this.narrowMask(to);
       this.constant(1, to === 'bool' ? 'int32' : to);
       this.simd(SimdOp.v128_and);
       return;
@@ -354,16 +371,25 @@ export class SimdEmitter {
         this.constant(0, from);
         this.simd(SimdOp.i32x4_ne);
       }
+      if (this.lanes === 2 && from !== 'float64') this.simd(SimdOp.i64x2_extend_low_i32x4_s);
       return;
     }
     if (to === 'float32') {
-      this.simd(from === 'uint32' ? SimdOp.f32x4_convert_i32x4_u : SimdOp.f32x4_convert_i32x4_s);
+      // float64 → float32 only in 2-lane code: lanes 0 and 1, rounded as Math.fround.
+      if (from === 'float64') this.simd(SimdOp.f32x4_demote_f64x2_zero);
+      else this.simd(from === 'uint32' ? SimdOp.f32x4_convert_i32x4_u : SimdOp.f32x4_convert_i32x4_s);
+      return;
+    }
+    if (to === 'float64') {
+      // Only in 2-lane code, from lanes 0 and 1; every conversion is exact.
+      if (from === 'float32') this.simd(SimdOp.f64x2_promote_low_f32x4);
+      else this.simd(from === 'uint32' ? SimdOp.f64x2_convert_low_i32x4_u : SimdOp.f64x2_convert_low_i32x4_s);
       return;
     }
     // int32 ↔ uint32: the same bits.
   }
 
-  private math(fn: MathFunction, args: readonly Expr[], t: DType): void {
+  protected math(fn: MathFunction, args: readonly Expr[], t: DType): void {
     const f32 = t === 'float32';
     if (t === 'int32' || t === 'uint32') {
       const u = t === 'uint32';

@@ -76,6 +76,9 @@ export enum SimdOp {
   f64x2_abs = 0xec, f64x2_neg = 0xed, f64x2_sqrt = 0xef, f64x2_add = 0xf0, f64x2_sub = 0xf1, f64x2_mul = 0xf2,
   f64x2_div = 0xf3, f64x2_min = 0xf4, f64x2_max = 0xf5,
   f32x4_convert_i32x4_s = 0xfa, f32x4_convert_i32x4_u = 0xfb,
+  i8x16_shuffle = 0x0d, v128_load32_lane = 0x56, v128_load64_lane = 0x57, v128_store32_lane = 0x5a, v128_store64_lane = 0x5b,
+  f32x4_demote_f64x2_zero = 0x5e, f64x2_promote_low_f32x4 = 0x5f, i64x2_neg = 0xc1, i64x2_extend_low_i32x4_s = 0xc7,
+  f64x2_convert_low_i32x4_s = 0xfe, f64x2_convert_low_i32x4_u = 0xff,
 }
 
 /** A growable byte buffer with the encodings the binary format uses. */

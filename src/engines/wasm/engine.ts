@@ -12,6 +12,7 @@ import type { CallPlan } from '../../plan.js';
 import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../../targets/cpu/codegen.js';
 import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
 import { type CompiledModule, compileKernelModule } from './module.js';
+import { ROW_SCRATCH_BYTES } from './emit-rows.js';
 import { drive, type DriveSpec, instantiateKernel, type WasmRun } from './runner.js';
 import { wasmRefusal } from './support.js';
 import { type WasmModule, WebAssemblyApi } from './wasm-api.js';
@@ -229,9 +230,17 @@ export function explainPlan(plan: CallPlan, elements: number): string {
     if (error instanceof WasmMemoryFull) return `JavaScript: ${error.message}`;
     throw error;
   }
-  const { lanes } = kernel.module;
-  const variant = typeof lanes === 'number' ? `SIMD, ${lanes} lanes` : `scalar: ${lanes}`;
-  return `WebAssembly (${variant}): ${choice.reason}`;
+  return `WebAssembly (${wasmVariant(plan, kernel.module.lanes)}): ${choice.reason}`;
+}
+
+/**
+ * How a compiled kernel's loop runs, in words: SIMD (elements or rows per vector) or scalar, and
+ * why scalar (`lanes` is then the reason).
+ */
+export function wasmVariant(plan: CallPlan, lanes: 4 | 2 | string): string {
+  if (typeof lanes !== 'number') return `scalar: ${lanes}`;
+  if (plan.kind === 'vectorize') return `SIMD, ${lanes} lanes`;
+  return `SIMD, ${lanes} rows per vector; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
 }
 
 /** {@link wasmKernelFor}, or undefined when the Wasm memory has no room for the kernel's local arrays. */

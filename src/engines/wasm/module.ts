@@ -16,6 +16,7 @@ import type { MemoryLayout } from '../../targets/cpu/codegen.js';
 import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { findLoopCounters } from './loop-counters.js';
 import { SimdEmitter, simdLanes } from './emit-simd.js';
+import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
 import { emitExp, PORTED } from './fdlibm.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
 
@@ -158,8 +159,15 @@ function emit(
     builder.define(helperIndices.get(h)!, { type, locals: e.locals, code: e.code });
   });
 
-  const lanes = simdLanes(kernel, kind, layout);
-  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, lanes), exportName: 'run' });
+  // Per-row kernels: the row plan, and the row scratch area after the local arrays' (emit-rows.ts).
+  const row = kind === 'guvectorize' ? rowPlan(kernel, layout) : undefined;
+  const lanes = kind === 'vectorize' ? simdLanes(kernel, kind, layout) : typeof row === 'string' ? row : row!.lanes;
+  let rows: { plan: RowPlan; offset: number } | undefined;
+  if (row !== undefined && typeof row !== 'string') {
+    rows = { plan: row, offset: Math.ceil(scratchBytes / 16) * 16 };
+    scratchBytes = rows.offset + ROW_SCRATCH_BYTES;
+  }
+  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, lanes, rows), exportName: 'run' });
   return { bytes: builder.encode(), imports, sites, scratchBytes, lanes };
 }
 
@@ -184,7 +192,10 @@ function declareLocalArrays(e: FunctionEmitter, body: readonly Stmt[], ctx: Modu
   }
 }
 
-function emitRun(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, ctx: ModuleContext, params: ValType[], lanes: 4 | 2 | string) {
+function emitRun(
+  kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, ctx: ModuleContext, params: ValType[], lanes: 4 | 2 | string,
+  rows: { plan: RowPlan; offset: number } | undefined,
+) {
   const count = params.length - 2;
   const e = new FunctionEmitter(ctx, params.length, params.length - 1);
   // Parameter locals, by operand.
@@ -217,7 +228,11 @@ function emitRun(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: nu
   const result = vectorized ? e.local(valType(returnType as DType)) : undefined;
   const k = e.local(ValType.i32);
 
-  if (typeof lanes === 'number') emitVectorLoop(e, ctx, kernel, nin, layout, lanes, pointer, step, k, count);
+  if (rows) {
+    const rowScratch = e.local(ValType.i32);
+    e.get(e.scratch).i32(rows.offset).op(Op.i32_add).set(rowScratch);
+    emitRowVectorLoop(e, ctx, kernel, layout, rows.plan, { pointer, step, k, count }, rowScratch);
+  } else if (typeof lanes === 'number') emitVectorLoop(e, ctx, kernel, nin, layout, lanes, pointer, step, k, count);
 
   // The scalar loop: every element where there is no vector loop, else the tail.
   e.open('block');

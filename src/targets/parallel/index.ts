@@ -18,7 +18,7 @@ import { isShared, sharedArray } from '../../shared-memory.js';
 import type { Target } from '../target.js';
 import { ArgumentSets, type RunnerSource, runnerSourceFor, wasmRunnerSourceFor } from './kernel-cache.js';
 import { chooseEngine, isInWasmMemory } from '../../engines/wasm/index.js';
-import { wasmKernelFor, WasmMemoryFull } from '../../engines/wasm/engine.js';
+import { wasmKernelFor, WasmMemoryFull, wasmVariant } from '../../engines/wasm/engine.js';
 import { buffer as wasmBuffer, release as releaseWasm, reserve } from '../../engines/wasm/memory.js';
 import { type Job, type JobOutcome, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
 import { Command, MAX_OPERANDS, scalarKindOf, type WorkerMessage } from './protocol.js';
@@ -286,15 +286,14 @@ function explain(plan: CallPlan): string {
   const onWorkers = `On ${workers} worker${workers === 1 ? '' : 's'} and the calling thread`;
   if (choice.engine === 'js') return `${onWorkers}, each running JavaScript: ${choice.reason}`;
   const { layout } = prepareRunnerArgs(plan);
-  let lanes: number | string;
+  let lanes: 4 | 2 | string;
   try {
     lanes = wasmKernelFor(plan, layout).module.lanes;
   } catch (error) {
     if (error instanceof WasmMemoryFull) return `${onWorkers}, each running JavaScript: ${error.message}`;
     throw error;
   }
-  const variant = typeof lanes === 'number' ? `SIMD, ${lanes} lanes` : `scalar: ${lanes}`;
-  return `${onWorkers}, each running WebAssembly (${variant}): ${choice.reason}`;
+  return `${onWorkers}, each running WebAssembly (${wasmVariant(plan, lanes)}): ${choice.reason}`;
 }
 
 function runOnCallingThread(plan: CallPlan): void {

@@ -44,7 +44,7 @@ describe('engine choice', () => {
         out[i] = s;
       }
     });
-    expect(f.explain(new Float64Array(1000), { out: { data: new Float64Array(16_000), shape: [1000, 16] } })).toMatch(/^WebAssembly \(scalar[^)]*\): the kernel does enough work/);
+    expect(f.explain(new Float64Array(1000), { out: { data: new Float64Array(16_000), shape: [1000, 16] } })).toMatch(/^WebAssembly \(SIMD, 2 rows per vector[^)]*\): the kernel does enough work/);
     // One row of `out[i] = x * i + Math.sqrt(i)` is too little work to pay for the copies.
     const light = guvectorize(['void(float64, float64[:])'], '()->(n)')((x: number, out: { [i: number]: number; length: number }) => {
       for (let i = 0; i < out.length; i++) out[i] = x * i + Math.sqrt(i);
