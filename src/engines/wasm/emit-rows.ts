@@ -35,6 +35,7 @@ import type { MemoryLayout } from '../../targets/cpu/codegen.js';
 import { MiscOp, Op, SimdOp, ValType } from './encoder.js';
 import { type FunctionEmitter, type ModuleContext, sizeShift, type WasmArray } from './emit-scalar.js';
 import { SimdEmitter } from './emit-simd.js';
+import { analyseCoverage } from '../../compiler/passes/output-coverage.js';
 
 /** Bytes of each thread's scratch area for lane-interleaved rows and local arrays. */
 export const ROW_SCRATCH_BYTES = 64 * 1024;
@@ -48,6 +49,12 @@ export interface RowPlan {
   readonly varying: ReadonlySet<Variable>;
   /** Indices of the kernel's array parameters that the kernel or a helper stores into. */
   readonly written: ReadonlySet<number>;
+  /**
+   * Output rows (1-D) that the kernel writes whole before reading them (output-coverage.ts, for
+   * any length): their slots need not be filled from memory first, unless another operand
+   * shares them (in place), whose reads must see memory.
+   */
+  readonly covered: ReadonlySet<number>;
   /** Byte offsets of lane-interleaved local arrays within the row scratch area. */
   readonly localOffsets: ReadonlyMap<Variable, number>;
   readonly localBytes: number;
@@ -279,7 +286,15 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
     stmts(kernel.body, { depth: 0, fnVarying: false, loopVarying: false, env: new Map() });
   }
   for (const v of varying) if (v.type === 'float64') wide = true;
-  return { lanes: wide ? 2 : 4, varying, written, localOffsets, localBytes };
+  const covered = new Set<number>();
+  for (const p of written) {
+    const t = kernel.params[p]!.type;
+    if (!isArrayType(t) || t.ndim !== 1) continue;
+    // Written whole for a length of 2³⁰ means by a loop up to the row's length: for any length.
+    const coverage = analyseCoverage(kernel, [p], 2 ** 30);
+    if (coverage.writesAll && coverage.memoryReads.size === 0) covered.add(p);
+  }
+  return { lanes: wide ? 2 : 4, varying, written, covered, localOffsets, localBytes };
 }
 
 /** Emits the vector body of a per-row kernel (the block runner calls `stmts` on the kernel body). */
@@ -496,6 +511,8 @@ export function emitRowVectorLoop(
     readonly slot?: number;
     readonly elems?: number;
     readonly aliased?: number;
+    /** Array operands: another operand shares this one's slots. */
+    readonly shared?: number;
   }
   const operands: Operand[] = [];
   kernel.params.forEach((v, i) => {
@@ -508,7 +525,7 @@ export function emitRowVectorLoop(
     else e.i32(s === 'broadcast' ? 0 : 1 << shift).set(stepBytes);
     const lane = Array.from({ length: lanes }, () => e.local(ValType.i32));
     if (isArrayType(v.type)) {
-      operands.push({ index: i, v, dtype, shift, src: saved.get(v)!, stepBytes, lane, slot: e.local(ValType.i32), elems: e.local(ValType.i32), aliased: e.local(ValType.i32) });
+      operands.push({ index: i, v, dtype, shift, src: saved.get(v)!, stepBytes, lane, slot: e.local(ValType.i32), elems: e.local(ValType.i32), aliased: e.local(ValType.i32), shared: e.local(ValType.i32) });
     } else operands.push({ index: i, v, dtype, shift, stepBytes, lane });
   });
   const arrays = operands.filter((o) => o.src);
@@ -534,6 +551,7 @@ export function emitRowVectorLoop(
     e.get(rowScratch).i32(plan.localBytes).op(Op.i32_add).get(used).i32(4).op(Op.i32_shl).op(Op.i32_add).set(o.slot!);
     e.get(used).get(o.elems!).op(Op.i32_add).tee(used).i32(capSlots).op(Op.i32_gt_u).br(vexit, true);
     e.i32(0).set(o.aliased!);
+    e.i32(0).set(o.shared!);
     // Negative steps or strides: not vectorised (the overlap tests below assume ascending rows).
     e.get(o.stepBytes).i32(0).op(Op.i32_lt_s).br(vexit, true);
     a.strides.forEach((st) => {
@@ -586,6 +604,7 @@ export function emitRowVectorLoop(
         e.get(b.aliased!).op(Op.i32_eqz).open('if');
         e.get(a.slot!).set(b.slot!);
         e.i32(1).set(b.aliased!);
+        e.i32(1).set(a.shared!);
         e.close();
         e.br(next);
         e.close();
@@ -709,7 +728,9 @@ export function emitRowVectorLoop(
     axis(0);
   };
   for (const o of arrays) {
-    e.get(o.aliased!).op(Op.i32_eqz).open('if');
+    e.get(o.aliased!).op(Op.i32_eqz);
+    if (plan.covered.has(o.index)) e.get(o.shared!).op(Op.i32_and);
+    e.open('if');
     copy(o, true);
     e.close();
   }

@@ -301,6 +301,27 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     );
   });
 
+  it('an output written whole is not read from memory, unless another operand shares it', () => {
+    const f = guvectorize(['void(float32[:], float32[:], float32[:])'], '(n)->(n),(n)')((x: Vector, a: Vector, b: Vector) => {
+      const first = b[0]!;
+      for (let i = 0; i < a.length; i++) a[i] = x[i]! * 2 + first;
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 13 }), fc.integer({ min: 1, max: 7 }), fc.boolean(), (batch, n, shared) => {
+        const run = () => {
+          const x = { data: Float32Array.from({ length: batch * n }, (_, i) => i / 4), shape: [batch, n] };
+          const a = { data: Float32Array.from({ length: batch * n }, (_, i) => 100 + i), shape: [batch, n] };
+          const b = shared ? a : { data: Float32Array.from({ length: batch * n }, (_, i) => -i), shape: [batch, n] };
+          f.sync(x, { out: [a, b] });
+          return [...a.data, ...b.data];
+        };
+        const [w, j] = both(run);
+        expectSameArrays(w as number[], j as number[]);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('an index out of bounds in the middle of a block throws as JS does, having written what JS writes', () => {
     const f = guvectorize(['void(float32[:], int32, float32[:])'], '(n),()->(n)')((x: Vector, limit: number, out: Vector) => {
       for (let i = 0; i < x.length; i++) out[i] = x[i]! * 3;
