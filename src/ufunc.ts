@@ -12,6 +12,7 @@ import { canCastScalar, type DType, DTYPES, type TypedArray } from './dtypes.js'
 import { type Casting, canCast, checkCasting, inputCasting, storeCast } from './casting.js';
 import { CALL_OPTIONS, type CallOptions, forcedTypes, splitArguments } from './call-options.js';
 import { axesLast, normaliseAxes, placeCoreAxes, requestedCoreAxes } from './core-axes.js';
+import { fuseStore } from './fused-store.js';
 import { ArgumentError, CallCancelledError, LayoutError, SignatureError, TargetUnavailableError } from './errors.js';
 import { limitExceeded, limitsOf, shutdownEpoch, shutdownError, whenShutdown } from './cancellation.js';
 import { cOrderStrides, sizeOf } from './layout.js';
@@ -487,6 +488,8 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   const deviceOutputs: { output: number; shape: number[]; dtype: DType }[] = [];
   const allocated: ({ data: TypedArray; shape: number[]; strides: number[] } | undefined)[] = [];
   const masked = mask !== undefined || maskAll;
+  /** A vectorize call on device arrays whose `where`/cast is done in the kernel's store (fused-store.ts). */
+  let fused: { readonly mask: 'none' | 'zero' | 'keep'; readonly resultType: DType; readonly given: DeviceOperand | undefined } | undefined;
   const outputViews = def.layout.outputs.map((core, o): OperandView => {
     const k = def.nin + o;
     const dtype = types[k]!.dtype;
@@ -499,6 +502,14 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
       }
       if (requested.some((a) => a)) {
         throw new ArgumentError(`Output ${o + 1}: \`where\` or a cast to another dtype together with \`axes\`/\`axis\` is not supported for device arrays: call with host arrays, or move the axes with DeviceArray.view first.`);
+      }
+      if (def.kind === 'vectorize' && def.nout === 1 && !maskAll) {
+        // In the kernel's own store (fused-store.ts): no device temporary, no second kernel.
+        const resultType = resultTypes[o]!;
+        fused = { mask: mask ? (given ? 'keep' : 'zero') : 'none', resultType, given: given as DeviceOperand | undefined };
+        if (given) return viewOf(given as DeviceOperand, resultType, loopRank, core.length, coreShapes[k]!);
+        deviceOutputs.push({ output: o, shape: fullShape, dtype: resultType });
+        return { dtype: resultType, data: { kind: 'device' }, offset: 0, loopStrides: [], coreShape: coreShapes[k]!, coreStrides: [] };
       }
       deviceStaged[o] = { given: given as DeviceOperand | undefined, shape: fullShape, resultType: resultTypes[o]! };
       deviceOutputs.push({ output: o, shape: fullShape, dtype });
@@ -537,11 +548,19 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     return viewOf(dest, dtype, loopRank, core.length, coreShapes[k]!);
   });
 
-  const views = [...inputViews, ...outputViews];
-  separateOverlaps(views, def.nin);
+  // A fused store reads the mask, and a given out's old elements, as further inputs.
+  const extraInputs: OperandView[] = [];
+  if (fused && fused.mask !== 'none') extraInputs.push(viewOf(mask!, 'bool', loopRank, 0, []));
+  if (fused?.mask === 'keep') extraInputs.push(viewOf(fused.given!, fused.resultType, loopRank, 0, []));
+  const views = [...inputViews, ...extraInputs, ...outputViews];
+  const nin = def.nin + extraInputs.length;
+  separateOverlaps(views, nin);
   const limits = limitsOf(options);
   const plan: CallPlan = {
-    kind: def.kind, kernel, kernelKey: key, loopShape: sched.loopShape, operands: views, nin: def.nin, boundsCheck: def.boundsCheck,
+    kind: def.kind,
+    kernel: fused ? fuseStore(kernel, fused.resultType, fused.mask) : kernel,
+    kernelKey: fused ? `${key}:store>${fused.resultType}:${fused.mask}` : key,
+    loopShape: sched.loopShape, operands: views, nin, boundsCheck: def.boundsCheck,
     ...(limits ? { limits } : {}),
   };
 
@@ -613,7 +632,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
       );
       a = view;
     }
-    (views as OperandView[])[k] = viewOf({ kind: 'device', array: a, dtype: a.dtype, shape: a.shape, strides: a.strides, offset: a.offset }, a.dtype, loopRank, def.layout.outputs[o]!.length, coreShapes[k]!);
+    (views as OperandView[])[nin + o] = viewOf({ kind: 'device', array: a, dtype: a.dtype, shape: a.shape, strides: a.strides, offset: a.offset }, a.dtype, loopRank, def.layout.outputs[o]!.length, coreShapes[k]!);
   };
   return { plan, target, deviceOutputs, finish, setDeviceOutput };
 }

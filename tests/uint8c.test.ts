@@ -247,6 +247,25 @@ describe.runIf(TARGETS.includes('gpu'))('uint8c device arrays on the gpu', () =>
     for (const a of [dx, out, old, di, o3]) a.destroy();
   });
 
+  it('a masked, cast store in the kernel (fused) converts to the loop type first, then into the out', async () => {
+    // int32(float32): x * 1.5 truncates to int32 in the loop, then clamps into uint8c: 1 → 1.5 → 1 (not 2)
+    const f = vectorize(['int32(float32)'], { target: 'gpu' })((x: number) => x * 1.5);
+    const ys = Float32Array.from([1, 3, 200, -3, 0.5, 169.9, 170.2, 1e9]);
+    const loop = [...ys].map((y) => Math.fround(y * 1.5) | 0);
+    const dy = await toDevice(ys);
+    const out = await toDevice(new Uint8ClampedArray(ys.length).fill(9));
+    const where = Uint8Array.from([1, 1, 1, 1, 0, 1, 1, 1]);
+    await f(dy, { out, where: { data: where, shape: [ys.length], dtype: 'bool' } });
+    expect([...(await out.toHost())]).toEqual(clamped(loop).map((v, i) => (where[i] ? v : 9)));
+    // allocated (zeros where masked out), and an int16 out (wraps, as NumPy's int32 → int16 cast)
+    const r = (await f(dy, { where: { data: where, shape: [ys.length], dtype: 'bool' }, dtype: 'int32' })) as DeviceArray;
+    expect([...(await r.toHost())]).toEqual(loop.map((v, i) => (where[i] ? v : 0)));
+    const o16 = await deviceArray([ys.length], 'int16');
+    await f(dy, { out: o16 });
+    expect([...(await o16.toHost())]).toEqual([...Int16Array.from(loop)]);
+    for (const a of [dy, out, r, o16]) a.destroy();
+  });
+
   it('reduces and accumulates uint8c DeviceArrays on the device', async () => {
     const add = vectorize(['uint8c(uint8c, uint8c)'], { target: 'gpu' })((a: number, b: number) => a + b);
     const rows = Uint8ClampedArray.from([100, 100, 100, 1, 2, 3]);
