@@ -484,7 +484,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
    * and `finish` stores it on the device (deviceStore: cast, masked) into the given DeviceArray or a
    * new one of the result dtype — nothing goes through host memory.
    */
-  const deviceStaged: ({ readonly given: DeviceOperand | undefined; readonly shape: number[]; readonly resultType: DType } | undefined)[] = [];
+  const deviceStaged: ({ readonly given: DeviceOperand | undefined; readonly shape: number[]; readonly resultType: DType; readonly allocShape: number[] } | undefined)[] = [];
   const deviceOutputs: { output: number; shape: number[]; dtype: DType }[] = [];
   const allocated: ({ data: TypedArray; shape: number[]; strides: number[] } | undefined)[] = [];
   const masked = mask !== undefined || maskAll;
@@ -500,9 +500,6 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
       if (given && given.kind !== 'device') {
         throw new ArgumentError(`Output ${o + 1}: a call on device arrays writes device outputs, so \`out\` must be a DeviceArray, found a host array; with \`where\` or a cast its store runs on the device.`);
       }
-      if (requested.some((a) => a)) {
-        throw new ArgumentError(`Output ${o + 1}: \`where\` or a cast to another dtype together with \`axes\`/\`axis\` is not supported for device arrays: call with host arrays, or move the axes with DeviceArray.view first.`);
-      }
       if (def.kind === 'vectorize' && def.nout === 1 && !maskAll) {
         // In the kernel's own store (fused-store.ts): no device temporary, no second kernel.
         const resultType = resultTypes[o]!;
@@ -511,7 +508,11 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
         deviceOutputs.push({ output: o, shape: fullShape, dtype: resultType });
         return { dtype: resultType, data: { kind: 'device' }, offset: 0, loopStrides: [], coreShape: coreShapes[k]!, coreStrides: [] };
       }
-      deviceStaged[o] = { given: given as DeviceOperand | undefined, shape: fullShape, resultType: resultTypes[o]! };
+      // The temporary is in loop-then-core order; an allocated output is in the caller's layout (`axes`, `keepdims`), as on the host.
+      const axes = requested[k];
+      const keptCore = keepdims ? coreShapes[0]!.map(() => 1) : sched.outputCoreShapes[o]!;
+      const allocShape = axes ? placeCoreAxes(sched.loopShape, keptCore, normaliseAxes(axes, loopRank + keptCore.length, `the axes of output ${o + 1}`)) : fullShape;
+      deviceStaged[o] = { given: given as DeviceOperand | undefined, shape: fullShape, resultType: resultTypes[o]!, allocShape };
       deviceOutputs.push({ output: o, shape: fullShape, dtype });
       return { dtype, data: { kind: 'device' }, offset: 0, loopStrides: [], coreShape: coreShapes[k]!, coreStrides: [] };
     }
@@ -576,14 +577,17 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
       const st = deviceStaged[o];
       if (!st) continue;
       const temp = deviceResults[o] as { destroy(): void };
-      const dest = st.given ? st.given.array : await target.allocateDeviceArray!(st.shape, st.resultType);
+      const dest = st.given ? st.given.array : await target.allocateDeviceArray!(st.allocShape, st.resultType);
+      // The store writes through a view of the output in the temporary's order (loop dimensions, then core ones).
+      const axes = requested[def.nin + o];
+      const into = !axes ? dest : st.given ? deviceView(st.given.array, st.given.shape, st.given.strides, st.given.offset) : coreLast(dest as DeviceOperand['array'], axes);
       const maskView = mask && {
         data: mask.data, dtype: 'bool', offset: mask.offset,
         // The mask covers loop dimensions: aligned to them, with size-1 axes over the core dimensions.
         shape: [...new Array<number>(loopRank - mask.shape.length).fill(1), ...mask.shape, ...new Array<number>(st.shape.length - loopRank).fill(1)],
         strides: [...new Array<number>(loopRank - mask.shape.length).fill(0), ...mask.strides, ...new Array<number>(st.shape.length - loopRank).fill(0)],
       };
-      await deviceStore(temp, dest, types[def.nin + o]!.dtype, st.resultType, maskAll ? false : maskView, st.given !== undefined);
+      await deviceStore(temp, into, types[def.nin + o]!.dtype, st.resultType, maskAll ? false : maskView, st.given !== undefined);
       temp.destroy();
       deviceResults[o] = dest;
     }
@@ -617,21 +621,20 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     });
     return def.nout === 1 ? results[0] : results;
   };
+  /** A view of a device output with its core dimensions last (dropped with `keepdims`), as kernels write it. */
+  const coreLast = (a: DeviceOperand['array'], axes: NonNullable<(typeof requested)[number]>): DeviceOperand['array'] => {
+    const at = normaliseAxes(axes, a.shape.length, 'the axes of an output');
+    const perm = axesLast(a.shape.length, at);
+    const keep = keepdims ? perm.length - at.length : perm.length;
+    return deviceView(a, perm.slice(0, keep).map((d) => a.shape[d]!), perm.slice(0, keep).map((d) => a.strides[d]!), a.offset);
+  };
   const setDeviceOutput = (o: number, array: unknown) => {
     deviceResults[o] = array;
     let a = array as DeviceOperand['array'];
     const k = def.nin + o;
     const axes = requested[k];
-    if (axes) {
-      // The kernel writes the output through a view with its core dimensions last (as for host outputs).
-      const at = normaliseAxes(axes, a.shape.length, `the axes of output ${o + 1}`);
-      const perm = axesLast(a.shape.length, at);
-      const keep = keepdims ? perm.length - at.length : perm.length;
-      const view = (a as unknown as { view(shape: number[], strides: number[], offset: number): DeviceOperand['array'] }).view(
-        perm.slice(0, keep).map((d) => a.shape[d]!), perm.slice(0, keep).map((d) => a.strides[d]!), a.offset,
-      );
-      a = view;
-    }
+    // (A staged output's temporary is already in loop-then-core order.)
+    if (axes && !deviceStaged[o]) a = coreLast(a, axes);
     (views as OperandView[])[nin + o] = viewOf({ kind: 'device', array: a, dtype: a.dtype, shape: a.shape, strides: a.strides, offset: a.offset }, a.dtype, loopRank, def.layout.outputs[o]!.length, coreShapes[k]!);
   };
   return { plan, target, deviceOutputs, finish, setDeviceOutput };
@@ -831,4 +834,9 @@ async function deviceStore(temp: unknown, dest: unknown, from: DType, to: DType,
 /** Whether a loop may read an input of dtype `stored` as `read` in place: bool, uint8 and uint8c are all bytes of 0…255 (bool: 0 or 1). */
 function sameBytes(stored: DType, read: DType): boolean {
   return (stored === 'uint8' && read === 'bool') || (stored === 'uint8' && read === 'uint8c') || (stored === 'uint8c' && read === 'uint8');
+}
+
+/** A DeviceArray's view (DeviceArray.view) of other shape and strides, over the same buffer. */
+function deviceView(a: DeviceOperand['array'], shape: readonly number[], strides: readonly number[], offset: number): DeviceOperand['array'] {
+  return (a as unknown as { view(shape: readonly number[], strides: readonly number[], offset: number): DeviceOperand['array'] }).view(shape, strides, offset);
 }

@@ -269,6 +269,27 @@ describe.each(TARGETS)('where and output casting, with device arrays on the gpu,
     expect(await read(await cumsum(x, { where: Uint8Array.of(1, 0) }))).toEqual([1, 3, 6, 0, 0, 0]);
   });
 
+  it('where and a cast together with axis and keepdims (a guvectorize reduction)', async () => {
+    const total = guvectorize(['void(int32[:], int32[:])'], '(n)->()', { target })((x: Int32Array, o: Int32Array) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) s += x[i]!;
+      o[0] = s;
+    });
+    const x = await place(Int32Array.of(1, 2, 3, 4, 5, 6), [2, 3]);
+    // o = np.full(3, -1, np.int16); np.add.reduce(x, axis=0, out=o, where=[True, False, True]) -> [5, -1, 9]
+    const o = await place(new Int16Array(3).fill(-1));
+    await total(x, { axis: 0, out: o, where: Uint8Array.of(1, 0, 1) });
+    expect(await read(o)).toEqual([5, -1, 9]);
+    // allocated with keepdims: shape (1, 3), zeros where masked out (NumPy: uninitialised)
+    const r = await total(x, { axis: 0, keepdims: true, where: Uint8Array.of(0, 1, 1) });
+    expect((r as { shape: number[] }).shape).toEqual([1, 3]);
+    expect(await read(r)).toEqual([0, 7, 9]);
+    // axis 1 into an int16 out of shape (2, 1): o2 = np.full((2, 1), -1, np.int16); ... where=[False, True] -> [[-1], [15]]
+    const o2 = await place(new Int16Array(2).fill(-1), [2, 1]);
+    await total(x, { axis: 1, keepdims: true, out: o2, where: Uint8Array.of(0, 1) });
+    expect(await read(o2)).toEqual([-1, 15]);
+  });
+
   if (target === 'gpu') {
     it('a call on device arrays refuses a host `out` that would need a store on the host', async () => {
       const x = await toDevice(Int32Array.of(1, 2));
