@@ -282,7 +282,7 @@ describe.each(TARGETS)('where and output casting, with device arrays on the gpu,
     expect(await read(o)).toEqual([5, -1, 9]);
     // allocated with keepdims: shape (1, 3), zeros where masked out (NumPy: uninitialised)
     const r = await total(x, { axis: 0, keepdims: true, where: Uint8Array.of(0, 1, 1) });
-    expect((r as { shape: number[] }).shape).toEqual([1, 3]);
+    expect([...(r as { readonly shape: readonly number[] }).shape]).toEqual([1, 3]);
     expect(await read(r)).toEqual([0, 7, 9]);
     // axis 1 into an int16 out of shape (2, 1): o2 = np.full((2, 1), -1, np.int16); ... where=[False, True] -> [[-1], [15]]
     const o2 = await place(new Int16Array(2).fill(-1), [2, 1]);
