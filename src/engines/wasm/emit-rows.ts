@@ -43,6 +43,49 @@ export const ROW_SCRATCH_BYTES = 64 * 1024;
 const LANE_TYPES = new Set<DType>(['float32', 'float64', 'int32', 'uint32']);
 const INT_MATH = new Set(['abs', 'min', 'max', 'imul']);
 
+/**
+ * Emits a branch to `exit` unless the elements of one row of `a` (strides ≥ 0, in elements) are at
+ * distinct addresses. Sufficient test, not necessary: 1-D, a stride ≠ 0 (or one element); 2-D,
+ * one axis's step clears the other axis's whole extent (row- or column-major, spaced or not).
+ */
+function exitUnlessDistinctElements(e: FunctionEmitter, a: WasmArray, dimLocal: (d: WasmArray['dims'][number]) => number, exit: number): void {
+  const stride = (axis: number) => {
+    const st = a.strides[axis]!;
+    if (st === 'unit') e.i32(1);
+    else e.get(st);
+  };
+  const dim = (axis: number) => e.get(dimLocal(a.dims[axis]!));
+  if (a.dims.length === 1) {
+    if (a.strides[0] === 'unit') return;
+    dim(0);
+    e.i32(1).op(Op.i32_gt_u);
+    stride(0);
+    e.op(Op.i32_eqz).op(Op.i32_and).br(exit, true);
+    return;
+  }
+  if (a.dims.length !== 2) {
+    e.br(exit);
+    return;
+  }
+  // fits(outer, inner): (d_inner ≤ 1 or s_inner ≠ 0) and (d_outer ≤ 1 or s_outer > (d_inner − 1)·s_inner)
+  const fits = (outer: number, inner: number) => {
+    dim(inner);
+    e.i32(1).op(Op.i32_le_u);
+    stride(inner);
+    e.i32(0).op(Op.i32_ne).op(Op.i32_or);
+    dim(outer);
+    e.i32(1).op(Op.i32_le_u);
+    stride(outer);
+    dim(inner);
+    e.i32(1).op(Op.i32_sub);
+    stride(inner);
+    e.op(Op.i32_mul).op(Op.i32_gt_u).op(Op.i32_or).op(Op.i32_and);
+  };
+  fits(0, 1);
+  fits(1, 0);
+  e.op(Op.i32_or).op(Op.i32_eqz).br(exit, true);
+}
+
 /** How a per-row kernel is vectorised (see the file comment). */
 export interface RowPlan {
   readonly lanes: 4 | 2;
@@ -570,8 +613,11 @@ export function emitRowVectorLoop(
     e.i32(0).get(o.elems!).op(Op.select).set(ext);
     extent.set(o, ext);
     if (plan.written.has(o.index)) {
-      // The rows of one output must not overlap one another.
+      // The rows of one output must not overlap one another,
       e.get(o.stepBytes).get(ext).op(Op.i32_lt_s).br(vexit, true);
+      // nor the elements of one row (a stride-0 core axis, say): the lanes' slots are distinct,
+      // so a row whose elements alias would read what the scalar loop does not.
+      exitUnlessDistinctElements(e, a, dimLocal, vexit);
     }
   }
   // Operands overlapping an output: the very same view shares its slots (in place); any other

@@ -301,6 +301,36 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     );
   });
 
+  it('an output whose elements within a row alias (a stride-0 core axis, overlapping 2-D core strides) as in JS', () => {
+    const hermite = guvectorize(['void(float32, float32[:])'], '()->(n)', { env: { hermiteRow } })((x: number, out: Vector) => {
+      hermiteRow(x, out);
+    });
+    const outer = guvectorize(['void(float32[:], float32[:], float32[:,:])'], '(m),(n)->(m,n)')((a: Vector, b: Vector, out: Matrix) => {
+      for (let i = 0; i < a.length; i++) for (let j = 0; j < b.length; j++) out[i]![j] = out[i]![j]! * 0.5 + a[i]! * b[j]!;
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 4, max: 13 }), fc.integer({ min: 2, max: 6 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), (batch, n, s0, s1) => {
+        // 1-D: core stride 0 (every element of a row is one address), rows apart.
+        const [w1, j1] = both(() => {
+          const out = { data: new Float32Array(batch * 2 + 1), shape: [batch, n], strides: [2, 0], offset: 0 };
+          hermite.sync(Float32Array.from({ length: batch }, (_, i) => 0.25 + i), { out });
+          return out.data;
+        });
+        expectSameArrays(w1 as Float32Array, j1 as Float32Array);
+        // 2-D: core strides s0, s1 in 0…3 (many overlap: [1, 1], [0, 2], [2, 1] for n = 3 …); rows far apart.
+        const [w2, j2] = both(() => {
+          const step = 3 * (n - 1) * 2 + 1;
+          const out = { data: Float32Array.from({ length: batch * step }, (_, i) => i % 7), shape: [batch, n, n], strides: [step, s0, s1], offset: 0 };
+          const a = Float32Array.from({ length: batch * n }, (_, i) => 1 + (i % 5));
+          outer.sync({ data: a, shape: [batch, n] }, { data: a, shape: [batch, n] }, { out });
+          return out.data;
+        });
+        expectSameArrays(w2 as Float32Array, j2 as Float32Array);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('an output written whole is not read from memory, unless another operand shares it', () => {
     const f = guvectorize(['void(float32[:], float32[:], float32[:])'], '(n)->(n),(n)')((x: Vector, a: Vector, b: Vector) => {
       const first = b[0]!;
