@@ -5,12 +5,13 @@
  * looked at when the user synchronises.
  *
  * When a batch is submitted: at the end of the current turn of the event loop (`setImmediate`),
- * when it holds {@link MAX_CALLS_PER_BATCH} calls, and before anything else of ours touches the
+ * when it holds {@link MAX_CALLS_PER_BATCH} calls or its calls have bound
+ * {@link EARLY_SUBMIT_BYTES} (large calls), and before anything else of ours touches the
  * queue (an upload, a download, `DeviceArray.set`, a release of a buffer it uses): WebGPU runs
  * `queue.writeBuffer` and submissions in the order they are issued, so an unsubmitted batch must
- * go first. Not sooner for large calls: on an H100 a submission cost about 0.8 ms of wall time
- * per batch, so submitting each 2^24-element call on its own made a chain of them 4× slower than
- * one submission for the chain (bench/results/chain-nvidia-h100-80gb-hbm3.md).
+ * go first. (An earlier version found a submission per large call 4× slower on an H100: that was
+ * a MAP_READ buffer created per batch, 0.15–0.3 ms of host time each, now reused, and the GPU's
+ * clock measured cold; see bench/README.md.)
  *
  * What a batch costs instead of what a call cost: one `queue.submit`, one set of error scopes
  * pushed and popped (synchronously, around `finish` and `submit`: an invalid dispatch makes the
@@ -34,6 +35,15 @@ import type { GPUBuffer, GPUCommandEncoder, GPUComputePassEncoder, GPUComputePip
 
 /** Calls per batch; also the number of slots of the params and bounds-check arenas. */
 export const MAX_CALLS_PER_BATCH = 128;
+/**
+ * A batch is also submitted once its calls have bound this many bytes (a rough measure of their
+ * GPU time: 512 MiB is about 0.2 ms of an H100's memory traffic), so that the GPU starts on a
+ * chain of large calls while the host still records the rest. On an H100 (chains of 20 calls,
+ * clock warm), submitting every 4 calls instead of once per chain gave exp 2^24 0.087 instead of
+ * 0.092–0.095 ms per call, Hermite ()->(n) 4,194,304 × 16 0.169 instead of 0.182–0.189, SAXPY 2^26
+ * 0.318 instead of 0.334; small calls still share one submission per 128.
+ */
+export const EARLY_SUBMIT_BYTES = 512 * 2 ** 20;
 /** Bytes of each call's slot in the params and bounds-check arenas (WebGPU's dynamic offset alignment). */
 const SLOT_BYTES = 256;
 const ERROR_FILTERS: readonly GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
@@ -97,6 +107,8 @@ export class Batch {
   lastPipeline: GPUComputePipeline | undefined;
   /** Params slots used. */
   paramSlots = 0;
+  /** Bytes bound by its calls so far (see {@link EARLY_SUBMIT_BYTES}). */
+  boundBytes = 0;
   /** The latest call's params slot (offset in words, length), which an equal next call shares. */
   lastParamsWord = -1;
   lastParamsLength = 0;
@@ -317,9 +329,17 @@ function sameWords(words: Uint32Array, at: number, length: number, params: Uint3
   return true;
 }
 
-/** Ends a call started with {@link beginCall}: submits the batch when it is full. */
-export function endCall(call: RecordedCall): void {
-  if (call.batch.calls.length >= MAX_CALLS_PER_BATCH) call.batch.submit();
+/**
+ * Ends a call started with {@link beginCall}: submits the batch when it is full, or when its calls
+ * have bound {@link EARLY_SUBMIT_BYTES}.
+ *
+ * @param call the call
+ * @param boundBytes the bytes of the buffers the call bound
+ */
+export function endCall(call: RecordedCall, boundBytes = 0): void {
+  const { batch } = call;
+  batch.boundBytes += boundBytes;
+  if (batch.calls.length >= MAX_CALLS_PER_BATCH || batch.boundBytes >= EARLY_SUBMIT_BYTES) batch.submit();
 }
 
 /**

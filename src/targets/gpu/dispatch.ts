@@ -322,8 +322,13 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
     // Device outputs only: return now. The temporaries go back to the pool once the batch is
     // submitted (later users of them come after it in queue order).
     if (temporaries.length) rec.batch.onSubmit(() => temporaries.forEach((b) => releaseBuffer(ctx, b)));
-    if (timing) rec.batch.submit();
-    else endCall(rec);
+    if (timing) {
+      rec.batch.submit();
+    } else {
+      let bytes = 0;
+      for (const b of storages) bytes += b.size;
+      endCall(rec, bytes);
+    }
     return ENQUEUED;
   }
   rec.batch.submit();

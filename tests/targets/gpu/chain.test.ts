@@ -6,7 +6,7 @@ import { afterEach, expect, it } from 'vitest';
 import { DeviceError, KernelRuntimeError } from '../../../src/errors.js';
 import { DeviceArray, deviceArray, guvectorize, synchronize, toDevice, vectorize } from '../../../src/index.js';
 import { bufferPoolStats, sizeClass } from '../../../src/targets/gpu/buffer-pool.js';
-import { MAX_CALLS_PER_BATCH } from '../../../src/targets/gpu/chain.js';
+import { EARLY_SUBMIT_BYTES, MAX_CALLS_PER_BATCH } from '../../../src/targets/gpu/chain.js';
 import { acquireDevice, setIdleReleaseMs } from '../../../src/targets/gpu/device.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
@@ -130,6 +130,26 @@ describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
     }
     expect(differences((await z.toHost()) as Float32Array, expectedZ)).toEqual([]);
     expect(differences((await y.toHost()) as Float32Array, expectedY)).toEqual([]);
+  });
+
+  it('a chain of large calls is submitted in parts as it is recorded (EARLY_SUBMIT_BYTES), and gives the right result', async () => {
+    const n = 1 << 21; // three 8 MiB buffers a call
+    const x = await toDevice(iota(n, 1 / n));
+    const y = await toDevice(iota(n));
+    const z = await deviceArray([n], 'float32');
+    await axpy(2, x, y, { out: z }); // compile
+    await synchronize();
+    const calls = 48;
+    const perCall = 3 * sizeClass(4 * n);
+    const submits = await countSubmits(async () => {
+      for (let k = 0; k < calls; k++) await axpy(k, x, y, { out: z });
+    });
+    // Without the byte limit: no submission until the read-back (48 calls < MAX_CALLS_PER_BATCH).
+    expect(submits).toBe(Math.floor((calls * perCall) / EARLY_SUBMIT_BYTES));
+    expect(submits).toBeGreaterThanOrEqual(2);
+    const got = (await z.toHost()) as Float32Array;
+    const last = calls - 1;
+    expect(differences(got, iota(n).map((v, i) => Math.fround(Math.fround(last * Math.fround(i / n)) + v)))).toEqual([]);
   });
 
   it('bounds-check records are read back through reused buffers, and kernels with no checked index read nothing back', async () => {
