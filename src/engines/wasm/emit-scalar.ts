@@ -15,7 +15,7 @@ import { type DType, DTYPES, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, MathFunction, Stmt, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
 import { Bytes, MiscOp, Op, ValType, VOID } from './encoder.js';
-import { isInt32Exact, isInt32Index, isInt32ModIndex } from './loop-counters.js';
+import { type CounterBound, isBoundedIndex, isInt32Exact, isInt32Index, isInt32ModIndex } from './loop-counters.js';
 
 /** The Wasm type that holds a value of a dtype (small integers and bool widen to i32). */
 export function valType(t: DType): ValType {
@@ -54,6 +54,8 @@ export interface ModuleContext {
   readonly sites: string[];
   /** float64 loop counters kept in i32 (see loop-counters.ts). */
   readonly counters: ReadonlySet<Variable>;
+  /** Counters running to an array's size: indices on that axis need no check (loop-counters.ts). */
+  readonly bounds: ReadonlyMap<Variable, CounterBound>;
 }
 
 type Label = 'block' | 'loop' | 'if';
@@ -312,6 +314,12 @@ export class FunctionEmitter {
         this.get(idx).op(Op.f64_convert_i32_s);
         this.get(b).op(Op.i64_eqz).op(Op.select).set(f);
         raw.push({ local: f, type: 'float64' });
+      } else if (e.type === 'float64' && isInt32Index(e, this.ctx.counters) && isBoundedIndex(e, array, axis, this.ctx.bounds)) {
+        this.int32(e);
+        this.set(idx);
+        raw.push({ local: idx, type: 'int32' });
+        ints.push(idx);
+        continue;
       } else if (e.type === 'float64' && isInt32Index(e, this.ctx.counters)) {
         this.int32(e);
         this.tee(idx);

@@ -101,3 +101,42 @@ function isSmallSum(e: Expr, counters: ReadonlySet<Variable>, depth: number): bo
   if (isInt32Exact(e, counters)) return true;
   return depth > 0 && e.kind === 'binary' && (e.op === '+' || e.op === '-') && isSmallSum(e.left, counters, depth - 1) && isSmallSum(e.right, counters, depth - 1);
 }
+
+/** A counter `for (let i = start; i < a.shape[axis]; i++)`: inside the loop, start ≤ i < that size. */
+export interface CounterBound {
+  readonly array: Variable;
+  readonly axis: number;
+  readonly start: number;
+}
+
+/**
+ * The counters (of {@link findLoopCounters}) whose loop runs to a size of an array: an index
+ * `a[i]` or `a[i - c]` (0 ≤ c ≤ start) on that axis of that very array is in bounds, so its
+ * check can go (arrays never change size, and nothing but the update writes a counter).
+ */
+export function counterBounds(kernel: TypedKernel, counters: ReadonlySet<Variable>): Map<Variable, CounterBound> {
+  const bounds = new Map<Variable, CounterBound>();
+  for (const body of [kernel.body, ...kernel.helpers.map((h: HelperFunction) => h.body)]) {
+    walk(body, (s) => {
+      if (s.kind !== 'loop' || !s.cond || s.init[0]?.kind !== 'let') return;
+      const v = s.init[0].variable;
+      const start = s.init[0].init;
+      if (!counters.has(v) || start.kind !== 'const' || typeof start.value !== 'number' || start.value < 0) return;
+      const cond = s.cond;
+      if (cond.kind !== 'compare' || cond.op !== '<') return;
+      const size = cond.right.kind === 'cast' ? cond.right.value : cond.right;
+      if (size.kind === 'dim') bounds.set(v, { array: size.array, axis: size.axis, start: start.value });
+    });
+  }
+  return bounds;
+}
+
+/** Whether index `e` on `axis` of `array` is in bounds by {@link counterBounds}. */
+export function isBoundedIndex(e: Expr, array: Variable, axis: number, bounds: ReadonlyMap<Variable, CounterBound>): boolean {
+  const counter = e.kind === 'var' ? e.variable : e.kind === 'binary' && e.op === '-' && e.left.kind === 'var' ? e.left.variable : undefined;
+  const b = counter && bounds.get(counter);
+  if (!b || b.array !== array || b.axis !== axis) return false;
+  if (e.kind === 'var') return true;
+  const c = (e as Extract<Expr, { kind: 'binary' }>).right;
+  return c.kind === 'const' && typeof c.value === 'number' && Number.isInteger(c.value) && c.value >= 0 && c.value <= b.start;
+}

@@ -14,7 +14,7 @@ import type { HelperFunction, MathFunction, Stmt, TypedKernel, Variable } from '
 import { isArrayType } from '../../compiler/ir.js';
 import type { MemoryLayout } from '../../targets/cpu/codegen.js';
 import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encoder.js';
-import { findLoopCounters } from './loop-counters.js';
+import { counterBounds, findLoopCounters } from './loop-counters.js';
 import { SimdEmitter, simdLanes } from './emit-simd.js';
 import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
 import { emitExp, PORTED } from './fdlibm.js';
@@ -107,6 +107,7 @@ function emit(
     params.push(ValType.i32); // scratch
     return { params, results: h.returnType === 'void' ? [] : [valType(h.returnType)] } satisfies FuncType;
   });
+  const counters = findLoopCounters(kernel);
   const ctx: ModuleContext = {
     mathImport: (fn: MathFunction, arity: number) => importIndex(PORTED.has(fn) && arity === 1 ? `fdlibm:${fn}` : `${fn}/${arity}`),
     fmodImport: () => importIndex('fmod'),
@@ -114,7 +115,8 @@ function emit(
     helperIndex: (h) => helperIndices.get(h)!,
     localArrayOffset: (v) => scratch.get(v)!,
     sites,
-    counters: findLoopCounters(kernel),
+    counters,
+    bounds: counterBounds(kernel, counters),
   };
 
   const runParams: ValType[] = [];

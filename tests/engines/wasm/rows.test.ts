@@ -383,6 +383,31 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     );
   });
 
+  it('indices by a counter running to an array\'s size skip their check only on that array and axis', () => {
+    // x[i], x[i − 2] are in bounds by the loop; out[i − 2] and y[i − 3] are not (other array, c > start).
+    const f = guvectorize(['void(float64[:], float64[:], float64[:])'], '(n),(m)->(m)')((x: Vector, y: Vector, out: Vector) => {
+      for (let i = 2; i < x.length; i++) out[i - 2] = x[i]! + x[i - 2]! * y[i - 3 + (y.length > 5 ? 1 : 0)]!;
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 7 }), fc.integer({ min: 0, max: 7 }), (batch, n, m) => {
+        const run = () => {
+          const x = { data: Float64Array.from({ length: batch * n }, (_, i) => i + 0.5), shape: [batch, n] };
+          const y = { data: Float64Array.from({ length: batch * m }, (_, i) => -i), shape: [batch, m] };
+          const out = { data: new Float64Array(batch * m).fill(9), shape: [batch, m] };
+          try {
+            f.sync(x, y, { out });
+            return [...out.data];
+          } catch (e) {
+            return `${(e as Error).message} ${[...out.data]}`;
+          }
+        };
+        const [w, j] = both(run);
+        expect(w).toEqual(j);
+      }),
+      { numRuns: 80 },
+    );
+  });
+
   it('explain says why a per-row kernel runs scalar Wasm', () => {
     setEngineMode('wasm');
     const x = { data: new Float64Array(64 * 5), shape: [64, 5] };
