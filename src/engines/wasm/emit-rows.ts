@@ -75,11 +75,13 @@ function exitUnlessDistinctElements(e: FunctionEmitter, a: WasmArray, dimLocal: 
     e.i32(0).op(Op.i32_ne).op(Op.i32_or);
     dim(outer);
     e.i32(1).op(Op.i32_le_u);
+    // in i64: (d − 1)·s may pass 2³² for large strides
     stride(outer);
+    e.op(Op.i64_extend_i32_u);
     dim(inner);
-    e.i32(1).op(Op.i32_sub);
+    e.i32(1).op(Op.i32_sub).op(Op.i64_extend_i32_u);
     stride(inner);
-    e.op(Op.i32_mul).op(Op.i32_gt_u).op(Op.i32_or).op(Op.i32_and);
+    e.op(Op.i64_extend_i32_u).op(Op.i64_mul).op(Op.i64_gt_u).op(Op.i32_or).op(Op.i32_and);
   };
   fits(0, 1);
   fits(1, 0);

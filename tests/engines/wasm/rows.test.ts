@@ -331,6 +331,43 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     );
   });
 
+  it('a 2-D running sum into outputs whose core elements alias each other (zero or overlapping core strides), as in JS', () => {
+    const hermite = guvectorize(['void(float32, float32[:])'], '()->(n)', { env: { hermiteRow } })((x: number, out: Vector) => {
+      hermiteRow(x, out);
+    });
+    // A 2-D running sum: each element reads ones written before it, which aliasing changes.
+    const scan = guvectorize(['void(float32[:,:], float32[:,:])'], '(m,n)->(m,n)')((a: Matrix, c: Matrix) => {
+      for (let i = 0; i < a.shape[0]!; i++) {
+        for (let j = 0; j < a.shape[1]!; j++) {
+          let s = a[i]![j]!;
+          if (j > 0) s += c[i]![j - 1]!;
+          if (i > 0) s += c[i - 1]![j]!;
+          c[i]![j] = s;
+        }
+      }
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 11 }), fc.integer({ min: 1, max: 5 }), fc.constantFrom(0, 1, 2), (batch, n, coreStride) => {
+        const x = Float32Array.from({ length: batch }, (_, i) => i / 3 - 1);
+        const [w, j] = both(() => {
+          const out = { data: new Float32Array(batch * n * 2), shape: [batch, n], strides: [n * 2, coreStride], offset: 0 };
+          hermite.sync(x, { out });
+          return out.data;
+        });
+        expectSameArrays(w as Float32Array, j as Float32Array);
+        const a = { data: Float32Array.from({ length: batch * n * n }, (_, i) => (i % 7) - 3), shape: [batch, n, n] };
+        const [w2, j2] = both(() => {
+          // Row stride coreStride·n + 1 elements per matrix row: smaller than a row when coreStride < 1.
+          const c = { data: new Float32Array(batch * n * n * 3 + 4), shape: [batch, n, n], strides: [n * n * 3, coreStride, 1], offset: 0 };
+          scan.sync(a, { out: c });
+          return c.data;
+        });
+        expectSameArrays(w2 as Float32Array, j2 as Float32Array);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('an output written whole is not read from memory, unless another operand shares it', () => {
     const f = guvectorize(['void(float32[:], float32[:], float32[:])'], '(n)->(n),(n)')((x: Vector, a: Vector, b: Vector) => {
       const first = b[0]!;
