@@ -17,6 +17,8 @@ import type { DeviceArray, Ufunc } from '../src/index.js';
 // for benchmarks, comparable to CuPy's CUDA events.
 import { acquireDevice } from '../src/targets/gpu/device.js';
 import { timeKernels } from '../src/targets/gpu/kernel-timing.js';
+// Internal: waits until the parallel pool's workers have started (they start in the background).
+import { __testing as parallelInternals } from '../src/targets/parallel/index.js';
 import { compareOutputs, toleranceFor } from './lib/check.js';
 import { engineLabel } from './lib/engine.js';
 import { describeMachine } from './lib/machine.js';
@@ -156,6 +158,9 @@ async function measureOnHost(ufunc: Ufunc, problem: Problem, reference: FloatArr
   const start = process.hrtime.bigint();
   await ufunc(...args);
   const firstCallSeconds = secondsSince(start);
+  // The pool starts its workers in the background at the first parallel call (~450 ms under tsx on
+  // 2 cores, both cores busy loading them): the steady-state figure waits for it.
+  if (target === 'parallel') await parallelInternals.readyPool();
   const { medianSeconds, sampleSeconds } = await timeCalls(() => ufunc(...args), timing);
   return { medianSeconds, sampleSeconds, firstCallSeconds, ...engine, check: compareOutputs(problem.out.data, reference, toleranceFor(problem.dtype)) };
 }
