@@ -9,20 +9,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type DType, DTYPES } from '../../../src/dtypes.js';
 import { engineMode, setEngineMode } from '../../../src/engines/wasm/index.js';
 import { guvectorize, sharedArray, vectorize } from '../../../src/index.js';
+import { expectSameArrays } from './same-values.js';
 
 const initialMode = engineMode();
 afterEach(() => {
   setEngineMode(initialMode);
 });
-
-const same = (a: unknown, b: unknown) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
-
-function expectSameArrays(a: ArrayLike<number>, b: ArrayLike<number>): void {
-  expect(a.length).toBe(b.length);
-  for (let i = 0; i < a.length; i++) {
-    if (!same(a[i], b[i])) expect.fail(`element ${i}: wasm ${a[i]} vs js ${b[i]}`);
-  }
-}
 
 /** Values of a dtype including its edge cases. */
 function valuesOf(dtype: DType): fc.Arbitrary<number> {

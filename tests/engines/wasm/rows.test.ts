@@ -11,6 +11,7 @@ import { type DType, DTYPES } from '../../../src/dtypes.js';
 import { engineMode, setEngineMode } from '../../../src/engines/wasm/index.js';
 import { guvectorize, setParallelOptions, sharedArray, shutdown } from '../../../src/index.js';
 import { DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
+import { expectSameArrays } from './same-values.js';
 
 const initialMode = engineMode();
 afterEach(() => {
@@ -28,15 +29,6 @@ interface View {
   shape: number[];
   strides: number[];
   offset: number;
-}
-
-const same = (a: unknown, b: unknown) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
-
-function expectSameArrays(a: ArrayLike<number>, b: ArrayLike<number>): void {
-  expect(a.length).toBe(b.length);
-  for (let i = 0; i < a.length; i++) {
-    if (!same(a[i], b[i])) expect.fail(`element ${i}: wasm ${a[i]} vs js ${b[i]}`);
-  }
 }
 
 function valuesOf(dtype: DType): fc.Arbitrary<number> {
