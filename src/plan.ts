@@ -47,6 +47,12 @@ export interface CallPlan {
   readonly nin: number;
   /** Whether kernels check array indices against core dimensions (default true). */
   readonly boundsCheck: boolean;
+  /**
+   * guvectorize: per operand (as `operands`), the layout's name of each core axis (undefined where
+   * the layout fixes a size). Axes named alike have equal sizes, by the call's own check
+   * (`schedule`), so engines may drop bounds checks that this makes redundant. Absent: nothing known.
+   */
+  readonly coreNames?: readonly (readonly (string | undefined)[])[];
   /** Present when the call passed `signal` or `timeout`. */
   readonly limits?: CallLimits;
 }

@@ -563,6 +563,10 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     kernelKey: fused ? `${key}:store>${fused.resultType}:${fused.mask}` : key,
     loopShape: sched.loopShape, operands: views, nin, boundsCheck: def.boundsCheck,
     ...(limits ? { limits } : {}),
+    // Operands are inputs then outputs here (no fused-store inputs), in the layout's core order.
+    ...(def.kind === 'guvectorize' && !fused
+      ? { coreNames: [...def.layout.inputs, ...def.layout.outputs].map((core) => core.map((d) => (d.kind === 'symbol' ? d.name : undefined))) }
+      : {}),
   };
 
   const allPlain = inputs.every((op) => op.kind !== 'array' || op.plain) && !requested.some((a) => a);

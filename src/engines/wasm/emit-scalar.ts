@@ -15,7 +15,7 @@ import { type DType, DTYPES, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, MathFunction, Stmt, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
 import { Bytes, MiscOp, Op, ValType, VOID } from './encoder.js';
-import { type CounterBound, isBoundedIndex, isInt32Exact, isInt32Index, isInt32ModIndex } from './loop-counters.js';
+import { type CoreAxisNames, type CounterBound, isBoundedIndex, isInt32Exact, isInt32Index, isInt32ModIndex } from './loop-counters.js';
 
 /** The Wasm type that holds a value of a dtype (small integers and bool widen to i32). */
 export function valType(t: DType): ValType {
@@ -52,10 +52,14 @@ export interface ModuleContext {
   localArrayOffset(v: Variable): number;
   /** Descriptions of index-check sites, shared by all functions of the module. */
   readonly sites: string[];
+  /** Per index axis (`site#axis`), whether a bounds check is emitted (for `explain` and tests). */
+  readonly indexChecks: Map<string, boolean>;
   /** float64 loop counters kept in i32 (see loop-counters.ts). */
   readonly counters: ReadonlySet<Variable>;
   /** Counters running to an array's size: indices on that axis need no check (loop-counters.ts). */
   readonly bounds: ReadonlyMap<Variable, CounterBound>;
+  /** Core axis names of the kernel's array parameters: same-named axes have equal sizes. */
+  readonly coreNames: CoreAxisNames;
 }
 
 type Label = 'block' | 'loop' | 'if';
@@ -314,11 +318,12 @@ export class FunctionEmitter {
         this.get(idx).op(Op.f64_convert_i32_s);
         this.get(b).op(Op.i64_eqz).op(Op.select).set(f);
         raw.push({ local: f, type: 'float64' });
-      } else if (e.type === 'float64' && isInt32Index(e, this.ctx.counters) && isBoundedIndex(e, array, axis, this.ctx.bounds)) {
+      } else if (e.type === 'float64' && isInt32Index(e, this.ctx.counters) && isBoundedIndex(e, array, axis, this.ctx.bounds, this.ctx.coreNames)) {
         this.int32(e);
         this.set(idx);
         raw.push({ local: idx, type: 'int32' });
         ints.push(idx);
+        this.ctx.indexChecks.set(`${this.ctx.sites[site]} axis ${axis}`, false);
         continue;
       } else if (e.type === 'float64' && isInt32Index(e, this.ctx.counters)) {
         this.int32(e);
@@ -345,6 +350,7 @@ export class FunctionEmitter {
         this.op(Op.i32_ge_u);
         raw.push({ local: idx, type: e.type });
       }
+      this.ctx.indexChecks.set(`${this.ctx.sites[site]} axis ${axis}`, true);
       if (bad === undefined) bad = this.local(ValType.i32);
       else this.get(bad).op(Op.i32_or);
       this.set(bad);

@@ -230,7 +230,12 @@ export function explainPlan(plan: CallPlan, elements: number): string {
     if (error instanceof WasmMemoryFull) return `JavaScript: ${error.message}`;
     throw error;
   }
-  return `WebAssembly (${wasmVariant(plan, kernel.module.lanes)}): ${choice.reason}`;
+  const checks = [...kernel.module.indexChecks.values()];
+  const checked = checks.filter((c) => c).length;
+  const elided = plan.kind === 'guvectorize' && checked < checks.length
+    ? ` Bounds checks: ${checked} of ${checks.length} array index axes; the others are in bounds by their loops.`
+    : '';
+  return `WebAssembly (${wasmVariant(plan, kernel.module.lanes)}): ${choice.reason}${elided}`;
 }
 
 /**
@@ -257,11 +262,11 @@ export function wasmKernelIfRoom(plan: CallPlan, layout: MemoryLayout): WasmKern
 export function wasmKernelFor(plan: CallPlan, layout: MemoryLayout): WasmKernel {
   let byLayout = kernels.get(plan.kernel);
   if (!byLayout) kernels.set(plan.kernel, (byLayout = new Map()));
-  const key = layoutKey(layout);
+  const key = plan.coreNames ? `${layoutKey(layout)}|${JSON.stringify(plan.coreNames)}` : layoutKey(layout);
   let k = byLayout.get(key);
   if (!k) {
     const t0 = performance.now();
-    const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout);
+    const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout, plan.coreNames);
     const wasmModule = new WebAssemblyApi.Module(module.bytes);
     const run = instantiateKernel(wasmModule, module.imports, module.sites, wasmMemory());
     const scratch = module.scratchBytes ? reserve(module.scratchBytes) : 0;

@@ -131,11 +131,27 @@ export function counterBounds(kernel: TypedKernel, counters: ReadonlySet<Variabl
   return bounds;
 }
 
-/** Whether index `e` on `axis` of `array` is in bounds by {@link counterBounds}. */
-export function isBoundedIndex(e: Expr, array: Variable, axis: number, bounds: ReadonlyMap<Variable, CounterBound>): boolean {
+/**
+ * The layout's name of each core axis of the kernel's array parameters (from `CallPlan.coreNames`):
+ * axes named alike have equal sizes in every call, checked before the kernel runs.
+ */
+export type CoreAxisNames = ReadonlyMap<Variable, readonly (string | undefined)[]>;
+
+/** Whether axis `axisA` of `a` and `axisB` of `b` have the same size: the same axis, or the same name. */
+export function sameSizedAxes(a: Variable, axisA: number, b: Variable, axisB: number, names: CoreAxisNames): boolean {
+  if (a === b && axisA === axisB) return true;
+  const nameA = names.get(a)?.[axisA];
+  return nameA !== undefined && nameA === names.get(b)?.[axisB];
+}
+
+/**
+ * Whether index `e` on `axis` of `array` is in bounds by {@link counterBounds}: the counter runs
+ * to the size of this axis, or of an axis of another parameter that the layout names alike.
+ */
+export function isBoundedIndex(e: Expr, array: Variable, axis: number, bounds: ReadonlyMap<Variable, CounterBound>, names: CoreAxisNames = new Map()): boolean {
   const counter = e.kind === 'var' ? e.variable : e.kind === 'binary' && e.op === '-' && e.left.kind === 'var' ? e.left.variable : undefined;
   const b = counter && bounds.get(counter);
-  if (!b || b.array !== array || b.axis !== axis) return false;
+  if (!b || !sameSizedAxes(b.array, b.axis, array, axis, names)) return false;
   if (e.kind === 'var') return true;
   const c = (e as Extract<Expr, { kind: 'binary' }>).right;
   return c.kind === 'const' && typeof c.value === 'number' && Number.isInteger(c.value) && c.value >= 0 && c.value <= b.start;

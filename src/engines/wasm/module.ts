@@ -14,7 +14,8 @@ import type { HelperFunction, MathFunction, Stmt, TypedKernel, Variable } from '
 import { isArrayType } from '../../compiler/ir.js';
 import type { MemoryLayout } from '../../targets/cpu/codegen.js';
 import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encoder.js';
-import { counterBounds, findLoopCounters } from './loop-counters.js';
+import { type CoreAxisNames, counterBounds, findLoopCounters } from './loop-counters.js';
+import type { CallPlan } from '../../plan.js';
 import { SimdEmitter, simdLanes } from './emit-simd.js';
 import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
 import { emitExp, PORTED } from './fdlibm.js';
@@ -25,6 +26,11 @@ export interface CompiledModule {
   /** Names of the imported functions, in import order: `Math.exp/1`, `fmod`, `oob/2`. */
   readonly imports: readonly string[];
   readonly sites: readonly string[];
+  /**
+   * Every index axis of the kernel's array accesses (`a` at line:column, axis k), and whether its
+   * bounds check is emitted; the others are in bounds by their loop (loop-counters.ts).
+   */
+  readonly indexChecks: ReadonlyMap<string, boolean>;
   /** Bytes of scratch memory `run` needs for local arrays (0 if none). */
   readonly scratchBytes: number;
   /** Lanes of the vectorised loop, or why the loop is scalar. */
@@ -47,19 +53,26 @@ function localArrays(body: readonly Stmt[], out: Extract<Stmt, { kind: 'local-ar
 }
 
 /** Collects the imports a kernel needs by walking it once with a recording context. */
-export function compileKernelModule(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout): CompiledModule {
+export function compileKernelModule(
+  kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, coreNames?: CallPlan['coreNames'],
+): CompiledModule {
+  const names = new Map<Variable, readonly (string | undefined)[]>();
+  kernel.params.forEach((p, i) => {
+    const operandNames = coreNames?.[i];
+    if (isArrayType(p.type) && operandNames) names.set(p, operandNames);
+  });
   // Imports must be numbered before defined functions, so the bodies are emitted against a
   // context that records the imports (and fdlibm ports) they use; the module is then assembled
   // with those in the order recorded, and the bodies are emitted a second time with final indices.
   const recorded: string[] = [];
-  emit(kernel, kind, nin, layout, (name) => {
+  emit(kernel, kind, nin, layout, names, (name) => {
     if (!recorded.includes(name)) recorded.push(name);
     return 0;
   }, recorded);
   const imports = recorded.filter((n) => !n.startsWith('fdlibm:'));
   const ported = recorded.filter((n) => n.startsWith('fdlibm:'));
   const index = (name: string) => (name.startsWith('fdlibm:') ? imports.length + ported.indexOf(name) : imports.indexOf(name));
-  return emit(kernel, kind, nin, layout, index, recorded);
+  return emit(kernel, kind, nin, layout, names, index, recorded);
 }
 
 function importType(name: string): FuncType {
@@ -77,6 +90,7 @@ function emit(
   kind: 'vectorize' | 'guvectorize',
   nin: number,
   layout: MemoryLayout,
+  coreNames: CoreAxisNames,
   importIndex: (name: string) => number,
   importNames: string[],
 ): CompiledModule {
@@ -87,6 +101,7 @@ function emit(
   // fdlibm ports come first among defined functions (their indices follow the imports').
   const ported = importNames.filter((n) => n.startsWith('fdlibm:')).map((name) => ({ name, index: builder.declare({ params: [ValType.f64], results: [ValType.f64] }) }));
   const sites: string[] = [];
+  const indexChecks = new Map<string, boolean>();
 
   // Scratch offsets for every local array of the kernel and its helpers (no recursion, so each
   // declaration has one fixed place).
@@ -115,8 +130,10 @@ function emit(
     helperIndex: (h) => helperIndices.get(h)!,
     localArrayOffset: (v) => scratch.get(v)!,
     sites,
+    indexChecks,
     counters,
     bounds: counterBounds(kernel, counters),
+    coreNames,
   };
 
   const runParams: ValType[] = [];
@@ -170,7 +187,7 @@ function emit(
     scratchBytes = rows.offset + ROW_SCRATCH_BYTES;
   }
   builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, lanes, rows), exportName: 'run' });
-  return { bytes: builder.encode(), imports, sites, scratchBytes, lanes };
+  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes };
 }
 
 /** The element type of operand `i` (a vectorize kernel's output follows its parameters). */

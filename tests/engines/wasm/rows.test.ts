@@ -437,6 +437,64 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     );
   });
 
+  it('indices bounded by a core size drop their check on every axis the layout names alike, and only there', () => {
+    // matmul: k runs to a.shape[1] (n), so b[k] (axis `n` of b) is in bounds; i, j reach c's axes m, p.
+    const matmul = (layout: string) =>
+      guvectorize(['void(float32[:,:], float32[:,:], float32[:,:])'], layout)((a: Matrix, b: Matrix, c: Matrix) => {
+        for (let i = 0; i < a.shape[0]; i++) {
+          for (let j = 0; j < b.shape[1]; j++) {
+            let sum = 0;
+            for (let k = 0; k < a.shape[1]; k++) sum += a[i]![k]! * b[k]![j]!;
+            c[i]![j] = sum;
+          }
+        }
+      });
+    const tied = matmul('(m,n),(n,p)->(m,p)');
+    const untied = matmul('(m,n),(q,p)->(r,s)');
+    setEngineMode('wasm');
+    const m = (rows: number, cols: number) => ({ data: new Float32Array(64 * rows * cols), shape: [64, rows, cols] });
+    expect(tied.explain(m(4, 4), m(4, 4), { out: m(4, 4) })).toContain('Bounds checks: 0 of 6 array index axes');
+    expect(untied.explain(m(4, 4), m(4, 4), { out: m(4, 4) })).toContain('Bounds checks: 3 of 6 array index axes');
+    // Out of bounds on an axis that is not tied (q < n, or r/s smaller than m/p): the JS engine's error and writes.
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 9 }), fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 7, maxLength: 7 }), (batch, [mm, n, q, p, r, s, which]) => {
+        const f = which! % 2 === 0 ? untied : tied;
+        const [qq, rr, ss] = f === tied ? [n!, mm!, p!] : [q!, r!, s!];
+        const run = () => {
+          const a = { data: Float32Array.from({ length: batch * mm! * n! }, (_, i) => i - 3.5), shape: [batch, mm!, n!] };
+          const b = { data: Float32Array.from({ length: batch * qq * p! }, (_, i) => 0.25 * i), shape: [batch, qq, p!] };
+          const out = { data: new Float32Array(batch * rr * ss).fill(9), shape: [batch, rr, ss] };
+          try {
+            f.sync(a, b, { out });
+            return [...out.data];
+          } catch (e) {
+            return `${(e as Error).message} ${[...out.data]}`;
+          }
+        };
+        const [w, j] = both(run);
+        expect(w).toEqual(j);
+      }),
+      { numRuns: 150 },
+    );
+    // A counter bounded by one name stays checked on an axis of another name: k (n) indexes c's axis m.
+    const crossed = guvectorize(['void(float32[:,:], float32[:,:])'], '(m,n)->(m,n)')((a: Matrix, c: Matrix) => {
+      for (let k = 0; k < a.shape[1]; k++) c[k]![0] = a[0]![k]!;
+    });
+    setEngineMode('wasm');
+    expect(crossed.explain(m(2, 3), { out: m(2, 3) })).toContain('Bounds checks: 3 of 4 array index axes');
+    const [w, j] = both(() => {
+      const out = { data: new Float32Array(64 * 6), shape: [64, 2, 3] };
+      try {
+        crossed.sync({ data: Float32Array.from({ length: 64 * 6 }, (_, i) => i), shape: [64, 2, 3] }, { out });
+        return 'no error';
+      } catch (e) {
+        return `${(e as Error).message} ${[...out.data]}`;
+      }
+    });
+    expect(w).toContain('out of bounds');
+    expect(w).toEqual(j);
+  });
+
   it('explain says why a per-row kernel runs scalar Wasm', () => {
     setEngineMode('wasm');
     const x = { data: new Float64Array(64 * 5), shape: [64, 5] };
