@@ -439,7 +439,7 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
 
   it('indices bounded by a core size drop their check on every axis the layout names alike, and only there', () => {
     // matmul: k runs to a.shape[1] (n), so b[k] (axis `n` of b) is in bounds; i, j reach c's axes m, p.
-    const matmul = (layout: string) =>
+    const matmul = <L extends string>(layout: L) =>
       guvectorize(['void(float32[:,:], float32[:,:], float32[:,:])'], layout)((a: Matrix, b: Matrix, c: Matrix) => {
         for (let i = 0; i < a.shape[0]; i++) {
           for (let j = 0; j < b.shape[1]; j++) {
@@ -458,14 +458,15 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     // Out of bounds on an axis that is not tied (q < n, or r/s smaller than m/p): the JS engine's error and writes.
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 9 }), fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 7, maxLength: 7 }), (batch, [mm, n, q, p, r, s, which]) => {
-        const f = which! % 2 === 0 ? untied : tied;
-        const [qq, rr, ss] = f === tied ? [n!, mm!, p!] : [q!, r!, s!];
+        const isTied = which! % 2 === 1;
+        const [qq, rr, ss] = isTied ? [n!, mm!, p!] : [q!, r!, s!];
         const run = () => {
           const a = { data: Float32Array.from({ length: batch * mm! * n! }, (_, i) => i - 3.5), shape: [batch, mm!, n!] };
           const b = { data: Float32Array.from({ length: batch * qq * p! }, (_, i) => 0.25 * i), shape: [batch, qq, p!] };
           const out = { data: new Float32Array(batch * rr * ss).fill(9), shape: [batch, rr, ss] };
           try {
-            f.sync(a, b, { out });
+            if (isTied) tied.sync(a, b, { out });
+            else untied.sync(a, b, { out });
             return [...out.data];
           } catch (e) {
             return `${(e as Error).message} ${[...out.data]}`;
