@@ -33,7 +33,7 @@ import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../co
 import { isArrayType } from '../../compiler/ir.js';
 import type { MemoryLayout } from '../../targets/cpu/codegen.js';
 import { MiscOp, Op, SimdOp, ValType } from './encoder.js';
-import { type FunctionEmitter, type ModuleContext, sizeShift, type WasmArray } from './emit-scalar.js';
+import { emitLoop, type FunctionEmitter, type LoopLabels, type ModuleContext, sizeShift, type WasmArray } from './emit-scalar.js';
 import { SimdEmitter } from './emit-simd.js';
 import { analyseCoverage } from '../../compiler/passes/output-coverage.js';
 
@@ -344,7 +344,7 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
 
 /** Emits the vector body of a per-row kernel (the block runner calls `stmts` on the kernel body). */
 export class RowSimdEmitter extends SimdEmitter {
-  private readonly loopLabels: { breakDepth: number; continueDepth: number }[] = [];
+  private readonly loopLabels: LoopLabels[] = [];
   /** Per function being emitted (the kernel body, then inlined helpers): where `return` goes. */
   readonly returns: { result: number | undefined; depth: number }[] = [];
 
@@ -462,30 +462,7 @@ export class RowSimdEmitter extends SimdEmitter {
   }
 
   private loop(s: Extract<Stmt, { kind: 'loop' }>): void {
-    const e = this.e;
-    this.stmts(s.init);
-    e.open('block');
-    const breakDepth = e.depth() - 1;
-    e.open('loop');
-    const top = e.depth() - 1;
-    if (s.testFirst && s.cond) {
-      e.expr(s.cond);
-      e.op(Op.i32_eqz);
-      e.br(breakDepth, true);
-    }
-    e.open('block');
-    this.loopLabels.push({ breakDepth, continueDepth: e.depth() - 1 });
-    this.stmts(s.body);
-    this.loopLabels.pop();
-    e.close();
-    this.stmts(s.update);
-    if (!s.testFirst) {
-      if (s.cond) e.expr(s.cond);
-      else e.i32(1);
-      e.br(top, true);
-    } else e.br(top);
-    e.close();
-    e.close();
+    emitLoop(this.e, s, (list) => this.stmts(list), this.loopLabels);
   }
 
   /** A helper call, inlined: parameters bound, body in a block that `return` leaves. */

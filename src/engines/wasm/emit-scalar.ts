@@ -28,6 +28,45 @@ export function sizeShift(t: DType): number {
 }
 
 /** Where an array's parts live: locals holding its byte base, strides (in elements) and sizes. */
+/** The branch targets of the loop being emitted: `break` leaves the loop, `continue` its body. */
+export interface LoopLabels {
+  readonly breakDepth: number;
+  readonly continueDepth: number;
+}
+
+/**
+ * Emits a `loop` statement's control flow — `block { loop { [test] block { body } update; br } }` —
+ * with a uniform (scalar) condition; the statements inside go through `stmts`, so the scalar and
+ * the row-vector emitters share it. `labels` is the emitter's stack of enclosing loops.
+ */
+export function emitLoop(e: FunctionEmitter, s: Extract<Stmt, { kind: 'loop' }>, stmts: (list: readonly Stmt[]) => void, labels: LoopLabels[]): void {
+  stmts(s.init);
+  e.open('block');
+  const breakDepth = e.depth() - 1;
+  e.open('loop');
+  const top = e.depth() - 1;
+  if (s.testFirst && s.cond) {
+    e.expr(s.cond);
+    e.op(Op.i32_eqz);
+    e.br(breakDepth, true);
+  }
+  e.open('block');
+  labels.push({ breakDepth, continueDepth: e.depth() - 1 });
+  stmts(s.body);
+  labels.pop();
+  e.close();
+  stmts(s.update);
+  if (!s.testFirst) {
+    if (s.cond) e.expr(s.cond);
+    else e.i32(1);
+    e.br(top, true);
+  } else {
+    e.br(top);
+  }
+  e.close();
+  e.close();
+}
+
 export interface WasmArray {
   readonly base: number;
   /** Per axis: a local holding the stride in elements, or 1 where known to be contiguous. */
@@ -71,7 +110,7 @@ export class FunctionEmitter {
   readonly vars = new Map<Variable, number>();
   readonly arrays = new Map<Variable, WasmArray>();
   private readonly labels: Label[] = [];
-  private readonly loops: { breakDepth: number; continueDepth: number }[] = [];
+  private readonly loops: LoopLabels[] = [];
   /**
    * Where an index out of bounds goes: undefined to report it (the imported `oob` throws), or the
    * label to leave (the row-vector loop, which then lets the scalar loop redo the rows and throw).
@@ -230,31 +269,7 @@ export class FunctionEmitter {
   }
 
   private loop(s: Extract<Stmt, { kind: 'loop' }>): void {
-    this.stmts(s.init);
-    this.open('block');
-    const breakDepth = this.depth() - 1;
-    this.open('loop');
-    const top = this.depth() - 1;
-    if (s.testFirst && s.cond) {
-      this.expr(s.cond);
-      this.op(Op.i32_eqz);
-      this.br(breakDepth, true);
-    }
-    this.open('block');
-    this.loops.push({ breakDepth, continueDepth: this.depth() - 1 });
-    this.stmts(s.body);
-    this.loops.pop();
-    this.close();
-    this.stmts(s.update);
-    if (!s.testFirst) {
-      if (s.cond) this.expr(s.cond);
-      else this.i32(1);
-      this.br(top, true);
-    } else {
-      this.br(top);
-    }
-    this.close();
-    this.close();
+    emitLoop(this, s, (list) => this.stmts(list), this.loops);
   }
 
   varLocal(v: Variable): number {
