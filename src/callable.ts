@@ -8,6 +8,7 @@ import { formatTargetNames, loadTarget, loadTargetSync, targetNames } from './ta
 import type { TargetName } from './targets/target.js';
 import { canCastScalar, DTYPES } from './dtypes.js';
 import { deviceFastKey, type FastEntry, fastDtypesMatch, fastKey, fastPlan } from './fast-call.js';
+import { deviceRowsCall, learnDeviceRows } from './fast-device-rows.js';
 import type { Target } from './targets/target.js';
 import { prepareCall, type PreparedCall, runGuarded, runPrepared, type UfuncDefinition } from './ufunc.js';
 
@@ -153,7 +154,7 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
       args = snapshotInputs(args, def.nin);
       target = await loadTarget(def.target);
     }
-    const fast = fastCall(def, args, target) ?? deviceFastCall(def, args, target);
+    const fast = fastCall(def, args, target) ?? deviceFastCall(def, args, target) ?? deviceRowsCall(def, args, target);
     if (fast) {
       // A small call on a host target runs here and now, without the guard's Promise layers: the
       // fast path has no `signal`/`timeout`, and nothing can detach its arrays while it runs.
@@ -163,7 +164,10 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     const prepared = prepareCall(def, args, target);
     learnFastPath(def, args, prepared);
     learnDeviceFastPath(def, args, prepared);
-    return runPrepared(prepared);
+    const running = runPrepared(prepared);
+    // After runPrepared, which puts allocated device outputs into the plan.
+    learnDeviceRows(def, args, prepared);
+    return running;
   };
   const sync = (...args: unknown[]) => {
     const target = loadTargetSync(def.target);
