@@ -55,6 +55,8 @@ function localArrays(body: readonly Stmt[], out: Extract<Stmt, { kind: 'local-ar
 /** Collects the imports a kernel needs by walking it once with a recording context. */
 export function compileKernelModule(
   kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, coreNames?: CallPlan['coreNames'],
+  /** The memory the module imports: the one shared memory (memory.ts), or a private, non-shared one of the calling thread (block-staging.ts). */
+  memory: 'shared' | 'private' = 'shared',
 ): CompiledModule {
   const names = new Map<Variable, readonly (string | undefined)[]>();
   kernel.params.forEach((p, i) => {
@@ -68,11 +70,11 @@ export function compileKernelModule(
   emit(kernel, kind, nin, layout, names, (name) => {
     if (!recorded.includes(name)) recorded.push(name);
     return 0;
-  }, recorded);
+  }, recorded, memory);
   const imports = recorded.filter((n) => !n.startsWith('fdlibm:'));
   const ported = recorded.filter((n) => n.startsWith('fdlibm:'));
   const index = (name: string) => (name.startsWith('fdlibm:') ? imports.length + ported.indexOf(name) : imports.indexOf(name));
-  return emit(kernel, kind, nin, layout, names, index, recorded);
+  return emit(kernel, kind, nin, layout, names, index, recorded, memory);
 }
 
 function importType(name: string): FuncType {
@@ -93,8 +95,9 @@ function emit(
   coreNames: CoreAxisNames,
   importIndex: (name: string) => number,
   importNames: string[],
+  memory: 'shared' | 'private',
 ): CompiledModule {
-  const builder = new ModuleBuilder({ min: 1, max: 65536, shared: true });
+  const builder = new ModuleBuilder({ min: 1, max: 65536, shared: memory === 'shared' });
   // In the first pass the import count is not known yet: indices are only recorded there.
   const imports = importNames.filter((n) => !n.startsWith('fdlibm:'));
   for (const name of imports) builder.importFunction('env', name, importType(name));

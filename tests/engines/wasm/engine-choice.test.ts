@@ -21,10 +21,12 @@ describe('engine choice', () => {
     expect(f.explain(x, x, { out: sharedArray(1000, 'float32') })).toBe('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.');
   });
 
-  it('keeps cheap kernels on foreign arrays in JS, with the reason', () => {
+  it('runs even cheap kernels on foreign arrays as Wasm on the cpu target (copied in blocks), with the reason', () => {
     setEngineMode('auto');
     const f = vectorize(['float32(float32, float32)'])((x: number, y: number) => x + y);
-    expect(f.explain(new Float32Array(10_000), new Float32Array(10_000))).toMatch(/^JavaScript: the kernel does little work per element/);
+    expect(f.explain(new Float32Array(10_000), new Float32Array(10_000))).toBe(
+      'WebAssembly (SIMD, 4 lanes): the arrays outside Wasm memory are copied in and out in blocks of 1024 KiB that stay in cache (no extra pass over memory).',
+    );
     const g = vectorize(['float64(float64)'])((x: number) => (x > 0 ? Math.sqrt(x) : -x));
     expect(g.explain(sharedArray(1000), { out: sharedArray(1000) })).toBe('WebAssembly (SIMD, 2 lanes): every array is in Wasm memory.');
     // exp is computed faster by V8 in JS than by the engine's port, even on arrays in Wasm memory.
@@ -35,21 +37,31 @@ describe('engine choice', () => {
     expect(f.explain(new Float32Array(3), 1)).toBe('JavaScript: a call of 3 elements is faster in generated JS than entering Wasm.');
   });
 
-  it('copies foreign arrays for kernels with enough work per element', () => {
+  it('on the parallel target, stages shared arrays outside Wasm memory whole only for kernels with enough work per element', async () => {
     setEngineMode('auto');
-    const f = guvectorize(['void(float64, float64[:])'], '()->(n)')((x: number, out: { [i: number]: number; length: number }) => {
+    setParallelOptions({ threshold: 0 });
+    // The workers read the staged copies, so they are whole arrays (not blocks): worth it only for enough work.
+    const sab = (n: number) => new Float64Array(new SharedArrayBuffer(n * 8));
+    const f = guvectorize(['void(float64, float64[:])'], '()->(n)', { target: 'parallel' })((x: number, out: { [i: number]: number; length: number }) => {
       for (let i = 0; i < out.length; i++) {
         let s = 0;
         for (let k = 0; k < 8; k++) s += Math.sqrt(x * i + k);
         out[i] = s;
       }
     });
-    expect(f.explain(new Float64Array(1000), { out: { data: new Float64Array(16_000), shape: [1000, 16] } })).toMatch(/^WebAssembly \(SIMD, 2 rows per vector[^)]*\): the kernel does enough work/);
+    expect(f.explain(sab(1000), { out: { data: sab(16_000), shape: [1000, 16] } })).toMatch(/^On \d+ workers? and the calling thread, each running WebAssembly \(SIMD, 2 rows per vector[^)]*\): the kernel does enough work/);
     // One row of `out[i] = x * i + Math.sqrt(i)` is too little work to pay for the copies.
-    const light = guvectorize(['void(float64, float64[:])'], '()->(n)')((x: number, out: { [i: number]: number; length: number }) => {
+    const light = guvectorize(['void(float64, float64[:])'], '()->(n)', { target: 'parallel' })((x: number, out: { [i: number]: number; length: number }) => {
       for (let i = 0; i < out.length; i++) out[i] = x * i + Math.sqrt(i);
     });
-    expect(light.explain(new Float64Array(1000), { out: { data: new Float64Array(16_000), shape: [1000, 16] } })).toMatch(/^JavaScript: the kernel does little work per element/);
+    expect(light.explain(sab(1000), { out: { data: sab(16_000), shape: [1000, 16] } })).toMatch(/each running JavaScript: the kernel does little work per element/);
+    // On the cpu target the same call is copied in blocks.
+    const lightCpu = guvectorize(['void(float64, float64[:])'], '()->(n)')((x: number, out: { [i: number]: number; length: number }) => {
+      for (let i = 0; i < out.length; i++) out[i] = x * i + Math.sqrt(i);
+    });
+    expect(lightCpu.explain(sab(1000), { out: { data: sab(16_000), shape: [1000, 16] } })).toMatch(/^WebAssembly \(SIMD, 2 rows per vector[^)]*\): the arrays outside Wasm memory are copied in and out in blocks/);
+    setParallelOptions({ threshold: DEFAULT_THRESHOLD });
+    await parallelTesting.resetPool();
   });
 
   it('refuses 64-bit integer kernels and unchecked kernels, saying why', () => {

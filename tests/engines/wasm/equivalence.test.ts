@@ -9,11 +9,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type DType, DTYPES } from '../../../src/dtypes.js';
 import { engineMode, setEngineMode } from '../../../src/engines/wasm/index.js';
 import { guvectorize, sharedArray, vectorize } from '../../../src/index.js';
-import { expectSameArrays } from './same-values.js';
+import { __testing as blockTesting } from '../../../src/engines/wasm/block-staging.js';
+import { cycleBlockBytes, expectSameArrays } from './same-values.js';
 
 const initialMode = engineMode();
 afterEach(() => {
   setEngineMode(initialMode);
+  blockTesting.setBlockBytes(undefined);
 });
 
 /** Values of a dtype including its edge cases. */
@@ -50,6 +52,7 @@ function fill(dtype: DType, values: number[]): ArrayLike<number> {
 /** Runs `f` on both engines and returns both results. */
 function both<T>(f: () => T): [T, T] {
   setEngineMode('wasm');
+  cycleBlockBytes();
   const w = f();
   setEngineMode('js');
   const j = f();

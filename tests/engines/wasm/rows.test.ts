@@ -11,11 +11,13 @@ import { type DType, DTYPES } from '../../../src/dtypes.js';
 import { engineMode, setEngineMode } from '../../../src/engines/wasm/index.js';
 import { guvectorize, setParallelOptions, sharedArray, shutdown } from '../../../src/index.js';
 import { DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
-import { expectSameArrays } from './same-values.js';
+import { __testing as blockTesting } from '../../../src/engines/wasm/block-staging.js';
+import { cycleBlockBytes, expectSameArrays } from './same-values.js';
 
 const initialMode = engineMode();
 afterEach(() => {
   setEngineMode(initialMode);
+  blockTesting.setBlockBytes(undefined);
 });
 afterAll(async () => {
   setParallelOptions({ threshold: DEFAULT_THRESHOLD });
@@ -76,6 +78,7 @@ function both<T>(f: () => T): [T | string, T | string] {
     }
   };
   setEngineMode('wasm');
+  cycleBlockBytes();
   const w = run();
   setEngineMode('js');
   const j = run();

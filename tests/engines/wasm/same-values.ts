@@ -3,6 +3,7 @@
  * value in every element — `Object.is`, so −0 differs from 0 — with any NaN equal to any NaN.
  */
 import { expect } from 'vitest';
+import { __testing as blockTesting } from '../../../src/engines/wasm/block-staging.js';
 
 /** Whether two results are the same value (`Object.is`), counting every NaN as the same. */
 export const same = (a: unknown, b: unknown): boolean => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
@@ -13,4 +14,17 @@ export function expectSameArrays(a: ArrayLike<number>, b: ArrayLike<number>): vo
   for (let i = 0; i < a.length; i++) {
     if (!same(a[i], b[i])) expect.fail(`element ${i}: wasm ${a[i]} vs js ${b[i]}`);
   }
+}
+
+/**
+ * Block sizes of the staging of foreign arrays (block-staging.ts) that the tests' Wasm runs cycle
+ * through: 1 byte (one loop index per block), a few indices, and the default (one block for
+ * these small arrays), so every property runs calls cut into many blocks as well as whole.
+ */
+const BLOCK_BYTES = [1, 40, 256, undefined] as const;
+let nextBlock = 0;
+
+/** Sets the next block size of the cycle; call before each Wasm run. */
+export function cycleBlockBytes(): void {
+  blockTesting.setBlockBytes(BLOCK_BYTES[nextBlock++ % BLOCK_BYTES.length]);
 }
