@@ -28,6 +28,8 @@ export interface PythonPeerResult {
   readonly h2d_bytes?: number;
   readonly d2h_s?: number;
   readonly d2h_bytes?: number;
+  /** `cp.asnumpy` into a new array, wall time. */
+  readonly d2h_fresh_s?: number;
 }
 
 export interface PythonPeerReport {

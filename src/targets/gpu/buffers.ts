@@ -12,25 +12,38 @@
  * buffers in 16 MiB chunks, two in flight ≈ 370 MiB/s, one 64 MiB chunk ≈ 235 MiB/s.
  * On an H200 (256 MiB): `writeBuffer` 2.2 GB/s, a pool of mapped MAP_WRITE staging buffers
  * 8.3–10 GB/s (so large uploads use one, see writeToBuffer); downloads 7–9 GB/s, bounded by the
- * copy out of mapped memory on the main thread (9.4 GB/s there; the GPU copy and the mapping alone
- * run at 50 GB/s), a new staging buffer per download 2.8 GB/s (allocation dominates).
+ * copy out of mapped memory on the main thread (the GPU copy and the mapping alone run at 50 GB/s),
+ * a new staging buffer per download 2.8 GB/s (allocation dominates).
+ * On an H100 host (glibc 2.39, 2026-11-24, /work/notes/issue-9b.md): the host copy into or out of
+ * the mapping is the whole cost, and one `TypedArray.set` of 256 MiB ran at 8.2–8.7 GB/s where the
+ * same bytes copied in 16 MiB (or 1, 64, 128 MiB) pieces ran at 5–5.7 GB/s — glibc's memcpy uses
+ * non-temporal stores only above a size threshold. So a large transfer that repeats goes through
+ * one staging buffer of its own size (up to 256 MiB) and one host copy: see {@link chunkBytesFor}.
  */
 import { ArgumentError, DeviceError, TargetUnavailableError, UfuncError } from '../../errors.js';
 import { flushChain } from './chain.js';
 import { asDeviceError } from './device-errors.js';
 import { runScoped, type GpuContext } from './device.js';
+import { cancelTimeout, type TimerHandle, unrefTimeout } from '../../platform/platform.js';
+import type { GPUBuffer, GPUDevice } from './webgpu-types.js';
 
 /**
- * Bytes per `writeBuffer` call and per download chunk. Chunking keeps Dawn's own staging copy of
+ * Bytes per `writeBuffer` call and per transfer chunk. Chunking keeps Dawn's own staging copy of
  * an upload bounded, and lets the mapping of one download chunk overlap the copy of the next.
  */
 const TRANSFER_CHUNK_BYTES = 16 * 2 ** 20;
 /** Download chunks copied ahead of the one being read back. */
 const DOWNLOADS_IN_FLIGHT = 2;
-/** Staging buffers come in power-of-two sizes from here up to `TRANSFER_CHUNK_BYTES`. */
+/** Staging buffers come in power-of-two sizes from here up. */
 const STAGING_MIN_BYTES = 4096;
-/** Host-visible memory a device's staging pool may keep between downloads. */
-const STAGING_POOL_MAX_BYTES = 64 * 2 ** 20;
+/** A transfer of at least this many bytes may go through one staging buffer of its own size. */
+const WHOLE_STAGING_MIN_BYTES = 32 * 2 ** 20;
+/** The largest staging buffer, and so the largest chunk, of such a transfer. */
+const WHOLE_STAGING_MAX_BYTES = 256 * 2 ** 20;
+/** Host-visible memory a device's staging pool keeps between transfers, per direction. */
+const STAGING_POOL_MAX_BYTES = 2 * WHOLE_STAGING_MAX_BYTES;
+/** Free staging buffers are destroyed after this long without a transfer in their direction. */
+export const STAGING_IDLE_MS = 2000;
 
 /**
  * The size of the buffer that stores `byteLength` bytes: a multiple of 4, at least 4.
@@ -115,41 +128,22 @@ export function uploadToBuffer(ctx: GpuContext, data: ArrayBufferView, usage: GP
 
 /** Uploads below this size go through `queue.writeBuffer`; larger ones through the staging pool. */
 const STAGED_UPLOAD_MIN_BYTES = 2 ** 20;
-/** Size and number of the mapped staging buffers large uploads go through (per device). */
-const UPLOAD_STAGING_BYTES = 16 * 2 ** 20;
-const UPLOAD_STAGING_COUNT = 3;
 
-interface UploadPool {
-  readonly slots: { readonly buffer: GPUBuffer; ready: Promise<void> }[];
-  next: number;
-  /** Uploads take turns on the pool. */
-  queue: Promise<void>;
-}
-const uploadPools = new WeakMap<GPUDevice, UploadPool>();
-
-function uploadPoolOf(ctx: GpuContext): UploadPool {
-  let pool = uploadPools.get(ctx.device);
-  if (!pool) {
-    pool = {
-      slots: Array.from({ length: UPLOAD_STAGING_COUNT }, () => ({
-        buffer: ctx.device.createBuffer({ size: UPLOAD_STAGING_BYTES, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true }),
-        ready: Promise.resolve(),
-      })),
-      next: 0,
-      queue: Promise.resolve(),
-    };
-    uploadPools.set(ctx.device, pool);
-  }
-  return pool;
+/** A MAP_WRITE staging buffer, mapped (or being mapped again: `ready`) while it waits in the pool. */
+interface WriteSlot {
+  readonly buffer: GPUBuffer;
+  ready: Promise<void>;
 }
 
 /**
  * Writes `data` into `buffer` at `byteOffset` (a multiple of 4). Small data goes through
- * `queue.writeBuffer`; large data through a per-device pool of three 16 MiB staging buffers kept
- * mapped for writing: copy a chunk into one, unmap it, copy it to `buffer` on the GPU, and map it
- * again while the next chunk fills the next one. Measured on an H200 for 256 MiB: 8.3–8.9 GB/s
- * through such a pool, 2.2 GB/s through `writeBuffer` (which stages through a fresh allocation);
- * on lavapipe `writeBuffer` is as fast, and small writes avoid the pool's round trips.
+ * `queue.writeBuffer`; large data through staging buffers kept mapped for writing (a pool per
+ * device): copy a chunk into one, unmap it, copy it to `buffer` on the GPU, and map it again while
+ * the next chunk fills another. Chunks are 16 MiB, or, for a large upload that repeats, the whole
+ * upload up to 256 MiB ({@link chunkBytesFor}). Measured on an H200 for 256 MiB: 8.3–8.9 GB/s
+ * through 16 MiB chunks, 2.2 GB/s through `writeBuffer` (which stages through a fresh allocation);
+ * on an H100 host 5.1 GB/s through 16 MiB chunks, 7.2 GB/s through one 256 MiB staging buffer.
+ * On lavapipe `writeBuffer` is as fast, and small writes avoid the pool's round trips.
  *
  * A length that is not a multiple of 4 is padded with zeros to the next multiple of 4 (so up to 3
  * bytes after the data are overwritten). `data` must not change until the promise resolves.
@@ -181,29 +175,40 @@ export async function writeToBuffer(ctx: GpuContext, buffer: GPUBuffer, byteOffs
     writeTail();
     return;
   }
-  const pool = uploadPoolOf(ctx);
-  const upload = pool.queue.then(() =>
-    runScoped(ctx, async () => {
-      for (let at = 0; at < whole; at += UPLOAD_STAGING_BYTES) {
-        const slot = pool.slots[pool.next]!;
-        pool.next = (pool.next + 1) % pool.slots.length;
-        await slot.ready;
-        const n = Math.min(UPLOAD_STAGING_BYTES, whole - at);
-        new Uint8Array(slot.buffer.getMappedRange(0, n)).set(bytes.subarray(at, at + n));
-        slot.buffer.unmap();
-        const encoder = device.createCommandEncoder();
-        encoder.copyBufferToBuffer(slot.buffer, 0, buffer, byteOffset + at, n);
-        device.queue.submit([encoder.finish()]);
-        slot.ready = slot.buffer.mapAsync(GPUMapMode.WRITE);
-        slot.ready.catch(() => {}); // awaited when the slot comes round again
+  const pool = stagingPoolOf(ctx, 'write');
+  const chunkBytes = chunkBytesFor(pool, whole);
+  try {
+    await runScoped(ctx, async () => {
+      // The slot of the previous chunk is given back only once the next one is taken, so
+      // consecutive chunks alternate between two buffers: one fills while the other is re-mapped.
+      let previous: WriteSlot | undefined;
+      let current: WriteSlot | undefined;
+      try {
+        for (let at = 0; at < whole; at += chunkBytes) {
+          const n = Math.min(chunkBytes, whole - at);
+          current = takeWriteSlot(ctx, pool, n);
+          await current.ready;
+          new Uint8Array(current.buffer.getMappedRange(0, n)).set(bytes.subarray(at, at + n));
+          current.buffer.unmap();
+          const encoder = device.createCommandEncoder();
+          encoder.copyBufferToBuffer(current.buffer, 0, buffer, byteOffset + at, n);
+          device.queue.submit([encoder.finish()]);
+          current.ready = current.buffer.mapAsync(GPUMapMode.WRITE);
+          current.ready.catch(() => {}); // awaited when the slot is taken again
+          if (previous) giveStaging(pool, previous);
+          previous = current;
+          current = undefined;
+        }
+      } finally {
+        // A slot whose chunk failed half-way is in an unknown state: never give it back.
+        if (current) current.buffer.destroy();
+        if (previous) giveStaging(pool, previous);
       }
       writeTail();
-    }),
-  );
-  pool.queue = upload.catch(() => {});
-  return upload.catch((e: unknown) => {
+    });
+  } catch (e) {
     throw asDeviceError(e, 'an upload to the GPU');
-  });
+  }
 }
 
 /**
@@ -234,8 +239,10 @@ export async function uploadToNewBuffer(ctx: GpuContext, data: ArrayBufferView, 
 
 /**
  * Copies `byteLength` bytes starting at `byteOffset` of `buffer` back to the host, through
- * MAP_READ staging buffers (pooled per device) in 16 MiB chunks with two in flight, so mapping one
- * chunk overlaps copying the next. Offsets need not be multiples of 4.
+ * MAP_READ staging buffers (pooled per device) in chunks with two in flight, so mapping one chunk
+ * overlaps copying the next: 16 MiB chunks, or, for a large download that repeats, the whole
+ * download up to 256 MiB, copied out of the mapping at once ({@link chunkBytesFor}). Offsets need
+ * not be multiples of 4.
  *
  * @param ctx the device `buffer` lives on
  * @param buffer a buffer with `COPY_SRC` usage
@@ -285,12 +292,14 @@ export async function downloadBuffer(
   if (byteLength === 0) return result;
   const dest = new Uint8Array(result.buffer, result.byteOffset, byteLength);
 
-  const chunkCount = Math.ceil((alignedEnd - alignedStart) / TRANSFER_CHUNK_BYTES);
+  const pool = stagingPoolOf(ctx, 'read');
+  const chunkBytes = chunkBytesFor(pool, alignedEnd - alignedStart);
+  const chunkCount = Math.ceil((alignedEnd - alignedStart) / chunkBytes);
   const flights: Promise<GPUBuffer>[] = [];
   const issueNext = (): void => {
     if (flights.length >= chunkCount) return;
-    const chunkStart = alignedStart + flights.length * TRANSFER_CHUNK_BYTES;
-    const flight = copyChunkToStaging(ctx, buffer, chunkStart, Math.min(TRANSFER_CHUNK_BYTES, alignedEnd - chunkStart));
+    const chunkStart = alignedStart + flights.length * chunkBytes;
+    const flight = copyChunkToStaging(ctx, pool, buffer, chunkStart, Math.min(chunkBytes, alignedEnd - chunkStart));
     flight.catch(() => {}); // awaited in order below; this only marks it handled
     flights.push(flight);
   };
@@ -302,14 +311,14 @@ export async function downloadBuffer(
       const staging = await flights[i];
       consumed = i + 1;
       issueNext();
-      const chunkStart = alignedStart + i * TRANSFER_CHUNK_BYTES;
-      const chunkEnd = Math.min(chunkStart + TRANSFER_CHUNK_BYTES, alignedEnd);
+      const chunkStart = alignedStart + i * chunkBytes;
+      const chunkEnd = Math.min(chunkStart + chunkBytes, alignedEnd);
       const from = Math.max(chunkStart, byteOffset);
       const to = Math.min(chunkEnd, end);
       const mapped = staging.getMappedRange(0, chunkEnd - chunkStart);
       dest.set(new Uint8Array(mapped, from - chunkStart, to - from), from - byteOffset);
       staging.unmap();
-      returnStaging(ctx.device, staging);
+      giveStaging(pool, staging);
     }
   } catch (e) {
     // Do not leave later chunks mapped or their staging buffers alive.
@@ -322,8 +331,8 @@ export async function downloadBuffer(
 }
 
 /** Copies one chunk into a staging buffer and maps it; resolves once it can be read. */
-async function copyChunkToStaging(ctx: GpuContext, source: GPUBuffer, chunkStart: number, length: number): Promise<GPUBuffer> {
-  const staging = takeStaging(ctx, length);
+async function copyChunkToStaging(ctx: GpuContext, pool: StagingPool<GPUBuffer>, source: GPUBuffer, chunkStart: number, length: number): Promise<GPUBuffer> {
+  const staging = takeReadStaging(ctx, pool, length);
   let mapped: Promise<void> | undefined;
   try {
     await runScoped(ctx, () => {
@@ -348,44 +357,127 @@ async function copyChunkToStaging(ctx: GpuContext, source: GPUBuffer, chunkStart
   }
 }
 
-interface StagingPool {
-  /** Unmapped MAP_READ buffers by size. */
-  readonly free: Map<number, GPUBuffer[]>;
+/**
+ * Staging buffers of one direction on one device, by size: MAP_READ buffers (unmapped) for
+ * downloads, mapped MAP_WRITE slots for uploads.
+ */
+interface StagingPool<T> {
+  readonly free: Map<number, T[]>;
   bytes: number;
+  /**
+   * Sizes of whole-transfer staging buffers a transfer could have used: the next transfer that
+   * needs one of these sizes creates it (see {@link chunkBytesFor}).
+   */
+  readonly wanted: Set<number>;
+  idleTimer: TimerHandle | undefined;
+  readonly sizeOf: (entry: T) => number;
+  readonly destroy: (entry: T) => void;
 }
 
-// Per device, weakly: a released device's pool goes with it (its buffers die with the device).
-const stagingPools = new WeakMap<GPUDevice, StagingPool>();
+// Per device, weakly: a released device's pools go with it (its buffers die with the device).
+const readPools = new WeakMap<GPUDevice, StagingPool<GPUBuffer>>();
+const writePools = new WeakMap<GPUDevice, StagingPool<WriteSlot>>();
+
+function stagingPoolOf(ctx: GpuContext, direction: 'read'): StagingPool<GPUBuffer>;
+function stagingPoolOf(ctx: GpuContext, direction: 'write'): StagingPool<WriteSlot>;
+function stagingPoolOf(ctx: GpuContext, direction: 'read' | 'write'): StagingPool<GPUBuffer> | StagingPool<WriteSlot> {
+  if (direction === 'read') {
+    let pool = readPools.get(ctx.device);
+    if (!pool) readPools.set(ctx.device, (pool = newPool<GPUBuffer>((b) => b.size, (b) => b.destroy())));
+    armStagingIdle(pool);
+    return pool;
+  }
+  let pool = writePools.get(ctx.device);
+  if (!pool) writePools.set(ctx.device, (pool = newPool<WriteSlot>((s) => s.buffer.size, (s) => s.buffer.destroy())));
+  armStagingIdle(pool);
+  return pool;
+}
+
+function newPool<T>(sizeOf: (entry: T) => number, destroy: (entry: T) => void): StagingPool<T> {
+  return { free: new Map(), bytes: 0, wanted: new Set(), idleTimer: undefined, sizeOf, destroy };
+}
+
+/** Empties the pool (and forgets wanted sizes) once no transfer used it for STAGING_IDLE_MS. */
+function armStagingIdle<T>(pool: StagingPool<T>): void {
+  if (pool.idleTimer) cancelTimeout(pool.idleTimer);
+  pool.idleTimer = unrefTimeout(() => {
+    pool.idleTimer = undefined;
+    for (const list of pool.free.values()) for (const entry of list) pool.destroy(entry);
+    pool.free.clear();
+    pool.bytes = 0;
+    pool.wanted.clear();
+  }, STAGING_IDLE_MS);
+}
+
+/**
+ * The chunk size of a transfer of `span` bytes: one chunk of the whole transfer (up to 256 MiB)
+ * when the transfer is large (≥ 32 MiB) and a staging buffer of that size is in the pool or was
+ * wanted by an earlier transfer; 16 MiB chunks otherwise. So a large transfer that repeats (frames,
+ * a loop, a benchmark) is copied by the host in one piece, which glibc's memcpy does with
+ * non-temporal stores (measured 1.5–1.6× faster on an H100 host), and a one-off transfer does not
+ * pay for creating a large buffer of pinned host memory.
+ */
+function chunkBytesFor<T>(pool: StagingPool<T>, span: number): number {
+  if (span < WHOLE_STAGING_MIN_BYTES) return TRANSFER_CHUNK_BYTES;
+  const chunk = Math.min(span, WHOLE_STAGING_MAX_BYTES);
+  const size = stagingSize(chunk);
+  if ((pool.free.get(size)?.length ?? 0) > 0 || pool.wanted.has(size)) return chunk;
+  pool.wanted.add(size);
+  return TRANSFER_CHUNK_BYTES;
+}
 
 function stagingSize(length: number): number {
   return Math.max(STAGING_MIN_BYTES, 2 ** Math.ceil(Math.log2(length)));
 }
 
-function takeStaging(ctx: GpuContext, length: number): GPUBuffer {
-  const size = stagingSize(length);
-  const pool = stagingPools.get(ctx.device);
-  const reused = pool?.free.get(size)?.pop();
-  if (reused && pool) {
-    pool.bytes -= size;
-    return reused;
-  }
-  return ctx.device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+function takeFromPool<T>(pool: StagingPool<T>, size: number): T | undefined {
+  const reused = pool.free.get(size)?.pop();
+  if (reused !== undefined) pool.bytes -= size;
+  return reused;
 }
 
-function returnStaging(device: GPUDevice, staging: GPUBuffer): void {
-  let pool = stagingPools.get(device);
-  if (!pool) {
-    pool = { free: new Map(), bytes: 0 };
-    stagingPools.set(device, pool);
-  }
-  if (pool.bytes + staging.size > STAGING_POOL_MAX_BYTES) {
-    staging.destroy();
+function takeReadStaging(ctx: GpuContext, pool: StagingPool<GPUBuffer>, length: number): GPUBuffer {
+  const size = stagingSize(length);
+  return takeFromPool(pool, size) ?? ctx.device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+}
+
+function takeWriteSlot(ctx: GpuContext, pool: StagingPool<WriteSlot>, length: number): WriteSlot {
+  // Chunks up to 16 MiB share one slot size, so the pool does not fill with odd sizes.
+  const size = length <= TRANSFER_CHUNK_BYTES ? TRANSFER_CHUNK_BYTES : stagingSize(length);
+  return (
+    takeFromPool(pool, size) ?? {
+      buffer: ctx.device.createBuffer({ size, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true }),
+      ready: Promise.resolve(),
+    }
+  );
+}
+
+/** Keeps a staging buffer for the next transfer, or destroys it when the pool is full. */
+function giveStaging<T>(pool: StagingPool<T>, entry: T): void {
+  const size = pool.sizeOf(entry);
+  if (pool.bytes + size > STAGING_POOL_MAX_BYTES) {
+    pool.destroy(entry);
     return;
   }
-  const list = pool.free.get(staging.size) ?? [];
-  list.push(staging);
-  pool.free.set(staging.size, list);
-  pool.bytes += staging.size;
+  const list = pool.free.get(size);
+  if (list) list.push(entry);
+  else pool.free.set(size, [entry]);
+  pool.bytes += size;
+}
+
+/**
+ * What a device's staging pools hold now (for tests and benchmarks): per direction, the bytes of
+ * free staging buffers and their sizes.
+ *
+ * @example
+ * stagingPoolStats(ctx).read.sizes; // e.g. [16777216, 16777216]
+ */
+export function stagingPoolStats(ctx: GpuContext): Record<'read' | 'write', { bytes: number; sizes: number[] }> {
+  const describe = <T>(pool: StagingPool<T> | undefined) => ({
+    bytes: pool?.bytes ?? 0,
+    sizes: pool ? [...pool.free.entries()].flatMap(([size, list]) => list.map(() => size)).sort((a, b) => a - b) : [],
+  });
+  return { read: describe(readPools.get(ctx.device)), write: describe(writePools.get(ctx.device)) };
 }
 
 function checkBufferSize(ctx: GpuContext, size: number): void {

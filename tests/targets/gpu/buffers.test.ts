@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DTYPES } from '../../../src/dtypes.js';
 import { ArgumentError, DeviceError } from '../../../src/errors.js';
-import { allocateBuffer, downloadBuffer, paddedByteLength, uploadToBuffer } from '../../../src/targets/gpu/buffers.js';
+import { STAGING_IDLE_MS, allocateBuffer, downloadBuffer, paddedByteLength, stagingPoolStats, uploadToBuffer, writeToBuffer } from '../../../src/targets/gpu/buffers.js';
 import { acquireDevice, holdDevice, runScoped, type DeviceHold, type GpuContext } from '../../../src/targets/gpu/device.js';
 import { describeGpu } from '../../gpu-available.js';
 import { GPU_DTYPES, TRANSFER_SIZES, firstByteDifference, randomArray } from './transfer-data.js';
@@ -115,4 +115,63 @@ describeGpu('host ↔ device transfers', () => {
       new RegExp(`an array of ${paddedByteLength(tooBig)} bytes does not fit in one buffer on this GPU \\(maxBufferSize is ${ctx.limits.maxBufferSize} bytes`),
     );
   });
+});
+
+describeGpu('staging for large transfers that repeat', () => {
+  let ctx: GpuContext;
+  let hold: DeviceHold;
+  const MiB = 2 ** 20;
+  const usage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+
+  beforeAll(async () => {
+    ctx = await acquireDevice();
+    hold = holdDevice(ctx);
+  });
+  afterAll(() => hold.release());
+
+  it('copies a repeated large download in one piece through one staging buffer of its size, byte for byte', async () => {
+    // 33 MiB + 7 bytes: above the 32 MiB threshold; odd start and end inside 4-byte words.
+    const data = randomArray('uint8', 33 * MiB + 7);
+    const buffer = await runScoped(ctx, () => uploadToBuffer(ctx, data, usage()));
+    const before = stagingPoolStats(ctx).read.sizes.filter((s) => s === 64 * MiB).length;
+    for (let round = 0; round < 3; round++) {
+      const into = new Uint8Array(data.length + 4).fill(0xee);
+      const view = into.subarray(2, 2 + data.length - 6);
+      await downloadBuffer(ctx, buffer, 3, data.length - 6, view);
+      expect(firstByteDifference(view, data.subarray(3, data.length - 3)), `round ${round}`).toBe(-1);
+      expect([...into.subarray(0, 2), ...into.subarray(2 + view.length)]).toEqual(new Array(into.length - view.length).fill(0xee));
+    }
+    // The first download went in 16 MiB chunks; the next ones through a 64 MiB buffer, kept.
+    expect(stagingPoolStats(ctx).read.sizes.filter((s) => s === 64 * MiB).length).toBe(before + 1);
+    buffer.destroy();
+  }, 30_000);
+
+  it('copies a repeated large upload in one piece, the tail bytes padded, concurrent uploads apart', async () => {
+    const buffer = await runScoped(ctx, () => allocateBuffer(ctx, 33 * MiB + 8, usage()));
+    for (let round = 0; round < 3; round++) {
+      const data = randomArray('uint8', 33 * MiB + 5);
+      await writeToBuffer(ctx, buffer, 0, data);
+      const back = await downloadBuffer(ctx, buffer, 0, data.length + 3);
+      expect(firstByteDifference(back.subarray(0, data.length), data), `round ${round}`).toBe(-1);
+      expect([...back.subarray(data.length)]).toEqual([0, 0, 0]);
+    }
+    expect(stagingPoolStats(ctx).write.sizes).toContain(64 * MiB);
+    // Two uploads at once into the two halves of the buffer: each gets its own staging buffers.
+    const a = randomArray('uint8', 16 * MiB + 4);
+    const b = randomArray('uint8', 16 * MiB + 4);
+    await Promise.all([writeToBuffer(ctx, buffer, 0, a), writeToBuffer(ctx, buffer, 16 * MiB + 4, b)]);
+    const back = await downloadBuffer(ctx, buffer, 0, 32 * MiB + 8);
+    expect(firstByteDifference(back.subarray(0, a.length), a)).toBe(-1);
+    expect(firstByteDifference(back.subarray(a.length), b)).toBe(-1);
+    buffer.destroy();
+  }, 30_000);
+
+  it('empties the staging pools after a while without transfers', async () => {
+    const buffer = await runScoped(ctx, () => uploadToBuffer(ctx, new Float32Array(1 << 20), usage()));
+    await downloadBuffer(ctx, buffer, 0, 4 * MiB);
+    expect(stagingPoolStats(ctx).read.bytes).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, STAGING_IDLE_MS + 300));
+    expect(stagingPoolStats(ctx)).toEqual({ read: { bytes: 0, sizes: [] }, write: { bytes: 0, sizes: [] } });
+    buffer.destroy();
+  }, 30_000);
 });
