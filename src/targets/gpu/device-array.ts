@@ -31,6 +31,17 @@ export interface HostArrayView {
   readonly dtype?: DType;
 }
 
+declare global {
+  // Declared here as TypeScript's `esnext.disposable` lib and @types/node declare it (the
+  // declarations merge), so that `DeviceArray[Symbol.dispose]` type-checks in projects whose lib
+  // is ES2022 without that lib. At run time the method exists where `Symbol.dispose` does (Node
+  // 20+, current browsers).
+  interface SymbolConstructor {
+    /** The method `using` declarations call when their scope ends (explicit resource management). */
+    readonly dispose: unique symbol;
+  }
+}
+
 // An array dropped without destroy() still gives its hold back when collected, so the device
 // can be released; the buffer itself is freed by dawn.node's own finalizer.
 const collectedArrays = new FinalizationRegistry<{ hold: DeviceHold; storage: SharedStorage }>(({ hold, storage }) => {
@@ -300,6 +311,28 @@ export class DeviceArray implements StridedView {
   toString(): string {
     return `DeviceArray(${this.dtype}, [${this.shape.join(', ')}], generation ${this.generation}${this.storage.released ? ', destroyed' : ''})`;
   }
+}
+
+// Merged into the class: `using z = await f(x)` destroys `z` when its scope ends.
+export interface DeviceArray {
+  /**
+   * Same as {@link DeviceArray.destroy}: lets `using` free the array when its scope ends.
+   *
+   * @example
+   * { using z = await saxpy(2, dx, dy); await z.toHost(host); } // z's memory is back in the pool here
+   */
+  [Symbol.dispose](): void;
+}
+// Defined only where the runtime has the symbol (a computed key of undefined would add a method
+// named "undefined").
+if (typeof Symbol.dispose === 'symbol') {
+  Object.defineProperty(DeviceArray.prototype, Symbol.dispose, {
+    value: function dispose(this: DeviceArray): void {
+      this.destroy();
+    },
+    writable: true,
+    configurable: true,
+  });
 }
 
 /**

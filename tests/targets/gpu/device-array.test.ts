@@ -3,6 +3,8 @@ import { DTYPES } from '../../../src/dtypes.js';
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../../src/errors.js';
 import { uploadToBuffer } from '../../../src/targets/gpu/buffers.js';
 import { DeviceArray, checkGpuDType, deviceArray, toDevice } from '../../../src/targets/gpu/device-array.js';
+import { bufferPoolStats } from '../../../src/targets/gpu/buffer-pool.js';
+import { vectorize } from '../../../src/index.js';
 import { acquireDevice, isDeviceAlive, runScoped, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/device.js';
 import { describeGpu } from '../../gpu-available.js';
 import { GPU_DTYPES, TRANSFER_SIZES, firstByteDifference, randomArray } from './transfer-data.js';
@@ -180,4 +182,34 @@ describeGpu('DeviceArray lifetime', () => {
     await sleep(100);
     expect(isDeviceAlive(ctx)).toBe(false);
   });
+
+  it('`using` destroys an output when its scope ends, also when the scope throws, and the next call reuses its buffer', async () => {
+    setIdleReleaseMs(Infinity);
+    const ctx = await acquireDevice();
+    expect(typeof Symbol.dispose).toBe('symbol');
+    const axpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+    const xs = Float32Array.from({ length: 4096 }, (_, i) => i);
+    const x = await toDevice(xs);
+    (await axpy(1, x, 1)).destroy(); // compiles, and leaves one buffer of the class in the pool
+    const before = bufferPoolStats(ctx);
+    const scoped: DeviceArray[] = [];
+    for (let k = 0; k < 30; k++) {
+      using z = (await axpy(k, x, 1)) as DeviceArray;
+      scoped.push(z);
+      if (k === 29) expect([...((await z.toHost()) as Float32Array).subarray(0, 3)]).toEqual([1, 30, 59]);
+    }
+    expect(bufferPoolStats(ctx).created - before.created).toBe(0); // one buffer served all 30 calls
+    for (const z of scoped) expect(() => z.assertUsable()).toThrow('this DeviceArray was destroyed');
+    let inner: DeviceArray | undefined;
+    await expect(
+      (async () => {
+        using z = await toDevice(new Int32Array([1, 2]));
+        inner = z;
+        throw new Error('the work failed');
+      })(),
+    ).rejects.toThrow('the work failed');
+    await expect(inner!.toHost()).rejects.toThrow(DeviceError);
+    x.destroy();
+  });
 });
+
