@@ -14,11 +14,12 @@
  * 8.3–10 GB/s (so large uploads use one, see writeToBuffer); downloads 7–9 GB/s, bounded by the
  * copy out of mapped memory on the main thread (the GPU copy and the mapping alone run at 50 GB/s),
  * a new staging buffer per download 2.8 GB/s (allocation dominates).
- * On an H100 host (glibc 2.39, 2026-11-24, /work/notes/issue-9b.md): the host copy into or out of
- * the mapping is the whole cost, and one `TypedArray.set` of 256 MiB ran at 8.2–8.7 GB/s where the
- * same bytes copied in 16 MiB (or 1, 64, 128 MiB) pieces ran at 5–5.7 GB/s — glibc's memcpy uses
- * non-temporal stores only above a size threshold. So a large transfer that repeats goes through
- * one staging buffer of its own size (up to 256 MiB) and one host copy: see {@link chunkBytesFor}.
+ * On an H100 host (glibc 2.39, 2026-11-24; docs/gpu.md, "Copies between host and device"): the
+ * host copy into or out of the mapping is the whole cost, and one `TypedArray.set` of 256 MiB ran at
+ * 8.2–8.7 GB/s where the same bytes copied in 16 MiB (or 1, 64, 128 MiB) pieces ran at 5–5.7 GB/s —
+ * glibc's memcpy uses non-temporal stores only above a size threshold. So a large transfer that
+ * repeats goes through one staging buffer of its own size (up to 256 MiB) and one host copy: see
+ * {@link chunkBytesFor}.
  */
 import { ArgumentError, DeviceError, TargetUnavailableError, UfuncError } from '../../errors.js';
 import { flushChain } from './chain.js';
