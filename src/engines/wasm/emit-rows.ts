@@ -721,6 +721,95 @@ export function emitRowVectorLoop(
       }
       e.get(slot).i32(16).op(Op.i32_add).set(slot);
     };
+    // A group: `group` consecutive elements of every lane's row (one v128 load or store per row)
+    // and `group` slots, transposed with shuffles — instead of one lane access per element and lane.
+    const bytes = 1 << o.shift;
+    const group = 16 / bytes;
+    const rowVectors = Array.from({ length: lanes }, () => e.local(ValType.v128));
+    const slotVectors = Array.from({ length: group }, () => e.local(ValType.v128));
+    /** Pushes shuffle(x, y) picking `picks` (element indices of x ++ y, in elements of `size` bytes). */
+    const shuffle = (x: number, y: number, picks: readonly number[], size: number) => {
+      e.get(x).get(y);
+      v128op(SimdOp.i8x16_shuffle);
+      for (const q of picks) for (let b = 0; b < size; b++) e.code.byte(q * size + b);
+    };
+    /**
+     * Transposes `from` (lanes × group, or group × lanes) into `to`. 4 lanes × 4 f32: two rounds
+     * of shuffles; 2 lanes × 2 f64: one; 2 lanes × 4 f32 (lanes 0–1 of each slot, as the 2-row
+     * code keeps 32-bit values) rows → slots pairs (i, 4 + i), slots → rows picks lane 0 of
+     * slots 0–3 and lane 1 of slots 0–3.
+     */
+    const transpose = (from: readonly number[], to: readonly number[], toSlots: boolean) => {
+      if (bytes === 8) {
+        shuffle(from[0]!, from[1]!, [0, 2], 8);
+        e.set(to[0]!);
+        shuffle(from[0]!, from[1]!, [1, 3], 8);
+        e.set(to[1]!);
+      } else if (lanes === 4) {
+        const t = [e.local(ValType.v128), e.local(ValType.v128), e.local(ValType.v128), e.local(ValType.v128)];
+        shuffle(from[0]!, from[1]!, [0, 4, 1, 5], 4);
+        e.set(t[0]!);
+        shuffle(from[0]!, from[1]!, [2, 6, 3, 7], 4);
+        e.set(t[1]!);
+        shuffle(from[2]!, from[3]!, [0, 4, 1, 5], 4);
+        e.set(t[2]!);
+        shuffle(from[2]!, from[3]!, [2, 6, 3, 7], 4);
+        e.set(t[3]!);
+        shuffle(t[0]!, t[2]!, [0, 1, 4, 5], 4);
+        e.set(to[0]!);
+        shuffle(t[0]!, t[2]!, [2, 3, 6, 7], 4);
+        e.set(to[1]!);
+        shuffle(t[1]!, t[3]!, [0, 1, 4, 5], 4);
+        e.set(to[2]!);
+        shuffle(t[1]!, t[3]!, [2, 3, 6, 7], 4);
+        e.set(to[3]!);
+      } else if (toSlots) {
+        for (let i = 0; i < 4; i++) {
+          shuffle(from[0]!, from[1]!, [i, 4 + i, i, 4 + i], 4);
+          e.set(to[i]!);
+        }
+      } else {
+        const t = [e.local(ValType.v128), e.local(ValType.v128)];
+        shuffle(from[0]!, from[1]!, [0, 4, 1, 5], 4); // a0 a1 b0 b1
+        e.set(t[0]!);
+        shuffle(from[2]!, from[3]!, [0, 4, 1, 5], 4); // a2 a3 b2 b3
+        e.set(t[1]!);
+        shuffle(t[0]!, t[1]!, [0, 1, 4, 5], 4);
+        e.set(to[0]!);
+        shuffle(t[0]!, t[1]!, [2, 3, 6, 7], 4);
+        e.set(to[1]!);
+      }
+    };
+    const groupCopy = () => {
+      if (into) {
+        for (let l = 0; l < lanes; l++) {
+          e.get(o.lane[l]!).get(offset).op(Op.i32_add);
+          v128op(SimdOp.v128_load);
+          memarg(o.shift);
+          e.set(rowVectors[l]!);
+        }
+        transpose(rowVectors, slotVectors, true);
+        for (let i = 0; i < group; i++) {
+          e.get(slot).get(slotVectors[i]!);
+          v128op(SimdOp.v128_store);
+          e.code.u32(4).u32(16 * i);
+        }
+      } else {
+        for (let i = 0; i < group; i++) {
+          e.get(slot);
+          v128op(SimdOp.v128_load);
+          e.code.u32(4).u32(16 * i);
+          e.set(slotVectors[i]!);
+        }
+        transpose(slotVectors, rowVectors, false);
+        for (let l = 0; l < lanes; l++) {
+          e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(rowVectors[l]!);
+          v128op(SimdOp.v128_store);
+          memarg(o.shift);
+        }
+      }
+      e.get(slot).i32(16 * group).op(Op.i32_add).set(slot);
+    };
     e.get(o.slot!).set(slot);
     e.i32(0).set(offset);
     // Nested loops over the core axes, innermost last; `offset` in bytes from the row's start.
@@ -733,6 +822,20 @@ export function emitRowVectorLoop(
       const start = e.local(ValType.i32);
       e.get(offset).set(start);
       e.i32(0).set(j);
+      if (x === a.dims.length - 1 && a.strides[x] === 'unit') {
+        // Whole groups first, then the elements left one by one (the loop below, from j).
+        e.open('block');
+        const done = e.depth() - 1;
+        e.open('loop');
+        const again = e.depth() - 1;
+        e.get(j).i32(group).op(Op.i32_add).get(dimLocal(a.dims[x]!)).op(Op.i32_gt_u).br(done, true);
+        groupCopy();
+        e.get(start).i32(group * bytes).op(Op.i32_add).tee(start).set(offset);
+        e.get(j).i32(group).op(Op.i32_add).set(j);
+        e.br(again);
+        e.close();
+        e.close();
+      }
       e.open('block');
       const out = e.depth() - 1;
       e.open('loop');
