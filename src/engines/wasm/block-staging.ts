@@ -43,8 +43,9 @@ import { type WasmMemory, WebAssemblyApi } from './wasm-api.js';
 
 /**
  * Bytes staged per block, all operands together. SAXPY over 16.7 M float32 on ordinary arrays,
- * 2-core EPYC (one run, 10 calls each): 256 KiB 17.1 ms, 512 KiB 17.0, 1 MiB 15.3, 2 MiB 15.7;
- * whole arrays 20 ms. Smaller blocks pay a fixed cost per block (views, `drive`, three copies).
+ * medians in one process: 2-core EPYC 256 KiB 17.1 ms, 512 KiB 17.0, 1 MiB 15.3, 2 MiB 15.7,
+ * whole arrays 20; 16-core Xeon (2 MiB L2) 128 KiB 27.3, 256 KiB 25.2, 512 KiB 24.6, 1 MiB 24.5,
+ * 2 MiB 30.2, 4 MiB 34.3. Smaller blocks pay a fixed cost per block (views, `drive`, copies).
  */
 const DEFAULT_BLOCK_BYTES = 1024 * 1024;
 let blockBytes = DEFAULT_BLOCK_BYTES;
