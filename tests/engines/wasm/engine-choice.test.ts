@@ -27,6 +27,9 @@ describe('engine choice', () => {
     expect(f.explain(new Float32Array(10_000), new Float32Array(10_000))).toBe(
       'WebAssembly (SIMD, 4 lanes): the arrays outside Wasm memory are copied in and out in blocks of 1024 KiB that stay in cache (no extra pass over memory).',
     );
+    // Too small to pay the blocks' fixed cost: JS, unless the kernel does much per element.
+    expect(f.explain(new Float32Array(300), new Float32Array(300))).toMatch(/^JavaScript: a call of 300 elements \(about \d+ operations\) on arrays outside Wasm memory is faster in generated JS/);
+    expect(f.explain(sharedArray(300, 'float32'), sharedArray(300, 'float32'), { out: sharedArray(300, 'float32') })).toBe('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.');
     const g = vectorize(['float64(float64)'])((x: number) => (x > 0 ? Math.sqrt(x) : -x));
     expect(g.explain(sharedArray(1000), { out: sharedArray(1000) })).toBe('WebAssembly (SIMD, 2 lanes): every array is in Wasm memory.');
     // exp is computed faster by V8 in JS than by the engine's port, even on arrays in Wasm memory.
