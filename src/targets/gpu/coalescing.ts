@@ -99,7 +99,8 @@ export function planStaging(operandCount: number, candidates: readonly StagingCa
     const words = init === 'track' ? 2 * pitch : pitch;
     // Reads that do not come from the tile alone: rows read in, inputs read from memory, tracked outputs.
     const readsMemory = init !== 'zero' || users.some((c) => !c.isOutput);
-    groups.push({ tile: { binding, dtype: first.dtype, coreShape: [...first.coreShape], pitch, init, store }, operands: users.map((c) => c.operand), words, readsMemory });
+    const wide = init === 'zero' && store && users.every((c) => c.isOutput) && size % 4 === 0 && first.offset % 4 === 0;
+    groups.push({ tile: { binding, dtype: first.dtype, coreShape: [...first.coreShape], pitch, init, store, wide }, operands: users.map((c) => c.operand), words, readsMemory });
   }
   if (groups.length === 0) return none;
 
@@ -146,7 +147,11 @@ export interface TileCode {
  */
 export function emitTileCode(
   tiles: readonly TileLayout[],
-  names: readonly { tile: string; written: string; block: string; load(e: string): string; store(e: string, v: string): string }[],
+  names: readonly {
+    tile: string; written: string; block: string; load(e: string): string; store(e: string, v: string): string;
+    /** For a wide tile whose binding is declared as vectors: a store of vector `q` (a u32 expression). */
+    storeWide?(q: string, v: string): string;
+  }[],
   workgroupSize: number,
   rows: string,
   lane: string,
@@ -182,7 +187,18 @@ export function emitTileCode(
       const fast = `var ${held}: array<${type}, ${size}>;\n    for (var ${k} = 0u; ${k} < ${size}u; ${k}++) { ${held}[${k}] = ${n.load(`${n.block} + ${lane} + ${k} * ${workgroupSize}u`)}; }\n    ${full(`${slot} = ${held}[${k}];`)}`;
       loads += either(fast, `${slot} = ${load};`);
     }
-    if (t.store) {
+    if (t.store && n.storeWide) {
+      // Four elements of one row a step: e = 4q is row e / size, columns e % size … + 3 of the tile.
+      const q = 'q';
+      const at = `(${e} / ${size}u) * ${t.pitch}u + ${e} % ${size}u`;
+      const vector = `vec4<${type}>(${[0, 1, 2, 3].map((c) => `${n.tile}[t${c ? ` + ${c}u` : ''}]`).join(', ')})`;
+      const body = `let ${e} = 4u * ${q}; let t = ${at}; ${n.storeWide(`${n.block} / 4u + ${q}`, vector)}`;
+      const quads = size / 4;
+      const counted = `for (var ${q} = ${lane}; ${q} < ${rows} * ${quads}u; ${q} += ${workgroupSize}u) { ${body} }`;
+      stores += unrollStores
+        ? `  if (${rows} == ${workgroupSize}u) {\n    for (var ${k} = 0u; ${k} < ${quads}u; ${k}++) { let ${q} = ${lane} + ${k} * ${workgroupSize}u; ${body} }\n  } else {\n    ${counted}\n  }\n`
+        : `  ${counted}\n`;
+    } else if (t.store) {
       const store = n.store(`${n.block} + ${e}`, slot);
       const body = t.init === 'track' ? `if (${n.written}[${index}] != 0u) { ${store} }` : store;
       stores += unrollStores ? either(full(body), body) : `  ${partial(body)}\n`;

@@ -51,6 +51,12 @@ export interface TileLayout {
   readonly init: 'load' | 'zero' | 'track';
   /** Write the tile back. */
   readonly store: boolean;
+  /**
+   * Write it back as 4-element vectors (one 16-byte store per invocation and step instead of
+   * four): an output-only tile of zeros whose rows' span starts on a 16-byte boundary and whose
+   * rows are a multiple of 4 elements, so no vector straddles two workgroups' rows.
+   */
+  readonly wide: boolean;
 }
 
 export interface ShaderLayout {

@@ -76,6 +76,8 @@ class ShaderModuleBuilder {
    * from zeros and are read only from themselves (see {@link PRIVATE_ROW_MAX}); undefined otherwise.
    */
   private readonly rowNames: (string | undefined)[];
+  /** Per tile: whether it is stored as 4-element vectors (its binding declared so). */
+  private readonly wideTiles: boolean[];
   /** Per tracked tile: its written flags and its load function (flag, then tile or memory). */
   private readonly tracked: ({ written: string; load: string } | undefined)[];
   /**
@@ -132,6 +134,25 @@ class ShaderModuleBuilder {
       }
       const hint = this.bindingHint(t.binding);
       return { block: this.namer.fresh(`${hint}_block`), load: this.namer.fresh(`${hint}_memory_load`) };
+    });
+    // Wide tiles (16-byte stores): their binding is declared as vectors, used by the copy-out alone.
+    this.wideTiles = layout.tiles.map((t, i) => t.wide && !this.memory[i] && layout.bindings[t.binding]!.chunks === 1);
+    this.wideTiles.forEach((wide, i) => {
+      if (!wide) return;
+      const t = layout.tiles[i]!;
+      // The name the element accessors gave it (one chunk).
+      const name = /var<storage, read_write> (\w+):/.exec(this.storage[t.binding]!.declarations)![1]!;
+      const type = repOfType(t.dtype);
+      const internal = () => {
+        throw new Error('internal: element access to a binding declared as vectors');
+      };
+      this.storage[t.binding] = {
+        declarations: `@group(0) @binding(${numbers.chunks[t.binding]![0]}) var<storage, read_write> ${name}: array<vec4<${type}>>;\n`,
+        functions: '',
+        load: internal,
+        store: internal,
+        storeWide: (q: string, v: string) => `${name}[${q}] = ${v};`,
+      } as StorageAccessors;
     });
     this.rowNames = layout.tiles.map((t, i) =>
       t.init === 'zero' && t.store && !this.memory[i] && sizeOf(t.coreShape) <= PRIVATE_ROW_MAX ? this.namer.fresh(`${this.bindingHint(t.binding)}_row`) : undefined,
@@ -410,6 +431,7 @@ class ShaderModuleBuilder {
           block: `block${i}`,
           load: this.storage[t.binding]!.load,
           store: this.storage[t.binding]!.store,
+          ...(this.wideTiles[i] ? { storeWide: (this.storage[t.binding] as StorageAccessors & { storeWide: (q: string, v: string) => string }).storeWide } : {}),
         };
       }),
       this.layout.workgroupSize,

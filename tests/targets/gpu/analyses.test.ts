@@ -108,10 +108,20 @@ describe('staging decisions', () => {
   });
 
   it('stages adjacent 32-bit rows; fresh outputs start zeroed, others track what is written', () => {
-    expect(planStaging(2, [row()], 16384).tiles).toEqual([{ binding: 1, dtype: 'float32', coreShape: [16], pitch: 17, init: 'zero', store: true }]);
+    expect(planStaging(2, [row()], 16384).tiles).toEqual([{ binding: 1, dtype: 'float32', coreShape: [16], pitch: 17, init: 'zero', store: true, wide: true }]);
     expect(planStaging(2, [row({ pristine: false })], 16384).tiles[0]!.init).toBe('track');
     expect(planStaging(2, [row({ pristine: false, writesRowFirst: true })], 16384).tiles[0]!.init).toBe('zero');
     expect(planStaging(2, [row({ operand: 0, isOutput: false }), row()], 16384).tiles[0]!.init).toBe('load');
+  });
+
+  it('stores output-only zero tiles as 4-element vectors only where rows are 4k elements from a 16-byte boundary', () => {
+    const wide = (over: Partial<StagingCandidate>) => planStaging(2, [row(over)], 16384).tiles[0]!.wide;
+    expect(wide({})).toBe(true);
+    expect(wide({ offset: 8, coreShape: [12], coreStrides: [1], loopStride: 12 })).toBe(true);
+    expect(wide({ offset: 2 })).toBe(false);
+    expect(wide({ coreShape: [6], coreStrides: [1], loopStride: 6 })).toBe(false);
+    expect(wide({ pristine: false })).toBe(false); // tracked: only written elements go back
+    expect(planStaging(2, [row({ operand: 0, isOutput: false }), row()], 16384).tiles[0]!.wide).toBe(false); // in place
   });
 
   it('reads rows in only when the kernel reads them through', () => {

@@ -118,6 +118,28 @@ describeGpu('layouts', { timeout: 60_000 }, () => {
     }
   });
 
+  it('staged output rows stored as 4-element vectors (aligned views, rows of 4k) and element by element (others) equal the cpu, and nothing outside the view changes', async () => {
+    const fill = both((target) => guvectorize(['void(float32, float32[:])'], '()->(n)', { target })((x: number, out: Float32Array) => {
+      for (let i = 0; i < out.length; i++) out[i] = x * 3 + i;
+    }));
+    for (const n of [4, 8, 16, 6]) {
+      for (const offset of [0, 4, 5]) {
+        for (const rows of [128, 128 * 2 + 5, 3]) {
+          const xs = iota(rows, 0.01);
+          const wanted = (await fill.cpu(xs, { dims: { n } })) as NDArray<Float32Array>;
+          const total = offset + rows * n + 7;
+          const storage = await toDevice(new Float32Array(total).fill(-1));
+          const view = storage.view([rows, n], [n, 1], offset);
+          await fill.gpu(await toDevice(xs), { out: view });
+          const got = (await storage.toHost()) as Float32Array;
+          const expected = new Float32Array(total).fill(-1);
+          expected.set(wanted.data, offset);
+          expect(differences(got, expected), `n = ${n}, offset ${offset}, ${rows} rows`).toEqual([]);
+        }
+      }
+    }
+  });
+
   it('in-place (n)->(n) on a host array reads what the same invocation wrote', async () => {
     const scan = both((target) => guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { target })((x: Float32Array, out: Float32Array) => {
       for (let i = 1; i < x.length; i++) out[i] = out[i - 1]! + x[i]!;
