@@ -13,7 +13,7 @@
  */
 import { DTYPES, type TypedArray } from '../../dtypes.js';
 import { type CallLimits, type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../plan.js';
-import { releaseBuffer, takeBuffer } from './buffer-pool.js';
+import { pressureYield, releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { downloadBuffer } from './buffers.js';
 import { type DeviceOperandView, layoutCall, type CallLayout, scalarBits } from './call-layout.js';
 import { beginCall, type CallRef, checkCalls, endCall, flushChain, noteWrite, taintsOf } from './chain.js';
@@ -62,7 +62,11 @@ const TWO_OFFSETS = [0, 0];
 export function runOnGpu(plan: CallPlan): Promise<void> {
   const started = startOnGpu(plan);
   // Recorded, nothing to wait for (a chained call): handed on as is, without promise layers.
-  if (started === ENQUEUED && !plan.limits) return ENQUEUED;
+  if (started === ENQUEUED && !plan.limits) {
+    // Under memory pressure, after the current task (buffer-pool.ts, pressureYield).
+    const ctx = liveDevice();
+    return (ctx && pressureYield(ctx)) || ENQUEUED;
+  }
   const work = started.catch((e: unknown) => {
     throw asDeviceError(e, "this call's work");
   });
