@@ -7,7 +7,8 @@
  *
  * Each chain is `calls` calls of SAXPY on `mib` MiB float32 outputs, each call reading the previous
  * output (x = saxpy(2, x, y)), ended by a one-element read-back (the loop yields to the event loop
- * only there).
+ * only there). Run each way in its own process for its own peak of device memory held
+ * (`--order dropped`).
  */
 import { type DeviceArray, synchronize, toDevice, vectorize } from '../src/index.js';
 import { bufferPoolStats, setBufferPoolLimit } from '../src/targets/gpu/buffer-pool.js';
@@ -58,7 +59,8 @@ async function run(mode: 'destroy' | 'using' | 'dropped'): Promise<void> {
   const after = bufferPoolStats(ctx);
   console.log(
     `${mode.padEnd(8)} ${median(perCall).toFixed(2).padStart(8)} ms/call (chains ${perCall.map((t) => t.toFixed(1)).join(' ')}), ` +
-      `buffers created ${after.created - before.created}, reused ${after.reused - before.reused}, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`,
+      `buffers created ${after.created - before.created}, reused ${after.reused - before.reused}, yields ${after.yields - before.yields}, ` +
+      `device memory held by the pool at most ${(after.peakHeldBytes / 2 ** 20).toFixed(0)} MiB (over the process), peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`,
   );
 }
 
