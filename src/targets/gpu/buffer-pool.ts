@@ -29,10 +29,11 @@
  *   memory); and (2) a call that had to create a buffer while buffers of more than the pool limit
  *   are taken resolves only after the current task ({@link pressureYield}), so the finalisers of
  *   arrays the collector found unreachable run, and give their buffers back, during the chain
- *   (they run only between tasks, and a chain of `await f(x)` is one task). Same chain, same run:
- *   4.4 GB held at most instead of 27, 41 buffers created in 105 calls instead of 105, 6.7 ms per
- *   call as before (collections cost what the creations saved); with the report alone 7.4 GB and
- *   14.2 ms per call. `destroy()`, `using` or `out` remain the fast way (0.35 ms per call).
+ *   (they run only between tasks, and a chain of `await f(x)` is one task). Same chain on the
+ *   H100: 4.8 GB held at most instead of 27, 37 buffers created in 105 calls instead of 105, 4.8
+ *   instead of 7.0 ms per call (bench/results/gc-chain-nvidia-h100-80gb-hbm3.md); with the
+ *   report alone 7.4 GB and 14.2 ms per call. `destroy()`, `using` or `out` remain the fast way
+ *   (0.35 ms per call).
  *
  * Reductions and other gpu code (issue 12) take and give buffers with {@link takeBuffer} /
  * {@link releaseBuffer}.
