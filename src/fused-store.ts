@@ -58,6 +58,7 @@ export function fuseStore(kernel: TypedKernel, to: DType, mask: 'none' | 'zero' 
     body,
     locals: [],
     helpers: [...kernel.helpers, helper],
+    ...(kernel.fastmath ? { fastmath: true } : {}),
     source: kernel.source,
   };
 }

@@ -202,6 +202,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
           // The fold kernels index inside their rows by construction; a (),()->() kernel indexes its own arrays.
           boundsCheck: slices && def.boundsCheck,
           ...(def.options.float64 ? { float64: def.options.float64 } : {}),
+          ...(def.fastmath ? { fastmath: true } : {}),
         })(kernel);
       };
       try {

@@ -51,6 +51,16 @@ export interface UfuncOptions {
    * @default false
    */
   readonly associative?: boolean;
+  /**
+   * As Numba's `fastmath=True`, narrowed to what this library changes: on the cpu and parallel
+   * targets, `Math.exp` of a float32 value is computed in float32 (SIMD lanes in the Wasm engine,
+   * the same operations in the JS engine) instead of as V8's float64 `Math.exp` rounded to
+   * float32. Results are then within 1 ulp of float32 of the correctly rounded e^x (not always
+   * equal to `Math.fround(Math.exp(x))`), and the same on both engines and both targets. The gpu
+   * target ignores it (WGSL's `exp` is the device's either way). docs/wasm-engine.md, "fastmath".
+   * @default false
+   */
+  readonly fastmath?: boolean;
 }
 
 /** The options of `guvectorize(…)`: the target's name is checked against the registry. */
@@ -61,6 +71,7 @@ export const GUVECTORIZE_OPTIONS: OptionRules = {
   boundsCheck: rule.boolean(),
   float64: rule.oneOf(['error', 'float32']),
   associative: rule.boolean(),
+  fastmath: rule.boolean(),
 };
 
 /** The options of `vectorize(…)`: those of guvectorize, and the identity its `reduce` starts from. */
@@ -103,6 +114,8 @@ export class UfuncDefinition {
   readonly target: TargetName;
   readonly env: KernelEnv;
   readonly boundsCheck: boolean;
+  /** The `fastmath` option (see UfuncOptions): marks every typed kernel of this ufunc. */
+  readonly fastmath: boolean;
   private readonly specialisations: Specialisation[] = [];
   /** Lazily compiled vectorize signatures, by input dtype tuple. */
   private readonly lazy = new Map<string, Specialisation>();
@@ -121,6 +134,7 @@ export class UfuncDefinition {
     this.target = targetEntry(options.target ?? DEFAULT_TARGET).name as TargetName;
     this.env = options.env ?? {};
     this.boundsCheck = options.boundsCheck ?? true;
+    this.fastmath = options.fastmath === true;
     if (options.float64 !== undefined && options.float64 !== 'error' && options.float64 !== 'float32') {
       throw new ArgumentError(`\`float64\` must be 'error' or 'float32', found ${describe(options.float64)}.`);
     }
@@ -197,14 +211,19 @@ export class UfuncDefinition {
     return new Set(this.kind === 'guvectorize' ? [...Array(this.nout).keys()].map((o) => this.nin + o) : []);
   }
 
+  /** The kernel with this ufunc's `fastmath` option on it (the engines read it there). */
+  private marked(kernel: TypedKernel): TypedKernel {
+    return this.fastmath ? { ...kernel, fastmath: true } : kernel;
+  }
+
   /** Types the kernel for a signature now, so that type errors surface when the ufunc is made. */
   private specialise(signature: Signature, key: string, returnType?: 'infer' | DType): Specialisation {
     let consulted = false;
-    const kernel = runPasses(typeKernel(
+    const kernel = this.marked(runPasses(typeKernel(
       this.parsed,
       { params: this.paramTypes(signature), returnType: returnType ?? (this.kind === 'vectorize' ? (signature.returnType as DType) : 'void'), env: this.env },
       { writable: this.writable(), coreDims: () => ((consulted = true), 1) },
-    ));
+    )));
     return { signature, kernel: consulted ? undefined : kernel, byCoreDims: new Map(), key };
   }
 
@@ -214,11 +233,11 @@ export class UfuncDefinition {
     const dimsKey = JSON.stringify(coreShapes);
     let kernel = spec.byCoreDims.get(dimsKey);
     if (!kernel) {
-      kernel = runPasses(typeKernel(
+      kernel = this.marked(runPasses(typeKernel(
         this.parsed,
         { params: this.paramTypes(spec.signature), returnType: 'void', env: this.env },
         { writable: this.writable(), coreDims: (p, axis) => coreShapes[p]?.[axis] },
-      ));
+      )));
       spec.byCoreDims.set(dimsKey, kernel);
     }
     return { kernel, key: `${spec.key}:${dimsKey}` };

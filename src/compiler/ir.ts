@@ -141,4 +141,9 @@ export interface TypedKernel {
   readonly helpers: readonly HelperFunction[];
   /** The kernel's JS source, for messages. */
   readonly source: string;
+  /**
+   * The ufunc's `fastmath` option: `Math.exp` of a float32 may be computed in float32
+   * (engines/fast-exp.ts, within 1 ulp) instead of as V8's `Math.exp` rounded to float32.
+   */
+  readonly fastmath?: boolean;
 }

@@ -15,6 +15,7 @@ import { type DType, DTYPES, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, MathFunction, Stmt, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
 import { Bytes, MiscOp, Op, ValType, VOID } from './encoder.js';
+import { emitFastExpF32 } from './fast-exp.js';
 import { type CoreAxisNames, type CounterBound, isBoundedIndex, isInt32Exact, isInt32Index, isInt32ModIndex } from './loop-counters.js';
 
 /** The Wasm type that holds a value of a dtype (small integers and bool widen to i32). */
@@ -91,6 +92,8 @@ export interface ModuleContext {
   localArrayOffset(v: Variable): number;
   /** Descriptions of index-check sites, shared by all functions of the module. */
   readonly sites: string[];
+  /** The kernel's `fastmath` option: float32 `Math.exp` computed in float32 (fast-exp.ts). */
+  readonly fastmath: boolean;
   /** Per index axis (`site#axis`), whether a bounds check is emitted (for `explain` and tests). */
   readonly indexChecks: Map<string, boolean>;
   /** float64 loop counters kept in i32 (see loop-counters.ts). */
@@ -711,6 +714,11 @@ export class FunctionEmitter {
           return;
         }
         default: {
+          if (fn === 'exp' && f32 && this.ctx.fastmath) {
+            this.expr(args[0]!);
+            emitFastExpF32(this, 1);
+            return;
+          }
           // exp, log, sin, pow, …: V8's own Math.* (imported), in doubles, rounded as JS does.
           for (const a of args) {
             this.expr(a);

@@ -18,6 +18,7 @@ import { isArrayType } from '../../compiler/ir.js';
 import type { MemoryLayout } from '../../targets/cpu/codegen.js';
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter, ModuleContext } from './emit-scalar.js';
+import { emitFastExpF32 } from './fast-exp.js';
 
 const NATIVE_FLOAT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'sqrt', 'floor', 'ceil', 'trunc', 'round', 'sign']);
 const NATIVE_INT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'imul']);
@@ -403,6 +404,11 @@ export class SimdEmitter {
         this.expr(a);
         this.simd(fn === 'imul' ? SimdOp.i32x4_mul : fn === 'min' ? (u ? SimdOp.i32x4_min_u : SimdOp.i32x4_min_s) : u ? SimdOp.i32x4_max_u : SimdOp.i32x4_max_s);
       }
+      return;
+    }
+    if (fn === 'exp' && f32 && this.ctx.fastmath) {
+      this.expr(args[0]!);
+      emitFastExpF32(this.e, 4);
       return;
     }
     if (!NATIVE_FLOAT_MATH.has(fn)) return this.perLane(`${fn}/${args.length}`, args, t);

@@ -42,12 +42,13 @@ export enum Op {
   i32_wrap_i64 = 0xa7, i32_trunc_f64_u = 0xab, i64_extend_i32_s = 0xac, i64_extend_i32_u = 0xad,
   f32_convert_i32_s = 0xb2, f32_convert_i32_u = 0xb3, f32_demote_f64 = 0xb6,
   f64_convert_i32_s = 0xb7, f64_convert_i32_u = 0xb8, f64_promote_f32 = 0xbb,
-  i64_reinterpret_f64 = 0xbd, f64_reinterpret_i64 = 0xbf,
+  i64_reinterpret_f64 = 0xbd, f32_reinterpret_i32 = 0xbe, f64_reinterpret_i64 = 0xbf,
   i32_extend8_s = 0xc0, i32_extend16_s = 0xc1,
 }
 
 /** `0xFC`-prefixed opcodes (saturating truncation, bulk memory). */
 export enum MiscOp {
+  i32_trunc_sat_f32_s = 0,
   i32_trunc_sat_f64_s = 2,
   i32_trunc_sat_f64_u = 3,
   i64_trunc_sat_f64_s = 6,
@@ -75,7 +76,7 @@ export enum SimdOp {
   f32x4_div = 0xe7, f32x4_min = 0xe8, f32x4_max = 0xe9,
   f64x2_abs = 0xec, f64x2_neg = 0xed, f64x2_sqrt = 0xef, f64x2_add = 0xf0, f64x2_sub = 0xf1, f64x2_mul = 0xf2,
   f64x2_div = 0xf3, f64x2_min = 0xf4, f64x2_max = 0xf5,
-  f32x4_convert_i32x4_s = 0xfa, f32x4_convert_i32x4_u = 0xfb,
+  i32x4_trunc_sat_f32x4_s = 0xf8, f32x4_convert_i32x4_s = 0xfa, f32x4_convert_i32x4_u = 0xfb,
   i8x16_shuffle = 0x0d, v128_load32_lane = 0x56, v128_load64_lane = 0x57, v128_store32_lane = 0x5a, v128_store64_lane = 0x5b,
   f32x4_demote_f64x2_zero = 0x5e, f64x2_promote_low_f32x4 = 0x5f, i64x2_neg = 0xc1, i64x2_extend_low_i32x4_s = 0xc7,
   f64x2_convert_low_i32x4_s = 0xfe, f64x2_convert_low_i32x4_u = 0xff,

@@ -108,7 +108,7 @@ function slowMathOf(kernel: TypedKernel): MathFunction | undefined {
       if (seen.has(body)) return;
       seen.add(body);
       forEachExpr(body, (e: Expr) => {
-        if (e.kind === 'math' && !INLINE_MATH.has(e.fn)) found ??= e.fn;
+        if (e.kind === 'math' && !INLINE_MATH.has(e.fn) && !isFastExp(kernel, e)) found ??= e.fn;
         else if (e.kind === 'call') visit(e.helper.body);
       });
     };
@@ -116,6 +116,33 @@ function slowMathOf(kernel: TypedKernel): MathFunction | undefined {
     slowMath.set(kernel, found);
   }
   return found ?? undefined;
+}
+
+/** Whether an expression is a float32 `Math.exp` that `fastmath` computes inline in float32 (fast-exp.ts). */
+function isFastExp(kernel: TypedKernel, e: Expr): boolean {
+  return kernel.fastmath === true && e.kind === 'math' && e.fn === 'exp' && e.type === 'float32';
+}
+
+/**
+ * What `fastmath` changes in a kernel, as a sentence for `explain` (empty when it changes nothing):
+ * the same on both engines, so that results do not depend on which one runs.
+ */
+export function fastmathNote(kernel: TypedKernel): string {
+  if (!kernel.fastmath) return '';
+  let exp = false;
+  const seen = new Set<readonly Stmt[]>();
+  const visit = (body: readonly Stmt[]): void => {
+    if (seen.has(body)) return;
+    seen.add(body);
+    forEachExpr(body, (e: Expr) => {
+      if (isFastExp(kernel, e)) exp = true;
+      else if (e.kind === 'call') visit(e.helper.body);
+    });
+  };
+  visit(kernel.body);
+  return exp
+    ? ' fastmath is on: Math.exp of float32 values is computed in float32 (within 1 ulp of the correctly rounded result, the same on the JS and Wasm engines), not as V8\'s Math.exp rounded to float32.'
+    : ' fastmath is on but changes nothing here (it changes only Math.exp of float32 values).';
 }
 
 const works = new WeakMap<TypedKernel, number>();
@@ -236,13 +263,13 @@ export function runsOnWasm(plan: CallPlan, elements: number): boolean {
  */
 export function explainPlan(plan: CallPlan, elements: number): string {
   const choice = chooseEngine(plan, elements, undefined, true);
-  if (choice.engine === 'js') return `JavaScript: ${choice.reason}`;
+  if (choice.engine === 'js') return `JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
   const { layout } = prepareRunnerArgs(plan);
   let kernel: WasmKernel;
   try {
     kernel = wasmKernelFor(plan, layout);
   } catch (error) {
-    if (error instanceof WasmMemoryFull) return `JavaScript: ${error.message}`;
+    if (error instanceof WasmMemoryFull) return `JavaScript: ${error.message}${fastmathNote(plan.kernel)}`;
     throw error;
   }
   const checks = [...kernel.module.indexChecks.values()];
@@ -250,7 +277,7 @@ export function explainPlan(plan: CallPlan, elements: number): string {
   const elided = plan.kind === 'guvectorize' && checked < checks.length
     ? ` Bounds checks: ${checked} of ${checks.length} array index axes; the others are in bounds by their loops.`
     : '';
-  return `WebAssembly (${wasmVariant(plan, kernel.module.lanes)}): ${choice.reason}${elided}`;
+  return `WebAssembly (${wasmVariant(plan, kernel.module.lanes)}): ${choice.reason}${elided}${fastmathNote(plan.kernel)}`;
 }
 
 /**

@@ -133,6 +133,7 @@ function emit(
     helperIndex: (h) => helperIndices.get(h)!,
     localArrayOffset: (v) => scratch.get(v)!,
     sites,
+    fastmath: kernel.fastmath === true,
     indexChecks,
     counters,
     bounds: counterBounds(kernel, counters),

@@ -10,6 +10,7 @@ import { type DType, isBigInt, isFloat } from '../../dtypes.js';
 import { KernelRuntimeError } from '../../errors.js';
 import type { Stmt, TypedKernel, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
+import { fastExpF32 } from '../../engines/fast-exp.js';
 import { mergeLoopDims } from '../../layout.js';
 import type { CallPlan } from '../../plan.js';
 import { type ArrayAccess, declareLocalArrays, JsEmitter, RT } from './emit-js.js';
@@ -143,7 +144,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
   const singleReturn = vectorized && kernel.body.length === 1 && kernel.body[0]!.kind === 'return';
   const emitter = new JsEmitter(arrays, plan.boundsCheck, (value) =>
     vectorized ? `{ $r = ${value ?? undefinedAs(kernel.returnType as DType)}; break $kernel; }` : 'break $kernel;',
-  );
+  [], kernel.fastmath === true);
   emitter.prove(kernel.body);
   const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');
   const localArrays = declareLocalArrays(kernel.body, arrays);
@@ -227,6 +228,7 @@ export function runtimeFunctions(sites: readonly string[]): Record<string, Funct
     [RT.toUint8Clamped]: (x: number) => ((CLAMP_SCRATCH[0] = x), CLAMP_SCRATCH[0]!),
     [RT.div64]: (a: bigint, b: bigint, signed: boolean) => (b === 0n ? 0n : signed ? BigInt.asIntN(64, a / b) : a / b),
     [RT.rem64]: (a: bigint, b: bigint) => (b === 0n ? 0n : a % b),
+    [RT.fastExpF32]: fastExpF32,
   };
 }
 
@@ -242,7 +244,7 @@ export function instantiateRunner(source: string, sites: readonly string[]): Run
  * (`reduce`, `accumulate`) that fold one element at a time.
  */
 export function generateScalarFunction(kernel: TypedKernel): { source: string; sites: string[] } {
-  const emitter = new JsEmitter(new Map(), true, (value) => `return ${value ?? undefinedAs(kernel.returnType as DType)};`);
+  const emitter = new JsEmitter(new Map(), true, (value) => `return ${value ?? undefinedAs(kernel.returnType as DType)};`, [], kernel.fastmath === true);
   const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');
   const params = kernel.params.map((p) => JsEmitter.varName(p)).join(', ');
   emitter.prove(kernel.body);

@@ -31,6 +31,7 @@ export const RT = {
   toUint8Clamped: '$toU8c',
   div64: '$div64',
   rem64: '$rem64',
+  fastExpF32: '$fastExpF32',
 } as const;
 
 export class JsEmitter {
@@ -46,7 +47,14 @@ export class JsEmitter {
     private readonly onReturn: (value: string | undefined) => string,
     /** Sites of index checks: `$oob(site, …)` reports `sites[site]`; shared with helpers' emitters. */
     readonly sites: string[] = [],
+    /** The kernel's `fastmath` option: float32 `Math.exp` as engines/fast-exp.ts computes it. */
+    private readonly fastmath = false,
   ) {}
+
+  /** A float32 `Math.exp` that `fastmath` computes in float32 (engines/fast-exp.ts). */
+  private isFastExp(e: Expr): boolean {
+    return this.fastmath && e.kind === 'math' && e.fn === 'exp' && e.type === 'float32';
+  }
 
   static varName(v: Variable): string {
     return `${v.name}_${v.id}`;
@@ -137,7 +145,7 @@ export class JsEmitter {
     if (dtype !== 'float32' || e.type !== 'float32') return this.expr(e);
     if (e.kind === 'binary') return `(${this.expr(e.left)} ${e.op} ${this.expr(e.right)})`;
     if (e.kind === 'cast' && (e.value.type === 'float64' || e.value.type === 'int32' || e.value.type === 'uint32')) return this.expr(e.value);
-    if (e.kind === 'math' && !EXACT_ON_FLOAT32.has(e.fn) && e.args.every((a) => a.type === 'float32')) return `Math.${e.fn}(${e.args.map((a) => this.expr(a)).join(', ')})`;
+    if (e.kind === 'math' && !EXACT_ON_FLOAT32.has(e.fn) && e.args.every((a) => a.type === 'float32') && !this.isFastExp(e)) return `Math.${e.fn}(${e.args.map((a) => this.expr(a)).join(', ')})`;
     return this.expr(e);
   }
 
@@ -162,6 +170,7 @@ export class JsEmitter {
       case 'cast':
         return cast(this.expr(e.value), e.value.type, e.type);
       case 'math':
+        if (this.isFastExp(e)) return `${RT.fastExpF32}(${this.expr(e.args[0]!)})`;
         return math(e.fn, e.args.map((a) => this.expr(a)), e.type);
       case 'call':
         return `${helperName(e.helper)}(${e.args.map((a) => this.argument(a)).join(', ')})`;
@@ -224,7 +233,7 @@ export class JsEmitter {
       return [`${n}$d`, `${n}$o`, ...axes.map((a) => `${n}$s${a}`), ...axes.map((a) => `${n}$n${a}`)];
     });
     const localArrays = declareLocalArrays(h.body, arrays, `${helperName(h)}$`);
-    const emitter = new JsEmitter(arrays, this.boundsCheck, (value) => `return${value === undefined ? '' : ` ${value}`};`, this.sites);
+    const emitter = new JsEmitter(arrays, this.boundsCheck, (value) => `return${value === undefined ? '' : ` ${value}`};`, this.sites, this.fastmath);
     emitter.prove(h.body);
     const body = emitter.stmts(h.body, '  ');
     return `${localArrays}function ${helperName(h)}(${params.join(', ')}) {\n${body}}\n`;

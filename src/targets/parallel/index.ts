@@ -18,7 +18,7 @@ import { isShared, sharedArray } from '../../shared-memory.js';
 import type { Target } from '../target.js';
 import { ArgumentSets, type RunnerSource, runnerSourceFor, wasmRunnerSourceFor } from './kernel-cache.js';
 import { chooseEngine, isInWasmMemory } from '../../engines/wasm/index.js';
-import { wasmKernelFor, WasmMemoryFull, wasmVariant } from '../../engines/wasm/engine.js';
+import { fastmathNote, wasmKernelFor, WasmMemoryFull, wasmVariant } from '../../engines/wasm/engine.js';
 import { buffer as wasmBuffer, release as releaseWasm, reserve } from '../../engines/wasm/memory.js';
 import { type Job, type JobOutcome, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
 import { Command, MAX_OPERANDS, scalarKindOf, type WorkerMessage } from './protocol.js';
@@ -284,16 +284,16 @@ function explain(plan: CallPlan): string {
   const workers = currentOptions().workers;
   const choice = chooseEngine(plan, loopSize(plan), notShared);
   const onWorkers = `On ${workers} worker${workers === 1 ? '' : 's'} and the calling thread`;
-  if (choice.engine === 'js') return `${onWorkers}, each running JavaScript: ${choice.reason}`;
+  if (choice.engine === 'js') return `${onWorkers}, each running JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
   const { layout } = prepareRunnerArgs(plan);
   let lanes: 4 | 2 | string;
   try {
     lanes = wasmKernelFor(plan, layout).module.lanes;
   } catch (error) {
-    if (error instanceof WasmMemoryFull) return `${onWorkers}, each running JavaScript: ${error.message}`;
+    if (error instanceof WasmMemoryFull) return `${onWorkers}, each running JavaScript: ${error.message}${fastmathNote(plan.kernel)}`;
     throw error;
   }
-  return `${onWorkers}, each running WebAssembly (${wasmVariant(plan, lanes)}): ${choice.reason}`;
+  return `${onWorkers}, each running WebAssembly (${wasmVariant(plan, lanes)}): ${choice.reason}${fastmathNote(plan.kernel)}`;
 }
 
 function runOnCallingThread(plan: CallPlan): void {
