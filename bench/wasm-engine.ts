@@ -18,7 +18,7 @@
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { engineMode, setEngineMode } from '../src/engines/wasm/index.js';
-import { getParallelOptions, sharedArray } from '../src/index.js';
+import { getParallelOptions, sharedArray, vectorize } from '../src/index.js';
 import { shutdown } from '../src/index.js';
 import { __testing as parallelInternals } from '../src/targets/parallel/index.js';
 import { engineLabel } from './lib/engine.js';
@@ -45,13 +45,15 @@ for (const workload of WORKLOADS) {
   if (chosen && !chosen.includes(workload.name)) continue;
   const size = quick ? Math.ceil(workload.fullSize / 16) : workload.fullSize;
   const label = `${workload.name}, ${formatCount(size)} ${workload.items}`;
-  const measured: { contender: string; engine: string; seconds: number; peer: 'cpu' | 'parallel' }[] = [];
+  const measured: { contender: string; engine: string; seconds: number; peer: 'cpu' | 'parallel'; fastmath: boolean }[] = [];
 
-  const measure = async (target: 'cpu' | 'parallel', contender: string, mode: 'js' | 'auto', allocate: Allocate) => {
+  // exp also runs with `fastmath: true` (Math.exp of float32 in float32 lanes), against Numba with and without fastmath.
+  const fastmathExp = (target: 'cpu' | 'parallel') => vectorize(['float32(float32)'], { target, fastmath: true })((x: number) => Math.exp(x));
+  const measure = async (target: 'cpu' | 'parallel', contender: string, mode: 'js' | 'auto', allocate: Allocate, fastmath = false) => {
     setEngineMode(mode);
     const dtype = workload.dtypeOn(target);
     const problem = workload.makeProblem(size, dtype, allocate);
-    const ufunc = workload.makeUfunc(target, dtype);
+    const ufunc = fastmath ? fastmathExp(target) : workload.makeUfunc(target, dtype);
     const callArgs = callArguments(problem);
     const compileStart = performance.now();
     const engine = engineLabel(ufunc.explain(...callArgs));
@@ -60,7 +62,7 @@ for (const workload of WORKLOADS) {
     await ufunc(...callArgs);
     const firstMs = performance.now() - first;
     const t = await timeCalls(() => ufunc(...callArgs), timing);
-    measured.push({ contender, engine, seconds: t.medianSeconds, peer: target });
+    measured.push({ contender, engine, seconds: t.medianSeconds, peer: target, fastmath });
     if (mode === 'auto' && allocate === inWasmMemory) {
       compileRows.push([workload.name, target, engine, `${compileMs.toFixed(1)} ms`, `${firstMs.toFixed(1)} ms`, formatSeconds(t.medianSeconds)]);
     }
@@ -74,25 +76,36 @@ for (const workload of WORKLOADS) {
   await parallelInternals.readyPool();
   await measure('parallel', 'parallel, JS engine, shared arrays', 'js', inWasmMemory);
   await measure('parallel', 'parallel, default engine, arrays in Wasm memory', 'auto', inWasmMemory);
+  if (workload.name === 'exp') {
+    await measure('cpu', 'cpu, fastmath, arrays in Wasm memory', 'auto', inWasmMemory, true);
+    await measure('cpu', 'cpu, fastmath, ordinary arrays', 'auto', allocateLocal, true);
+    await measure('parallel', 'parallel, fastmath, arrays in Wasm memory', 'auto', inWasmMemory, true);
+  }
   setEngineMode(initialMode);
 
-  const numba: { cpu?: number; parallel?: number } = {};
+  const numba: { cpu?: number; parallel?: number; 'cpu-fastmath'?: number; 'parallel-fastmath'?: number } = {};
   let numbaNote = '';
   if (python.ok) {
     const report = runPythonPeer(python.value, 'numpy_numba.py', workload.name, size, timing.samples, 900);
     if (report.ok) {
       numba.cpu = report.value.results.find((x) => x.peer === 'numba-cpu')?.median_s;
       numba.parallel = report.value.results.find((x) => x.peer === 'numba-parallel')?.median_s;
+      numba['cpu-fastmath'] = report.value.results.find((x) => x.peer === 'numba-cpu-fastmath')?.median_s;
+      numba['parallel-fastmath'] = report.value.results.find((x) => x.peer === 'numba-parallel-fastmath')?.median_s;
       if (numba.cpu === undefined) numbaNote = `no Numba result (${report.value.skipped.map((s) => s.reason).join('; ')})`;
     } else numbaNote = report.reason;
   } else numbaNote = python.reason;
   for (const m of measured) {
     const peer = numba[m.peer];
-    rows.push([label, m.contender, m.engine, formatSeconds(m.seconds), peer ? `${formatRatio(m.seconds / peer)} (Numba ${m.peer})` : '—']);
+    const fast = m.fastmath ? numba[`${m.peer}-fastmath`] : undefined;
+    const ratios = [peer ? `${formatRatio(m.seconds / peer)} (Numba ${m.peer})` : '', fast ? `${formatRatio(m.seconds / fast)} (Numba ${m.peer} fastmath)` : ''].filter((r) => r);
+    rows.push([label, m.contender, m.engine, formatSeconds(m.seconds), ratios.length ? ratios.join('; ') : '—']);
   }
   for (const peer of ['cpu', 'parallel'] as const) {
     const t = numba[peer];
     rows.push([label, `Numba @vectorize/@guvectorize, target='${peer}'`, 'LLVM', t ? formatSeconds(t) : `— (${numbaNote})`, t ? '1.00×' : '—']);
+    const f = numba[`${peer}-fastmath`];
+    if (f) rows.push([label, `Numba @vectorize, target='${peer}', fastmath=True`, 'LLVM', formatSeconds(f), peer && t ? `${formatRatio(f / t)} (Numba ${peer})` : '—']);
   }
 }
 await shutdown();

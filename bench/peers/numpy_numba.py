@@ -13,8 +13,8 @@ import numpy as np
 import workloads as w
 
 
-def numba_kernels(workload, target):
-    """Builds the workload's Numba ufunc for `target` and returns (run, run_seed) where
+def numba_kernels(workload, target, fastmath=False):
+    """Builds the workload's Numba ufunc for `target` (for exp, with `fastmath` as given) and returns (run, run_seed) where
     `run(inputs, out)` computes into `out` and `run_seed(x, out)` is the Hermite kernel on the seed
     inputs (None for other workloads). Signatures are given, so Numba compiles eagerly here."""
     from numba import guvectorize, njit, vectorize
@@ -29,7 +29,7 @@ def numba_kernels(workload, target):
 
     if workload == "exp":
 
-        @vectorize(["float32(float32)"], target=target)
+        @vectorize(["float32(float32)"], target=target, fastmath=fastmath)
         def exp(x):
             return np.exp(x)
 
@@ -160,6 +160,13 @@ def main():
         run, run_seed = numba_kernels(workload, target)
         compile_s = time.perf_counter() - start
         measure(f"numba-{target}", run, run_seed, compile_s=compile_s)
+    if workload == "exp":
+        # The peers of the ufunc's `fastmath: true` (issue 10): Numba with fastmath=True.
+        for target in ("cpu", "parallel"):
+            start = time.perf_counter()
+            run, run_seed = numba_kernels(workload, target, fastmath=True)
+            compile_s = time.perf_counter() - start
+            measure(f"numba-{target}-fastmath", run, run_seed, compile_s=compile_s)
     report["threading_layer"] = numba.threading_layer()
     w.emit(report)
 
