@@ -139,14 +139,35 @@ describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
     const z = await deviceArray([n], 'float32');
     await axpy(2, x, y, { out: z }); // compile
     await synchronize();
-    const calls = 48;
     const perCall = 3 * sizeClass(4 * n);
+    // Enough calls for two early submissions, fewer than a batch holds.
+    const callsPerSubmit = Math.ceil(EARLY_SUBMIT_BYTES / perCall);
+    const calls = 2 * callsPerSubmit + 3;
+    expect(calls).toBeLessThan(MAX_CALLS_PER_BATCH);
+    // The number of calls recorded when each submission happens.
+    const submittedAfter: number[] = [];
+    let recorded = 0;
     const submits = await countSubmits(async () => {
-      for (let k = 0; k < calls; k++) await axpy(k, x, y, { out: z });
+      const submit = GPUQueue.prototype.submit;
+      GPUQueue.prototype.submit = function (this: GPUQueue, ...args: Parameters<GPUQueue['submit']>) {
+        submittedAfter.push(recorded);
+        return submit.apply(this, args);
+      };
+      try {
+        for (let k = 0; k < calls; k++) {
+          await axpy(k, x, y, { out: z });
+          recorded++;
+        }
+      } finally {
+        GPUQueue.prototype.submit = submit;
+      }
     });
-    // Without the byte limit: no submission until the read-back (48 calls < MAX_CALLS_PER_BATCH).
-    expect(submits).toBe(Math.floor((calls * perCall) / EARLY_SUBMIT_BYTES));
-    expect(submits).toBeGreaterThanOrEqual(2);
+    // A batch is submitted by the call that brings its bindings to the limit, counting every
+    // binding of every call (the same `out` bound again counts again); without the limit nothing
+    // would be submitted before the read-back. (`recorded` counts a call once it has returned,
+    // so the call that submits is not counted yet.)
+    expect(submittedAfter).toEqual([callsPerSubmit - 1, 2 * callsPerSubmit - 1]);
+    expect(submits).toBe(2);
     const got = (await z.toHost()) as Float32Array;
     const last = calls - 1;
     expect(differences(got, iota(n).map((v, i) => Math.fround(Math.fround(last * Math.fround(i / n)) + v)))).toEqual([]);
