@@ -137,8 +137,35 @@ function firstCoverageAccessor(node: EsNode): EsNode | undefined {
   return undefined;
 }
 
+/**
+ * Transpilers call an imported function as `(0, f)(…)` or `(0, ns.f)(…)`, so that `this` is
+ * undefined in the call (TypeScript's CommonJS output `(0, helpers_1.f)(x)`, esbuild's
+ * `(0, import_helpers.f)(x)`, vitest's module runner `(0,f)(x)`): a helper the user imported and
+ * called as `f(x)` arrives in that form. Kernels have no `this`, so it is read as the call `f(x)`
+ * the user wrote — `f` is still looked up in `env` by that name.
+ */
+function isIndirectCallee(node: EsNode): boolean {
+  if (node.type !== 'SequenceExpression' || node.expressions.length !== 2) return false;
+  const [zero, fn] = node.expressions as EsNode[];
+  if (zero!.type !== 'Literal' || zero!.value !== 0) return false;
+  return fn!.type === 'Identifier' || (fn!.type === 'MemberExpression' && !fn!.computed && fn!.object.type === 'Identifier');
+}
+
+function unwrapIndirectCalls(node: EsNode): void {
+  for (const key of Object.keys(node)) {
+    if (key === 'loc') continue;
+    const value = node[key] as unknown;
+    for (const child of Array.isArray(value) ? value : [value]) if (isNode(child)) unwrapIndirectCalls(child);
+  }
+  if (node.type === 'CallExpression' && isIndirectCallee(node.callee)) {
+    const fn = node.callee.expressions[1] as EsNode;
+    node.callee = fn.type === 'Identifier' ? fn : fn.property;
+  }
+}
+
 function finish(source: string, name: string, parsed: EsNode, what: string): ParsedFunction {
   let node = parsed;
+  if (/\(\s*0\s*,/.test(source)) unwrapIndirectCalls(node);
   if (/\bcov_[0-9a-z]+\(\)/i.test(source)) {
     node = stripCoverageCounters(node);
     const left = firstCoverageAccessor(node);

@@ -13,6 +13,7 @@ import { guvectorize, setParallelOptions, sharedArray, shutdown } from '../../..
 import { DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
 import { __testing as blockTesting } from '../../../src/engines/wasm/block-staging.js';
 import { cycleBlockBytes, expectSameArrays } from './same-values.js';
+import { hermiteRow } from '../../kernels.js';
 
 const initialMode = engineMode();
 afterEach(() => {
@@ -83,17 +84,6 @@ function both<T>(f: () => T): [T | string, T | string] {
   setEngineMode('js');
   const j = run();
   return [w, j];
-}
-
-function hermiteRow(x: number, out: Vector): void {
-  out[0] = 1;
-  out[1] = x;
-  for (let i = 2; i < out.length; i++) out[i] = x * out[i - 1]! - (i - 1) * out[i - 2]!;
-  let c = 1.0;
-  for (let i = 2; i < out.length; i++) {
-    c *= i;
-    out[i] /= Math.sqrt(c);
-  }
 }
 
 function tendency(x: Vector, forcing: number, dxdt: Vector): void {

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { acquireDevice, shutdownDevice } from '../../../src/targets/gpu/device.js';
 import { gpuAvailable } from '../../gpu-available.js';
 import { LAVAPIPE_LIMITS, planFor, vectorizeWgsl, wgslFor } from './shader-fixtures.js';
+import { hermiteRow } from '../../kernels.js';
 
 const f32 = (n = 8) => new Float32Array(n);
 const i32 = (n = 8) => new Int32Array(n);
@@ -88,16 +89,7 @@ describe('vectorize kernels', () => {
 });
 
 describe('guvectorize kernels', () => {
-  const hermite = (x: number, out: Float32Array) => {
-    out[0] = 1;
-    out[1] = x;
-    for (let i = 2; i < out.length; i++) out[i] = x * out[i - 1]! - (i - 1) * out[i - 2]!;
-    let c = 1.0;
-    for (let i = 2; i < out.length; i++) {
-      c *= i;
-      out[i] /= Math.sqrt(c);
-    }
-  };
+  const hermite = hermiteRow;
 
   it('row-major rows are staged through workgroup memory; loop counters are i32, `c` is f32', () => {
     snapshot('hermite-row-major', wgslFor(planFor('guvectorize', hermite, ['void(float32, float32[:])'], '()->(n)', [f32(1000), { dims: { n: 16 } }])));

@@ -9,20 +9,10 @@ import { deviceRowsCalls } from '../../../src/fast-device-rows.js';
 import { KernelRuntimeError } from '../../../src/errors.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
+import { hermiteRow } from '../../kernels.js';
 
 const iota = (n: number, scale = 1) => Float32Array.from({ length: n }, (_, i) => i * scale);
 
-/** Hermite's normalised recurrence, seed 001: the bench's `()->(n)` kernel. */
-function hermiteRow(x: number, out: Float32Array): void {
-  out[0] = 1;
-  out[1] = x;
-  for (let i = 2; i < out.length; i++) out[i] = x * out[i - 1]! - (i - 1) * out[i - 2]!;
-  let c = 1.0;
-  for (let i = 2; i < out.length; i++) {
-    c *= i;
-    out[i]! /= Math.sqrt(c);
-  }
-}
 const makeHermite = (target: 'gpu' | 'cpu') =>
   guvectorize(['void(float32, float32[:])'], '()->(n)', { target, env: { hermiteRow } })((x: number, out: Float32Array) => {
     hermiteRow(x, out);

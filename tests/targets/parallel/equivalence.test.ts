@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DType, type EngineMode, guvectorize, type NDArrayLike, sharedArray, setEngineMode, setParallelOptions, type Ufunc, vectorize } from '../../../src/index.js';
 import { __testing, DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
 import { type ArraySpec, arraySpec, broadcastShape, loopShape, materialise, type OperandSpec, outcomeOf, sameBits } from './arrays.js';
+import { hermiteRow } from '../../kernels.js';
 
 /** Makes the same kernel for both targets. */
 function both<F extends (...args: never[]) => unknown>(make: (target: 'cpu' | 'parallel') => F): { cpu: F; parallel: F } {
@@ -133,17 +134,6 @@ const VECTORIZE_CASES = [
     kernels: both((target) => vectorize(['float64(float32, int32, float64)'], { target })((a: number, k: number, c: number) => a * k + c)),
   },
 ];
-
-const hermiteRow = (x: number, out: Float32Array) => {
-  out[0] = 1;
-  out[1] = x;
-  for (let i = 2; i < out.length; i++) out[i] = x * out[i - 1]! - (i - 1) * out[i - 2]!;
-  let c = 1.0;
-  for (let i = 2; i < out.length; i++) {
-    c *= i;
-    out[i] /= Math.sqrt(c);
-  }
-};
 
 /** A helper with array parameters, called from a kernel that also has a local array. */
 function smooth(x: Float64Array, weight: number, out: Float64Array): void {
