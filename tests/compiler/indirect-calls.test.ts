@@ -4,7 +4,7 @@
  * the `f(x)` the user wrote, with `f` looked up in `env`; other comma expressions stay refused.
  */
 import { describe, expect, it } from 'vitest';
-import { guvectorize, KernelCompileError, vectorize } from '../../src/index.js';
+import { guvectorize, KernelCompileError, type NDArray, vectorize } from '../../src/index.js';
 import { hermiteRow } from '../kernels.js';
 
 const square = (v: number) => v * v;
@@ -27,7 +27,7 @@ describe('indirect calls of helpers', () => {
     };
     expect(String(kernel)).toMatch(/\(0,\s*([\w$]+\.)?hermiteRow\)\(/); // what the compiler is given
     const f = guvectorize(['void(float32, float32[:])'], '()->(n)', { env: { hermiteRow } })(kernel);
-    const rows = await f(Float32Array.of(0.5, 2), { dims: { n: 4 } });
+    const rows = (await f(Float32Array.of(0.5, 2), { dims: { n: 4 } })) as NDArray<Float32Array>;
     const row = new Float32Array(4);
     hermiteRow(2, row);
     expect(rows.shape).toEqual([2, 4]);
