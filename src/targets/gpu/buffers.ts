@@ -250,6 +250,8 @@ export async function uploadToNewBuffer(ctx: GpuContext, data: ArrayBufferView, 
  * @param byteOffset where to start, in bytes
  * @param byteLength how many bytes
  * @param into where to put them (its first `byteLength` bytes); a new Uint8Array when omitted
+ * @param ready awaited after the copies are queued and before anything is written into `into`:
+ *   the check of the calls that wrote `buffer` (its rejection is thrown, `into` left untouched)
  * @returns `into`, or the new Uint8Array
  * @throws ArgumentError when the range is outside the buffer or `into` is too small
  * @throws DeviceError when the GPU reports an error or the device is lost during the copy
@@ -263,6 +265,7 @@ export async function downloadBuffer<T extends ArrayBufferView>(
   byteOffset: number,
   byteLength: number,
   into: T,
+  ready?: Promise<unknown>,
 ): Promise<T>;
 export async function downloadBuffer(
   ctx: GpuContext,
@@ -270,6 +273,7 @@ export async function downloadBuffer(
   byteOffset: number,
   byteLength: number,
   into?: ArrayBufferView,
+  ready?: Promise<unknown>,
 ): Promise<ArrayBufferView> {
   if (!Number.isSafeInteger(byteOffset) || !Number.isSafeInteger(byteLength) || byteOffset < 0 || byteLength < 0) {
     throw new ArgumentError(`downloadBuffer: expected a byte offset and length that are integers >= 0, got ${byteOffset} and ${byteLength}`);
@@ -308,6 +312,9 @@ export async function downloadBuffer(
 
   let consumed = 0;
   try {
+    // The copies are queued; nothing is written into `dest` until `ready` resolves (when it rejects,
+    // `dest` is left as it was and the copies' staging buffers are released below).
+    if (ready) await ready;
     for (let i = 0; i < chunkCount; i++) {
       const staging = await flights[i];
       consumed = i + 1;

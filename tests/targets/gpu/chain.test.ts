@@ -96,6 +96,26 @@ describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
     expect(differences((await (fine as DeviceArray).toHost()) as Float32Array, iota(8))).toEqual([]);
   });
 
+  it('toHost() of data from calls still in flight queues its copy behind them: right data, and a failed call is thrown with `into` untouched', async () => {
+    const x = await toDevice({ data: iota(8), shape: [2, 4] });
+    // Clean chain read back while its calls are in flight (nothing synchronised first).
+    let y = (await axpy(2, await toDevice(iota(1024)), 1)) as DeviceArray;
+    for (let k = 0; k < 5; k++) y = (await axpy(1, y, 1)) as DeviceArray;
+    const want = Float32Array.from(iota(1024), (v) => 2 * v + 6);
+    expect(differences((await y.toHost()) as Float32Array, want)).toEqual([]);
+    const strided = y.view([4], [3], 5); // a strided view gathers on the host after the same wait
+    expect(Array.from((await strided.toHost()) as Float32Array)).toEqual([16, 22, 28, 34]);
+    // A failed call in flight: toHost throws its error and writes nothing into `into`.
+    const bad = (await reader(x, Int32Array.from([0, 9]))) as DeviceArray;
+    const next = (await axpy(2, bad, 1)) as DeviceArray;
+    const into = new Float32Array([-7, -7]);
+    await expect(next.toHost(into)).rejects.toThrow(KernelRuntimeError);
+    expect(Array.from(into)).toEqual([-7, -7]);
+    await expect(next.toHost(into)).rejects.toThrow(/^gpu call #\d+ \(`kernel`\) failed: Index \[9\] is out of bounds/);
+    expect(Array.from(into)).toEqual([-7, -7]);
+    await expect(synchronize()).resolves.toBeUndefined(); // already reported by toHost()
+  });
+
   it('equal calls in a row share a params slot and bindings, different ones do not, and the results stay right', async () => {
     const n = 1000;
     const x = await toDevice(iota(n));
