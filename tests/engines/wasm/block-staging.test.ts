@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { __testing as blockTesting } from '../../../src/engines/wasm/block-staging.js';
 import { engineMode, setEngineMode } from '../../../src/engines/wasm/index.js';
 import { guvectorize, sharedArray, vectorize } from '../../../src/index.js';
-import { expectSameArrays } from './same-values.js';
+import { expectSameArrays, wasmAndJs } from './same-values.js';
 
 const initialMode = engineMode();
 afterEach(() => {
@@ -19,23 +19,6 @@ afterEach(() => {
 });
 
 type Vector = { [i: number]: number; length: number };
-
-/** Runs `f` on the Wasm engine with `blockBytes` per block, then on the JS engine; errors as text. */
-function both<T>(blockBytes: number | undefined, f: () => T): [T | string, T | string] {
-  const run = () => {
-    try {
-      return f();
-    } catch (e) {
-      return `${(e as Error).constructor.name}: ${(e as Error).message}`;
-    }
-  };
-  setEngineMode('wasm');
-  blockTesting.setBlockBytes(blockBytes);
-  const w = run();
-  blockTesting.setBlockBytes(undefined);
-  setEngineMode('js');
-  return [w, run()];
-}
 
 const blockSizes = fc.constantFrom(1, 24, 100, 1000, undefined);
 const doubles = fc.oneof(fc.double(), fc.double({ min: -10, max: 10, noNaN: true }), fc.constantFrom(-0, 0.5, 5e-324));
@@ -51,7 +34,7 @@ describe('foreign arrays staged in blocks', () => {
             f.sync(x!, y!, { out: out! });
             return data;
           };
-          const [w, j] = both(bytes, run);
+          const [w, j] = wasmAndJs(run, { blockBytes: bytes });
           expectSameArrays(w as Float64Array, j as Float64Array);
         }),
       { numRuns: 150 },
@@ -72,7 +55,7 @@ describe('foreign arrays staged in blocks', () => {
             f.sync(x, y, { out });
             return out.data;
           };
-          const [w, j] = both(bytes, run);
+          const [w, j] = wasmAndJs(run, { blockBytes: bytes });
           expectSameArrays(w as Float32Array, j as Float32Array);
         }),
       { numRuns: 100 },
@@ -96,7 +79,7 @@ describe('foreign arrays staged in blocks', () => {
             f.sync(x, 0.5, { out });
             return [...data, ...out.data];
           };
-          const [w, j] = both(bytes, run);
+          const [w, j] = wasmAndJs(run, { blockBytes: bytes });
           expectSameArrays(w as number[], j as number[]);
         }),
       { numRuns: 100 },
@@ -118,7 +101,7 @@ describe('foreign arrays staged in blocks', () => {
             f.sync(x, y, { out: x });
             return data;
           };
-          const [w, j] = both(bytes, run);
+          const [w, j] = wasmAndJs(run, { blockBytes: bytes });
           expectSameArrays(w as Float64Array, j as Float64Array);
         }),
       { numRuns: 100 },
@@ -141,7 +124,7 @@ describe('foreign arrays staged in blocks', () => {
           const bad = badSeed % n;
           const x = Float64Array.from({ length: n * 3 }, (_, i) => values[i % values.length]!);
           const k = Int32Array.from({ length: n }, (_, i) => (i === bad ? 5 : 0));
-          const [w, j] = both(bytes, () => {
+          const [w, j] = wasmAndJs(() => {
             const out = new Float64Array(n).fill(fillValue);
             let error = '';
             try {
@@ -150,14 +133,14 @@ describe('foreign arrays staged in blocks', () => {
               error = (e as Error).message;
             }
             return { error, out };
-          });
+          }, { blockBytes: bytes });
           const a = w as { error: string; out: Float64Array };
           const b = j as { error: string; out: Float64Array };
           expect(b.error).toContain('out of bounds');
           expect(a.error).toBe(b.error);
           expectSameArrays(a.out, b.out);
           const ones = Int32Array.from({ length: n }, (_, i) => (i === bad ? 1 : 0));
-          const [w2, j2] = both(bytes, () => {
+          const [w2, j2] = wasmAndJs(() => {
             const out = new Float64Array(n * 3).fill(fillValue);
             let error = '';
             try {
@@ -166,7 +149,7 @@ describe('foreign arrays staged in blocks', () => {
               error = (e as Error).message;
             }
             return { error, out };
-          });
+          }, { blockBytes: bytes });
           const a2 = w2 as { error: string; out: Float64Array };
           const b2 = j2 as { error: string; out: Float64Array };
           expect(b2.error).toContain('out of bounds');
@@ -184,7 +167,7 @@ describe('foreign arrays staged in blocks', () => {
     const x = Float32Array.from({ length: n }, (_, i) => Math.sin(i) * 1e3);
     const y = Float32Array.from({ length: n }, (_, i) => Math.cos(i) / 7);
     expect(f.explain(2.5, x, y)).toBe('WebAssembly (SIMD, 4 lanes): the arrays outside Wasm memory are copied in and out in blocks of 1024 KiB that stay in cache (no extra pass over memory).');
-    const [w, j] = both(undefined, () => f.sync(2.5, x, y) as Float32Array);
+    const [w, j] = wasmAndJs(() => f.sync(2.5, x, y) as Float32Array, { blockBytes: undefined });
     expectSameArrays(w as Float32Array, j as Float32Array);
   });
 });

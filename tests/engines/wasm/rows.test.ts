@@ -12,7 +12,7 @@ import { engineMode, setEngineMode } from '../../../src/engines/wasm/index.js';
 import { guvectorize, setParallelOptions, sharedArray, shutdown } from '../../../src/index.js';
 import { DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
 import { __testing as blockTesting } from '../../../src/engines/wasm/block-staging.js';
-import { cycleBlockBytes, expectSameArrays } from './same-values.js';
+import { expectSameArrays, wasmAndJs } from './same-values.js';
 import { hermiteRow } from '../../kernels.js';
 
 const initialMode = engineMode();
@@ -67,23 +67,6 @@ function viewOf(dtype: DType, shape: number[], values: number[], layout: number[
     if (strides[a]! < 0 && n > 0) offset += (n - 1) * -strides[a]!;
   });
   return { data, shape, strides, offset };
-}
-
-/** Runs `f` on the Wasm engine and the JS engine and returns both results (or error messages). */
-function both<T>(f: () => T): [T | string, T | string] {
-  const run = () => {
-    try {
-      return f();
-    } catch (e) {
-      return `${(e as Error).constructor.name}: ${(e as Error).message}`;
-    }
-  };
-  setEngineMode('wasm');
-  cycleBlockBytes();
-  const w = run();
-  setEngineMode('js');
-  const j = run();
-  return [w, j];
 }
 
 function tendency(x: Vector, forcing: number, dxdt: Vector): void {
@@ -230,10 +213,10 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
         if (c.layout === '()->(n)') {
           // The output's core size comes from `out`.
           const out = () => ({ out: viewOf('float32', [d.batch, d.n], [7.5], [1]) });
-          const [w, j] = both(() => f.sync(...args, out()) as { data: ArrayLike<number> } | ArrayLike<number>);
+          const [w, j] = wasmAndJs(() => f.sync(...args, out()) as { data: ArrayLike<number> } | ArrayLike<number>);
           compare(w, j);
         } else {
-          const [w, j] = both(() => f.sync(...args) as { data: ArrayLike<number> } | ArrayLike<number>);
+          const [w, j] = wasmAndJs(() => f.sync(...args) as { data: ArrayLike<number> } | ArrayLike<number>);
           compare(w, j);
         }
       }),
@@ -278,7 +261,7 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
           return variant === 'rows overlap' ? out.data : data;
         };
         for (const variant of ['in place', 'shifted', 'rows overlap'] as const) {
-          const [w, j] = both(() => run(variant));
+          const [w, j] = wasmAndJs(() => run(variant));
           expectSameArrays(w as Float32Array, j as Float32Array);
         }
       }),
@@ -296,14 +279,14 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     fc.assert(
       fc.property(fc.integer({ min: 4, max: 13 }), fc.integer({ min: 2, max: 6 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), (batch, n, s0, s1) => {
         // 1-D: core stride 0 (every element of a row is one address), rows apart.
-        const [w1, j1] = both(() => {
+        const [w1, j1] = wasmAndJs(() => {
           const out = { data: new Float32Array(batch * 2 + 1), shape: [batch, n], strides: [2, 0], offset: 0 };
           hermite.sync(Float32Array.from({ length: batch }, (_, i) => 0.25 + i), { out });
           return out.data;
         });
         expectSameArrays(w1 as Float32Array, j1 as Float32Array);
         // 2-D: core strides s0, s1 in 0…3 (many overlap: [1, 1], [0, 2], [2, 1] for n = 3 …); rows far apart.
-        const [w2, j2] = both(() => {
+        const [w2, j2] = wasmAndJs(() => {
           const step = 3 * (n - 1) * 2 + 1;
           const out = { data: Float32Array.from({ length: batch * step }, (_, i) => i % 7), shape: [batch, n, n], strides: [step, s0, s1], offset: 0 };
           const a = Float32Array.from({ length: batch * n }, (_, i) => 1 + (i % 5));
@@ -334,14 +317,14 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 11 }), fc.integer({ min: 1, max: 5 }), fc.constantFrom(0, 1, 2), (batch, n, coreStride) => {
         const x = Float32Array.from({ length: batch }, (_, i) => i / 3 - 1);
-        const [w, j] = both(() => {
+        const [w, j] = wasmAndJs(() => {
           const out = { data: new Float32Array(batch * n * 2), shape: [batch, n], strides: [n * 2, coreStride], offset: 0 };
           hermite.sync(x, { out });
           return out.data;
         });
         expectSameArrays(w as Float32Array, j as Float32Array);
         const a = { data: Float32Array.from({ length: batch * n * n }, (_, i) => (i % 7) - 3), shape: [batch, n, n] };
-        const [w2, j2] = both(() => {
+        const [w2, j2] = wasmAndJs(() => {
           // Row stride coreStride·n + 1 elements per matrix row: smaller than a row when coreStride < 1.
           const c = { data: new Float32Array(batch * n * n * 3 + 4), shape: [batch, n, n], strides: [n * n * 3, coreStride, 1], offset: 0 };
           scan.sync(a, { out: c });
@@ -367,7 +350,7 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
           f.sync(x, { out: [a, b] });
           return [...a.data, ...b.data];
         };
-        const [w, j] = both(run);
+        const [w, j] = wasmAndJs(run);
         expectSameArrays(w as number[], j as number[]);
       }),
       { numRuns: 40 },
@@ -394,7 +377,7 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
           }
           return { error, out };
         };
-        const [w, j] = both(run);
+        const [w, j] = wasmAndJs(run);
         const a = w as { error: string; out: Float32Array };
         const b = j as { error: string; out: Float32Array };
         expect(a.error).toBe(b.error);
@@ -423,7 +406,7 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
             return `${(e as Error).message} ${[...out.data]}`;
           }
         };
-        const [w, j] = both(run);
+        const [w, j] = wasmAndJs(run);
         expect(w).toEqual(j);
       }),
       { numRuns: 80 },
@@ -465,7 +448,7 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
             return `${(e as Error).message} ${[...out.data]}`;
           }
         };
-        const [w, j] = both(run);
+        const [w, j] = wasmAndJs(run);
         expect(w).toEqual(j);
       }),
       { numRuns: 150 },
@@ -476,7 +459,7 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     });
     setEngineMode('wasm');
     expect(crossed.explain(m(2, 3), { out: m(2, 3) })).toContain('Bounds checks: 3 of 4 array index axes');
-    const [w, j] = both(() => {
+    const [w, j] = wasmAndJs(() => {
       const out = { data: new Float32Array(64 * 6), shape: [64, 2, 3] };
       try {
         crossed.sync({ data: Float32Array.from({ length: 64 * 6 }, (_, i) => i), shape: [64, 2, 3] }, { out });

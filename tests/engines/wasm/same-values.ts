@@ -4,6 +4,7 @@
  */
 import { expect } from 'vitest';
 import { __testing as blockTesting } from '../../../src/engines/wasm/block-staging.js';
+import { setEngineMode } from '../../../src/engines/wasm/index.js';
 
 /** Whether two results are the same value (`Object.is`), counting every NaN as the same. */
 export const same = (a: unknown, b: unknown): boolean => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
@@ -27,4 +28,27 @@ let nextBlock = 0;
 /** Sets the next block size of the cycle; call before each Wasm run. */
 export function cycleBlockBytes(): void {
   blockTesting.setBlockBytes(BLOCK_BYTES[nextBlock++ % BLOCK_BYTES.length]);
+}
+
+/**
+ * Runs `f` on the Wasm engine, then on the JS engine, and returns both results (a thrown error as
+ * `Class: message`, so errors compare too). The Wasm run stages foreign arrays in blocks of
+ * `staging.blockBytes` (undefined: the library's default), or of the next size of the cycle above
+ * when `staging` is omitted; the JS run is the reference.
+ */
+export function wasmAndJs<T>(f: () => T, staging?: { blockBytes: number | undefined }): [T | string, T | string] {
+  const run = () => {
+    try {
+      return f();
+    } catch (e) {
+      return `${(e as Error).constructor.name}: ${(e as Error).message}`;
+    }
+  };
+  setEngineMode('wasm');
+  if (staging) blockTesting.setBlockBytes(staging.blockBytes);
+  else cycleBlockBytes();
+  const w = run();
+  blockTesting.setBlockBytes(undefined);
+  setEngineMode('js');
+  return [w, run()];
 }
