@@ -78,7 +78,7 @@ export function fastKey(def: UfuncDefinition, args: readonly unknown[]): number 
  * Numbers of one class are accepted by the same signatures: fractional (floats only), or an
  * integer within the same bounds of the integer types (int8 … uint32). Classes 0 … 11.
  */
-function numberClass(x: number): number {
+export function numberClass(x: number): number {
   if (!Number.isInteger(x)) return 0;
   if (x >= 0) return x <= 127 ? 1 : x <= 255 ? 2 : x <= 32767 ? 3 : x <= 65535 ? 4 : x <= 2147483647 ? 5 : x <= 4294967295 ? 6 : 7;
   return x >= -128 ? 8 : x >= -32768 ? 9 : x >= -2147483648 ? 10 : 11;
@@ -144,6 +144,12 @@ export function fastDtypesMatch(entry: FastEntry, args: readonly unknown[], nin:
 /** The dtypes a device array may have, numbered for {@link deviceFastKey}. */
 const DEVICE_KINDS: readonly string[] = ['float32', 'int32', 'uint32', 'int16', 'uint16', 'int8', 'uint8', 'bool', 'uint8c'];
 
+/** The number of a device array's dtype (0 … 8) for fast-path keys, or -1 for anything else. */
+export function deviceKind(x: unknown): number {
+  if (typeof x !== 'object' || x === null || (x as { kind?: unknown }).kind !== 'device') return -1;
+  return DEVICE_KINDS.indexOf((x as { dtype: string }).dtype);
+}
+
 /** A 1-D, contiguous device array starting at its buffer's first element: what the fast path binds as is. */
 interface PlainDeviceArray {
   readonly kind: 'device';
@@ -154,10 +160,11 @@ interface PlainDeviceArray {
   readonly size: number;
 }
 function plainDeviceKind(x: unknown): number {
-  if (typeof x !== 'object' || x === null || (x as { kind?: unknown }).kind !== 'device') return -1;
+  const kind = deviceKind(x);
+  if (kind < 0) return -1;
   const d = x as PlainDeviceArray;
   if (d.shape.length !== 1 || d.offset !== 0 || (d.strides[0] !== 1 && d.size > 1)) return -1;
-  return DEVICE_KINDS.indexOf(d.dtype);
+  return kind;
 }
 
 /**
@@ -195,7 +202,7 @@ export function deviceFastKey(def: UfuncDefinition, args: readonly unknown[]): n
  * What follows a fast call's inputs: null for nothing, the `out` of an options object that holds
  * only `out` (an object), or undefined for anything else (the general path's business).
  */
-function onlyOut(args: readonly unknown[], nin: number): object | null | undefined {
+export function onlyOut(args: readonly unknown[], nin: number): object | null | undefined {
   if (args.length === nin) return null;
   if (args.length !== nin + 1) return undefined;
   const options = args[nin] as { out?: unknown } | null;

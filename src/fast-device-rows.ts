@@ -12,6 +12,7 @@
  */
 import { convertConstant } from './compiler/lower.js';
 import { canCastScalar, DTYPES, type DType, type TypedArray } from './dtypes.js';
+import { deviceKind, numberClass, onlyOut } from './fast-call.js';
 import type { CallPlan, OperandView } from './plan.js';
 import type { Target } from './targets/target.js';
 import type { PreparedCall, UfuncDefinition } from './ufunc.js';
@@ -43,14 +44,6 @@ export let deviceRowsCalls = 0;
 /** Entries per ufunc, by argument kinds ({@link rowsKey}); the latest learned shapes per kind. */
 const entries = new WeakMap<UfuncDefinition, Map<number, RowsEntry>>();
 
-/** Device array dtypes, numbered for keys. */
-const DEVICE_KINDS: readonly string[] = ['float32', 'int32', 'uint32', 'int16', 'uint16', 'int8', 'uint8', 'bool', 'uint8c'];
-
-function deviceKind(x: unknown): number {
-  if (typeof x !== 'object' || x === null || (x as { kind?: unknown }).kind !== 'device') return -1;
-  return DEVICE_KINDS.indexOf((x as DeviceArgument).dtype);
-}
-
 /**
  * A number for the kinds of a guvectorize call's arguments — per input a device dtype or a class
  * of JS number (numbers of one class are accepted by the same loops), then whether `out` is given
@@ -74,22 +67,11 @@ function rowsKey(def: UfuncDefinition, args: readonly unknown[]): number | undef
     key = key * 32 + kind;
   }
   if (!anyDevice) return undefined;
-  if (args.length === nin) return key * 32;
-  if (args.length !== nin + 1) return undefined;
-  const options = args[nin];
-  // Only a plain `{ out }`: a positional output, `dims`, `axes`, `where`, … take the general path.
-  if (typeof options !== 'object' || options === null || Object.getPrototypeOf(options) !== Object.prototype) return undefined;
-  let count = 0;
-  for (const _ in options) count++;
-  const kind = count === 1 ? deviceKind((options as { out?: unknown }).out) : -1;
+  // Only a lone `{ out }`: a positional output, `dims`, `axes`, `where`, … take the general path.
+  const out = onlyOut(args, nin);
+  if (out === null) return key * 32;
+  const kind = deviceKind(out);
   return kind < 0 ? undefined : key * 32 + 16 + kind;
-}
-
-/** As fast-call.ts: 0 for fractions, else the narrowest integer range (classes 1 … 11). */
-function numberClass(x: number): number {
-  if (!Number.isInteger(x)) return 0;
-  if (x >= 0) return x <= 127 ? 1 : x <= 255 ? 2 : x <= 32767 ? 3 : x <= 65535 ? 4 : x <= 2147483647 ? 5 : x <= 4294967295 ? 6 : 7;
-  return x >= -128 ? 8 : x >= -32768 ? 9 : x >= -2147483648 ? 10 : 11;
 }
 
 function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
