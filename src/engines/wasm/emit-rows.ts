@@ -378,7 +378,7 @@ export class RowSimdEmitter extends SimdEmitter {
     if (x.kind === 'index') {
       const a = this.e.arrays.get(x.array)!;
       this.e.get(this.e.address(x.array, a, x.indices, x.loc));
-      this.e.code.byte(0xfd).u32(SimdOp.v128_load).u32(4).u32(0);
+      this.e.simd(SimdOp.v128_load).code.u32(4).u32(0);
       return;
     }
     super.expr(x);
@@ -411,11 +411,11 @@ export class RowSimdEmitter extends SimdEmitter {
           const m = e.local(ValType.v128);
           e.set(m);
           e.get(address);
-          e.code.byte(0xfd).u32(SimdOp.v128_load).u32(4).u32(0);
+          e.simd(SimdOp.v128_load).code.u32(4).u32(0);
           e.get(m);
           this.simd(SimdOp.v128_bitselect);
         }
-        e.code.byte(0xfd).u32(SimdOp.v128_store).u32(4).u32(0);
+        e.simd(SimdOp.v128_store).code.u32(4).u32(0);
         return;
       }
       case 'if':
@@ -515,7 +515,6 @@ export function emitRowVectorLoop(
   const capSlots = (ROW_SCRATCH_BYTES - plan.localBytes) / 16;
   const simd = new RowSimdEmitter(e, ctx, lanes, plan);
   const saved = new Map(e.arrays);
-  const v128op = (op: SimdOp) => e.code.byte(0xfd).u32(op);
   const memarg = (align: number) => e.code.u32(align).u32(0);
 
   interface Operand {
@@ -669,7 +668,7 @@ export function emitRowVectorLoop(
       e.get(o.lane[l]!);
       if (offset !== undefined) e.get(offset).op(Op.i32_add);
       e.get(into);
-      v128op(f64(o.dtype) ? SimdOp.v128_load64_lane : SimdOp.v128_load32_lane);
+      e.simd(f64(o.dtype) ? SimdOp.v128_load64_lane : SimdOp.v128_load32_lane);
       memarg(o.shift);
       e.code.byte(l);
       e.set(into);
@@ -705,16 +704,16 @@ export function emitRowVectorLoop(
       if (into) {
         loadLanes(o, offset, v);
         e.get(slot).get(v);
-        v128op(SimdOp.v128_store);
+        e.simd(SimdOp.v128_store);
         memarg(4);
       } else {
         e.get(slot);
-        v128op(SimdOp.v128_load);
+        e.simd(SimdOp.v128_load);
         memarg(4);
         e.set(v);
         for (let l = 0; l < lanes; l++) {
           e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(v);
-          v128op(f64(o.dtype) ? SimdOp.v128_store64_lane : SimdOp.v128_store32_lane);
+          e.simd(f64(o.dtype) ? SimdOp.v128_store64_lane : SimdOp.v128_store32_lane);
           memarg(o.shift);
           e.code.byte(l);
         }
@@ -730,7 +729,7 @@ export function emitRowVectorLoop(
     /** Pushes shuffle(x, y) picking `picks` (element indices of x ++ y, in elements of `size` bytes). */
     const shuffle = (x: number, y: number, picks: readonly number[], size: number) => {
       e.get(x).get(y);
-      v128op(SimdOp.i8x16_shuffle);
+      e.simd(SimdOp.i8x16_shuffle);
       for (const q of picks) for (let b = 0; b < size; b++) e.code.byte(q * size + b);
     };
     /**
@@ -784,27 +783,27 @@ export function emitRowVectorLoop(
       if (into) {
         for (let l = 0; l < lanes; l++) {
           e.get(o.lane[l]!).get(offset).op(Op.i32_add);
-          v128op(SimdOp.v128_load);
+          e.simd(SimdOp.v128_load);
           memarg(o.shift);
           e.set(rowVectors[l]!);
         }
         transpose(rowVectors, slotVectors, true);
         for (let i = 0; i < group; i++) {
           e.get(slot).get(slotVectors[i]!);
-          v128op(SimdOp.v128_store);
+          e.simd(SimdOp.v128_store);
           e.code.u32(4).u32(16 * i);
         }
       } else {
         for (let i = 0; i < group; i++) {
           e.get(slot);
-          v128op(SimdOp.v128_load);
+          e.simd(SimdOp.v128_load);
           e.code.u32(4).u32(16 * i);
           e.set(slotVectors[i]!);
         }
         transpose(slotVectors, rowVectors, false);
         for (let l = 0; l < lanes; l++) {
           e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(rowVectors[l]!);
-          v128op(SimdOp.v128_store);
+          e.simd(SimdOp.v128_store);
           memarg(o.shift);
         }
       }

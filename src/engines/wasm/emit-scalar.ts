@@ -14,7 +14,7 @@
 import { type DType, DTYPES, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, MathFunction, Stmt, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
-import { Bytes, MiscOp, Op, ValType, VOID } from './encoder.js';
+import { Bytes, MiscOp, Op, type SimdOp, ValType, VOID } from './encoder.js';
 import { emitFastExpF32 } from './fast-exp.js';
 import { type CoreAxisNames, type CounterBound, isBoundedIndex, isInt32Exact, isInt32Index, isInt32ModIndex } from './loop-counters.js';
 
@@ -162,6 +162,12 @@ export class FunctionEmitter {
 
   misc(o: MiscOp): this {
     this.code.byte(0xfc).u32(o);
+    return this;
+  }
+
+  /** A 128-bit SIMD instruction (prefix 0xfd); memory and lane immediates follow on `code`. */
+  simd(o: SimdOp): this {
+    this.code.byte(0xfd).u32(o);
     return this;
   }
 

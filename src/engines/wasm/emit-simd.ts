@@ -117,7 +117,7 @@ export class SimdEmitter {
   }
 
   protected simd(op: SimdOp): this {
-    this.e.code.byte(0xfd).u32(op);
+    this.e.simd(op);
     return this;
   }
 
@@ -158,7 +158,7 @@ export class SimdEmitter {
     if (this.mask === undefined && !this.anyDone) return false;
     if (this.mask === undefined) this.allOnes();
     else this.e.get(this.mask);
-    if (this.anyDone) this.e.get(this.done).code.byte(0xfd).u32(SimdOp.v128_andnot);
+    if (this.anyDone) this.e.get(this.done).simd(SimdOp.v128_andnot);
     return true;
   }
 

@@ -36,7 +36,7 @@ function scalar(e: FunctionEmitter): Width {
 }
 
 function vector(e: FunctionEmitter): Width {
-  const simd = (op: SimdOp) => void e.code.byte(0xfd).u32(op);
+  const simd = (op: SimdOp) => void e.simd(op);
   return {
     float: ValType.v128, int: ValType.v128,
     constF: (v) => (e.constant(v, 'float32'), simd(SimdOp.f32x4_splat)), constI: (v) => (e.i32(v), simd(SimdOp.i32x4_splat)),

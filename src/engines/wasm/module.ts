@@ -337,14 +337,14 @@ function emitVectorLoop(
       simd.splat(dtype);
     } else {
       e.get(pointer[i]!);
-      e.code.byte(0xfd).u32(SimdOp.v128_load).u32(sizeShift(dtype)).u32(0);
+      e.simd(SimdOp.v128_load).code.u32(sizeShift(dtype)).u32(0);
     }
     e.set(local);
   });
   simd.begin(undefinedValue(returnType), returnType);
   simd.stmts(kernel.body);
   e.get(pointer[nin]!).get(result);
-  e.code.byte(0xfd).u32(SimdOp.v128_store).u32(sizeShift(returnType)).u32(0);
+  e.simd(SimdOp.v128_store).code.u32(sizeShift(returnType)).u32(0);
   for (let i = 0; i <= nin; i++) {
     const s = layout.inner[i];
     if (s !== 'unit' && s !== 'origin') continue;
