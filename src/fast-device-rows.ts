@@ -13,6 +13,7 @@
 import { convertConstant } from './compiler/lower.js';
 import { canCastScalar, DTYPES, type DType, type TypedArray } from './dtypes.js';
 import { deviceKind, numberClass, onlyOut } from './fast-call.js';
+import { sameAxes } from './layout.js';
 import type { CallPlan, OperandView } from './plan.js';
 import type { Target } from './targets/target.js';
 import type { PreparedCall, UfuncDefinition } from './ufunc.js';
@@ -74,15 +75,9 @@ function rowsKey(def: UfuncDefinition, args: readonly unknown[]): number | undef
   return kind < 0 ? undefined : key * 32 + 16 + kind;
 }
 
-function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /** Whether a device array is laid out as the learned one was (dtype is in the key). */
 function sameLayout(x: DeviceArgument, learned: DeviceArgument): boolean {
-  return x.offset === learned.offset && sameNumbers(x.shape, learned.shape) && sameNumbers(x.strides, learned.strides);
+  return x.offset === learned.offset && sameAxes(x.shape, learned.shape) && sameAxes(x.strides, learned.strides);
 }
 
 /**

@@ -41,6 +41,16 @@ export function sizeOf(shape: readonly number[]): number {
 }
 
 /**
+ * Whether two per-axis lists (shapes, strides) are equal, axis for axis: what the fast paths
+ * compare a call's layout with the one they learned.
+ */
+export function sameAxes(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let d = 0; d < a.length; d++) if (a[d] !== b[d]) return false;
+  return true;
+}
+
+/**
  * The strides of a C-ordered (row-major, last axis fastest) array of this shape.
  *
  * @example cOrderStrides([2, 3, 4]) // [12, 4, 1]

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { cOrderStrides, isCContiguous, isFContiguous, mergeLoopDims, operandReach, reachOf, sizeOf } from '../src/layout.js';
+import { cOrderStrides, isCContiguous, isFContiguous, mergeLoopDims, operandReach, reachOf, sameAxes, sizeOf } from '../src/layout.js';
 
 /** Every element index a view touches, in C order of its indices (the oracle for the module). */
 function addresses(shape: readonly number[], strides: readonly number[], offset: number): number[] {
@@ -28,6 +28,19 @@ const viewArb = shapeArb.chain((shape) =>
 );
 
 describe('layout', () => {
+  it('sameAxes: equal axis for axis, lengths included', () => {
+    expect(sameAxes([], [])).toBe(true);
+    expect(sameAxes([4, 16], [4, 16])).toBe(true);
+    expect(sameAxes([4, 16], [16, 4])).toBe(false);
+    expect(sameAxes([4], [4, 1])).toBe(false);
+    expect(sameAxes([-1, 0], [-1, 0])).toBe(true);
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -3, max: 3 }), { maxLength: 4 }), fc.array(fc.integer({ min: -3, max: 3 }), { maxLength: 4 }), (a, b) => {
+        expect(sameAxes(a, b)).toBe(JSON.stringify(a) === JSON.stringify(b));
+      }),
+    );
+  });
+
   it('gives C-order strides and sizes', () => {
     expect(cOrderStrides([2, 3, 4])).toEqual([12, 4, 1]);
     expect(cOrderStrides([])).toEqual([]);

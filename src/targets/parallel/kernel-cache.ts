@@ -6,6 +6,7 @@
  * forgotten by the workers too, so they do not keep dropped shared memory alive.
  */
 import type { TypedArray } from '../../dtypes.js';
+import { sameAxes } from '../../layout.js';
 import type { CallPlan } from '../../plan.js';
 import type { MemoryLayout, RunnerArgs } from '../cpu/codegen.js';
 import { type CompiledRunner, cpuCompiler } from '../cpu/index.js';
@@ -59,16 +60,10 @@ export interface ArgumentSet {
   readonly bytes: number;
 }
 
-function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /** Whether a set holds exactly these runner arguments (the same memory, indexed the same way). */
 function holds(set: ArgumentSetMessage, plan: CallPlan, args: RunnerArgs): boolean {
   const { operands } = plan;
-  if (operands.length !== set.data.length || !sameNumbers(set.loopShape, args.loopShape)) return false;
+  if (operands.length !== set.data.length || !sameAxes(set.loopShape, args.loopShape)) return false;
   for (let k = 0; k < operands.length; k++) {
     const o = operands[k]!;
     const kind = o.scalar === undefined ? null : scalarKindOf(o.dtype);
@@ -78,8 +73,8 @@ function holds(set: ArgumentSetMessage, plan: CallPlan, args: RunnerArgs): boole
     const b = args.data[k] as TypedArray;
     // Staged operands are new views of a reused arena on every call: compare what they view.
     if (a !== b && (a.buffer !== b.buffer || a.byteOffset !== b.byteOffset || a.length !== b.length || a.constructor !== b.constructor)) return false;
-    if (set.offset[k] !== args.offset[k] || !sameNumbers(set.loopStrides[k]!, args.loopStrides[k]!)) return false;
-    if (!sameNumbers(set.coreShape[k]!, args.coreShape[k]!) || !sameNumbers(set.coreStrides[k]!, args.coreStrides[k]!)) return false;
+    if (set.offset[k] !== args.offset[k] || !sameAxes(set.loopStrides[k]!, args.loopStrides[k]!)) return false;
+    if (!sameAxes(set.coreShape[k]!, args.coreShape[k]!) || !sameAxes(set.coreStrides[k]!, args.coreStrides[k]!)) return false;
   }
   return true;
 }
