@@ -6,7 +6,8 @@
  * (`bitselect`), and `return` records the lanes that are done. A scalar loop runs the tail.
  *
  * Each lane computes exactly what the scalar code computes: f32x4/f64x2 arithmetic is IEEE
- * arithmetic per lane, and functions without an instruction call V8's `Math.*` lane by lane.
+ * arithmetic per lane, `Math.exp` is fdlibm's in f64x2 lanes (fdlibm.ts), and other functions
+ * without an instruction call V8's `Math.*` lane by lane.
  *
  * Only kernels that fit are vectorised (see `simdLanes`): vectorize kernels with a straight-line
  * or branching body (no loops, arrays or helpers), contiguous or broadcast operands, and types of
@@ -19,6 +20,7 @@ import type { MemoryLayout } from '../../targets/cpu/codegen.js';
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter, ModuleContext } from './emit-scalar.js';
 import { emitFastExpF32 } from './fast-exp.js';
+import { emitExpLanes } from './fdlibm.js';
 
 const NATIVE_FLOAT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'sqrt', 'floor', 'ceil', 'trunc', 'round', 'sign']);
 const NATIVE_INT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'imul']);
@@ -409,6 +411,12 @@ export class SimdEmitter {
     if (fn === 'exp' && f32 && this.ctx.fastmath) {
       this.expr(args[0]!);
       emitFastExpF32(this.e, 4);
+      return;
+    }
+    if (fn === 'exp') {
+      // fdlibm's exp in f64x2 lanes, bit for bit V8's Math.exp (fdlibm.ts).
+      this.expr(args[0]!);
+      emitExpLanes(this.e, this.ctx.mathImport('exp', 1), !f32 ? 'f64x2' : this.lanes === 4 ? 'f32x4' : 'f32x2');
       return;
     }
     if (!NATIVE_FLOAT_MATH.has(fn)) return this.perLane(`${fn}/${args.length}`, args, t);

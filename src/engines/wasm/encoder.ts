@@ -80,6 +80,7 @@ export enum SimdOp {
   i8x16_shuffle = 0x0d, v128_load32_lane = 0x56, v128_load64_lane = 0x57, v128_store32_lane = 0x5a, v128_store64_lane = 0x5b,
   f32x4_demote_f64x2_zero = 0x5e, f64x2_promote_low_f32x4 = 0x5f, i64x2_neg = 0xc1, i64x2_extend_low_i32x4_s = 0xc7,
   f64x2_convert_low_i32x4_s = 0xfe, f64x2_convert_low_i32x4_u = 0xff,
+  i32x4_all_true = 0xa3, i64x2_all_true = 0xc3, i64x2_shl = 0xcb,
 }
 
 /** A growable byte buffer with the encodings the binary format uses. */

@@ -5,10 +5,11 @@
  * with round-to-nearest, which C and Wasm share. tests/engines/wasm/fdlibm.test.ts checks every
  * port against `Math.*` over millions of inputs including the edge values.
  *
- * Ported so far: exp. Other functions call V8's own `Math.*` through an import.
+ * Ported so far: exp, as a scalar function (`emitExp`) and in SIMD lanes (`emitExpLanes`: f64x2,
+ * float32 lanes through f64x2 halves). Other functions call V8's own `Math.*` through an import.
  */
 import type { MathFunction } from '../../compiler/ir.js';
-import { MiscOp, Op, ValType } from './encoder.js';
+import { MiscOp, Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter } from './emit-scalar.js';
 
 /** A double from its two 32-bit words, as fdlibm writes its constants. */
@@ -197,4 +198,207 @@ export function emitExp(e: FunctionEmitter): void {
   f(TWO_M1000);
   e.op(Op.f64_mul);
   e.op(Op.end);
+}
+
+/**
+ * |x| from which fdlibm's reduction is not k = 0 (the high word of |x| above 0x3fd62e42, about
+ * 0.5·ln 2), and from which it is not k = ±1 (high word from 0x3ff0a2b2, about 1.5·ln 2).
+ */
+const HALF_LN2_UP = fromWords(0x3fd62e43, 0);
+const THREE_HALF_LN2 = fromWords(0x3ff0a2b2, 0);
+/** The lanes the vector code computes: 2^-28 ≤ |x| ≤ FAST_MAX (there −1021 ≤ k ≤ 1021), x ≠ 1. */
+const TWO_M28 = 2 ** -28;
+const FAST_MAX = 708;
+/** kf + MAGIC has kf + 1023 in its low mantissa bits (kf an integer, |kf| < 2^11). */
+const MAGIC = 2 ** 52 + 1023;
+
+/** An f64x2 constant with `v` in both lanes. */
+function splat64(e: FunctionEmitter, v: number): void {
+  e.simd(SimdOp.v128_const);
+  e.code.f64(v).f64(v);
+}
+
+/**
+ * Replaces the f64x2 on the stack by fdlibm's exp of each lane, for lanes where 2^-28 ≤ |x| ≤ 708
+ * and x ≠ 1 (the others give something else; the callers send them to the scalar port). The
+ * same IEEE operations in the same order as `emitExp` (f64x2 arithmetic rounds each lane as the
+ * scalar instruction does), with fdlibm's three reductions merged into one by the choice of k:
+ *  - |x| ≤ 0.5·ln 2 (by the high word): k = 0. fdlibm returns 1 − ((x·c)/(c − 2) − x); here
+ *    hi = x − 0·ln2HI = x, lo = 0·ln2LO = +0, x' = hi − lo = x, and
+ *    1 − ((lo − (x·c)/(2 − c)) − hi) is the same number: fl(c − 2) = −fl(2 − c) (rounding is
+ *    symmetric), a/(−b) = −(a/b), and 0 − q = −q (when q = ±0 both give −x − … = −x, x ≠ 0).
+ *    The result is then multiplied by 2^0 = 1, exactly.
+ *  - |x| < 1.5·ln 2: k = ±1; k·ln2HI = ±ln2HI and k·ln2LO = ±ln2LO exactly, so
+ *    hi = x − ln2HI[xsb] and lo = ln2LO[xsb] as in fdlibm.
+ *  - otherwise k = (int)(invln2·x + halF[xsb]) (a truncation, as C's cast), t = k, as in fdlibm.
+ * 2^k is built from its exponent bits as fdlibm's INSERT_WORDS (−1021 ≤ k ≤ 1021 here).
+ * tests/engines/wasm/fdlibm.test.ts and bench/exp-exhaustive.ts check it against Math.exp.
+ */
+function emitExpF64x2Fast(e: FunctionEmitter): void {
+  const x = e.local(ValType.v128);
+  const ax = e.local(ValType.v128);
+  const sign = e.local(ValType.v128);
+  const kf = e.local(ValType.v128);
+  const hi = e.local(ValType.v128);
+  const lo = e.local(ValType.v128);
+  const r = e.local(ValType.v128);
+  const t = e.local(ValType.v128);
+  const c = e.local(ValType.v128);
+  const s = (op: SimdOp) => e.simd(op);
+  e.tee(x);
+  s(SimdOp.f64x2_abs);
+  e.set(ax);
+  e.get(x);
+  splat64(e, -0);
+  s(SimdOp.v128_and);
+  e.set(sign);
+  // kf = |x| ≥ 1.5 ln2 ? trunc(invln2·x + copysign(½, x)) : |x| > 0.5 ln2 ? copysign(1, x) : 0
+  e.get(x);
+  splat64(e, INV_LN2);
+  s(SimdOp.f64x2_mul);
+  e.get(sign);
+  splat64(e, 0.5);
+  s(SimdOp.v128_or);
+  s(SimdOp.f64x2_add);
+  s(SimdOp.f64x2_trunc);
+  e.get(sign);
+  splat64(e, 1);
+  s(SimdOp.v128_or);
+  e.get(ax);
+  splat64(e, THREE_HALF_LN2);
+  s(SimdOp.f64x2_ge);
+  s(SimdOp.v128_bitselect);
+  splat64(e, 0);
+  e.get(ax);
+  splat64(e, HALF_LN2_UP);
+  s(SimdOp.f64x2_ge);
+  s(SimdOp.v128_bitselect);
+  e.tee(kf);
+  // hi = x − kf·ln2HI; lo = kf·ln2LO; x' = hi − lo
+  splat64(e, LN2_LO);
+  s(SimdOp.f64x2_mul);
+  e.set(lo);
+  e.get(x).get(kf);
+  splat64(e, LN2_HI);
+  s(SimdOp.f64x2_mul);
+  s(SimdOp.f64x2_sub);
+  e.tee(hi);
+  e.get(lo);
+  s(SimdOp.f64x2_sub);
+  e.tee(r);
+  // t = x'·x'; c = x' − t·(P1 + t·(P2 + t·(P3 + t·(P4 + t·P5))))
+  e.get(r);
+  s(SimdOp.f64x2_mul);
+  e.set(t);
+  e.get(r).get(t);
+  splat64(e, P1);
+  e.get(t);
+  splat64(e, P2);
+  e.get(t);
+  splat64(e, P3);
+  e.get(t);
+  splat64(e, P4);
+  e.get(t);
+  splat64(e, P5);
+  for (let i = 0; i < 4; i++) s(SimdOp.f64x2_mul), s(SimdOp.f64x2_add);
+  s(SimdOp.f64x2_mul);
+  s(SimdOp.f64x2_sub);
+  e.set(c);
+  // y = 1 − ((lo − (x'·c)/(2 − c)) − hi)
+  splat64(e, 1);
+  e.get(lo).get(r).get(c);
+  s(SimdOp.f64x2_mul);
+  splat64(e, 2);
+  e.get(c);
+  s(SimdOp.f64x2_sub);
+  s(SimdOp.f64x2_div);
+  s(SimdOp.f64x2_sub);
+  e.get(hi);
+  s(SimdOp.f64x2_sub);
+  s(SimdOp.f64x2_sub);
+  // y · 2^k, 2^k's bits = (k + 1023) << 52
+  e.get(kf);
+  splat64(e, MAGIC);
+  s(SimdOp.f64x2_add);
+  e.i32(52);
+  s(SimdOp.i64x2_shl);
+  s(SimdOp.f64x2_mul);
+}
+
+/** Pushes the mask of f64x2 (or f32x4) lanes the vector code computes: 2^-28 ≤ |x| ≤ 708, x ≠ 1. */
+function fastLanes(e: FunctionEmitter, x: number, f32: boolean): void {
+  const ax = e.local(ValType.v128);
+  const c = (v: number) => (f32 ? (e.constant(v, 'float32'), e.simd(SimdOp.f32x4_splat)) : splat64(e, v));
+  e.get(x).simd(f32 ? SimdOp.f32x4_abs : SimdOp.f64x2_abs).tee(ax);
+  c(TWO_M28);
+  e.simd(f32 ? SimdOp.f32x4_ge : SimdOp.f64x2_ge);
+  e.get(ax);
+  c(FAST_MAX);
+  e.simd(f32 ? SimdOp.f32x4_le : SimdOp.f64x2_le);
+  e.simd(SimdOp.v128_and);
+  e.get(x);
+  c(1);
+  e.simd(f32 ? SimdOp.f32x4_ne : SimdOp.f64x2_ne);
+  e.simd(SimdOp.v128_and);
+}
+
+/**
+ * Replaces the vector on the stack by `Math.exp` of each lane, bit for bit: float64 (f64x2),
+ * float32 in 4 lanes (f32x4: each half promoted to f64x2, exp, rounded to float32 once, as
+ * `Math.fround(Math.exp(x))`), or float32 in lanes 0 and 1 (`'f32x2'`, in 2-lane code). When a
+ * lane is off the vector code's range (|x| < 2^-28, |x| > 708, x = 1, ±∞, NaN: rare in practice),
+ * every lane of the vector calls the scalar port `scalarExp` instead (emitExp).
+ */
+export function emitExpLanes(e: FunctionEmitter, scalarExp: number, shape: 'f64x2' | 'f32x4' | 'f32x2'): void {
+  if (shape === 'f32x2') {
+    // Lanes 2 and 3 hold no value of the kernel: lanes 0 and 1 in doubles, rounded back.
+    e.simd(SimdOp.f64x2_promote_low_f32x4);
+    emitExpLanes(e, scalarExp, 'f64x2');
+    e.simd(SimdOp.f32x4_demote_f64x2_zero);
+    return;
+  }
+  const x = e.local(ValType.v128);
+  const f32 = shape === 'f32x4';
+  const lanes = f32 ? 4 : 2;
+  e.set(x);
+  fastLanes(e, x, f32);
+  e.simd(f32 ? SimdOp.i32x4_all_true : SimdOp.i64x2_all_true);
+  e.open('if', ValType.v128);
+  {
+    e.get(x);
+    if (!f32) emitExpF64x2Fast(e);
+    else {
+      e.simd(SimdOp.f64x2_promote_low_f32x4);
+      emitExpF64x2Fast(e);
+      e.simd(SimdOp.f32x4_demote_f64x2_zero);
+      {
+        e.get(x).get(x);
+        shuffle(e, [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]);
+        e.simd(SimdOp.f64x2_promote_low_f32x4);
+        emitExpF64x2Fast(e);
+        e.simd(SimdOp.f32x4_demote_f64x2_zero);
+        shuffle(e, [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
+      }
+    }
+  }
+  e.else();
+  {
+    e.get(x);
+    for (let l = 0; l < lanes; l++) {
+      e.get(x);
+      e.simd(f32 ? SimdOp.f32x4_extract_lane : SimdOp.f64x2_extract_lane);
+      e.code.byte(l);
+      if (f32) e.op(Op.f64_promote_f32);
+      e.code.byte(Op.call).u32(scalarExp);
+      if (f32) e.op(Op.f32_demote_f64);
+      e.simd(f32 ? SimdOp.f32x4_replace_lane : SimdOp.f64x2_replace_lane);
+      e.code.byte(l);
+    }
+  }
+  e.close();
+}
+
+function shuffle(e: FunctionEmitter, bytes: readonly number[]): void {
+  e.simd(SimdOp.i8x16_shuffle);
+  for (const b of bytes) e.code.byte(b);
 }
