@@ -12,7 +12,8 @@ import type { CallPlan } from '../../plan.js';
 import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../../targets/cpu/codegen.js';
 import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
 import { type CompiledModule, compileKernelModule } from './module.js';
-import { ROW_SCRATCH_BYTES } from './emit-rows.js';
+import { ROW_SCRATCH_BYTES, rowPlan } from './emit-rows.js';
+import { simdLanes } from './emit-simd.js';
 import { blockMemory, type BlockKernel, blockStagingBytes, runInBlocks } from './block-staging.js';
 import { drive, type DriveSpec, instantiateKernel, type WasmRun } from './runner.js';
 import { wasmRefusal } from './support.js';
@@ -91,31 +92,58 @@ function kernelRefusal(kernel: TypedKernel): string | undefined {
 
 /** Math functions the engine computes with Wasm instructions; the others cost more in Wasm than in JS. */
 const INLINE_MATH: ReadonlySet<MathFunction> = new Set<MathFunction>(['abs', 'floor', 'ceil', 'trunc', 'sqrt', 'fround', 'min', 'max', 'round', 'sign', 'imul', 'clz32']);
-const slowMath = new WeakMap<TypedKernel, MathFunction | null>();
+const slowMath = new WeakMap<TypedKernel, { other: MathFunction | undefined; exp: boolean }>();
 
 /**
- * The first Math function of a kernel (helpers included) that Wasm computes slower than JS, if
- * any: measured, `exp` (the fdlibm port, one lane at a time) took 220 ms in Wasm against 145 ms in
- * JS over 10 M float32 (16-core Xeon, bench/wasm-engine.ts); imported functions also pay a call out
- * of Wasm per element.
+ * The Math functions of a kernel (helpers included) that Wasm does not compute with instructions:
+ * the first one other than `exp` (`other`: imported, a call out of Wasm per element, slower than
+ * JS), and whether it calls `exp` outside `fastmath` (`exp`: fdlibm's port, see {@link expRunsScalar}).
  */
-function slowMathOf(kernel: TypedKernel): MathFunction | undefined {
+function slowMathOf(kernel: TypedKernel): { other: MathFunction | undefined; exp: boolean } {
   let found = slowMath.get(kernel);
   if (found === undefined) {
-    found = null;
+    const f = { other: undefined as MathFunction | undefined, exp: false };
     const seen = new Set<readonly Stmt[]>();
     const visit = (body: readonly Stmt[]): void => {
       if (seen.has(body)) return;
       seen.add(body);
       forEachExpr(body, (e: Expr) => {
-        if (e.kind === 'math' && !INLINE_MATH.has(e.fn) && !isFastExp(kernel, e)) found ??= e.fn;
-        else if (e.kind === 'call') visit(e.helper.body);
+        if (e.kind === 'math' && !INLINE_MATH.has(e.fn) && !isFastExp(kernel, e)) {
+          if (e.fn === 'exp') f.exp = true;
+          else f.other ??= e.fn;
+        } else if (e.kind === 'call') visit(e.helper.body);
       });
     };
     visit(kernel.body);
-    slowMath.set(kernel, found);
+    slowMath.set(kernel, (found = f));
   }
-  return found ?? undefined;
+  return found;
+}
+
+const scalarLoops = new WeakMap<TypedKernel, Map<number | string, string | null>>();
+
+/**
+ * Why a call's loop would run scalar Wasm (one element or row at a time), or undefined where it
+ * runs SIMD lanes: the kernel's vectorisation (emit-simd.ts, emit-rows.ts) for this call's memory
+ * layout, cached per layout. `Math.exp` is worth running in Wasm only in SIMD lanes: measured on
+ * 10 M elements in Wasm memory (2-core EPYC, bench/wasm-engine.ts and a direct A/B), fdlibm's exp
+ * in f64x2 lanes took 28 ms (float32) and 33 ms (float64) against 74 and 69 ms for V8's Math.exp
+ * in the JS engine; the scalar port, one element at a time (a strided operand), tied with JS
+ * (5 M elements: 36.7 vs 37.6 ms float32, 35.7 vs 36.2 ms float64) and was slower on the 16-core
+ * Xeon (the former lane-by-lane SIMD path: 220 vs 145 ms), so those calls stay JS.
+ */
+function expRunsScalar(plan: CallPlan): string | undefined {
+  const { layout } = prepareRunnerArgs(plan);
+  let byLayout = scalarLoops.get(plan.kernel);
+  if (!byLayout) scalarLoops.set(plan.kernel, (byLayout = new Map()));
+  const key = layoutKey(layout);
+  let why = byLayout.get(key);
+  if (why === undefined) {
+    const lanes = plan.kind === 'vectorize' ? simdLanes(plan.kernel, 'vectorize', layout) : rowPlan(plan.kernel, layout);
+    why = typeof lanes === 'string' ? lanes : null;
+    byLayout.set(key, why);
+  }
+  return why ?? undefined;
 }
 
 /** Whether an expression is a float32 `Math.exp` that `fastmath` computes inline in float32 (fast-exp.ts). */
@@ -207,8 +235,12 @@ export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (d
   const refusal = kernelRefusal(plan.kernel);
   if (refusal) return { engine: 'js', reason: `Wasm cannot run this kernel: ${refusal}` };
   const slow = slowMathOf(plan.kernel);
-  if (slow && mode !== 'wasm') {
-    return { engine: 'js', reason: `the kernel calls Math.${slow}, which runs faster in JS (V8's own) than in this engine (a call out of Wasm, or a port computed one lane at a time).` };
+  if (slow.other && mode !== 'wasm') {
+    return { engine: 'js', reason: `the kernel calls Math.${slow.other}, which runs faster in JS (V8's own) than in this engine (a call out of Wasm per element).` };
+  }
+  if (slow.exp && mode !== 'wasm') {
+    const scalar = expRunsScalar(plan);
+    if (scalar) return { engine: 'js', reason: `the kernel calls Math.exp and its Wasm loop would run one element at a time (${scalar}), where V8's own Math.exp in JS is as fast; Wasm computes exp faster only in SIMD lanes.` };
   }
   let foreignBytes = 0;
   let elementBytes = 0;
