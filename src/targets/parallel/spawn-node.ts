@@ -67,7 +67,13 @@ export function startNodeWorker(init: PoolWorkerInit): PoolWorkerHandle {
   });
   worker.unref();
   port1.unref();
-  worker.once('message', () => init.onReady());
+  worker.once('message', () => {
+    // Read once while the worker runs: Node caches the worker's loop start time at the first read,
+    // and a first read after the worker stopped can never show it stopped (the idle time stays 0),
+    // so a sync call blocked on a worker that ran out of memory would wait for it forever.
+    worker.performance.eventLoopUtilization();
+    init.onReady();
+  });
   // Without a listener an `error` event would be thrown on the calling thread.
   worker.on('error', (error) => init.onError(error));
   worker.on('exit', (code) => init.onExit(code));
