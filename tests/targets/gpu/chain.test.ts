@@ -6,7 +6,7 @@ import { afterEach, expect, it } from 'vitest';
 import { DeviceError, KernelRuntimeError } from '../../../src/errors.js';
 import { DeviceArray, deviceArray, guvectorize, synchronize, toDevice, vectorize } from '../../../src/index.js';
 import { bufferPoolStats, sizeClass } from '../../../src/targets/gpu/buffer-pool.js';
-import { EARLY_SUBMIT_BYTES, MAX_CALLS_PER_BATCH } from '../../../src/targets/gpu/chain.js';
+import { EARLY_SUBMIT_BYTES, flushChain, MAX_CALLS_PER_BATCH } from '../../../src/targets/gpu/chain.js';
 import { acquireDevice, setIdleReleaseMs } from '../../../src/targets/gpu/device.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
@@ -225,6 +225,105 @@ describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
     // Still reported: a failing call after the reused read-backs.
     await reader(x, Int32Array.from([0, 7]));
     await expect(synchronize()).rejects.toThrow(/Index \[7\] is out of bounds/);
+  });
+
+  /** Runs `work` with `queue.writeBuffer` into the params arena counted, and made to fail (a validation error, nothing written) while `fail()` says so. */
+  async function paramsWrites(work: () => Promise<void>, fail: () => boolean = () => false): Promise<number> {
+    const writeBuffer = GPUQueue.prototype.writeBuffer;
+    let writes = 0;
+    GPUQueue.prototype.writeBuffer = function (this: GPUQueue, buffer: GPUBuffer, offset: number, ...rest: unknown[]) {
+      if (buffer.label !== 'ufunc params arena') return (writeBuffer as (...a: unknown[]) => undefined).call(this, buffer, offset, ...rest);
+      writes++;
+      return (writeBuffer as (...a: unknown[]) => undefined).call(this, buffer, fail() ? buffer.size + 256 : offset, ...rest);
+    } as typeof writeBuffer;
+    try {
+      await work();
+    } finally {
+      GPUQueue.prototype.writeBuffer = writeBuffer;
+    }
+    return writes;
+  }
+
+  it('a batch whose params the arena holds already from the batch before skips writing them, and results stay right', async () => {
+    const n = 1000;
+    const x = await toDevice(iota(n));
+    const y = await toDevice(iota(n, 0.5));
+    const z = await deviceArray([n], 'float32');
+    await axpy(1, x, y, { out: y }); // compile
+    await synchronize();
+    const { device } = await acquireDevice();
+    const writes = await paramsWrites(async () => {
+      // Five batches of one equal call each (each flushed), then one with another scalar, then the first again.
+      for (let k = 0; k < 5; k++) {
+        await axpy(1, x, y, { out: y });
+        flushChain(device);
+      }
+      await axpy(3, x, z, { out: z });
+      flushChain(device);
+      await axpy(1, x, y, { out: y });
+      flushChain(device);
+    });
+    expect(writes).toBe(2); // the scalar 3, then 1 again; the five equal batches wrote nothing
+    const expectedY = iota(n, 0.5).map((v, i) => Math.fround(i + v));
+    for (let k = 0; k < 6; k++) for (let i = 0; i < n; i++) expectedY[i] = Math.fround(i + expectedY[i]!);
+    const expectedZ = iota(n).map((v) => Math.fround(3 * v));
+    expect(differences((await y.toHost()) as Float32Array, expectedY)).toEqual([]);
+    expect(differences((await z.toHost()) as Float32Array, expectedZ)).toEqual([]);
+  });
+
+  it('a batch that skipped its params write fails when the write it relied on failed; an error of the writing batch\'s work alone does not fail it', async () => {
+    const n = 64;
+    const x = await toDevice(iota(n));
+    const zero = await toDevice(new Float32Array(n));
+    const [y, z, w, v, u] = await Promise.all([0, 1, 2, 3, 4].map(() => deviceArray([n], 'float32')));
+    await axpy(1, x, zero, { out: y }); // compile; the arena now holds the params of a = 1
+    await synchronize();
+    const { device } = await acquireDevice();
+    let failing = true;
+    await paramsWrites(async () => {
+      await axpy(2, x, zero, { out: z }); // its write of a = 2 fails: the arena still says a = 1
+      flushChain(device);
+      failing = false;
+      await axpy(2, x, zero, { out: w }); // the same params words: skips its write, relying on the failed one
+      flushChain(device);
+    }, () => failing);
+    await expect(z.toHost()).rejects.toThrow(/error writing the parameters of gpu call #\d+ \(`\w+`\), so they ran with wrong parameters/);
+    const error = await w.toHost().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DeviceError);
+    expect((error as Error).message).toMatch(/gpu call #\d+ \(`\w+`\) failed: The GPU reported an error writing the parameters of gpu call #\d+ \(`\w+`\) \(the same words as those of gpu call #\d+ \(`\w+`\), submitted before them, whose write they relied on\)/);
+    await expect(synchronize()).resolves.toBeUndefined(); // both already thrown by toHost()
+    // Once the failure is known, the next batch with those params writes them again, and is right.
+    const writes = await paramsWrites(async () => {
+      await axpy(2, x, zero, { out: v });
+      await synchronize();
+    });
+    expect(writes).toBe(1);
+    expect(differences((await v.toHost()) as Float32Array, iota(n, 2))).toEqual([]);
+
+    // A batch whose work fails (an invalid submission) but whose params write succeeded: the next
+    // batch relying on that write runs and is right.
+    const submit = GPUQueue.prototype.submit;
+    let broken = true;
+    GPUQueue.prototype.submit = function (this: GPUQueue, buffers: Iterable<GPUCommandBuffer>) {
+      // A command buffer submitted twice is invalid: the second submission reports a validation error.
+      if (broken) {
+        broken = false;
+        const list = [...buffers];
+        submit.call(this, list);
+        return submit.call(this, list);
+      }
+      return submit.call(this, buffers);
+    } as typeof submit;
+    try {
+      await axpy(5, x, zero, { out: y });
+      flushChain(device);
+    } finally {
+      GPUQueue.prototype.submit = submit;
+    }
+    await axpy(5, x, zero, { out: u });
+    flushChain(device);
+    await expect(synchronize()).rejects.toThrow(/gpu call #\d+ \(`\w+`\) failed: The GPU reported an error for gpu call #\d+ \(`\w+`\), so none of their work was done/);
+    expect(differences((await u.toHost()) as Float32Array, iota(n, 5))).toEqual([]);
   });
 
   it('synchronize() counts the other failed calls', async () => {
