@@ -24,6 +24,9 @@ export interface PythonPeerResult {
   readonly dtype: string;
   /** Numba: compiling the ufunc; CuPy: the first launch, which compiles (NVRTC) and loads. */
   readonly compile_s?: number;
+  /** CuPy: the median over REPS of BACK_TO_BACK launches between two events, ÷ BACK_TO_BACK (s per launch); `median_s` is one launch between two events. */
+  readonly back_to_back_s?: number;
+  readonly back_to_back_launches?: number;
   readonly h2d_s?: number;
   readonly h2d_bytes?: number;
   readonly d2h_s?: number;

@@ -1,5 +1,8 @@
 """CuPy peer for the ufunc benchmark, for the GPU machine. Kernels are timed with CUDA events
-(median of REPS after a warm-up launch); host->device and device->host copies of the inputs and
+(median of REPS after a warm-up launch), two ways: one launch between two events with a
+synchronize between launches (isolated), and BACK_TO_BACK launches recorded one after another
+between two events, the time divided by BACK_TO_BACK (back to back: as the kernels of a chain
+run; bench/gpu.ts times its dispatches the same two ways); host->device and device->host copies of the inputs and
 the output are timed separately, from and into ordinary (pageable) NumPy arrays. Prints one JSON
 object. float64 workloads run in float32 here, as the WebGPU target must (WGSL has no f64).
 
@@ -14,6 +17,8 @@ import numpy as np
 import workloads as w
 
 BLOCK = 256
+# Launches per back-to-back reading (bench/gpu.ts BACK_TO_BACK: the same on both sides).
+BACK_TO_BACK = 20
 
 # One thread per row, staged through shared memory so that the block writes its rows as one
 # contiguous, coalesced span: one thread storing its own 64-byte row gets 25% store efficiency
@@ -106,6 +111,18 @@ def event_seconds(cp, run):
     return cp.cuda.get_elapsed_time(start, end) / 1e3
 
 
+def back_to_back_seconds(cp, run, n):
+    """GPU time of n launches recorded back to back, from the event before the first to the event
+    after the last, divided by n."""
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for _ in range(n):
+        run()
+    end.record()
+    end.synchronize()
+    return cp.cuda.get_elapsed_time(start, end) / 1e3 / n
+
+
 def main():
     workload, size, reps = w.parse_args(__doc__)
     report = w.header(workload, size, reps)
@@ -146,6 +163,7 @@ def main():
             launch(device, d_out)
         cp.cuda.get_current_stream().synchronize()
     kernel_runs = [event_seconds(cp, lambda: launch(device, d_out)) for _ in range(reps)]
+    back_to_back = [back_to_back_seconds(cp, lambda: launch(device, d_out), BACK_TO_BACK) for _ in range(reps)]
     d2h = [event_seconds(cp, lambda: d_out.get(out=host_out)) for _ in range(reps)]
     # Into a new array, the way most CuPy code reads results back: `cp.asnumpy` (synchronous).
     cp.asnumpy(d_out)
@@ -165,6 +183,8 @@ def main():
             verdict,
             dtype="float32",
             compile_s=first_launch_s,
+            back_to_back_s=statistics.median(back_to_back),
+            back_to_back_launches=BACK_TO_BACK,
             h2d_s=statistics.median(h2d),
             h2d_bytes=sum(value.nbytes for value in host_arrays.values()),
             d2h_s=statistics.median(d2h),

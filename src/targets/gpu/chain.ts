@@ -120,6 +120,7 @@ export class Batch {
    * writes of the dispatches before it in the same pass.
    */
   private pass: GPUComputePassEncoder | undefined;
+  private timedPass: GPUComputePassEncoder | undefined;
   /** The pipeline last set in the open pass (setting it again is skipped). */
   lastPipeline: GPUComputePipeline | undefined;
   /** Params slots used. */
@@ -160,6 +161,20 @@ export class Batch {
   /** The open compute pass, begun if need be (without timestamps). */
   computePass(): GPUComputePassEncoder {
     return (this.pass ??= this.encoder!.beginComputePass());
+  }
+
+  /**
+   * Ends the open compute pass and begins one with these timestamp writes (kernel-timing.ts), which
+   * later calls continue. (`object`: the declarations name no WebGPU dictionary, see webgpu-types.ts.)
+   */
+  beginTimedPass(timestampWrites: object): GPUComputePassEncoder {
+    this.endPass();
+    return (this.pass = this.timedPass = this.encoder!.beginComputePass({ timestampWrites: timestampWrites as GPUComputePassTimestampWrites }));
+  }
+
+  /** Whether the open pass is the timed one {@link beginTimedPass} began. */
+  inTimedPass(): boolean {
+    return this.pass !== undefined && this.pass === this.timedPass;
   }
 
   /** Ends the open compute pass, so that copies, clears or a timed pass can be encoded. */

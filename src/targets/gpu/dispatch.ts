@@ -282,20 +282,18 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
     if (kernel.bindGroups.size >= MAX_BIND_GROUPS) kernel.bindGroups.clear();
     kernel.bindGroups.set(groupKey, bindGroup);
   }
+  // A timed call (kernel-timing.ts) begins a pass of its own with the timestamps around it; the
+  // calls of a back-to-back span continue it.
   const timing = passTiming(ctx);
-  let pass: GPUComputePassEncoder;
-  if (timing) {
-    // A timed call gets a pass of its own, with the timestamps around it.
-    batch.endPass();
-    pass = encoder.beginComputePass({ timestampWrites: timing.timestampWrites });
-  } else {
-    pass = batch.computePass();
+  if (timing && !timing.begins && !batch.inTimedPass()) {
+    throw new Error('timeKernels: a back-to-back span was interrupted (its batch was submitted or its pass ended before its last dispatch)');
   }
-  if (timing || batch.lastPipeline !== kernel.pipeline) pass.setPipeline(kernel.pipeline);
-  batch.lastPipeline = timing ? undefined : kernel.pipeline;
+  const pass = timing?.begins ? batch.beginTimedPass(timing.timestampWrites) : batch.computePass();
+  if (batch.lastPipeline !== kernel.pipeline) pass.setPipeline(kernel.pipeline);
+  batch.lastPipeline = kernel.pipeline;
   // Bindings stay set across the dispatches of a pass: a call that repeats the previous one's bind
   // group and params slot (a chain of equal calls) sets nothing (2.5–4 µs of Dawn time a call).
-  if (timing || !batch.sameBindings(bindGroup, rec.paramsOffset, rec.oobOffset)) {
+  if (!batch.sameBindings(bindGroup, rec.paramsOffset, rec.oobOffset)) {
     // Reused arrays: a fresh array literal per call cost 4× as much to pass to Dawn.
     if (plan.boundsCheck) {
       TWO_OFFSETS[0] = rec.paramsOffset;
@@ -307,8 +305,8 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
     }
   }
   pass.dispatchWorkgroups(call.groups[0], call.groups[1]);
-  if (timing) {
-    pass.end();
+  if (timing?.ends) {
+    batch.endPass();
     timing.resolve(encoder);
     batch.onSubmit(() => timing.collect());
   }
@@ -326,9 +324,9 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
     // Device outputs only: return now. The temporaries go back to the pool once the batch is
     // submitted (later users of them come after it in queue order).
     if (temporaries.length) rec.batch.onSubmit(() => temporaries.forEach((b) => releaseBuffer(ctx, b)));
-    if (timing) {
+    if (timing?.ends) {
       rec.batch.submit();
-    } else {
+    } else if (!timing) {
       let bytes = 0;
       for (const b of storages) bytes += b.size;
       endCall(rec, bytes);
