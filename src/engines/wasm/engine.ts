@@ -127,8 +127,8 @@ const scalarLoops = new WeakMap<TypedKernel, Map<number | string, string | null>
  * runs SIMD lanes: the kernel's vectorisation (emit-simd.ts, emit-rows.ts) for this call's memory
  * layout, cached per layout. `Math.exp` is worth running in Wasm only in SIMD lanes: measured on
  * 10 M elements in Wasm memory (2-core EPYC, bench/wasm-engine.ts and a direct A/B), fdlibm's exp
- * in f64x2 lanes took 28 ms (float32) and 33 ms (float64) against 74 and 69 ms for V8's Math.exp
- * in the JS engine; the scalar port, one element at a time (a strided operand), tied with JS
+ * in f64x2 lanes took 26 ms (float32) and 30 ms (float64) against 74 and 69 ms for V8's Math.exp
+ * in the JS engine (16-core Xeon: 74–86 ms against 243–249 ms); the scalar port, one element at a time (a strided operand), tied with JS
  * (5 M elements: 36.7 vs 37.6 ms float32, 35.7 vs 36.2 ms float64) and was slower on the 16-core
  * Xeon (the former lane-by-lane SIMD path: 220 vs 145 ms), so those calls stay JS.
  */

@@ -200,12 +200,8 @@ export function emitExp(e: FunctionEmitter): void {
   e.op(Op.end);
 }
 
-/**
- * |x| from which fdlibm's reduction is not k = 0 (the high word of |x| above 0x3fd62e42, about
- * 0.5·ln 2), and from which it is not k = ±1 (high word from 0x3ff0a2b2, about 1.5·ln 2).
- */
+/** |x| from which fdlibm's reduction is not k = 0: the high word of |x| above 0x3fd62e42 (≈ 0.5·ln 2). */
 const HALF_LN2_UP = fromWords(0x3fd62e43, 0);
-const THREE_HALF_LN2 = fromWords(0x3ff0a2b2, 0);
 /** The lanes the vector code computes: 2^-28 ≤ |x| ≤ FAST_MAX (there −1021 ≤ k ≤ 1021), x ≠ 1. */
 const TWO_M28 = 2 ** -28;
 const FAST_MAX = 708;
@@ -228,16 +224,17 @@ function splat64(e: FunctionEmitter, v: number): void {
  *    1 − ((lo − (x·c)/(2 − c)) − hi) is the same number: fl(c − 2) = −fl(2 − c) (rounding is
  *    symmetric), a/(−b) = −(a/b), and 0 − q = −q (when q = ±0 both give −x − … = −x, x ≠ 0).
  *    The result is then multiplied by 2^0 = 1, exactly.
- *  - |x| < 1.5·ln 2: k = ±1; k·ln2HI = ±ln2HI and k·ln2LO = ±ln2LO exactly, so
- *    hi = x − ln2HI[xsb] and lo = ln2LO[xsb] as in fdlibm.
- *  - otherwise k = (int)(invln2·x + halF[xsb]) (a truncation, as C's cast), t = k, as in fdlibm.
+ *  - otherwise k = (int)(invln2·x + halF[xsb]) (a truncation, as C's cast), t = k, as fdlibm's
+ *    third case. Its second case, high word of |x| from 0x3fd62e43 to below 0x3ff0a2b2, takes
+ *    k = ±1, hi = x − ln2HI[xsb], lo = ln2LO[xsb]: the formula gives exactly that there. Those |x|
+ *    lie between 0.5·ln 2 + 1.7e7 ulps and 1.5·ln 2 − 1.0e9 ulps, so invln2·|x| (rounded: 0.5 and
+ *    1.5 are doubles) is in [0.5, 1.5), + ½ in [1, 2), and k = ±1; then k·ln2HI = ±ln2HI and
+ *    k·ln2LO = ±ln2LO exactly, and x − (−ln2HI) is x + ln2HI.
  * 2^k is built from its exponent bits as fdlibm's INSERT_WORDS (−1021 ≤ k ≤ 1021 here).
  * tests/engines/wasm/fdlibm.test.ts and bench/exp-exhaustive.ts check it against Math.exp.
  */
 function emitExpF64x2Fast(e: FunctionEmitter): void {
   const x = e.local(ValType.v128);
-  const ax = e.local(ValType.v128);
-  const sign = e.local(ValType.v128);
   const kf = e.local(ValType.v128);
   const hi = e.local(ValType.v128);
   const lo = e.local(ValType.v128);
@@ -245,34 +242,22 @@ function emitExpF64x2Fast(e: FunctionEmitter): void {
   const t = e.local(ValType.v128);
   const c = e.local(ValType.v128);
   const s = (op: SimdOp) => e.simd(op);
+  // kf = trunc(invln2·x + copysign(½, x)) where |x| > 0.5·ln 2 (by the high word), else +0
   e.tee(x);
-  s(SimdOp.f64x2_abs);
-  e.set(ax);
+  splat64(e, INV_LN2);
+  s(SimdOp.f64x2_mul);
   e.get(x);
   splat64(e, -0);
   s(SimdOp.v128_and);
-  e.set(sign);
-  // kf = |x| ≥ 1.5 ln2 ? trunc(invln2·x + copysign(½, x)) : |x| > 0.5 ln2 ? copysign(1, x) : 0
-  e.get(x);
-  splat64(e, INV_LN2);
-  s(SimdOp.f64x2_mul);
-  e.get(sign);
   splat64(e, 0.5);
   s(SimdOp.v128_or);
   s(SimdOp.f64x2_add);
   s(SimdOp.f64x2_trunc);
-  e.get(sign);
-  splat64(e, 1);
-  s(SimdOp.v128_or);
-  e.get(ax);
-  splat64(e, THREE_HALF_LN2);
-  s(SimdOp.f64x2_ge);
-  s(SimdOp.v128_bitselect);
-  splat64(e, 0);
-  e.get(ax);
+  e.get(x);
+  s(SimdOp.f64x2_abs);
   splat64(e, HALF_LN2_UP);
   s(SimdOp.f64x2_ge);
-  s(SimdOp.v128_bitselect);
+  s(SimdOp.v128_and);
   e.tee(kf);
   // hi = x − kf·ln2HI; lo = kf·ln2LO; x' = hi − lo
   splat64(e, LN2_LO);
