@@ -222,10 +222,17 @@ async function measureTransfers(workload: Workload, problem: Problem): Promise<T
   ];
 }
 
-const PYTHON_PEERS: Record<string, ContenderName> = {
+/**
+ * The Python scripts' peers, as this report names them; null for those it leaves out: Numba with
+ * `fastmath=True` (numpy_numba.py measures it for exp), which bench/wasm-engine.ts shows beside
+ * the ufunc's own `fastmath: true`.
+ */
+const PYTHON_PEERS: Readonly<Record<string, ContenderName | null>> = {
   numpy: 'NumPy',
   'numba-cpu': 'Numba cpu',
   'numba-parallel': 'Numba parallel',
+  'numba-cpu-fastmath': null,
+  'numba-parallel-fastmath': null,
   cupy: 'CuPy',
 };
 
@@ -237,6 +244,11 @@ function recordPythonPeers(workload: Workload, size: number, report: Found<Pytho
   for (const skipped of report.value.skipped) addNote(`${skipped.peer} skipped: ${skipped.reason}`);
   for (const result of report.value.results) {
     const contender = PYTHON_PEERS[result.peer];
+    if (contender === null) continue;
+    if (contender === undefined) {
+      addNote(`${script} on ${workload.name}: a peer this report does not know, "${result.peer}", left out`);
+      continue;
+    }
     run.measurements.push({
       workload: workload.name,
       contender,
