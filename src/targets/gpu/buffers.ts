@@ -22,9 +22,9 @@
  * {@link chunkBytesFor}.
  */
 import { ArgumentError, DeviceError, TargetUnavailableError, UfuncError } from '../../errors.js';
-import { flushChain } from './chain.js';
+import { flushChain, recordReadback } from './chain.js';
 import { asDeviceError } from './device-errors.js';
-import { runScoped, type GpuContext } from './device.js';
+import { runScoped, scopedSectionsPending, type GpuContext } from './device.js';
 import { cancelTimeout, type TimerHandle, unrefTimeout } from '../../platform/platform.js';
 import type { GPUBuffer, GPUDevice } from './webgpu-types.js';
 
@@ -336,6 +336,106 @@ export async function downloadBuffer(
     throw e;
   }
   return result;
+}
+
+/**
+ * Read-backs of at most this many bytes may take the lean path ({@link startLeanReadback}). Its gain
+ * is a fixed ~50 µs per read-back on an H100, which is what matters when the transfer itself is
+ * short: 1 MiB takes ~0.1–0.2 ms at the 5–9 GB/s a host copy out of a mapping runs at, so above it
+ * the gain is under a third and shrinking, while the large path's pieces (16 MiB chunks two in
+ * flight, whole-size staging for large repeats) start to pay only from 16 MiB. 1 MiB is also where
+ * uploads switch from `writeBuffer` to the staging pool. The staging buffers it reuses are then at
+ * most 1 MiB each (the pool's power-of-two sizes from 4 KiB).
+ */
+export const LEAN_READBACK_MAX_BYTES = 2 ** 20;
+
+/** Whether small read-backs take the lean path (a switch for A/B measurements and tests). */
+let leanReadbacks = true;
+
+/**
+ * Turns the lean path of small read-backs off or on (internal: benchmarks and tests).
+ *
+ * @param on whether {@link startLeanReadback} may start one
+ */
+export function setLeanReadbacks(on: boolean): void {
+  leanReadbacks = on;
+}
+
+/** A small read-back whose copy is queued (see {@link startLeanReadback}). */
+export interface LeanReadback {
+  /**
+   * Waits for `ready` and for the copy, then writes the bytes into `dest` — only when both passed.
+   *
+   * @param dest where the bytes go (exactly the length read back)
+   * @param ready the check of the calls that wrote the data: its rejection is thrown, `dest` untouched
+   * @returns true when `dest` holds the data; false when the copy did not run (its submission
+   *   failed, the device was lost) and nothing was written: the caller takes {@link downloadBuffer},
+   *   which reads the data or throws the error that says why not
+   */
+  finish(dest: Uint8Array, ready: Promise<unknown> | undefined): Promise<boolean>;
+}
+
+/**
+ * Starts a small read-back of `byteLength` bytes from `byteOffset` of `buffer` without awaiting
+ * anything: the copy goes into a pooled MAP_READ staging buffer as the last command of the open
+ * batch, or in a submission of its own when none is open ({@link recordReadback}), and the mapping
+ * is requested right behind it. What {@link downloadBuffer} does besides — acquiring the device, a
+ * `runScoped` section (queued behind other sections, error scopes held across awaits, an
+ * AsyncLocalStorage context), a submission of its own behind the calls' batch, awaits between the
+ * steps — cost ~50 µs per read-back on an H100 (a raw copy and mapping: 38 µs).
+ *
+ * Applies only when the range is small ({@link LEAN_READBACK_MAX_BYTES}), valid, the pool has a
+ * staging buffer of its size (one that a read-back used before: so the copy can only fail for
+ * reasons that fail the device, never for a bad buffer of ours), and no `runScoped` section is
+ * running or queued on the device (its work must reach the queue first). Otherwise returns
+ * undefined and the caller takes {@link downloadBuffer}, whose staging buffer then stays in the pool.
+ *
+ * @param ctx the live device
+ * @param buffer the buffer to read, with COPY_SRC usage
+ * @param byteOffset where to start, in bytes
+ * @param byteLength how many bytes, > 0
+ * @returns the read-back to finish, or undefined
+ */
+export function startLeanReadback(ctx: GpuContext, buffer: GPUBuffer, byteOffset: number, byteLength: number): LeanReadback | undefined {
+  if (!leanReadbacks || byteLength <= 0 || byteLength > LEAN_READBACK_MAX_BYTES) return undefined;
+  const alignedStart = byteOffset - (byteOffset % 4);
+  const alignedEnd = Math.ceil((byteOffset + byteLength) / 4) * 4;
+  if (alignedStart < 0 || alignedEnd > buffer.size || (buffer.usage & GPUBufferUsage.COPY_SRC) === 0) return undefined;
+  if (scopedSectionsPending(ctx.device) > 0) return undefined;
+  const pool = stagingPoolOf(ctx, 'read');
+  const length = alignedEnd - alignedStart;
+  const staging = takeFromPool(pool, stagingSize(length));
+  if (!staging) return undefined;
+  const copied = recordReadback(ctx, buffer, alignedStart, staging, length);
+  const mapped = staging.mapAsync(GPUMapMode.READ, 0, length);
+  return {
+    async finish(dest, ready) {
+      const [check, map, ran] = await Promise.allSettled([ready, mapped, copied]);
+      const ok = map.status === 'fulfilled' && ran.status === 'fulfilled' && ran.value;
+      if (check.status === 'rejected' || !ok) {
+        if (map.status === 'fulfilled' && ran.status === 'fulfilled' && ran.value) {
+          staging.unmap();
+          giveStaging(pool, staging);
+        } else {
+          // Mapped or not, holding what: never given back.
+          await mapped.catch(() => {});
+          staging.destroy();
+        }
+        if (check.status === 'rejected') throw check.reason;
+        return false;
+      }
+      try {
+        dest.set(new Uint8Array(staging.getMappedRange(0, length), byteOffset - alignedStart, byteLength));
+        staging.unmap();
+      } catch {
+        // The device was destroyed meanwhile: downloadBuffer says so.
+        staging.destroy();
+        return false;
+      }
+      giveStaging(pool, staging);
+      return true;
+    },
+  };
 }
 
 /** Copies one chunk into a staging buffer and maps it; resolves once it can be read. */

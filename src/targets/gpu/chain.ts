@@ -146,6 +146,13 @@ export class Batch {
   paramsWriter: Batch | undefined;
   /** Calls whose error was already thrown to the user (synchronize() does not repeat them). */
   readonly reported = new Set<number>();
+  /** Read-backs recorded into the batch after its calls ({@link recordReadback}). */
+  readbacks = 0;
+  /**
+   * Whether the batch's commands did not run: WebGPU reported an error for its submission, or the
+   * device was lost before they finished. Set when `outcomes` is.
+   */
+  failed = false;
   private settle!: () => void;
   private readonly afterSubmit: (() => void)[] = [];
   private readonly hold: DeviceHold;
@@ -210,6 +217,7 @@ export class Batch {
     const { device } = this.ctx;
     const { arenas } = this;
     if (!isDeviceAlive(this.ctx)) {
+      this.failed = true;
       this.finishWith(() => lostError(this, 'before they were submitted'));
       return;
     }
@@ -248,8 +256,10 @@ export class Batch {
       if (readback && records && isDeviceAlive(this.ctx) && arenas.readbacks.length < MAX_FREE_READBACKS) arenas.readbacks.push(readback);
       else readback?.destroy();
       if (!isDeviceAlive(this.ctx) || (!completed && reported.length === 0)) {
+        this.failed = true;
         this.finishWith(() => lostError(this, 'before they finished'));
       } else if (reported.length > 0) {
+        this.failed = true;
         const error = new DeviceError(
           `The GPU reported an error for ${describeCalls(this)}, so none of their work was done. WebGPU ${[...writeErrors, ...reported].join('; ')}`,
         );
@@ -464,6 +474,45 @@ export function flushChain(device: GPUDevice): void {
   open.get(device)?.submit();
 }
 
+/**
+ * Copies `length` bytes of `source` from `offset` into `staging` (an unmapped MAP_READ buffer) at
+ * once, without a host round trip and without a section of error scopes of its own: as the last
+ * command of the device's open batch, which is submitted now (one submission and one set of error
+ * scopes for the calls and their read-back; on an H100 a read-back of its own cost ~50 µs more
+ * than the raw copy and mapping, see docs/gpu.md), or, when no batch is open, in a submission of
+ * its own with its error scopes pushed and popped around it synchronously, as a batch's are.
+ * The caller maps `staging` right after this returns.
+ *
+ * Only for copies that cannot fail validation (range, alignment and usage checked, `staging` a
+ * buffer that worked before): a copy in a batch that fails makes the whole submission fail, its
+ * calls with it (their message then names the read-back).
+ *
+ * @param ctx the live device
+ * @param source the buffer read, with COPY_SRC usage
+ * @param offset a multiple of 4, with `offset + length` inside `source`
+ * @param staging the destination, unmapped, with room for `length` bytes
+ * @param length a multiple of 4
+ * @returns resolves (never rejects) once the copy's submission is known to have run: true when it
+ *   did, false when it did not (WebGPU reported an error for it, or the device was lost)
+ */
+export function recordReadback(ctx: GpuContext, source: GPUBuffer, offset: number, staging: GPUBuffer, length: number): Promise<boolean> {
+  const batch = open.get(ctx.device);
+  if (batch) {
+    batch.endPass();
+    batch.encoder!.copyBufferToBuffer(source, offset, staging, 0, length);
+    batch.readbacks++;
+    batch.submit();
+    return batch.settled.then(() => !batch.failed);
+  }
+  const { device } = ctx;
+  for (const filter of ERROR_FILTERS) device.pushErrorScope(filter);
+  const encoder = device.createCommandEncoder();
+  encoder.copyBufferToBuffer(source, offset, staging, 0, length);
+  device.queue.submit([encoder.finish()]);
+  const popped = ERROR_FILTERS.map(() => device.popErrorScope());
+  return Promise.allSettled(popped).then((results) => results.every((r) => r.status === 'fulfilled' && r.value === null));
+}
+
 /** Whether the device has an open (unsubmitted) batch. */
 export function hasOpenBatch(device: GPUDevice): boolean {
   return open.has(device);
@@ -575,8 +624,10 @@ function lostError(batch: Batch, when: string): DeviceError {
 
 function describeCalls(batch: Batch): string {
   const calls = batch.calls;
-  if (calls.length === 1) return calls[0]!.label;
-  return `a batch of ${calls.length} calls (${calls[0]!.label} … ${calls[calls.length - 1]!.label})`;
+  const what = calls.length === 1 ? calls[0]!.label : `a batch of ${calls.length} calls (${calls[0]!.label} … ${calls[calls.length - 1]!.label})`;
+  // A read-back shares the batch's submission: an error WebGPU reports for it is the batch's.
+  if (batch.readbacks === 0) return what;
+  return `${what} and the read-back${batch.readbacks === 1 ? '' : 's'} (toHost) recorded after them`;
 }
 
 function messageOf(e: unknown): string {

@@ -14,8 +14,8 @@ import { DTYPES, dtypeOfArray, isTypedArray, type DType, type TypedArray } from 
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../errors.js';
 import { cOrderStrides, isCContiguous, reachOf, sizeOf, type StridedView } from '../../layout.js';
 import { releaseBuffer, takeBuffer } from './buffer-pool.js';
-import { downloadBuffer, writeToBuffer } from './buffers.js';
-import { checkCalls, flushChain, taintsOf } from './chain.js';
+import { downloadBuffer, startLeanReadback, writeToBuffer } from './buffers.js';
+import { type CallRef, checkCalls, flushChain, taintsOf } from './chain.js';
 import { assertDeviceAlive, holdDevice, isDeviceAlive, liveDevice, runScoped, withDevice, type DeviceHold, type GpuContext } from './device.js';
 import type { GPUBuffer } from './webgpu-types.js';
 
@@ -243,6 +243,8 @@ export class DeviceArray implements StridedView {
     const out = (into ?? new arrayType(this.size)) as T;
     // A gpu call that wrote this data (or what it was computed from) may have failed; report it here.
     const calls = taintsOf(this.buffer);
+    const lean = this.size > 0 ? this.leanDownload(out, calls) : undefined;
+    if (lean && (await lean)) return out;
     if (calls.length === 0 || this.size === 0) {
       await checkCalls(calls);
       if (this.size === 0) return out;
@@ -256,6 +258,31 @@ export class DeviceArray implements StridedView {
     if (check.status === 'rejected') throw check.reason;
     if (copy.status === 'rejected') throw copy.reason;
     return copy.value;
+  }
+
+  /**
+   * A small read-back's lean path ({@link startLeanReadback}): its copy is recorded now, behind the
+   * calls in flight that wrote the data and in their submission, and the calls are checked while it
+   * runs; their error is thrown first and `out` is written only when they passed.
+   *
+   * @returns undefined (at once) when the lean path does not apply; else whether `out` holds the
+   *   data: false when the copy did not run (nothing was written; the usual path then reads the data
+   *   or says what failed)
+   */
+  private leanDownload(out: TypedArray, calls: readonly CallRef[]): Promise<boolean> | undefined {
+    const elementBytes = DTYPES[this.dtype].bytes;
+    if (this.isCContiguous) {
+      const byteLength = this.size * elementBytes;
+      const lean = startLeanReadback(this.ctx, this.buffer, this.offset * elementBytes, byteLength);
+      return lean?.finish(new Uint8Array(out.buffer, out.byteOffset, byteLength), calls.length > 0 ? checkCalls(calls) : undefined);
+    }
+    const { low, high } = reachOf(this.shape, this.strides, this.offset)!;
+    const span = new DTYPES[this.dtype].arrayType(high - low + 1);
+    const lean = startLeanReadback(this.ctx, this.buffer, low * elementBytes, span.byteLength);
+    return lean?.finish(new Uint8Array(span.buffer, span.byteOffset, span.byteLength), calls.length > 0 ? checkCalls(calls) : undefined).then((done) => {
+      if (done) gatherCOrder(span, this.shape, this.strides, this.offset - low, out);
+      return done;
+    });
   }
 
   /** Copies the elements into `out` (C order), writing nothing there before `ready` resolves. */

@@ -414,6 +414,20 @@ function scopedSection(): ContextStore<GPUDevice> {
 const openSections = new WeakMap<GPUDevice, number>();
 /** Per device, the end of the last scoped section: error scopes are a per-device stack, not per call. */
 const scopeQueues = new WeakMap<GPUDevice, Promise<void>>();
+/** Per device, the scoped sections running or waiting for their turn (see {@link scopedSectionsPending}). */
+const pendingSections = new WeakMap<GPUDevice, number>();
+
+/**
+ * How many {@link runScoped} sections are running or queued on the device. Work that issues to the
+ * queue at once, without a section of its own (the lean read-back of `toHost()`), does so only when
+ * this is 0: a section queued earlier (an upload, say) would otherwise issue its work after it.
+ *
+ * @param device the device
+ * @returns the count
+ */
+export function scopedSectionsPending(device: GPUDevice): number {
+  return pendingSections.get(device) ?? 0;
+}
 
 /**
  * Runs `fn` inside WebGPU error scopes for validation, out-of-memory and internal errors, and turns
@@ -445,6 +459,7 @@ export async function runScoped<T>(ctx: GpuContext, fn: () => T | Promise<T>): P
   // a real nesting. Concurrent gpu calls in a page then share error scopes.
   if (store.getStore() === device || (!store.followsAsync && (openSections.get(device) ?? 0) > 0)) return fn();
   const hold = holdDevice(ctx);
+  pendingSections.set(device, (pendingSections.get(device) ?? 0) + 1);
   try {
     const previous = scopeQueues.get(device) ?? Promise.resolve();
     let leave!: () => void;
@@ -469,6 +484,7 @@ export async function runScoped<T>(ctx: GpuContext, fn: () => T | Promise<T>): P
       popped = ERROR_FILTERS.map(() => device.popErrorScope()).reverse();
     } finally {
       leave();
+      pendingSections.set(device, pendingSections.get(device)! - 1);
     }
 
     const captured: string[] = [];

@@ -6,6 +6,7 @@ import { afterEach, expect, it } from 'vitest';
 import { DeviceError, KernelRuntimeError } from '../../../src/errors.js';
 import { DeviceArray, deviceArray, guvectorize, synchronize, toDevice, vectorize } from '../../../src/index.js';
 import { bufferPoolStats, sizeClass } from '../../../src/targets/gpu/buffer-pool.js';
+import { LEAN_READBACK_MAX_BYTES } from '../../../src/targets/gpu/buffers.js';
 import { EARLY_SUBMIT_BYTES, flushChain, MAX_CALLS_PER_BATCH } from '../../../src/targets/gpu/chain.js';
 import { acquireDevice, setIdleReleaseMs } from '../../../src/targets/gpu/device.js';
 import { describeGpu } from '../../gpu-available.js';
@@ -453,5 +454,214 @@ describeGpu('the buffer pool', { timeout: 60_000 }, () => {
     const view = x.view([50], [2], 0);
     x.destroy();
     await expect(view.toHost()).rejects.toThrow('this DeviceArray was destroyed; it has no data any more');
+  });
+});
+
+describeGpu('lean small read-backs', { timeout: 60_000 }, () => {
+  afterEach(async () => {
+    setIdleReleaseMs(200);
+    await synchronize().catch(() => {});
+  });
+
+  const axpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+  const reader = guvectorize(['void(float32[:], int32, float32[:])'], '(n),()->()', { target: 'gpu' })((x: Float32Array, i: number, out: Float32Array) => {
+    out[0] = x[i]!;
+  });
+
+  /** Counts `queue.submit` and `pushErrorScope` calls, and the copies into MAP_READ buffers, made while `work` runs. */
+  async function countQueueWork(work: () => Promise<unknown>): Promise<{ submits: number; scopes: number; readCopies: number }> {
+    const counts = { submits: 0, scopes: 0, readCopies: 0 };
+    const submit = GPUQueue.prototype.submit;
+    const push = GPUDevice.prototype.pushErrorScope;
+    const copy = GPUCommandEncoder.prototype.copyBufferToBuffer;
+    GPUQueue.prototype.submit = function (this: GPUQueue, ...args: Parameters<GPUQueue['submit']>) {
+      counts.submits++;
+      return submit.apply(this, args);
+    };
+    GPUDevice.prototype.pushErrorScope = function (this: GPUDevice, filter: GPUErrorFilter) {
+      counts.scopes++;
+      return push.call(this, filter);
+    };
+    GPUCommandEncoder.prototype.copyBufferToBuffer = function (this: GPUCommandEncoder, ...args: unknown[]) {
+      if (((args[2] as GPUBuffer).usage & GPUBufferUsage.MAP_READ) !== 0) counts.readCopies++;
+      return (copy as (...a: unknown[]) => undefined).apply(this, args);
+    } as typeof copy;
+    try {
+      await work();
+    } finally {
+      GPUQueue.prototype.submit = submit;
+      GPUDevice.prototype.pushErrorScope = push;
+      GPUCommandEncoder.prototype.copyBufferToBuffer = copy;
+    }
+    return counts;
+  }
+
+  /** Makes the copies into MAP_READ buffers (read-backs) invalid — a source range outside the buffer — while `fail()` says so. */
+  async function failingReadCopies<T>(work: () => Promise<T>, fail: () => boolean = () => true): Promise<T> {
+    const copy = GPUCommandEncoder.prototype.copyBufferToBuffer;
+    GPUCommandEncoder.prototype.copyBufferToBuffer = function (this: GPUCommandEncoder, ...args: unknown[]) {
+      const [source, offset, destination] = args as [GPUBuffer, number, GPUBuffer];
+      if ((destination.usage & GPUBufferUsage.MAP_READ) !== 0 && fail()) args[1] = source.size + 256 + offset;
+      return (copy as (...a: unknown[]) => undefined).apply(this, args);
+    } as typeof copy;
+    try {
+      return await work();
+    } finally {
+      GPUCommandEncoder.prototype.copyBufferToBuffer = copy;
+    }
+  }
+
+  it('a small toHost() at the end of a chain records its copy into the chain\'s batch: one submission and one set of error scopes for calls and read-back', async () => {
+    const n = 1000;
+    const x = await toDevice(iota(n));
+    const y = await toDevice(iota(n, 0.5));
+    await axpy(1, x, y, { out: y }); // compile
+    await y.toHost(); // a staging buffer of the read-back's size is in the pool now
+    await synchronize();
+    const want = iota(n, 0.5);
+    for (let k = 0; k < 6; k++) for (let i = 0; i < n; i++) want[i] = Math.fround(i + want[i]!);
+    const wantAfter = want.map((v, i) => Math.fround(i + v));
+    const into = new Float32Array(n);
+    const counts = await countQueueWork(async () => {
+      for (let k = 0; k < 5; k++) await axpy(1, x, y, { out: y });
+      await y.toHost(into);
+    });
+    // The old path submitted the calls' batch, then its own copy inside a runScoped section: 2 and 6.
+    expect(counts).toEqual({ submits: 1, scopes: 3, readCopies: 1 });
+    expect(differences(into, want)).toEqual([]);
+    // A strided view (gathered on the host from the span it touches), and one element.
+    const strided = await countQueueWork(async () => {
+      await axpy(1, x, y, { out: y });
+      expect(Array.from((await y.view([3], [7], 10).toHost()) as Float32Array)).toEqual([10, 17, 24].map((i) => wantAfter[i]!));
+    });
+    expect(strided).toEqual({ submits: 1, scopes: 3, readCopies: 1 });
+    // With the GPU idle: one submission of its own, still inside error scopes.
+    const idle = await countQueueWork(async () => {
+      expect(Array.from((await y.view([1], [1], 999).toHost()) as Float32Array)).toEqual([wantAfter[999]]);
+    });
+    expect(idle).toEqual({ submits: 1, scopes: 3, readCopies: 1 });
+    // Above LEAN_READBACK_MAX_BYTES a read-back keeps its own path (copy in a runScoped section).
+    const big = await toDevice(new Float32Array(LEAN_READBACK_MAX_BYTES / 4 + 1).fill(2));
+    await big.toHost();
+    const large = await countQueueWork(async () => {
+      await axpy(1, big, 1, { out: big });
+      expect(((await big.toHost()) as Float32Array).every((v) => v === 3)).toBe(true);
+    });
+    expect(large.submits).toBe(2);
+  });
+
+  it('the lean read-back: a call in flight that failed is thrown first with its own class and message, and `into` stays untouched', async () => {
+    const x = await toDevice({ data: iota(8), shape: [2, 4] });
+    const warm = await reader(x, Int32Array.from([0, 1]));
+    await (warm as DeviceArray).toHost();
+    const bad = (await reader(x, Int32Array.from([0, 9]))) as DeviceArray;
+    const into = new Float32Array([-7, -7]);
+    let error: unknown;
+    const counts = await countQueueWork(async () => {
+      error = await bad.toHost(into).catch((e: unknown) => e);
+    });
+    expect(counts.submits).toBe(1); // the lean path was taken
+    expect(error).toBeInstanceOf(KernelRuntimeError);
+    expect((error as Error).message).toMatch(/^gpu call #\d+ \(`kernel`\) failed: Index \[9\] is out of bounds/);
+    expect(Array.from(into)).toEqual([-7, -7]);
+    await expect(synchronize()).resolves.toBeUndefined(); // already reported by toHost()
+  });
+
+  it('the lean read-back: an error WebGPU reports for the calls\' submission is their DeviceError, thrown first; unrelated data read in that submission is read again', async () => {
+    const n = 64;
+    const x = await toDevice(iota(n));
+    const other = await toDevice(iota(n, 3));
+    const y = await deviceArray([n], 'float32');
+    await axpy(1, x, 0, { out: y }); // compile
+    await Promise.all([y.toHost(), other.toHost()]); // two staging buffers of the read-backs' size in the pool
+    await synchronize();
+    const submit = GPUQueue.prototype.submit;
+    let broken = true;
+    GPUQueue.prototype.submit = function (this: GPUQueue, buffers: Iterable<GPUCommandBuffer>) {
+      // A command buffer submitted twice is invalid: the second submission reports a validation error.
+      if (broken) {
+        broken = false;
+        const list = [...buffers];
+        submit.call(this, list);
+        return submit.call(this, list);
+      }
+      return submit.call(this, buffers);
+    } as typeof submit;
+    const into = new Float32Array(n).fill(-1);
+    let error: unknown;
+    let unrelated: Float32Array;
+    try {
+      await axpy(2, x, 0, { out: y });
+      // The first read-back (of data no call of the batch wrote) is recorded into the batch and
+      // submits it; the second (of the calls' output) goes in a submission of its own.
+      const both = [other.toHost(), y.toHost(into).catch((e: unknown) => e)] as const;
+      unrelated = (await both[0]) as Float32Array;
+      error = await both[1];
+    } finally {
+      GPUQueue.prototype.submit = submit;
+    }
+    expect(error).toBeInstanceOf(DeviceError);
+    expect((error as Error).message).toMatch(
+      /^gpu call #\d+ \(`\w+`\) failed: The GPU reported an error for gpu call #\d+ \(`\w+`\) and the read-back \(toHost\) recorded after them, so none of their work was done/,
+    );
+    expect(Array.from(into)).toEqual(Array.from(new Float32Array(n).fill(-1)));
+    expect(differences(unrelated!, iota(n, 3))).toEqual([]);
+    await expect(synchronize()).resolves.toBeUndefined();
+  });
+
+  it('the lean read-back: a copy that fails is a DeviceError with nothing written; one that fails once is read again through the usual path', async () => {
+    const n = 16;
+    const x = await toDevice(iota(n, 2));
+    await x.toHost();
+    await synchronize();
+    const into = new Float32Array(n).fill(-1);
+    // Every read-back copy fails: the lean one, then the usual path's, which says what failed.
+    const idle = await failingReadCopies(() => x.toHost(into).catch((e: unknown) => e));
+    expect(idle).toBeInstanceOf(DeviceError);
+    expect((idle as Error).message).toMatch(/validation error/i);
+    expect(Array.from(into)).toEqual(Array.from(new Float32Array(n).fill(-1)));
+    // Only the lean copy fails: the data still comes back right.
+    await x.toHost(); // the failed copies' staging buffers were dropped: one for the lean path again
+    let copies = 0;
+    const again = await failingReadCopies(() => x.toHost(into), () => copies++ === 0);
+    expect(copies).toBe(2);
+    expect(differences(again as Float32Array, iota(n, 2))).toEqual([]);
+    // A copy recorded into a batch of calls fails the batch's submission: the calls did not run, and
+    // their DeviceError names the read-back recorded with them.
+    await x.toHost();
+    into.fill(-1);
+    const inFlight = await failingReadCopies(async () => {
+      await axpy(1, x, 1, { out: x });
+      return x.toHost(into).catch((e: unknown) => e);
+    });
+    expect(inFlight).toBeInstanceOf(DeviceError);
+    expect((inFlight as Error).message).toMatch(/failed: The GPU reported an error for gpu call #\d+ \(`\w+`\) and the read-back \(toHost\) recorded after them, so none of their work was done/);
+    expect(Array.from(into)).toEqual(Array.from(new Float32Array(n).fill(-1)));
+    await expect(synchronize()).resolves.toBeUndefined();
+    // The error follows the data, as any failed call's does.
+    await expect(x.toHost()).rejects.toThrow(/and the read-back \(toHost\) recorded after them/);
+  });
+
+  it('the lean read-back: a device lost while it is in flight is a DeviceError with nothing written', async () => {
+    const x = await toDevice(iota(16));
+    await x.toHost();
+    await synchronize();
+    const { device } = await acquireDevice();
+    const into = new Float32Array(16).fill(-1);
+    const pending = x.toHost(into);
+    device.destroy();
+    await expect(pending).rejects.toThrow(DeviceError);
+    expect(Array.from(into)).toEqual(Array.from(new Float32Array(16).fill(-1)));
+    // In a chain: the calls' DeviceError.
+    await sleep(20);
+    const y = await toDevice(iota(16));
+    await y.toHost();
+    const { device: next } = await acquireDevice();
+    await axpy(1, y, 1, { out: y });
+    const inChain = y.toHost(into);
+    next.destroy();
+    await expect(inChain).rejects.toThrow(DeviceError);
+    expect(Array.from(into)).toEqual(Array.from(new Float32Array(16).fill(-1)));
+    await sleep(20);
   });
 });
