@@ -340,12 +340,12 @@ export async function downloadBuffer(
 
 /**
  * Read-backs of at most this many bytes may take the lean path ({@link startLeanReadback}). Its gain
- * is a fixed ~50 µs per read-back on an H100, which is what matters when the transfer itself is
- * short: 1 MiB takes ~0.1–0.2 ms at the 5–9 GB/s a host copy out of a mapping runs at, so above it
- * the gain is under a third and shrinking, while the large path's pieces (16 MiB chunks two in
- * flight, whole-size staging for large repeats) start to pay only from 16 MiB. 1 MiB is also where
- * uploads switch from `writeBuffer` to the staging pool. The staging buffers it reuses are then at
- * most 1 MiB each (the pool's power-of-two sizes from 4 KiB).
+ * is fixed: 13–19 µs per read-back on an H100 with the GPU idle, 47 µs behind a chain of small
+ * calls. That matters while the transfer itself is short; 1 MiB takes 0.1–0.2 ms to copy out of a
+ * mapping (5–9 GB/s), so above it the gain is a tenth or less, while the usual path's pieces (16 MiB
+ * chunks, two in flight; whole-size staging for large repeats) pay only from 16 MiB. 1 MiB is also
+ * where uploads switch from `writeBuffer` to the staging pool, and it bounds the staging buffers the
+ * lean path holds (the pool's power-of-two sizes from 4 KiB).
  */
 export const LEAN_READBACK_MAX_BYTES = 2 ** 20;
 
@@ -382,7 +382,8 @@ export interface LeanReadback {
  * is requested right behind it. What {@link downloadBuffer} does besides — acquiring the device, a
  * `runScoped` section (queued behind other sections, error scopes held across awaits, an
  * AsyncLocalStorage context), a submission of its own behind the calls' batch, awaits between the
- * steps — cost ~50 µs per read-back on an H100 (a raw copy and mapping: 38 µs).
+ * steps — made a one-element `toHost()` with the GPU idle take 66–72 µs on an H100 where Dawn's
+ * raw copy and mapping take 36–40; this path takes 53 (A/B in one process, means of 6 rounds).
  *
  * Applies only when the range is small ({@link LEAN_READBACK_MAX_BYTES}), valid, the pool has a
  * staging buffer of its size (one that a read-back used before: so the copy can only fail for

@@ -7,7 +7,8 @@
  * When a batch is submitted: at the end of the current turn of the event loop (`setImmediate`),
  * when it holds {@link MAX_CALLS_PER_BATCH} calls or its calls have bound
  * {@link EARLY_SUBMIT_BYTES} (large calls), and before anything else of ours touches the
- * queue (an upload, a download, `DeviceArray.set`, a release of a buffer it uses): WebGPU runs
+ * queue (an upload, a download — a small one records its copy into the batch instead, see
+ * {@link recordReadback} —, `DeviceArray.set`, a release of a buffer it uses): WebGPU runs
  * `queue.writeBuffer` and submissions in the order they are issued, so an unsubmitted batch must
  * go first. (An earlier version found a submission per large call 4× slower on an H100: that was
  * a MAP_READ buffer created per batch, 0.15–0.3 ms of host time each, now reused, and the GPU's
@@ -478,8 +479,7 @@ export function flushChain(device: GPUDevice): void {
  * Copies `length` bytes of `source` from `offset` into `staging` (an unmapped MAP_READ buffer) at
  * once, without a host round trip and without a section of error scopes of its own: as the last
  * command of the device's open batch, which is submitted now (one submission and one set of error
- * scopes for the calls and their read-back; on an H100 a read-back of its own cost ~50 µs more
- * than the raw copy and mapping, see docs/gpu.md), or, when no batch is open, in a submission of
+ * scopes for the calls and their read-back; see docs/gpu.md, "Copies between host and device"), or, when no batch is open, in a submission of
  * its own with its error scopes pushed and popped around it synchronously, as a batch's are.
  * The caller maps `staging` right after this returns.
  *
