@@ -49,6 +49,9 @@ const collectedArrays = new FinalizationRegistry<{ hold: DeviceHold; storage: Sh
   if (--storage.arrays === 0) releaseStorage(storage);
 });
 
+/** `DeviceArray.set()` calls that have not yet handed their data to the queue (see `leanDownload`). */
+let setsInFlight = 0;
+
 /**
  * Buffers known to hold only zeros: fresh from {@link deviceArray} and not yet written by a
  * kernel. A kernel that stages output rows through workgroup memory (coalescing.ts) can then start
@@ -270,6 +273,9 @@ export class DeviceArray implements StridedView {
    *   or says what failed)
    */
   private leanDownload(out: TypedArray, calls: readonly CallRef[]): Promise<boolean> | undefined {
+    // A set() not yet awaited reaches the queue only after a turn or two: the usual path, which
+    // queues its copy behind it (as before the lean path), keeps such a read-back after the write.
+    if (setsInFlight > 0) return undefined;
     const elementBytes = DTYPES[this.dtype].bytes;
     if (this.isCContiguous) {
       const byteLength = this.size * elementBytes;
@@ -329,10 +335,15 @@ export class DeviceArray implements StridedView {
       throw new ArgumentError(`DeviceArray.set: a ${this.dtype} view must start and end on a 4-byte boundary of its buffer (it spans bytes ${byteOffset}..${byteOffset + byteLength})`);
     }
     if (this.size === 0) return;
-    await withDevice((ctx) => {
-      assertDeviceAlive(this.generation, 'this DeviceArray');
-      return runScoped(ctx, () => writeToBuffer(ctx, this.buffer, byteOffset, source));
-    });
+    setsInFlight++;
+    try {
+      await withDevice((ctx) => {
+        assertDeviceAlive(this.generation, 'this DeviceArray');
+        return runScoped(ctx, () => writeToBuffer(ctx, this.buffer, byteOffset, source));
+      });
+    } finally {
+      setsInFlight--;
+    }
     knownZero.delete(this.buffer);
   }
 

@@ -550,6 +550,15 @@ describeGpu('lean small read-backs', { timeout: 60_000 }, () => {
     expect(large.submits).toBe(2);
   });
 
+  it('a small toHost() right after a set() not yet awaited still reads what set() wrote', async () => {
+    const a = await toDevice(iota(16));
+    await a.toHost(); // a staging buffer of this size in the pool
+    const written = a.set(iota(16, 5));
+    const back = (await a.toHost()) as Float32Array;
+    await written;
+    expect(differences(back, iota(16, 5))).toEqual([]);
+  });
+
   it('the lean read-back: a call in flight that failed is thrown first with its own class and message, and `into` stays untouched', async () => {
     const x = await toDevice({ data: iota(8), shape: [2, 4] });
     const warm = await reader(x, Int32Array.from([0, 1]));
