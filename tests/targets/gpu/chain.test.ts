@@ -31,6 +31,27 @@ async function countSubmits(work: () => Promise<void>): Promise<number> {
   return submits;
 }
 
+/**
+ * Makes the next `queue.submit` invalid — its command buffer is submitted twice, and WebGPU
+ * reports a validation error for the second — and returns the function that undoes it.
+ */
+function failNextSubmission(): () => void {
+  const submit = GPUQueue.prototype.submit;
+  let broken = true;
+  GPUQueue.prototype.submit = function (this: GPUQueue, buffers: Iterable<GPUCommandBuffer>) {
+    if (broken) {
+      broken = false;
+      const list = [...buffers];
+      submit.call(this, list);
+      return submit.call(this, list);
+    }
+    return submit.call(this, buffers);
+  } as typeof submit;
+  return () => {
+    GPUQueue.prototype.submit = submit;
+  };
+}
+
 describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
   afterEach(async () => {
     setIdleReleaseMs(200);
@@ -303,23 +324,12 @@ describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
 
     // A batch whose work fails (an invalid submission) but whose params write succeeded: the next
     // batch relying on that write runs and is right.
-    const submit = GPUQueue.prototype.submit;
-    let broken = true;
-    GPUQueue.prototype.submit = function (this: GPUQueue, buffers: Iterable<GPUCommandBuffer>) {
-      // A command buffer submitted twice is invalid: the second submission reports a validation error.
-      if (broken) {
-        broken = false;
-        const list = [...buffers];
-        submit.call(this, list);
-        return submit.call(this, list);
-      }
-      return submit.call(this, buffers);
-    } as typeof submit;
+    const restoreSubmit = failNextSubmission();
     try {
       await axpy(5, x, zero, { out: y });
       flushChain(device);
     } finally {
-      GPUQueue.prototype.submit = submit;
+      restoreSubmit();
     }
     await axpy(5, x, zero, { out: u });
     flushChain(device);
@@ -584,18 +594,7 @@ describeGpu('lean small read-backs', { timeout: 60_000 }, () => {
     await axpy(1, x, 0, { out: y }); // compile
     await Promise.all([y.toHost(), other.toHost()]); // two staging buffers of the read-backs' size in the pool
     await synchronize();
-    const submit = GPUQueue.prototype.submit;
-    let broken = true;
-    GPUQueue.prototype.submit = function (this: GPUQueue, buffers: Iterable<GPUCommandBuffer>) {
-      // A command buffer submitted twice is invalid: the second submission reports a validation error.
-      if (broken) {
-        broken = false;
-        const list = [...buffers];
-        submit.call(this, list);
-        return submit.call(this, list);
-      }
-      return submit.call(this, buffers);
-    } as typeof submit;
+    const restoreSubmit = failNextSubmission();
     const into = new Float32Array(n).fill(-1);
     let error: unknown;
     let unrelated: Float32Array;
@@ -607,7 +606,7 @@ describeGpu('lean small read-backs', { timeout: 60_000 }, () => {
       unrelated = (await both[0]) as Float32Array;
       error = await both[1];
     } finally {
-      GPUQueue.prototype.submit = submit;
+      restoreSubmit();
     }
     expect(error).toBeInstanceOf(DeviceError);
     expect((error as Error).message).toMatch(
