@@ -68,7 +68,7 @@ export enum SimdOp {
   v128_not = 0x4d, v128_and = 0x4e, v128_andnot = 0x4f, v128_or = 0x50, v128_xor = 0x51, v128_bitselect = 0x52,
   v128_any_true = 0x53,
   f32x4_ceil = 0x67, f32x4_floor = 0x68, f32x4_trunc = 0x69,
-  f64x2_ceil = 0x74, f64x2_floor = 0x75, f64x2_trunc = 0x7a,
+  f64x2_ceil = 0x74, f64x2_floor = 0x75, f64x2_trunc = 0x7a, f64x2_nearest = 0x94,
   i32x4_abs = 0xa0, i32x4_neg = 0xa1, i32x4_shl = 0xab, i32x4_shr_s = 0xac, i32x4_shr_u = 0xad,
   i32x4_add = 0xae, i32x4_sub = 0xb1, i32x4_mul = 0xb5,
   i32x4_min_s = 0xb6, i32x4_min_u = 0xb7, i32x4_max_s = 0xb8, i32x4_max_u = 0xb9,

@@ -6,7 +6,8 @@
  * port against `Math.*` over millions of inputs including the edge values.
  *
  * Ported so far: exp, as a scalar function (`emitExp`) and in SIMD lanes (`emitExpLanes`: f64x2,
- * float32 lanes through f64x2 halves). Other functions call V8's own `Math.*` through an import.
+ * float32 lanes through f64x2 halves, where a cheaper approximation with a rounding test gives the
+ * same float32 wherever it is far enough from a rounding midpoint). Other functions call V8's own `Math.*` through an import.
  */
 import type { MathFunction } from '../../compiler/ir.js';
 import { MiscOp, Op, SimdOp, ValType } from './encoder.js';
@@ -328,11 +329,133 @@ function fastLanes(e: FunctionEmitter, x: number, f32: boolean): void {
 }
 
 /**
+ * float32 exp with a rounding test (Ziv): where the result is rounded once to float32, it must be
+ * `Math.fround(Math.exp(x))`, and fdlibm's double is < 1 ulp from e^x, so any double y close
+ * enough to e^x and not close to a float32 rounding midpoint rounds to the same float32.
+ *
+ * y: k = nearest(x·invln2) (|k| ≤ 128), r = x − k·LN2 (LN2 the double nearest ln 2), y = P(r)·2^k
+ * with P the degree-7 minimax polynomial below (Horner). Error of y, relative to e^x:
+ *  - reduction: |k·LN2 − k·ln 2| ≤ 128·2^-55.3 = 2^-48.3, rounding of k·LN2 (< 89) ≤ 2^-47, of
+ *    x − k·LN2 (|r| < 0.35) ≤ 2^-55: |r − (x − k·ln 2)| ≤ 2^-46.5, a relative error ≤ 2^-46.4 in e^r;
+ *  - P on |r| ≤ 0.34658 (0.5·ln 2 plus the rounding of x·invln2): relative error of the double
+ *    Horner evaluation vs e^r (80-bit) ≤ 2^-34.53 on 2,000,001 equispaced points (fit by Lawson
+ *    iteration, measured in NumPy, same IEEE ops); ·2^k is exact (normal results).
+ * So |y − e^x| ≤ ε·e^x with ε = 2^-34 (0.4 bits to spare). With y in [2^e, 2^(e+1)) and
+ * u = 2^(e−52) its ulp: ε·e^x < 2^-34·2^(e+1)·(1 + 2ε) < 2^19·u + 1·u, and fdlibm's f = Math.exp(x)
+ * is < ulp(f) ≤ 2u from e^x, so |y − f| < 2^19 + 3 ulps of y. A normal float32 cell is 2^29
+ * ulps of y (its low 29 mantissa bits are the offset from the float32 below; the midpoint is
+ * at 0x10000000); MARGIN = 2^19 + 2^10 > 2^19 + 3. Where those 29 bits are farther than MARGIN
+ * from 0x10000000, every midpoint is farther than |y − f| from y (the next cells' midpoints are
+ * ≥ 2^27 ulps away), so y and f lie strictly on the same side of each, and
+ * fround(y) = fround(f). Lanes are taken only for FAST32_LO ≤ x ≤ FAST32_HI (float32 compares,
+ * false for NaN): there e^x ∈ [2^-126·(1 + 4.2e-5), 2^128·(1 − 3.7e-5)], so y and f are normal
+ * float32 magnitudes below 2^128 in double (the test's premise) with room for ε. A vector with
+ * any lane off that range or near a midpoint (~2^-9 of lanes) takes the exact path (emitExpLanes'
+ * fdlibm lanes / scalar port). bench/exp-exhaustive.ts checks all 2^32 float32 inputs.
+ */
+const FAST32_LO = Math.fround(-87.3365);
+const FAST32_HI = Math.fround(88.7228);
+/** P(r) ≈ e^r on |r| ≤ 0.34658, coefficients of r^0…r^7 (hex: 0x1.ffffffffabb98p-1, 0x1.000000010b542p+0, 0x1.00000059ce4b6p-1, 0x1.55555343f3fefp-3, 0x1.5554686d223dcp-5, 0x1.1112fa34c9a62p-7, 0x1.6da4b0423d230p-10, 0x1.9eb721ec1cfe4p-13). */
+const EXP32_P = [
+  0.999999999961676, 1.000000000243134, 0.5000000104547755, 0.16666665125967436, 0.041666225392937156,
+  0.008333561106678992, 0.0013948185519981997, 0.0001977516943757466,
+];
+const MARGIN = 2 ** 19 + 2 ** 10;
+/** The rounding test's constants, for bench/exp-exhaustive.ts's replica. */
+export const EXP32_TEST = { lo: FAST32_LO, hi: FAST32_HI, p: EXP32_P, margin: MARGIN, invln2: INV_LN2 } as const;
+
+/** Replaces the f64x2 on the stack (float32 values) by y ≈ e^x as above (any bits off FAST32_LO…HI). */
+function emitExp32Approx(e: FunctionEmitter): void {
+  const x = e.local(ValType.v128);
+  const kf = e.local(ValType.v128);
+  const r = e.local(ValType.v128);
+  const s = (op: SimdOp) => e.simd(op);
+  // kf = nearest(x·invln2); r = x − kf·LN2
+  e.tee(x).get(x);
+  splat64(e, INV_LN2);
+  s(SimdOp.f64x2_mul);
+  s(SimdOp.f64x2_nearest);
+  e.tee(kf);
+  splat64(e, Math.LN2);
+  s(SimdOp.f64x2_mul);
+  s(SimdOp.f64x2_sub);
+  e.set(r);
+  // P(r), Horner
+  splat64(e, EXP32_P[7]!);
+  for (let i = 6; i >= 0; i--) {
+    e.get(r);
+    s(SimdOp.f64x2_mul);
+    splat64(e, EXP32_P[i]!);
+    s(SimdOp.f64x2_add);
+  }
+  // · 2^k, 2^k's bits = (k + 1023) << 52
+  e.get(kf);
+  splat64(e, MAGIC);
+  s(SimdOp.f64x2_add);
+  e.i32(52);
+  s(SimdOp.i64x2_shl);
+  s(SimdOp.f64x2_mul);
+}
+
+/** An i32x4 constant with `v` in every lane. */
+function splat32i(e: FunctionEmitter, v: number): void {
+  e.simd(SimdOp.v128_const);
+  for (let i = 0; i < 4; i++) e.code.byte(v & 0xff).byte((v >>> 8) & 0xff).byte((v >>> 16) & 0xff).byte((v >>> 24) & 0xff);
+}
+
+/**
+ * f32x4 → f32x4 exp by the rounding test above; the vector `exact` path is emitted for vectors
+ * the test rejects (x is its local holding the input).
+ */
+function emitExp32Lanes(e: FunctionEmitter, x: number, exact: () => void): void {
+  const y0 = e.local(ValType.v128);
+  const y1 = e.local(ValType.v128);
+  e.get(x);
+  e.simd(SimdOp.f64x2_promote_low_f32x4);
+  emitExp32Approx(e);
+  e.set(y0);
+  e.get(x).get(x);
+  shuffle(e, [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]);
+  e.simd(SimdOp.f64x2_promote_low_f32x4);
+  emitExp32Approx(e);
+  e.set(y1);
+  // ok = in range and not near a midpoint: FAST32_LO ≤ x ≤ FAST32_HI, and the low 29 bits of y
+  // (low words of y0, y1 gathered) outside 0x10000000 ± MARGIN: ((lo − (2^28 − MARGIN)) mod 2^29) > 2·MARGIN
+  e.get(x);
+  e.constant(FAST32_LO, 'float32');
+  e.simd(SimdOp.f32x4_splat).simd(SimdOp.f32x4_ge);
+  e.get(x);
+  e.constant(FAST32_HI, 'float32');
+  e.simd(SimdOp.f32x4_splat).simd(SimdOp.f32x4_le).simd(SimdOp.v128_and);
+  e.get(y0).get(y1);
+  shuffle(e, [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]);
+  splat32i(e, 2 ** 28 - MARGIN);
+  e.simd(SimdOp.i32x4_sub);
+  splat32i(e, 0x1fffffff);
+  e.simd(SimdOp.v128_and);
+  splat32i(e, 2 * MARGIN);
+  e.simd(SimdOp.i32x4_le_u);
+  e.simd(SimdOp.v128_andnot);
+  e.simd(SimdOp.i32x4_all_true);
+  e.open('if', ValType.v128);
+  {
+    e.get(y0).simd(SimdOp.f32x4_demote_f64x2_zero);
+    e.get(y1).simd(SimdOp.f32x4_demote_f64x2_zero);
+    shuffle(e, [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
+  }
+  e.else();
+  exact();
+  e.close();
+}
+
+/**
  * Replaces the vector on the stack by `Math.exp` of each lane, bit for bit: float64 (f64x2),
  * float32 in 4 lanes (f32x4: each half promoted to f64x2, exp, rounded to float32 once, as
  * `Math.fround(Math.exp(x))`), or float32 in lanes 0 and 1 (`'f32x2'`, in 2-lane code). When a
  * lane is off the vector code's range (|x| < 2^-28, |x| > 708, x = 1, ±∞, NaN: rare in practice),
- * every lane of the vector calls the scalar port `scalarExp` instead (emitExp).
+ * every lane of the vector calls the scalar port `scalarExp` instead (emitExp). 'f32x4' first
+ * tries the cheaper approximation with a rounding test (emitExp32Lanes); only the vectors it
+ * rejects run fdlibm's lanes.
  */
 export function emitExpLanes(e: FunctionEmitter, scalarExp: number, shape: 'f64x2' | 'f32x4' | 'f32x2'): void {
   if (shape === 'f32x2') {
@@ -344,8 +467,14 @@ export function emitExpLanes(e: FunctionEmitter, scalarExp: number, shape: 'f64x
   }
   const x = e.local(ValType.v128);
   const f32 = shape === 'f32x4';
-  const lanes = f32 ? 4 : 2;
   e.set(x);
+  if (f32) emitExp32Lanes(e, x, () => emitExpLanesExact(e, scalarExp, x, true));
+  else emitExpLanesExact(e, scalarExp, x, false);
+}
+
+/** fdlibm's exp in lanes on the vector in local x (f64x2, or f32x4 through two f64x2 halves). */
+function emitExpLanesExact(e: FunctionEmitter, scalarExp: number, x: number, f32: boolean): void {
+  const lanes = f32 ? 4 : 2;
   fastLanes(e, x, f32);
   e.simd(f32 ? SimdOp.i32x4_all_true : SimdOp.i64x2_all_true);
   e.open('if', ValType.v128);

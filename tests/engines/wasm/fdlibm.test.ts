@@ -9,6 +9,7 @@
  * bench/exp-exhaustive.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { EXP32_TEST } from '../../../src/engines/wasm/fdlibm.js';
 import { engineMode, setEngineMode } from '../../../src/engines/wasm/index.js';
 import { guvectorize, sharedArray, vectorize } from '../../../src/index.js';
 import { mulberry32 } from '../../random.js';
@@ -113,9 +114,11 @@ const EXP_CENTRES = [
  * Every double within `width` ulps of each centre and of its negation, plus ±0, ±∞ and NaNs, each
  * one placed in every lane of a `lanes`-lane vector whose other lanes hold ordinary inputs.
  */
-function edgeInputs(width: number, lanes: number, round: (x: number) => number, step: (x: number, d: number) => number): number[] {
+function edgeInputs(
+  width: number, lanes: number, round: (x: number) => number, step: (x: number, d: number) => number, centres = EXP_CENTRES,
+): number[] {
   const edges = new Set<number>([0, -0, Infinity, -Infinity, NaN]);
-  for (const c of EXP_CENTRES) {
+  for (const c of centres) {
     for (const centre of [round(c), round(-c)]) {
       for (let d = -width; d <= width; d++) edges.add(step(centre, d));
     }
@@ -255,6 +258,68 @@ describe('fdlibm in Wasm equals V8 Math.*', () => {
     for (let i = 0; i < n; i++) {
       const expected = Math.fround(Math.exp(input[i]!));
       if (!same(out[i]!, expected)) expect.fail(`exp(${input[i]}) = ${out[i]} in Wasm, ${expected} in JS`);
+    }
+  });
+
+  it('exp, float32, 4 lanes, rounding test: every float32 within 2,000 ulps of its range bounds and of 0, ±0.5·ln 2, in every lane', () => {
+    setEngineMode('wasm');
+    const centres = [EXP32_TEST.lo, EXP32_TEST.hi, -126 * LN2, 128 * LN2, -149 * LN2, 0, 0.5 * LN2, 2 ** -24, 2 ** -25];
+    const xs = edgeInputs(2000, 4, Math.fround, ulpsFrom32, centres);
+    const input = sharedArray(xs.length, 'float32');
+    input.set(xs);
+    const out = sharedArray(xs.length, 'float32');
+    const exp = vectorize(['float32(float32)'])((x: number) => Math.exp(x));
+    expect(exp.explain(input, { out })).toMatch(/^WebAssembly \(SIMD, 4 lanes\)/);
+    exp.sync(input, { out });
+    for (let i = 0; i < xs.length; i++) {
+      const expected = Math.fround(Math.exp(input[i]!));
+      if (!same(out[i]!, expected)) expect.fail(`exp(${input[i]}) = ${out[i]} in Wasm (lane ${i % 4}), ${expected} in JS`);
+    }
+  });
+
+  it('exp, float32, rounding test: inputs whose Math.exp is within 8 ulps of a float32 midpoint, in every lane, element-wise and per row', () => {
+    setEngineMode('wasm');
+    // Found by bench/exp32-midpoints.ts over every float32 in the test's range: Math.exp(x) within
+    // 8 double ulps of a float32 rounding midpoint, then one whose approximation sits at the test's
+    // margin (2 ulps).
+    const bits = [
+      0x337fffff, 0x33800000, 0x343fffff, 0x34dffffd, 0x356ffff9, 0x35f7fff1, 0x367bffe1, 0x36fdffc1, 0x377eff81,
+      0x383a3ef1, 0x38e69cc1, 0x39c6be5b, 0x39e5bb1d, 0x3d1a274e, 0x4001b249, 0x40315b33, 0x4288942b, 0xb3000000,
+      0xbae0e25c, 0xbbf0edf1, 0xc16912cd, 0x3aae4c53,
+    ];
+    const hard = Array.from(new Float32Array(new Uint32Array(bits).buffer));
+    const ordinary = [0.7, -3.25, 12.5, -0.3].map(Math.fround);
+    const xs: number[] = [];
+    for (const x of hard) {
+      for (let lane = 0; lane < 4; lane++) for (let l = 0; l < 4; l++) xs.push(l === lane ? x : ordinary[l]!);
+    }
+    xs.push(...hard, ...hard.slice(0, 2)); // whole vectors of them
+    const input = sharedArray(xs.length, 'float32');
+    input.set(xs);
+    const out = sharedArray(xs.length, 'float32');
+    const exp = vectorize(['float32(float32)'])((x: number) => Math.exp(x));
+    expect(exp.explain(input, { out })).toMatch(/^WebAssembly \(SIMD, 4 lanes\)/);
+    exp.sync(input, { out });
+    for (let i = 0; i < xs.length; i++) {
+      const expected = Math.fround(Math.exp(input[i]!));
+      if (!same(out[i]!, expected)) expect.fail(`exp(${input[i]}) = ${out[i]} in Wasm (lane ${i % 4}), ${expected} in JS`);
+    }
+    // Per row, 4 rows per vector: each hard input at every row position and in every lane.
+    type Vector = { [i: number]: number; length: number };
+    const n = 5;
+    const count = Math.floor(xs.length / n);
+    const rowsIn = sharedArray(count * n, 'float32');
+    rowsIn.set(xs.slice(0, count * n));
+    const rowsOut = sharedArray(count * n, 'float32');
+    const view = <T>(data: T) => ({ data, shape: [count, n] });
+    const rows = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')((x: Vector, o: Vector) => {
+      for (let i = 0; i < x.length; i++) o[i] = Math.exp(x[i]!);
+    });
+    expect(rows.explain(view(rowsIn), { out: view(rowsOut) })).toMatch(/^WebAssembly \(SIMD, 4 rows per vector/);
+    rows.sync(view(rowsIn), { out: view(rowsOut) });
+    for (let i = 0; i < rowsOut.length; i++) {
+      const expected = Math.fround(Math.exp(rowsIn[i]!));
+      if (!same(rowsOut[i]!, expected)) expect.fail(`row exp(${rowsIn[i]}) = ${rowsOut[i]}, expected ${expected}`);
     }
   });
 });
