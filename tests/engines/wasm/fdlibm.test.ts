@@ -67,6 +67,25 @@ function expInputs(count: number): Float64Array {
 
 const same = (a: number, b: number) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
 
+/**
+ * Runs `Math.exp` over `xs` as a float64 kernel (2 SIMD lanes) or a float32 one (4 lanes) on arrays
+ * in Wasm memory, and fails at the first result that is not `Math.exp(x)` (float32:
+ * `Math.fround(Math.exp(x))`), naming the input and its lane.
+ */
+function expectExpInLanes(xs: readonly number[], dtype: 'float32' | 'float64'): void {
+  const lanes = dtype === 'float32' ? 4 : 2;
+  const input = sharedArray(xs.length, dtype);
+  input.set(xs);
+  const out = sharedArray(xs.length, dtype);
+  const exp = vectorize([`${dtype}(${dtype})`])((x: number) => Math.exp(x));
+  expect(exp.explain(input, { out })).toMatch(new RegExp(`^WebAssembly \\(SIMD, ${lanes} lanes\\)`));
+  exp.sync(input, { out });
+  for (let i = 0; i < xs.length; i++) {
+    const expected = dtype === 'float32' ? Math.fround(Math.exp(input[i]!)) : Math.exp(input[i]!);
+    if (!same(out[i]!, expected)) expect.fail(`exp(${input[i]}) = ${out[i]} in Wasm (lane ${i % lanes}), ${expected} in JS`);
+  }
+}
+
 /** The double `d` ulps from x (through zero to the other sign, as the bit patterns run). */
 function ulpsFrom(x: number, d: number): number {
   const v = new DataView(new ArrayBuffer(8));
@@ -166,30 +185,13 @@ describe('fdlibm in Wasm equals V8 Math.*', () => {
   it('exp, float64, SIMD lanes: every double within 3,000 ulps of each edge, in every lane beside ordinary values', () => {
     setEngineMode('wasm');
     const xs = edgeInputs(3000, 2, (x) => x, ulpsFrom);
-    const input = sharedArray(xs.length);
-    input.set(xs);
-    const out = sharedArray(xs.length);
-    const exp = vectorize(['float64(float64)'])((x: number) => Math.exp(x));
-    expect(exp.explain(input, { out })).toMatch(/^WebAssembly \(SIMD, 2 lanes\)/);
-    exp.sync(input, { out });
-    for (let i = 0; i < xs.length; i++) {
-      if (!same(out[i]!, Math.exp(xs[i]!))) expect.fail(`exp(${xs[i]}) = ${out[i]} in Wasm (lane ${i % 2}), ${Math.exp(xs[i]!)} in JS`);
-    }
+    expectExpInLanes(xs, 'float64');
   });
 
   it('exp, float32, 4 lanes: every float32 within 2,000 ulps of each edge, in every lane beside ordinary values', () => {
     setEngineMode('wasm');
     const xs = edgeInputs(2000, 4, Math.fround, ulpsFrom32);
-    const input = sharedArray(xs.length, 'float32');
-    input.set(xs);
-    const out = sharedArray(xs.length, 'float32');
-    const exp = vectorize(['float32(float32)'])((x: number) => Math.exp(x));
-    expect(exp.explain(input, { out })).toMatch(/^WebAssembly \(SIMD, 4 lanes\)/);
-    exp.sync(input, { out });
-    for (let i = 0; i < xs.length; i++) {
-      const expected = Math.fround(Math.exp(input[i]!));
-      if (!same(out[i]!, expected)) expect.fail(`exp(${input[i]}) = ${out[i]} in Wasm (lane ${i % 4}), ${expected} in JS`);
-    }
+    expectExpInLanes(xs, 'float32');
   });
 
   it('exp per row (guvectorize, SIMD rows): float64, float32, float32 beside float64 (2 lanes), in a helper', () => {
@@ -265,16 +267,7 @@ describe('fdlibm in Wasm equals V8 Math.*', () => {
     setEngineMode('wasm');
     const centres = [EXP32_TEST.lo, EXP32_TEST.hi, -126 * LN2, 128 * LN2, -149 * LN2, 0, 0.5 * LN2, 2 ** -24, 2 ** -25];
     const xs = edgeInputs(2000, 4, Math.fround, ulpsFrom32, centres);
-    const input = sharedArray(xs.length, 'float32');
-    input.set(xs);
-    const out = sharedArray(xs.length, 'float32');
-    const exp = vectorize(['float32(float32)'])((x: number) => Math.exp(x));
-    expect(exp.explain(input, { out })).toMatch(/^WebAssembly \(SIMD, 4 lanes\)/);
-    exp.sync(input, { out });
-    for (let i = 0; i < xs.length; i++) {
-      const expected = Math.fround(Math.exp(input[i]!));
-      if (!same(out[i]!, expected)) expect.fail(`exp(${input[i]}) = ${out[i]} in Wasm (lane ${i % 4}), ${expected} in JS`);
-    }
+    expectExpInLanes(xs, 'float32');
   });
 
   it('exp, float32, rounding test: inputs whose Math.exp is within 8 ulps of a float32 midpoint, in every lane, element-wise and per row', () => {
