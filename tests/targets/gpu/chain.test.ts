@@ -52,15 +52,16 @@ function failNextSubmission(): () => void {
   };
 }
 
+/** The kernels of these tests: an element-wise one, and a per-row one that reads one element. */
+const axpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+const reader = guvectorize(['void(float32[:], int32, float32[:])'], '(n),()->()', { target: 'gpu' })((x: Float32Array, i: number, out: Float32Array) => {
+  out[0] = x[i]!;
+});
+
 describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
   afterEach(async () => {
     setIdleReleaseMs(200);
     await synchronize().catch(() => {});
-  });
-
-  const axpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
-  const reader = guvectorize(['void(float32[:], int32, float32[:])'], '(n),()->()', { target: 'gpu' })((x: Float32Array, i: number, out: Float32Array) => {
-    out[0] = x[i]!;
   });
 
   it('a chain of calls on device arrays is recorded into shared submissions and gives the right result', async () => {
@@ -106,7 +107,7 @@ describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
     const error = await synchronize().then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(KernelRuntimeError);
     expect((error as Error).message).toMatch(
-      /^gpu call #\d+ \(`kernel`\) failed: Index \[9\] is out of bounds for `x` at kernel line 2:14 \(its shape is \[4\]\)\. The outputs may be partially written\.$/,
+      /^gpu call #\d+ \(`kernel`\) failed: Index \[9\] is out of bounds for `x` at kernel line 2:12 \(its shape is \[4\]\)\. The outputs may be partially written\.$/,
     );
     expect((error as Error).cause).toBeInstanceOf(KernelRuntimeError);
     // Reported once by synchronize(); data computed from the failed call keeps reporting it.
@@ -471,11 +472,6 @@ describeGpu('lean small read-backs', { timeout: 60_000 }, () => {
   afterEach(async () => {
     setIdleReleaseMs(200);
     await synchronize().catch(() => {});
-  });
-
-  const axpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
-  const reader = guvectorize(['void(float32[:], int32, float32[:])'], '(n),()->()', { target: 'gpu' })((x: Float32Array, i: number, out: Float32Array) => {
-    out[0] = x[i]!;
   });
 
   /** Counts `queue.submit` and `pushErrorScope` calls, and the copies into MAP_READ buffers, made while `work` runs. */
