@@ -279,9 +279,7 @@ export async function downloadBuffer(
     throw new ArgumentError(`downloadBuffer: expected a byte offset and length that are integers >= 0, got ${byteOffset} and ${byteLength}`);
   }
   const end = byteOffset + byteLength;
-  // Copies move whole 4-byte words: widen the range, then trim when copying out.
-  const alignedStart = byteOffset - (byteOffset % 4);
-  const alignedEnd = Math.ceil(end / 4) * 4;
+  const { alignedStart, alignedEnd } = wordSpan(byteOffset, byteLength);
   if (alignedEnd > buffer.size) {
     throw new ArgumentError(
       `downloadBuffer: bytes ${byteOffset}..${end} (${alignedStart}..${alignedEnd} widened to whole 4-byte words) are outside the buffer of ${buffer.size} bytes`,
@@ -336,6 +334,14 @@ export async function downloadBuffer(
     throw e;
   }
   return result;
+}
+
+/**
+ * The byte range `byteOffset`…`byteOffset + byteLength` widened to whole 4-byte words, which is what
+ * buffer copies move; the bytes asked for are trimmed out when copied to the host.
+ */
+function wordSpan(byteOffset: number, byteLength: number): { alignedStart: number; alignedEnd: number } {
+  return { alignedStart: byteOffset - (byteOffset % 4), alignedEnd: Math.ceil((byteOffset + byteLength) / 4) * 4 };
 }
 
 /**
@@ -399,8 +405,7 @@ export interface LeanReadback {
  */
 export function startLeanReadback(ctx: GpuContext, buffer: GPUBuffer, byteOffset: number, byteLength: number): LeanReadback | undefined {
   if (!leanReadbacks || byteLength <= 0 || byteLength > LEAN_READBACK_MAX_BYTES) return undefined;
-  const alignedStart = byteOffset - (byteOffset % 4);
-  const alignedEnd = Math.ceil((byteOffset + byteLength) / 4) * 4;
+  const { alignedStart, alignedEnd } = wordSpan(byteOffset, byteLength);
   if (alignedStart < 0 || alignedEnd > buffer.size || (buffer.usage & GPUBufferUsage.COPY_SRC) === 0) return undefined;
   if (scopedSectionsPending(ctx.device) > 0) return undefined;
   const pool = stagingPoolOf(ctx, 'read');
@@ -414,7 +419,7 @@ export function startLeanReadback(ctx: GpuContext, buffer: GPUBuffer, byteOffset
       const [check, map, ran] = await Promise.allSettled([ready, mapped, copied]);
       const ok = map.status === 'fulfilled' && ran.status === 'fulfilled' && ran.value;
       if (check.status === 'rejected' || !ok) {
-        if (map.status === 'fulfilled' && ran.status === 'fulfilled' && ran.value) {
+        if (ok) {
           staging.unmap();
           giveStaging(pool, staging);
         } else {
