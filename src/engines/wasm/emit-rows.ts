@@ -728,9 +728,7 @@ export function emitRowVectorLoop(
     const slotVectors = Array.from({ length: group }, () => e.local(ValType.v128));
     /** Pushes shuffle(x, y) picking `picks` (element indices of x ++ y, in elements of `size` bytes). */
     const shuffle = (x: number, y: number, picks: readonly number[], size: number) => {
-      e.get(x).get(y);
-      e.simd(SimdOp.i8x16_shuffle);
-      for (const q of picks) for (let b = 0; b < size; b++) e.code.byte(q * size + b);
+      e.get(x).get(y).shuffle(picks.flatMap((q) => Array.from({ length: size }, (_, b) => q * size + b)));
     };
     /**
      * Transposes `from` (lanes × group, or group × lanes) into `to`. 4 lanes × 4 f32: two rounds

@@ -14,7 +14,7 @@
 import { type DType, DTYPES, isFloat } from '../../dtypes.js';
 import type { Argument, Expr, HelperFunction, MathFunction, Stmt, Variable } from '../../compiler/ir.js';
 import { isArrayType } from '../../compiler/ir.js';
-import { Bytes, MiscOp, Op, type SimdOp, ValType, VOID } from './encoder.js';
+import { Bytes, MiscOp, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { emitFastExpF32 } from './fast-exp.js';
 import { type CoreAxisNames, type CounterBound, isBoundedIndex, isInt32Exact, isInt32Index, isInt32ModIndex } from './loop-counters.js';
 
@@ -168,6 +168,13 @@ export class FunctionEmitter {
   /** A 128-bit SIMD instruction (prefix 0xfd); memory and lane immediates follow on `code`. */
   simd(o: SimdOp): this {
     this.code.byte(0xfd).u32(o);
+    return this;
+  }
+
+  /** `i8x16.shuffle` of the two vectors on the stack: result byte i is byte `bytes[i]` of a ++ b. */
+  shuffle(bytes: readonly number[]): this {
+    this.simd(SimdOp.i8x16_shuffle);
+    for (const b of bytes) this.code.byte(b);
     return this;
   }
 

@@ -350,9 +350,7 @@ export class SimdEmitter {
   protected narrowMask(t: DType): void {
     if (this.lanes !== 2 || t === 'float64' || t === 'bool') return;
     const m = this.e.local(ValType.v128);
-    this.e.tee(m).get(m);
-    this.simd(SimdOp.i8x16_shuffle);
-    for (const b of [0, 1, 2, 3, 8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11]) this.e.code.byte(b);
+    this.e.tee(m).get(m).shuffle([0, 1, 2, 3, 8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11]);
   }
 
   protected cast(from: DType, to: DType): void {

@@ -209,6 +209,27 @@ const FAST_MAX = 708;
 /** kf + MAGIC has kf + 1023 in its low mantissa bits (kf an integer, |kf| < 2^11). */
 const MAGIC = 2 ** 52 + 1023;
 
+/** Multiplies the f64x2 on the stack by 2^k, k the integer-valued f64x2 in local kf: 2^k's bits are (k + 1023) << 52. */
+function timesPow2(e: FunctionEmitter, kf: number): void {
+  e.get(kf);
+  splat64(e, MAGIC);
+  e.simd(SimdOp.f64x2_add);
+  e.i32(52);
+  e.simd(SimdOp.i64x2_shl);
+  e.simd(SimdOp.f64x2_mul);
+}
+
+/** Pushes the high two float32 lanes of the f32x4 in local x as an f64x2. */
+function promoteHigh(e: FunctionEmitter, x: number): void {
+  e.get(x).get(x).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]);
+  e.simd(SimdOp.f64x2_promote_low_f32x4);
+}
+
+/** Joins two f32x4 whose lanes 0–1 hold values (demoted halves) into one: a's lanes 0–1, then b's. */
+function joinHalves(e: FunctionEmitter): void {
+  e.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
+}
+
 /** An f64x2 constant with `v` in both lanes. */
 function splat64(e: FunctionEmitter, v: number): void {
   e.simd(SimdOp.v128_const);
@@ -302,13 +323,7 @@ function emitExpF64x2Fast(e: FunctionEmitter): void {
   e.get(hi);
   s(SimdOp.f64x2_sub);
   s(SimdOp.f64x2_sub);
-  // y · 2^k, 2^k's bits = (k + 1023) << 52
-  e.get(kf);
-  splat64(e, MAGIC);
-  s(SimdOp.f64x2_add);
-  e.i32(52);
-  s(SimdOp.i64x2_shl);
-  s(SimdOp.f64x2_mul);
+  timesPow2(e, kf);
 }
 
 /** Pushes the mask of f64x2 (or f32x4) lanes the vector code computes: 2^-28 ≤ |x| ≤ 708, x ≠ 1. */
@@ -388,13 +403,7 @@ function emitExp32Approx(e: FunctionEmitter): void {
     splat64(e, EXP32_P[i]!);
     s(SimdOp.f64x2_add);
   }
-  // · 2^k, 2^k's bits = (k + 1023) << 52
-  e.get(kf);
-  splat64(e, MAGIC);
-  s(SimdOp.f64x2_add);
-  e.i32(52);
-  s(SimdOp.i64x2_shl);
-  s(SimdOp.f64x2_mul);
+  timesPow2(e, kf);
 }
 
 /** An i32x4 constant with `v` in every lane. */
@@ -414,9 +423,7 @@ function emitExp32Lanes(e: FunctionEmitter, x: number, exact: () => void): void 
   e.simd(SimdOp.f64x2_promote_low_f32x4);
   emitExp32Approx(e);
   e.set(y0);
-  e.get(x).get(x);
-  shuffle(e, [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]);
-  e.simd(SimdOp.f64x2_promote_low_f32x4);
+  promoteHigh(e, x);
   emitExp32Approx(e);
   e.set(y1);
   // ok = in range and not near a midpoint: FAST32_LO ≤ x ≤ FAST32_HI, and the low 29 bits of y
@@ -428,7 +435,7 @@ function emitExp32Lanes(e: FunctionEmitter, x: number, exact: () => void): void 
   e.constant(FAST32_HI, 'float32');
   e.simd(SimdOp.f32x4_splat).simd(SimdOp.f32x4_le).simd(SimdOp.v128_and);
   e.get(y0).get(y1);
-  shuffle(e, [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]);
+  e.shuffle([0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]);
   splat32i(e, 2 ** 28 - MARGIN);
   e.simd(SimdOp.i32x4_sub);
   splat32i(e, 0x1fffffff);
@@ -441,7 +448,7 @@ function emitExp32Lanes(e: FunctionEmitter, x: number, exact: () => void): void 
   {
     e.get(y0).simd(SimdOp.f32x4_demote_f64x2_zero);
     e.get(y1).simd(SimdOp.f32x4_demote_f64x2_zero);
-    shuffle(e, [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
+    joinHalves(e);
   }
   e.else();
   exact();
@@ -486,12 +493,10 @@ function emitExpLanesExact(e: FunctionEmitter, scalarExp: number, x: number, f32
       emitExpF64x2Fast(e);
       e.simd(SimdOp.f32x4_demote_f64x2_zero);
       {
-        e.get(x).get(x);
-        shuffle(e, [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]);
-        e.simd(SimdOp.f64x2_promote_low_f32x4);
+        promoteHigh(e, x);
         emitExpF64x2Fast(e);
         e.simd(SimdOp.f32x4_demote_f64x2_zero);
-        shuffle(e, [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
+        joinHalves(e);
       }
     }
   }
@@ -510,9 +515,4 @@ function emitExpLanesExact(e: FunctionEmitter, scalarExp: number, x: number, f32
     }
   }
   e.close();
-}
-
-function shuffle(e: FunctionEmitter, bytes: readonly number[]): void {
-  e.simd(SimdOp.i8x16_shuffle);
-  for (const b of bytes) e.code.byte(b);
 }
