@@ -140,8 +140,7 @@ class ShaderModuleBuilder {
     this.wideTiles.forEach((wide, i) => {
       if (!wide) return;
       const t = layout.tiles[i]!;
-      // The name the element accessors gave it (one chunk).
-      const name = /var<storage, read_write> (\w+):/.exec(this.storage[t.binding]!.declarations)![1]!;
+      const name = this.storage[t.binding]!.names[0]!; // one chunk
       const type = repOfType(t.dtype);
       const internal = () => {
         throw new Error('internal: element access to a binding declared as vectors');
@@ -151,8 +150,9 @@ class ShaderModuleBuilder {
         functions: '',
         load: internal,
         store: internal,
+        names: [name],
         storeWide: (q: string, v: string) => `${name}[${q}] = ${v};`,
-      } as StorageAccessors;
+      };
     });
     this.rowNames = layout.tiles.map((t, i) =>
       t.init === 'zero' && t.store && !this.memory[i] && sizeOf(t.coreShape) <= PRIVATE_ROW_MAX ? this.namer.fresh(`${this.bindingHint(t.binding)}_row`) : undefined,
@@ -431,7 +431,7 @@ class ShaderModuleBuilder {
           block: `block${i}`,
           load: this.storage[t.binding]!.load,
           store: this.storage[t.binding]!.store,
-          ...(this.wideTiles[i] ? { storeWide: (this.storage[t.binding] as StorageAccessors & { storeWide: (q: string, v: string) => string }).storeWide } : {}),
+          ...(this.wideTiles[i] ? { storeWide: this.storage[t.binding]!.storeWide } : {}),
         };
       }),
       this.layout.workgroupSize,

@@ -20,12 +20,16 @@ import { type BindingLayout, elementsPerWord } from './shader-layout.js';
 export interface StorageAccessors {
   /** `@group(0) @binding(n) var<storage, …> …;` lines. */
   readonly declarations: string;
+  /** The declared names, one per chunk. */
+  readonly names: readonly string[];
   /** Accessor functions (empty for a whole, unpacked buffer). */
   readonly functions: string;
   /** A load of element `element` (a u32 expression), as the dtype's rep (i32 for small types, bool for bool). */
   load(element: string): string;
   /** A statement storing `value` (in the dtype's rep) at `element`. */
   store(element: string, value: string): string;
+  /** Bindings declared as 4-element vectors (shader-module.ts, wide tiles): a statement storing vector `value` at vector index `index`. */
+  storeWide?(index: string, value: string): string;
 }
 
 /** The WGSL type of a 32-bit element, or `u32` for a packed word. */
@@ -98,6 +102,7 @@ export function storageAccessors(b: BindingLayout, hint: string, slots: readonly
   if (packing === 1) {
     return {
       declarations,
+      names: chunkNames,
       functions,
       load: (e) => readWord(e),
       store: (e, v) => {
@@ -130,6 +135,7 @@ export function storageAccessors(b: BindingLayout, hint: string, slots: readonly
   const isBool = b.dtype === 'bool';
   return {
     declarations,
+    names: chunkNames,
     functions,
     load: (e) => (isBool ? `(${load}(${e}) != 0i)` : `${load}(${e})`),
     store: (e, v) => {
