@@ -26,6 +26,7 @@ import { timeKernels } from '../src/targets/gpu/kernel-timing.js';
 import { markdownTable } from './lib/markdown.js';
 import { findPython, type PythonPeerReport, runPythonPeer } from './lib/python.js';
 import { median } from './lib/timing.js';
+import { hermiteRow } from './workloads.js';
 
 const quick = process.argv.includes('--quick');
 const SAXPY_N = quick ? 1 << 20 : 67_108_864;
@@ -109,22 +110,11 @@ function uniform(n: number, low: number, high: number, seed: number): Float32Arr
 
 const saxpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
 
-/** Seed 001's recurrence; `c` is a double on the cpu and an f32 on the gpu, as in the CuPy peer. */
-function recurrence(x: number, out: Float32Array): void {
-  out[0] = 1;
-  out[1] = x;
-  for (let i = 2; i < out.length; i++) out[i] = x * out[i - 1]! - (i - 1) * out[i - 2]!;
-  let c = 1.0;
-  for (let i = 2; i < out.length; i++) {
-    c *= i;
-    out[i] /= Math.sqrt(c);
-  }
-}
-const hermite = guvectorize(['void(float32, float32[:])'], '()->(n)', { target: 'gpu', env: { recurrence } })((x: number, out: Float32Array) => {
-  recurrence(x, out);
+const hermite = guvectorize(['void(float32, float32[:])'], '()->(n)', { target: 'gpu', env: { hermiteRow } })((x: number, out: Float32Array) => {
+  hermiteRow(x, out);
 });
-const hermiteInPlace = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { target: 'gpu', env: { recurrence } })((row: Float32Array, out: Float32Array) => {
-  recurrence(row[1]!, out);
+const hermiteInPlace = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { target: 'gpu', env: { hermiteRow } })((row: Float32Array, out: Float32Array) => {
+  hermiteRow(row[1]!, out);
 });
 
 // ---------------------------------------------------------------- measurements
@@ -372,7 +362,7 @@ async function checkHermite(xs: Float32Array, table: DeviceArray, what: string):
   const data = (await table.toHost()) as Float32Array; // C order, whatever the layout on the device
   const row = new Float32Array(HERMITE_N);
   for (let r = 0; r < HERMITE_ROWS; r += 4099) {
-    recurrence(xs[r]!, row);
+    hermiteRow(xs[r]!, row);
     for (let c = 0; c < HERMITE_N; c++) {
       const got = data[r * HERMITE_N + c]!;
       if (Math.abs(got - row[c]!) > 1e-4 * Math.max(1, Math.abs(row[c]!))) throw new Error(`hermite ${what}: row ${r} column ${c} is ${got}, expected ${row[c]}`);

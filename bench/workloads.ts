@@ -90,8 +90,11 @@ const dataOf = (argument: number | HostArray | undefined): FloatArray => (argume
 // Kernel helpers, passed to the library in `env`. Their parameters are typed for this file only;
 // the library reads the source and types them from each call.
 
-/** Seed 001's normalised recurrence: out[i] = x·out[i−1] − (i−1)·out[i−2], then out[i] /= √(i!). */
-function hermiteRow(x: number, out: Vector): void {
+/**
+ * Seed 001's normalised recurrence: out[i] = x·out[i−1] − (i−1)·out[i−2], then out[i] /= √(i!).
+ * `c` is a double on the cpu and an f32 on the gpu, as in the CuPy peer (bench/gpu.ts uses it too).
+ */
+export function hermiteRow(x: number, out: Vector): void {
   out[0] = 1;
   out[1] = x;
   for (let i = 2; i < out.length; i++) out[i] = x * out[i - 1] - (i - 1) * out[i - 2];
