@@ -15,7 +15,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type DeviceArray, deviceArray, synchronize, toDevice, vectorize } from '../src/index.js';
-import { acquireDevice, describeAdapter } from '../src/targets/gpu/device.js';
+import { acquireDevice, describeAdapter } from '../src/targets/gpu/runtime/device.js';
 import { markdownTable } from './lib/markdown.js';
 import { median, timeCalls } from './lib/timing.js';
 

@@ -1,5 +1,5 @@
 /**
- * Checks the Wasm engine's vector exp (fdlibm's exp in f64x2 lanes, src/engines/wasm/fdlibm.ts)
+ * Checks the Wasm engine's vector exp (fdlibm's exp in f64x2 lanes, src/targets/cpu/wasm/fdlibm.ts)
  * on every float32 input (all 2^32 bit patterns), through the public API on arrays in Wasm memory
  * (SIMD lanes; explain is printed): a float64 kernel on each input as a double must give
  * `Math.exp(x)` exactly, and a float32 kernel (f32x4 → two f64x2 halves → float32) exactly
@@ -15,8 +15,8 @@
  *
  *   npx tsx bench/exp-exhaustive.ts
  */
-import { setEngineMode } from '../src/engines/wasm/index.js';
-import { EXP32_TEST } from '../src/engines/wasm/fdlibm.js';
+import { setEngineMode } from '../src/targets/cpu/wasm/index.js';
+import { EXP32_TEST } from '../src/targets/cpu/wasm/fdlibm.js';
 import { sharedArray, vectorize } from '../src/index.js';
 
 setEngineMode('wasm');

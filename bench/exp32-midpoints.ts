@@ -1,5 +1,5 @@
 /**
- * Finds the float32 inputs for tests/engines/wasm/fdlibm.test.ts's midpoint test: over every
+ * Finds the float32 inputs for tests/targets/cpu/wasm/fdlibm.test.ts's midpoint test: over every
  * float32 x with FAST32_LO ≤ x ≤ FAST32_HI (the float32 exp's rounding-test range, fdlibm.ts),
  * those whose Math.exp(x) lies within 8 double ulps of a float32 rounding midpoint, and those
  * whose approximation y (a JS replica of emitExp32Approx) lies within 2 ulps of the test's edge,
@@ -7,7 +7,7 @@
  *
  *   npx tsx bench/exp32-midpoints.ts
  */
-import { EXP32_TEST } from '../src/engines/wasm/fdlibm.js';
+import { EXP32_TEST } from '../src/targets/cpu/wasm/fdlibm.js';
 
 const { lo: LO, hi: HI, p: P, margin: MARGIN, invln2: INV } = EXP32_TEST;
 const f32 = new Float32Array(1);

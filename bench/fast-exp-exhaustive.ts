@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/fast-exp-exhaustive.ts
  */
-import { setEngineMode } from '../src/engines/wasm/index.js';
+import { setEngineMode } from '../src/targets/cpu/wasm/index.js';
 import { sharedArray, vectorize } from '../src/index.js';
 
 setEngineMode('wasm');

@@ -11,8 +11,8 @@
  * (`--order dropped`).
  */
 import { type DeviceArray, synchronize, toDevice, vectorize } from '../src/index.js';
-import { bufferPoolStats, setBufferPoolLimit } from '../src/targets/gpu/buffer-pool.js';
-import { acquireDevice, describeAdapter, setIdleReleaseMs } from '../src/targets/gpu/device.js';
+import { bufferPoolStats, setBufferPoolLimit } from '../src/targets/gpu/runtime/buffer-pool.js';
+import { acquireDevice, describeAdapter, setIdleReleaseMs } from '../src/targets/gpu/runtime/device.js';
 import { median } from './lib/timing.js';
 
 const argv = process.argv.slice(2);

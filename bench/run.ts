@@ -15,8 +15,8 @@ import { availableTargets, deviceArray, describeAdapter, sharedArray, toDevice }
 import type { DeviceArray, Ufunc } from '../src/index.js';
 // Internal: the adapter's own description (for the GPU's name), and the GPU's own clock, made
 // for benchmarks, comparable to CuPy's CUDA events.
-import { acquireDevice } from '../src/targets/gpu/device.js';
-import { timeKernels } from '../src/targets/gpu/kernel-timing.js';
+import { acquireDevice } from '../src/targets/gpu/runtime/device.js';
+import { timeKernels } from '../src/targets/gpu/runtime/kernel-timing.js';
 // Internal: waits until the parallel pool's workers have started (they start in the background).
 import { __testing as parallelInternals } from '../src/targets/parallel/index.js';
 import { compareOutputs, toleranceFor } from './lib/check.js';

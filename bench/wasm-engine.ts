@@ -17,7 +17,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
-import { engineMode, setEngineMode } from '../src/engines/wasm/index.js';
+import { engineMode, setEngineMode } from '../src/targets/cpu/wasm/index.js';
 import { getParallelOptions, sharedArray, vectorize } from '../src/index.js';
 import { shutdown } from '../src/index.js';
 import { __testing as parallelInternals } from '../src/targets/parallel/index.js';

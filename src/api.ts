@@ -16,13 +16,13 @@ export type { Slice, Slice2 } from './kernel-types.js';
 export type { DType, TypedArray } from './dtypes.js';
 export type { TargetName } from './targets/target.js';
 export { availableTargets } from './targets/registry.js';
-export { DeviceArray, deviceArray, toDevice } from './targets/gpu/device-array.js';
-export type { HostArrayView } from './targets/gpu/device-array.js';
-export type { WebGpuBuffer, WebGpuDevice } from './targets/gpu/webgpu-types.js';
-export { describeAdapter, setDevice } from './targets/gpu/device.js';
+export { DeviceArray, deviceArray, toDevice } from './targets/gpu/runtime/device-array.js';
+export type { HostArrayView } from './targets/gpu/runtime/device-array.js';
+export type { WebGpuBuffer, WebGpuDevice } from './targets/gpu/runtime/webgpu-types.js';
+export { describeAdapter, setDevice } from './targets/gpu/runtime/device.js';
 export type { ScriptUrl } from './platform/platform.js';
-export { synchronize } from './targets/gpu/chain.js';
-export { setBufferPoolLimit } from './targets/gpu/buffer-pool.js';
+export { synchronize } from './targets/gpu/runtime/chain.js';
+export { setBufferPoolLimit } from './targets/gpu/runtime/buffer-pool.js';
 // The parallel target: arrays in shared memory (used without copying), the pool's options, its error.
 export { sharedArray, sharedNDArray, isShared } from './shared-memory.js';
 export type { TypedArrayOf } from './shared-memory.js';
@@ -34,8 +34,8 @@ export {
   CallTimeoutError, ShutdownError,
 } from './errors.js';
 // The cpu target's engines (WebAssembly or generated JS): see docs/wasm-engine.md.
-export { engineMode, setEngineMode } from './engines/wasm/index.js';
-export type { EngineMode } from './engines/wasm/index.js';
+export { engineMode, setEngineMode } from './targets/cpu/wasm/index.js';
+export type { EngineMode } from './targets/cpu/wasm/index.js';
 export { shutdown } from './shutdown.js';
 export { parseSignature, parseLayout } from './signature-parser/index.js';
 export type { Signature, ArgType, Layout, CoreDim } from './signature-parser/index.js';

@@ -7,7 +7,7 @@ import { type DType, DTYPES } from './dtypes.js';
 import { ArgumentError, TargetUnavailableError } from './errors.js';
 import { cOrderStrides, sizeOf } from './layout.js';
 import type { NDArray } from './ndarray.js';
-import { allocateInWasmMemory } from './engines/wasm/index.js';
+import { allocateInWasmMemory } from './targets/cpu/wasm/index.js';
 
 /** The typed array that stores each dtype. */
 export interface TypedArrayOf {

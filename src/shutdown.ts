@@ -21,6 +21,6 @@ export async function shutdown(): Promise<void> {
   beginShutdown();
   // The gpu module is loaded only by programs that used the gpu target.
   // Abandoned rather than destroyed at once: destroying waits for running kernels (see abandonDevice).
-  if (loadTargetSync('gpu')) (await import('./targets/gpu/device.js')).abandonDevice('it was shut down with shutdown()');
+  if (loadTargetSync('gpu')) (await import('./targets/gpu/runtime/device.js')).abandonDevice('it was shut down with shutdown()');
   await shutdownPool();
 }

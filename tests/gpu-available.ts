@@ -6,7 +6,7 @@
  * a missing adapter fails the run instead, so the gpu target can never be skipped silently.
  */
 import { describe } from 'vitest';
-import { describeAdapter, isGpuAvailable } from '../src/targets/gpu/device.js';
+import { describeAdapter, isGpuAvailable } from '../src/targets/gpu/runtime/device.js';
 
 /** Whether a WebGPU device could be created in this process. */
 export const gpuAvailable: boolean = await isGpuAvailable();

@@ -1,6 +1,6 @@
 /**
  * `reduce` and `accumulate` of associative ufuncs on every target; on the gpu over device arrays,
- * where they run as a tree in workgroup memory (src/targets/gpu/tree-fold.ts) and the results stay
+ * where they run as a tree in workgroup memory (src/targets/gpu/runtime/tree-fold.ts) and the results stay
  * on the device. Expected values are computed here by plain loops over the same data (exact
  * integer arithmetic, so the order of an associative fold cannot change them), or are literals
  * NumPy gives (the expression is in the comment); the order of the tree is checked with kernels

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   ArgumentError, DeviceArray, deviceArray, guvectorize, parseSignature, SignatureError, toDevice, vectorize, type NDArray,
 } from '../src/index.js';
-import { engineMode, setEngineMode, type EngineMode } from '../src/engines/wasm/index.js';
+import { engineMode, setEngineMode, type EngineMode } from '../src/targets/cpu/wasm/index.js';
 import { TARGETS } from './targets.js';
 
 /** What a Uint8ClampedArray stores for each number: the independent reference. */

@@ -143,7 +143,7 @@ export interface TypedKernel {
   readonly source: string;
   /**
    * The ufunc's `fastmath` option: `Math.exp` of a float32 may be computed in float32
-   * (engines/fast-exp.ts, within 1 ulp) instead of as V8's `Math.exp` rounded to float32.
+   * (targets/cpu/fast-exp.ts, within 1 ulp) instead of as V8's `Math.exp` rounded to float32.
    */
   readonly fastmath?: boolean;
 }

@@ -40,7 +40,7 @@ async function loadGpu(): Promise<GPU> {
 
 /**
  * A page has no AsyncLocalStorage. This store only knows the synchronous part of `run`; callers
- * that need more check `followsAsync` and fall back (see runScoped in targets/gpu/device.ts).
+ * that need more check `followsAsync` and fall back (see runScoped in targets/gpu/runtime/device.ts).
  */
 function createContextStore<T>() {
   let current: T | undefined;

@@ -14,7 +14,7 @@ import { type ContextStore, installPlatform, type Platform } from './platform.js
 type WebGpuModule = typeof import('webgpu');
 
 // Module-level on purpose: dawn.node crashes the process if the `GPU` object is garbage-collected
-// while a device made from it is alive (see targets/gpu/device.ts). Never reset once set.
+// while a device made from it is alive (see targets/gpu/runtime/device.ts). Never reset once set.
 let gpuInstance: GPU | undefined;
 
 async function loadGpu(): Promise<GPU> {

@@ -6,7 +6,7 @@
  * reaches `node:*` modules or the `webgpu` package, and a Node program never reaches `navigator`.
  */
 import { TargetUnavailableError } from '../errors.js';
-import type { GPU } from '../targets/gpu/webgpu-types.js';
+import type { GPU } from '../targets/gpu/runtime/webgpu-types.js';
 
 /**
  * A script's address: a string, or a `URL` (typed by its `href`, so that the package's types need

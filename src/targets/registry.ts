@@ -32,7 +32,7 @@ const TABLE: TargetEntry[] = [
   },
   {
     name: 'gpu', memory: 'device', load: () => import('./gpu/index.js').then((m) => m.gpuTarget),
-    available: () => import('./gpu/device.js').then((m) => m.isGpuAvailable()).catch(() => false),
+    available: () => import('./gpu/runtime/device.js').then((m) => m.isGpuAvailable()).catch(() => false),
   },
 ];
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { ArgumentError, guvectorize, KernelCompileError, LayoutError, vectorize } from '../../src/index.js';
-import { shutdownDevice } from '../../src/targets/gpu/device.js';
+import { shutdownDevice } from '../../src/targets/gpu/runtime/device.js';
 import { TARGETS } from '../targets.js';
 
 afterAll(() => shutdownDevice());

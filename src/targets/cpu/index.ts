@@ -4,10 +4,10 @@
 import { limitExceeded } from '../../cancellation.js';
 import { ArgumentError, CallTimeoutError } from '../../errors.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
-import { explainPlan, runsOnWasm, runWasm } from '../../engines/wasm/index.js';
+import { explainPlan, runsOnWasm, runWasm } from './wasm/index.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler, Target } from '../target.js';
-import { generateRunner, instantiateRunner, layoutKey, type MemoryLayout, prepareRunnerArgs, type Runner, type RunnerArgs } from './codegen.js';
+import { generateRunner, instantiateRunner, layoutKey, type MemoryLayout, prepareRunnerArgs, type Runner, type RunnerArgs } from './js/codegen.js';
 
 /** A compiled cpu kernel: the runner, and its source (which the parallel target posts to workers). */
 export interface CompiledRunner {

@@ -6,10 +6,10 @@
  * TargetUnavailableError). See docs/gpu.md for what runs how, and where results differ from cpu.
  */
 import type { Target } from '../target.js';
-import { checkGpuKernel } from './check-kernel.js';
-import { outputArray, outputArrayNow } from './device-array.js';
-import { runOnGpu } from './dispatch.js';
-import { treeAccumulate, treeReduce } from './tree-fold.js';
+import { checkGpuKernel } from './codegen/check-kernel.js';
+import { outputArray, outputArrayNow } from './runtime/device-array.js';
+import { runOnGpu } from './runtime/dispatch.js';
+import { treeAccumulate, treeReduce } from './runtime/tree-fold.js';
 
 /** The gpu target, as registered in targets/registry.ts. */
 export const gpuTarget: Target = {

@@ -8,14 +8,14 @@
 import type { TypedArray } from '../../dtypes.js';
 import { sameAxes } from '../../layout.js';
 import type { CallPlan } from '../../plan.js';
-import type { MemoryLayout, RunnerArgs } from '../cpu/codegen.js';
+import type { MemoryLayout, RunnerArgs } from '../cpu/js/codegen.js';
 import { type CompiledRunner, cpuCompiler } from '../cpu/index.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler } from '../target.js';
 import { type ArgumentSetMessage, scalarKindOf, type WasmRunnerPart } from './protocol.js';
-import { type WasmKernel, wasmKernelIfRoom } from '../../engines/wasm/engine.js';
-import { reserve, wasmMemory } from '../../engines/wasm/memory.js';
-import { wasmRunner } from '../../engines/wasm/runner.js';
+import { type WasmKernel, wasmKernelIfRoom } from '../cpu/wasm/engine.js';
+import { reserve, wasmMemory } from '../cpu/wasm/memory.js';
+import { wasmRunner } from '../cpu/wasm/runner.js';
 
 const NOTHING_EVICTED: readonly number[] = [];
 

@@ -11,9 +11,9 @@
  * `receiveMessageOnPort`).
  */
 import type { DType } from '../../dtypes.js';
-import type { Runner, RunnerArgs } from '../cpu/codegen.js';
-import type { DriveSpec } from '../../engines/wasm/runner.js';
-import type { WasmMemory, WasmModule } from '../../engines/wasm/wasm-api.js';
+import type { Runner, RunnerArgs } from '../cpu/js/codegen.js';
+import type { DriveSpec } from '../cpu/wasm/runner.js';
+import type { WasmMemory, WasmModule } from '../cpu/wasm/wasm-api.js';
 
 /**
  * A runner that is a compiled Wasm kernel: the worker instantiates `module` over `memory` (the

@@ -7,12 +7,12 @@ import { parseFunction } from '../../../src/compiler/parse.js';
 import { typeKernel } from '../../../src/compiler/lower.js';
 import type { Stmt } from '../../../src/compiler/ir.js';
 import type { OperandView } from '../../../src/plan.js';
-import { oobError } from '../../../src/targets/gpu/bounds-errors.js';
-import { planStaging, type StagingCandidate } from '../../../src/targets/gpu/coalescing.js';
-import { placeHostOperand, scatterResults, uploadData } from '../../../src/targets/gpu/host-operands.js';
+import { oobError } from '../../../src/targets/gpu/runtime/bounds-errors.js';
+import { planStaging, type StagingCandidate } from '../../../src/targets/gpu/codegen/coalescing.js';
+import { placeHostOperand, scatterResults, uploadData } from '../../../src/targets/gpu/runtime/host-operands.js';
 import { findIntegralDoubles } from '../../../src/compiler/passes/integral-doubles.js';
 import { forEachStmt } from '../../../src/compiler/ir-walk.js';
-import { WGSL_RESERVED, WgslNamer } from '../../../src/targets/gpu/namer.js';
+import { WGSL_RESERVED, WgslNamer } from '../../../src/targets/gpu/codegen/namer.js';
 
 describe('WgslNamer', () => {
   it('keeps plain names and renames keywords, reserved words, built-ins and repeats', () => {

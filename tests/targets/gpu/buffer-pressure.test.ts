@@ -5,8 +5,8 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { type DeviceArray, deviceArray, toDevice, vectorize } from '../../../src/index.js';
-import { bufferPoolStats, setBufferPoolLimit, sizeClass, trimBufferPool } from '../../../src/targets/gpu/buffer-pool.js';
-import { acquireDevice, setIdleReleaseMs } from '../../../src/targets/gpu/device.js';
+import { bufferPoolStats, setBufferPoolLimit, sizeClass, trimBufferPool } from '../../../src/targets/gpu/runtime/buffer-pool.js';
+import { acquireDevice, setIdleReleaseMs } from '../../../src/targets/gpu/runtime/device.js';
 import { describeGpu } from '../../gpu-available.js';
 
 const MiB = 2 ** 20;

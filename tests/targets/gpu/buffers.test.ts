@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DTYPES } from '../../../src/dtypes.js';
 import { ArgumentError, DeviceError } from '../../../src/errors.js';
-import { STAGING_IDLE_MS, allocateBuffer, downloadBuffer, paddedByteLength, stagingPoolStats, uploadToBuffer, writeToBuffer } from '../../../src/targets/gpu/buffers.js';
-import { acquireDevice, holdDevice, runScoped, type DeviceHold, type GpuContext } from '../../../src/targets/gpu/device.js';
+import { STAGING_IDLE_MS, allocateBuffer, downloadBuffer, paddedByteLength, stagingPoolStats, uploadToBuffer, writeToBuffer } from '../../../src/targets/gpu/runtime/buffers.js';
+import { acquireDevice, holdDevice, runScoped, type DeviceHold, type GpuContext } from '../../../src/targets/gpu/runtime/device.js';
 import { describeGpu } from '../../gpu-available.js';
 import { GPU_DTYPES, TRANSFER_SIZES, firstByteDifference, randomArray } from './transfer-data.js';
 

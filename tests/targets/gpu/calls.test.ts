@@ -8,7 +8,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DeviceError, KernelRuntimeError, TargetUnavailableError } from '../../../src/errors.js';
 import { DeviceArray, deviceArray, guvectorize, synchronize, toDevice, vectorize } from '../../../src/index.js';
 import type { NDArray } from '../../../src/ndarray.js';
-import { acquireDevice, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/device.js';
+import { acquireDevice, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { describeGpu } from '../../gpu-available.js';
 import { hermiteUfuncs } from '../../../examples/hermite.js';
 import { differences } from './compare-targets.js';

@@ -5,10 +5,10 @@
 import { afterEach, expect, it } from 'vitest';
 import { DeviceError, KernelRuntimeError } from '../../../src/errors.js';
 import { DeviceArray, deviceArray, guvectorize, synchronize, toDevice, vectorize } from '../../../src/index.js';
-import { bufferPoolStats, sizeClass } from '../../../src/targets/gpu/buffer-pool.js';
-import { LEAN_READBACK_MAX_BYTES } from '../../../src/targets/gpu/buffers.js';
-import { EARLY_SUBMIT_BYTES, flushChain, MAX_CALLS_PER_BATCH } from '../../../src/targets/gpu/chain.js';
-import { acquireDevice, setIdleReleaseMs } from '../../../src/targets/gpu/device.js';
+import { bufferPoolStats, sizeClass } from '../../../src/targets/gpu/runtime/buffer-pool.js';
+import { LEAN_READBACK_MAX_BYTES } from '../../../src/targets/gpu/runtime/buffers.js';
+import { EARLY_SUBMIT_BYTES, flushChain, MAX_CALLS_PER_BATCH } from '../../../src/targets/gpu/runtime/chain.js';
+import { acquireDevice, setIdleReleaseMs } from '../../../src/targets/gpu/runtime/device.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
 

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DTYPES } from '../../../src/dtypes.js';
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../../src/errors.js';
-import { uploadToBuffer } from '../../../src/targets/gpu/buffers.js';
-import { DeviceArray, checkGpuDType, deviceArray, toDevice } from '../../../src/targets/gpu/device-array.js';
-import { bufferPoolStats } from '../../../src/targets/gpu/buffer-pool.js';
+import { uploadToBuffer } from '../../../src/targets/gpu/runtime/buffers.js';
+import { DeviceArray, checkGpuDType, deviceArray, toDevice } from '../../../src/targets/gpu/runtime/device-array.js';
+import { bufferPoolStats } from '../../../src/targets/gpu/runtime/buffer-pool.js';
 import { vectorize } from '../../../src/index.js';
-import { acquireDevice, isDeviceAlive, runScoped, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/device.js';
+import { acquireDevice, isDeviceAlive, runScoped, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { describeGpu } from '../../gpu-available.js';
 import { GPU_DTYPES, TRANSFER_SIZES, firstByteDifference, randomArray } from './transfer-data.js';
 

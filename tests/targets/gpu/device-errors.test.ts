@@ -1,7 +1,7 @@
 /** WebGPU's bare rejections (a device destroyed under pending work) become DeviceErrors that say so. */
 import { expect, it } from 'vitest';
 import { DeviceError, KernelRuntimeError } from '../../../src/errors.js';
-import { asDeviceError } from '../../../src/targets/gpu/device-errors.js';
+import { asDeviceError } from '../../../src/targets/gpu/runtime/device-errors.js';
 
 it('turns an AbortError with an empty message into a DeviceError that explains it', () => {
   const bare = new DOMException('', 'AbortError');

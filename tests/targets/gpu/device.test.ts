@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DeviceError, TargetUnavailableError } from '../../../src/errors.js';
-import { downloadBuffer, uploadToBuffer } from '../../../src/targets/gpu/buffers.js';
+import { downloadBuffer, uploadToBuffer } from '../../../src/targets/gpu/runtime/buffers.js';
 import {
   acquireDevice,
   assertDeviceAlive,
@@ -16,7 +16,7 @@ import {
   shutdownDevice,
   withDevice,
   type GpuContext,
-} from '../../../src/targets/gpu/device.js';
+} from '../../../src/targets/gpu/runtime/device.js';
 import { describeGpu } from '../../gpu-available.js';
 
 const childScript = fileURLToPath(new URL('./fixtures/gpu-child.ts', import.meta.url));

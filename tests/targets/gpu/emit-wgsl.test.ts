@@ -5,7 +5,7 @@
  * would only fail at run time.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { acquireDevice, shutdownDevice } from '../../../src/targets/gpu/device.js';
+import { acquireDevice, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { gpuAvailable } from '../../gpu-available.js';
 import { LAVAPIPE_LIMITS, planFor, vectorizeWgsl, wgslFor } from './shader-fixtures.js';
 import { hermiteRow } from '../../kernels.js';

@@ -7,7 +7,7 @@ import { hermiteUfuncs, seedTable } from '../../../examples/hermite.js';
 import { runLorenz } from '../../../examples/lorenz96.js';
 import { runSaxpy } from '../../../examples/saxpy.js';
 import type { NDArray } from '../../../src/ndarray.js';
-import { shutdownDevice } from '../../../src/targets/gpu/device.js';
+import { shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { describeGpu } from '../../gpu-available.js';
 
 afterAll(() => shutdownDevice());

@@ -22,7 +22,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, expect, it } from 'vitest';
-import { shutdownDevice } from '../../../src/targets/gpu/device.js';
+import { shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences, runBoth } from './compare-targets.js';
 

@@ -4,8 +4,8 @@
  */
 import { expect, it } from 'vitest';
 import { deviceArray, synchronize, toDevice, vectorize } from '../../../src/index.js';
-import { acquireDevice } from '../../../src/targets/gpu/device.js';
-import { timeKernels } from '../../../src/targets/gpu/kernel-timing.js';
+import { acquireDevice } from '../../../src/targets/gpu/runtime/device.js';
+import { timeKernels } from '../../../src/targets/gpu/runtime/kernel-timing.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
 

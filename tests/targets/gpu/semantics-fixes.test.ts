@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { afterAll, expect, it } from 'vitest';
 import { guvectorize, KernelCompileError, vectorize } from '../../../src/index.js';
-import { shutdownDevice } from '../../../src/targets/gpu/device.js';
+import { shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { describeGpu } from '../../gpu-available.js';
 
 afterAll(() => shutdownDevice());

@@ -6,10 +6,10 @@
 import { guvectorize } from '../../../src/guvectorize/index.js';
 import { parseLayout } from '../../../src/signature-parser/index.js';
 import type { CallPlan } from '../../../src/plan.js';
-import { layoutCall, type LayoutLimits } from '../../../src/targets/gpu/call-layout.js';
-import { checkGpuKernel } from '../../../src/targets/gpu/check-kernel.js';
-import { placeHostOperand, isAllZero } from '../../../src/targets/gpu/host-operands.js';
-import { generateShader } from '../../../src/targets/gpu/shader-module.js';
+import { layoutCall, type LayoutLimits } from '../../../src/targets/gpu/codegen/call-layout.js';
+import { checkGpuKernel } from '../../../src/targets/gpu/codegen/check-kernel.js';
+import { placeHostOperand, isAllZero } from '../../../src/targets/gpu/runtime/host-operands.js';
+import { generateShader } from '../../../src/targets/gpu/codegen/shader-module.js';
 import type { Target } from '../../../src/targets/target.js';
 import { prepareCall, UfuncDefinition, type UfuncOptions } from '../../../src/ufunc.js';
 import type { TypedArray } from '../../../src/dtypes.js';

@@ -1,0 +1,906 @@
+/**
+ * SPMD vectorisation of per-row (guvectorize) kernels, in the model of Intel's ISPC: the rows of
+ * a call are independent, so 4 of them (32-bit values) or 2 (where a value per row is float64)
+ * run in the lanes of one 128-bit vector.
+ *
+ * Values are *uniform* (the same in every row of a call: constants, core sizes, scalar and
+ * broadcast operands, loop counters, and what is computed only from those) or *varying* (per-row
+ * scalars, array elements, and what depends on them). Uniform values stay scalar — so loops,
+ * index arithmetic and bounds checks run once for all lanes, by the scalar emitter — and are
+ * splatted where they meet varying ones. Varying values live in v128 lanes. Every array index
+ * must be uniform: then element `[i]` of the lanes' rows is one 16-byte slot.
+ *
+ * Rows are copied, lane-interleaved, into a scratch area of the thread (slot `i` holds element `i`
+ * of each lane's row), the body runs on the slots with plain v128 loads and stores, and the rows
+ * that the kernel writes are copied back. So nothing reaches the operands before a block of rows
+ * is complete: an index out of bounds leaves the vector loop (the `bail` label) and the scalar
+ * loop redoes the block from its first row, which throws exactly where the JS engine throws,
+ * having written exactly what it writes.
+ *
+ * A divergent `if` (a condition that varies per row) runs both branches under lane masks, as for
+ * element-wise kernels; stores and assignments keep inactive lanes' values. What is not
+ * vectorised (the kernel then runs the scalar Wasm loop, and `explain` says why): a loop whose
+ * condition varies per row, `break`/`continue`/`return` under a varying condition, an index that
+ * varies per row, arrays other than float32/float64/int32/uint32 or with more than 2 core
+ * dimensions, conversions from floats to integers. Helpers are inlined.
+ *
+ * Decided per call, before the loop: rows overlapping an output in any way other than being the
+ * very same view (in place), negative strides, or cores larger than the scratch area run the
+ * scalar loop.
+ */
+import type { DType } from '../../../dtypes.js';
+import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
+import { isArrayType } from '../../../compiler/ir.js';
+import type { MemoryLayout } from '../js/codegen.js';
+import { MiscOp, Op, SimdOp, ValType } from './encoder.js';
+import { emitLoop, type FunctionEmitter, type LoopLabels, type ModuleContext, sizeShift, type WasmArray } from './emit-scalar.js';
+import { SimdEmitter } from './emit-simd.js';
+import { analyseCoverage } from '../../../compiler/passes/output-coverage.js';
+
+/** Bytes of each thread's scratch area for lane-interleaved rows and local arrays. */
+export const ROW_SCRATCH_BYTES = 64 * 1024;
+
+const LANE_TYPES = new Set<DType>(['float32', 'float64', 'int32', 'uint32']);
+const INT_MATH = new Set(['abs', 'min', 'max', 'imul']);
+
+/**
+ * Emits a branch to `exit` unless the elements of one row of `a` (strides ≥ 0, in elements) are at
+ * distinct addresses. Sufficient test, not necessary: 1-D, a stride ≠ 0 (or one element); 2-D,
+ * one axis's step clears the other axis's whole extent (row- or column-major, spaced or not).
+ */
+function exitUnlessDistinctElements(e: FunctionEmitter, a: WasmArray, dimLocal: (d: WasmArray['dims'][number]) => number, exit: number): void {
+  const stride = (axis: number) => {
+    const st = a.strides[axis]!;
+    if (st === 'unit') e.i32(1);
+    else e.get(st);
+  };
+  const dim = (axis: number) => e.get(dimLocal(a.dims[axis]!));
+  if (a.dims.length === 1) {
+    if (a.strides[0] === 'unit') return;
+    dim(0);
+    e.i32(1).op(Op.i32_gt_u);
+    stride(0);
+    e.op(Op.i32_eqz).op(Op.i32_and).br(exit, true);
+    return;
+  }
+  if (a.dims.length !== 2) {
+    e.br(exit);
+    return;
+  }
+  // fits(outer, inner): (d_inner ≤ 1 or s_inner ≠ 0) and (d_outer ≤ 1 or s_outer > (d_inner − 1)·s_inner)
+  const fits = (outer: number, inner: number) => {
+    dim(inner);
+    e.i32(1).op(Op.i32_le_u);
+    stride(inner);
+    e.i32(0).op(Op.i32_ne).op(Op.i32_or);
+    dim(outer);
+    e.i32(1).op(Op.i32_le_u);
+    // in i64: (d − 1)·s may pass 2³² for large strides
+    stride(outer);
+    e.op(Op.i64_extend_i32_u);
+    dim(inner);
+    e.i32(1).op(Op.i32_sub).op(Op.i64_extend_i32_u);
+    stride(inner);
+    e.op(Op.i64_extend_i32_u).op(Op.i64_mul).op(Op.i64_gt_u).op(Op.i32_or).op(Op.i32_and);
+  };
+  fits(0, 1);
+  fits(1, 0);
+  e.op(Op.i32_or).op(Op.i32_eqz).br(exit, true);
+}
+
+/** How a per-row kernel is vectorised (see the file comment). */
+export interface RowPlan {
+  readonly lanes: 4 | 2;
+  readonly varying: ReadonlySet<Variable>;
+  /** Indices of the kernel's array parameters that the kernel or a helper stores into. */
+  readonly written: ReadonlySet<number>;
+  /**
+   * Output rows (1-D) that the kernel writes whole before reading them (output-coverage.ts, for
+   * any length): their slots need not be filled from memory first, unless another operand
+   * shares them (in place), whose reads must see memory.
+   */
+  readonly covered: ReadonlySet<number>;
+  /** Byte offsets of lane-interleaved local arrays within the row scratch area. */
+  readonly localOffsets: ReadonlyMap<Variable, number>;
+  readonly localBytes: number;
+}
+
+/** Whether an expression varies per row (under a set of varying variables). */
+export function varies(e: Expr, varying: ReadonlySet<Variable>): boolean {
+  switch (e.kind) {
+    case 'const':
+    case 'dim':
+      return false;
+    case 'var':
+      return varying.has(e.variable);
+    case 'index':
+    case 'call':
+      return true;
+    case 'unary':
+      return varies(e.arg, varying);
+    case 'cast':
+      return varies(e.value, varying);
+    case 'binary':
+    case 'compare':
+    case 'logical':
+      return varies(e.left, varying) || varies(e.right, varying);
+    case 'select':
+      return varies(e.cond, varying) || varies(e.then, varying) || varies(e.otherwise, varying);
+    case 'math':
+      return e.args.some((a) => varies(a, varying));
+  }
+}
+
+class Refusal extends Error {}
+
+/** The row plan of a guvectorize kernel for a memory layout, or why it runs scalar (a phrase). */
+export function rowPlan(kernel: TypedKernel, layout: MemoryLayout): RowPlan | string {
+  try {
+    return analyse(kernel, layout);
+  } catch (error) {
+    if (error instanceof Refusal) return error.message;
+    throw error;
+  }
+}
+
+function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
+  const refuse = (why: string): never => {
+    throw new Refusal(why);
+  };
+  const varying = new Set<Variable>();
+  kernel.params.forEach((p, i) => {
+    if (isArrayType(p.type)) {
+      if (!LANE_TYPES.has(p.type.dtype)) refuse(`\`${p.name}\` is a ${p.type.dtype} array (lanes hold 32 and 64-bit numbers)`);
+      if (p.type.ndim > 2) refuse(`\`${p.name}\` has ${p.type.ndim} core dimensions (at most 2 are vectorised)`);
+    } else if (layout.inner[i] !== 'scalar' && layout.inner[i] !== 'broadcast') {
+      if (!LANE_TYPES.has(p.type)) refuse(`\`${p.name}\` is a ${p.type} per row`);
+      varying.add(p);
+    }
+  });
+  const written = new Set<number>();
+  const localOffsets = new Map<Variable, number>();
+  let localBytes = 0;
+  let wide = false;
+  /** Varying-condition depth at each variable's declaration (per call site, in walk order). */
+  const declared = new Map<Variable, number>();
+
+  interface Context {
+    /** Enclosing varying conditions, call sites included. */
+    readonly depth: number;
+    /** A varying condition encloses this point within the current function. */
+    readonly fnVarying: boolean;
+    /** A varying condition encloses this point within the innermost loop. */
+    readonly loopVarying: boolean;
+    /** Helper array parameters → the kernel parameter index or local array they stand for. */
+    readonly env: ReadonlyMap<Variable, number | Variable>;
+  }
+  const root = (v: Variable, c: Context): number | Variable => {
+    const r = c.env.get(v);
+    if (r !== undefined) return r;
+    const i = kernel.params.indexOf(v);
+    return i >= 0 ? i : v;
+  };
+  const laneType = (t: DType, what: string) => {
+    if (t === 'bool') return;
+    if (!LANE_TYPES.has(t)) refuse(`${what} is ${t} per row`);
+    if (t === 'float64') wide = true;
+  };
+
+  const expr = (e: Expr, c: Context): void => {
+    switch (e.kind) {
+      case 'call': return call(e, c);
+      case 'unary': expr(e.arg, c); break;
+      case 'cast': expr(e.value, c); break;
+      case 'binary': case 'compare': case 'logical': expr(e.left, c); expr(e.right, c); break;
+      case 'select': expr(e.cond, c); expr(e.then, c); expr(e.otherwise, c); break;
+      case 'math': e.args.forEach((a) => expr(a, c)); break;
+      case 'index':
+        for (const i of e.indices) {
+          expr(i, c);
+          if (varies(i, varying)) refuse(`an index of \`${e.array.name}\` at kernel line ${e.loc.line}:${e.loc.column} varies per row`);
+        }
+        break;
+      default: break;
+    }
+    if (!varies(e, varying)) return;
+    laneType(e.type, `a value at kernel line ${e.loc.line}:${e.loc.column}`);
+    // Uniform operands are splatted: they need a lane type too.
+    const operands: Expr[] =
+      e.kind === 'unary' ? [e.arg] : e.kind === 'cast' ? [e.value] : e.kind === 'binary' || e.kind === 'compare' || e.kind === 'logical' ? [e.left, e.right]
+        : e.kind === 'select' ? [e.cond, e.then, e.otherwise] : e.kind === 'math' ? [...e.args] : [];
+    for (const o of operands) laneType(o.type, `a value at kernel line ${o.loc.line}:${o.loc.column}`);
+    switch (e.kind) {
+      case 'binary':
+        if (e.op === '%' && !(e.type === 'float32' || e.type === 'float64')) refuse('integer `%` has no SIMD instruction');
+        if (e.op === '**') refuse('`**` has no SIMD form here');
+        if (['<<', '>>', '>>>'].includes(e.op) && e.right.kind !== 'const') refuse('a shift count varies per row');
+        break;
+      case 'compare':
+        laneType(e.operandType, 'a comparison');
+        break;
+      case 'cast': {
+        const from = e.value.type;
+        const to = e.type;
+        const int = (t: DType) => t === 'int32' || t === 'uint32';
+        const ok = from === to || from === 'bool' || to === 'bool' || (int(from) && int(to)) ||
+          ((to === 'float32' || to === 'float64') && (int(from) || from === 'float32' || from === 'float64'));
+        if (!ok) refuse(`a conversion from ${from} to ${to} per row`);
+        break;
+      }
+      case 'math':
+        if ((e.type === 'int32' || e.type === 'uint32') && (!INT_MATH.has(e.fn) || (e.fn === 'abs' && e.type === 'uint32'))) refuse(`Math.${e.fn} on integers per row`);
+        if (e.fn === 'fround' && e.args[0]!.type !== 'float32') wide = true;
+        break;
+      default:
+        break;
+    }
+  };
+
+  const assignTo = (v: Variable, value: Expr, c: Context) => {
+    expr(value, c);
+    if (isArrayType(v.type)) refuse('an array variable is assigned');
+    if (varies(value, varying) || c.depth > (declared.get(v) ?? 0)) varying.add(v);
+    if (varying.has(v)) laneType(v.type as DType, `\`${v.name}\``);
+  };
+
+  const call = (x: Extract<Expr, { kind: 'call' }>, c: Context): void => {
+    const h: HelperFunction = x.helper;
+    const env = new Map(c.env);
+    h.params.forEach((p, i) => {
+      const a = x.args[i]!;
+      if (a.kind === 'array-ref') env.set(p, root(a.array, c));
+      else {
+        declared.set(p, c.depth);
+        assignTo(p, a, c);
+      }
+    });
+    stmts(h.body, { depth: c.depth, fnVarying: false, loopVarying: false, env });
+  };
+
+  const stmts = (list: readonly Stmt[], c: Context): void => {
+    for (const s of list) stmt(s, c);
+  };
+  const stmt = (s: Stmt, c: Context): void => {
+    switch (s.kind) {
+      case 'let':
+        declared.set(s.variable, c.depth);
+        assignTo(s.variable, s.init, c);
+        return;
+      case 'assign':
+        assignTo(s.variable, s.value, c);
+        return;
+      case 'local-array': {
+        if (c.fnVarying || c.depth > 0) refuse('a local array is declared under a condition that varies per row');
+        const dtype = (s.variable.type as { dtype: DType }).dtype;
+        if (!LANE_TYPES.has(dtype)) refuse(`the local array \`${s.variable.name}\` is ${dtype}`);
+        if (dtype === 'float64') wide = true;
+        if (!localOffsets.has(s.variable)) {
+          localOffsets.set(s.variable, localBytes);
+          localBytes += s.length * 16;
+        }
+        return;
+      }
+      case 'store': {
+        for (const i of s.indices) {
+          expr(i, c);
+          if (varies(i, varying)) refuse(`an index of \`${s.array.name}\` at kernel line ${s.loc.line}:${s.loc.column} varies per row`);
+        }
+        expr(s.value, c);
+        laneType(s.value.type, 'a stored value');
+        const r = root(s.array, c);
+        if (typeof r === 'number') written.add(r);
+        return;
+      }
+      case 'if': {
+        expr(s.cond, c);
+        const inner = varies(s.cond, varying) ? { ...c, depth: c.depth + 1, fnVarying: true, loopVarying: true } : c;
+        stmts(s.then, inner);
+        stmts(s.otherwise, inner);
+        return;
+      }
+      case 'loop': {
+        stmts(s.init, c);
+        if (s.cond) expr(s.cond, c);
+        const inner = { ...c, loopVarying: false };
+        stmts(s.body, inner);
+        stmts(s.update, inner);
+        if (s.cond) {
+          expr(s.cond, c);
+          if (varies(s.cond, varying)) refuse(`the loop at kernel line ${s.loc.line}:${s.loc.column} runs while a condition that varies per row holds`);
+        }
+        return;
+      }
+      case 'break':
+      case 'continue':
+        if (c.loopVarying) refuse(`\`${s.kind}\` at kernel line ${s.loc.line}:${s.loc.column} is under a condition that varies per row`);
+        return;
+      case 'return':
+        if (c.fnVarying) refuse(`\`return\` at kernel line ${s.loc.line}:${s.loc.column} is under a condition that varies per row`);
+        if (s.value) expr(s.value, c);
+        return;
+      case 'call':
+        call(s.call, c);
+        return;
+    }
+  };
+
+  // Varying-ness spreads (a variable assigned a varying value makes its readers varying): walk
+  // until nothing changes.
+  for (let size = -1; size !== varying.size;) {
+    size = varying.size;
+    stmts(kernel.body, { depth: 0, fnVarying: false, loopVarying: false, env: new Map() });
+  }
+  for (const v of varying) if (v.type === 'float64') wide = true;
+  const covered = new Set<number>();
+  for (const p of written) {
+    const t = kernel.params[p]!.type;
+    if (!isArrayType(t) || t.ndim !== 1) continue;
+    // Written whole for a length of 2³⁰ means by a loop up to the row's length: for any length.
+    const coverage = analyseCoverage(kernel, [p], 2 ** 30);
+    if (coverage.writesAll && coverage.memoryReads.size === 0) covered.add(p);
+  }
+  return { lanes: wide ? 2 : 4, varying, written, covered, localOffsets, localBytes };
+}
+
+/** Emits the vector body of a per-row kernel (the block runner calls `stmts` on the kernel body). */
+export class RowSimdEmitter extends SimdEmitter {
+  private readonly loopLabels: LoopLabels[] = [];
+  /** Per function being emitted (the kernel body, then inlined helpers): where `return` goes. */
+  readonly returns: { result: number | undefined; depth: number }[] = [];
+
+  constructor(e: FunctionEmitter, ctx: ModuleContext, lanes: 4 | 2, private readonly plan: RowPlan) {
+    super(e, ctx, lanes, e.local(ValType.v128));
+  }
+
+  private varies(x: Expr): boolean {
+    return varies(x, this.plan.varying);
+  }
+
+  /** A uniform scalar of type `t` on the stack becomes a vector (bool: a lane mask). */
+  splatUniform(t: DType): void {
+    if (t === 'bool') {
+      if (this.lanes === 2) {
+        this.e.op(Op.i64_extend_i32_u);
+        this.simd(SimdOp.i64x2_splat).simd(SimdOp.i64x2_neg);
+      } else this.simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_neg);
+      return;
+    }
+    this.splat(t);
+  }
+
+  override expr(x: Expr): void {
+    if (x.kind === 'call') return this.inline(x, true);
+    if (!this.varies(x)) {
+      this.e.expr(x);
+      this.splatUniform(x.type);
+      return;
+    }
+    if (x.kind === 'index') {
+      const a = this.e.arrays.get(x.array)!;
+      this.e.get(this.e.address(x.array, a, x.indices, x.loc));
+      this.e.simd(SimdOp.v128_load).code.u32(4).u32(0);
+      return;
+    }
+    super.expr(x);
+  }
+
+  protected override math(fn: Parameters<SimdEmitter['math']>[0], args: readonly Expr[], t: DType): void {
+    if (fn === 'fround') {
+      this.expr(args[0]!);
+      if (args[0]!.type === 'float64') this.simd(SimdOp.f32x4_demote_f64x2_zero);
+      return;
+    }
+    super.math(fn, args, t);
+  }
+
+  protected override stmt(s: Stmt): void {
+    const e = this.e;
+    switch (s.kind) {
+      case 'let':
+      case 'assign':
+        if (this.plan.varying.has(s.variable)) super.stmt(s);
+        else e.stmt(s);
+        return;
+      case 'store': {
+        const a = e.arrays.get(s.array)!;
+        const address = e.address(s.array, a, s.indices, s.loc);
+        e.get(address);
+        this.expr(s.value);
+        if (this.activeMask()) {
+          this.narrowMask(a.dtype);
+          const m = e.local(ValType.v128);
+          e.set(m);
+          e.get(address);
+          e.simd(SimdOp.v128_load).code.u32(4).u32(0);
+          e.get(m);
+          this.simd(SimdOp.v128_bitselect);
+        }
+        e.simd(SimdOp.v128_store).code.u32(4).u32(0);
+        return;
+      }
+      case 'if':
+        if (this.varies(s.cond)) {
+          super.stmt(s);
+          return;
+        }
+        e.expr(s.cond);
+        e.open('if');
+        this.stmts(s.then);
+        if (s.otherwise.length) {
+          e.else();
+          this.stmts(s.otherwise);
+        }
+        e.close();
+        return;
+      case 'loop':
+        this.loop(s);
+        return;
+      case 'break':
+        e.br(this.loopLabels[this.loopLabels.length - 1]!.breakDepth);
+        return;
+      case 'continue':
+        e.br(this.loopLabels[this.loopLabels.length - 1]!.continueDepth);
+        return;
+      case 'return': {
+        const to = this.returns[this.returns.length - 1]!;
+        if (s.value && to.result !== undefined) {
+          this.expr(s.value);
+          e.set(to.result);
+        }
+        e.br(to.depth);
+        return;
+      }
+      case 'call':
+        this.inline(s.call, false);
+        return;
+      case 'local-array': {
+        const a = e.arrays.get(s.variable)!;
+        e.get(a.base).i32(0).i32(s.length * 16).misc(MiscOp.memory_fill).code.byte(0);
+        return;
+      }
+    }
+  }
+
+  private loop(s: Extract<Stmt, { kind: 'loop' }>): void {
+    emitLoop(this.e, s, (list) => this.stmts(list), this.loopLabels);
+  }
+
+  /** A helper call, inlined: parameters bound, body in a block that `return` leaves. */
+  private inline(x: Extract<Expr, { kind: 'call' }>, wantValue: boolean): void {
+    const e = this.e;
+    const h = x.helper;
+    h.params.forEach((p, i) => {
+      const a = x.args[i]!;
+      if (a.kind === 'array-ref') e.arrays.set(p, e.arrays.get(a.array)!);
+      else this.stmt({ kind: 'let', variable: p, init: a, loc: a.loc });
+    });
+    let result: number | undefined;
+    if (h.returnType !== 'void') {
+      result = e.local(ValType.v128);
+      // A helper that ends without `return` gives undefined: NaN, or 0 once converted.
+      const t = h.returnType;
+      this.constant(t === 'float32' || t === 'float64' ? NaN : t === 'bool' ? false : 0, t);
+      e.set(result);
+    }
+    e.open('block');
+    this.returns.push({ result, depth: e.depth() - 1 });
+    const outer = this.loopLabels.splice(0);
+    this.stmts(h.body);
+    this.loopLabels.push(...outer);
+    this.returns.pop();
+    e.close();
+    if (wantValue) e.get(result!);
+  }
+}
+
+/** The operand locals of `run` (module.ts): per operand, its pointer and step locals. */
+export interface RunLocals {
+  readonly pointer: readonly (number | undefined)[];
+  readonly step: readonly (number | undefined)[];
+  /** The loop index and the number of rows. */
+  readonly k: number;
+  readonly count: number;
+}
+
+/**
+ * The vector loop over blocks of `lanes` rows, before `run`'s scalar loop (which runs the rest:
+ * the tail, or everything where a check before the loop fails, or the block where an index was
+ * out of bounds). `rowScratch` is the local holding the row scratch area's address.
+ */
+export function emitRowVectorLoop(
+  e: FunctionEmitter, ctx: ModuleContext, kernel: TypedKernel, layout: MemoryLayout, plan: RowPlan, locals: RunLocals, rowScratch: number,
+): void {
+  const { lanes } = plan;
+  const { pointer, step, k, count } = locals;
+  const capSlots = (ROW_SCRATCH_BYTES - plan.localBytes) / 16;
+  const simd = new RowSimdEmitter(e, ctx, lanes, plan);
+  const saved = new Map(e.arrays);
+  const memarg = (align: number) => e.code.u32(align).u32(0);
+
+  interface Operand {
+    readonly index: number;
+    readonly v: Variable;
+    readonly dtype: DType;
+    readonly shift: number;
+    /** Source binding (pointer, strides in elements, dims). */
+    readonly src?: WasmArray;
+    /** Local: step between rows in bytes. */
+    readonly stepBytes: number;
+    /** Locals: this block's row address per lane. */
+    readonly lane: number[];
+    /** Array operands: locals for the scratch address, the number of elements, the alias flag. */
+    readonly slot?: number;
+    readonly elems?: number;
+    readonly aliased?: number;
+    /** Array operands: another operand shares this one's slots. */
+    readonly shared?: number;
+  }
+  const operands: Operand[] = [];
+  kernel.params.forEach((v, i) => {
+    const s = layout.inner[i];
+    if (s === 'scalar') return;
+    const dtype = isArrayType(v.type) ? v.type.dtype : v.type;
+    const shift = sizeShift(dtype);
+    const stepBytes = e.local(ValType.i32);
+    if (s === 'strided') e.get(step[i]!).set(stepBytes);
+    else e.i32(s === 'broadcast' ? 0 : 1 << shift).set(stepBytes);
+    const lane = Array.from({ length: lanes }, () => e.local(ValType.i32));
+    if (isArrayType(v.type)) {
+      operands.push({ index: i, v, dtype, shift, src: saved.get(v)!, stepBytes, lane, slot: e.local(ValType.i32), elems: e.local(ValType.i32), aliased: e.local(ValType.i32), shared: e.local(ValType.i32) });
+    } else operands.push({ index: i, v, dtype, shift, stepBytes, lane });
+  });
+  const arrays = operands.filter((o) => o.src);
+
+  e.open('block');
+  const vexit = e.depth() - 1;
+  // ---- checks, once per call of run: any failure leaves every row to the scalar loop.
+  e.get(count).i32(lanes).op(Op.i32_lt_u).br(vexit, true);
+  const used = e.local(ValType.i32);
+  e.i32(0).set(used);
+  const dimLocal = (d: WasmArray['dims'][number]) => (d as { local: number }).local;
+  const strideOf = (a: WasmArray, axis: number) => a.strides[axis]!;
+  const extent = new Map<Operand, number>();
+  for (const o of arrays) {
+    const a = o.src!;
+    // elems = Π dims, each checked against the scratch capacity first (no i32 overflow).
+    e.i32(1).set(o.elems!);
+    for (const d of a.dims) {
+      e.get(dimLocal(d)).i32(capSlots).op(Op.i32_gt_u).br(vexit, true);
+      e.get(o.elems!).get(dimLocal(d)).op(Op.i32_mul).set(o.elems!);
+    }
+    e.get(o.elems!).i32(capSlots).op(Op.i32_gt_u).br(vexit, true);
+    e.get(rowScratch).i32(plan.localBytes).op(Op.i32_add).get(used).i32(4).op(Op.i32_shl).op(Op.i32_add).set(o.slot!);
+    e.get(used).get(o.elems!).op(Op.i32_add).tee(used).i32(capSlots).op(Op.i32_gt_u).br(vexit, true);
+    e.i32(0).set(o.aliased!);
+    e.i32(0).set(o.shared!);
+    // Negative steps or strides: not vectorised (the overlap tests below assume ascending rows).
+    e.get(o.stepBytes).i32(0).op(Op.i32_lt_s).br(vexit, true);
+    a.strides.forEach((st) => {
+      if (st !== 'unit') e.get(st).i32(0).op(Op.i32_lt_s).br(vexit, true);
+    });
+    // Bytes one row spans: (Σ (dim−1)·stride + 1) · size, or 0 when empty.
+    const ext = e.local(ValType.i32);
+    e.i32(1);
+    a.dims.forEach((d, axis) => {
+      const st = strideOf(a, axis);
+      e.get(dimLocal(d)).i32(1).op(Op.i32_sub);
+      if (st !== 'unit') e.get(st).op(Op.i32_mul);
+      e.op(Op.i32_add);
+    });
+    e.i32(o.shift).op(Op.i32_shl);
+    e.i32(0).get(o.elems!).op(Op.select).set(ext);
+    extent.set(o, ext);
+    if (plan.written.has(o.index)) {
+      // The rows of one output must not overlap one another,
+      e.get(o.stepBytes).get(ext).op(Op.i32_lt_s).br(vexit, true);
+      // nor the elements of one row (a stride-0 core axis, say): the lanes' slots are distinct,
+      // so a row whose elements alias would read what the scalar loop does not.
+      exitUnlessDistinctElements(e, a, dimLocal, vexit);
+    }
+  }
+  // Operands overlapping an output: the very same view shares its slots (in place); any other
+  // overlap is left to the scalar loop.
+  const hi = new Map<Operand, number>();
+  for (const o of arrays) {
+    const h = e.local(ValType.i32);
+    e.get(pointer[o.index]!).get(count).i32(1).op(Op.i32_sub).get(o.stepBytes).op(Op.i32_mul).op(Op.i32_add).get(extent.get(o)!).op(Op.i32_add).set(h);
+    hi.set(o, h);
+  }
+  for (let j = 0; j < arrays.length; j++) {
+    for (let i = 0; i < j; i++) {
+      const a = arrays[i]!;
+      const b = arrays[j]!;
+      if (!plan.written.has(a.index) && !plan.written.has(b.index)) continue;
+      const sa = a.src!;
+      const sb = b.src!;
+      const comparable = a.dtype === b.dtype && sa.dims.length === sb.dims.length && sa.strides.every((s, x) => (s === 'unit') === (sb.strides[x] === 'unit'));
+      e.open('block');
+      const next = e.depth() - 1;
+      if (comparable) {
+        // identical: same pointer, step, dims and strides → share a's slots.
+        e.get(pointer[a.index]!).get(pointer[b.index]!).op(Op.i32_eq);
+        e.get(a.stepBytes).get(b.stepBytes).op(Op.i32_eq).op(Op.i32_and);
+        sa.dims.forEach((d, x) => e.get(dimLocal(d)).get(dimLocal(sb.dims[x]!)).op(Op.i32_eq).op(Op.i32_and));
+        sa.strides.forEach((s, x) => {
+          if (s !== 'unit') e.get(s).get(sb.strides[x] as number).op(Op.i32_eq).op(Op.i32_and);
+        });
+        e.open('if');
+        e.get(b.aliased!).op(Op.i32_eqz).open('if');
+        e.get(a.slot!).set(b.slot!);
+        e.i32(1).set(b.aliased!);
+        e.i32(1).set(a.shared!);
+        e.close();
+        e.br(next);
+        e.close();
+      }
+      // disjoint or empty: lo_a < hi_b && lo_b < hi_a overlaps (unsigned byte addresses).
+      e.get(pointer[a.index]!).get(hi.get(b)!).op(Op.i32_lt_u);
+      e.get(pointer[b.index]!).get(hi.get(a)!).op(Op.i32_lt_u).op(Op.i32_and);
+      e.get(a.elems!).op(Op.i32_eqz).get(b.elems!).op(Op.i32_eqz).op(Op.i32_or).op(Op.i32_eqz).op(Op.i32_and);
+      e.br(vexit, true);
+      e.close();
+    }
+  }
+  // Local arrays: lane-interleaved, at fixed offsets.
+  for (const [v, offset] of plan.localOffsets) {
+    const base = e.local(ValType.i32);
+    e.get(rowScratch).i32(offset).op(Op.i32_add).set(base);
+    e.arrays.set(v, { base, strides: ['unit'], dims: [{ constant: (saved.get(v)?.dims[0] as { constant: number } | undefined)?.constant ?? localLength(kernel, v) }], dtype: (v.type as { dtype: DType }).dtype, shift: 4 });
+  }
+  for (const o of arrays) {
+    const a = o.src!;
+    const strides: WasmArray['strides'][number][] = a.dims.length === 2 ? [dimLocal(a.dims[1]!), 'unit'] : a.dims.map(() => 'unit' as const);
+    e.arrays.set(o.v, { base: o.slot!, strides, dims: a.dims, dtype: o.dtype, shift: 4 });
+  }
+
+  // ---- the loop over blocks of rows
+  e.open('loop');
+  const vtop = e.depth() - 1;
+  e.get(k).i32(lanes).op(Op.i32_add).get(count).op(Op.i32_gt_u).br(vexit, true);
+  for (const o of operands) {
+    e.get(pointer[o.index]!).set(o.lane[0]!);
+    for (let l = 1; l < lanes; l++) e.get(o.lane[l - 1]!).get(o.stepBytes).op(Op.i32_add).set(o.lane[l]!);
+  }
+  const f64 = (t: DType) => t === 'float64';
+  const loadLanes = (o: Operand, offset: number | undefined, into: number) => {
+    // into = the lanes' elements at byte `offset` of their rows.
+    for (let l = 0; l < lanes; l++) {
+      e.get(o.lane[l]!);
+      if (offset !== undefined) e.get(offset).op(Op.i32_add);
+      e.get(into);
+      e.simd(f64(o.dtype) ? SimdOp.v128_load64_lane : SimdOp.v128_load32_lane);
+      memarg(o.shift);
+      e.code.byte(l);
+      e.set(into);
+    }
+  };
+  // Scalar parameters: uniform ones as the scalar loop sets them; per-row ones from each lane's row.
+  kernel.params.forEach((v, i) => {
+    if (isArrayType(v.type)) return;
+    const s = layout.inner[i];
+    const isVarying = plan.varying.has(v);
+    if (s === 'scalar' || s === 'broadcast') {
+      if (s === 'scalar') e.get(step[i]!);
+      else {
+        e.get(pointer[i]!);
+        e.load(v.type);
+      }
+      if (isVarying) {
+        simd.splatUniform(v.type);
+        e.set(simd.varLocal(v));
+      } else e.set(e.varLocal(v));
+      return;
+    }
+    const o = operands.find((x) => x.index === i)!;
+    loadLanes(o, undefined, simd.varLocal(v));
+  });
+  // Rows → slots.
+  const copy = (o: Operand, into: boolean) => {
+    const a = o.src!;
+    const v = e.local(ValType.v128);
+    const offset = e.local(ValType.i32);
+    const slot = e.local(ValType.i32);
+    const one = () => {
+      if (into) {
+        loadLanes(o, offset, v);
+        e.get(slot).get(v);
+        e.simd(SimdOp.v128_store);
+        memarg(4);
+      } else {
+        e.get(slot);
+        e.simd(SimdOp.v128_load);
+        memarg(4);
+        e.set(v);
+        for (let l = 0; l < lanes; l++) {
+          e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(v);
+          e.simd(f64(o.dtype) ? SimdOp.v128_store64_lane : SimdOp.v128_store32_lane);
+          memarg(o.shift);
+          e.code.byte(l);
+        }
+      }
+      e.get(slot).i32(16).op(Op.i32_add).set(slot);
+    };
+    // A group: `group` consecutive elements of every lane's row (one v128 load or store per row)
+    // and `group` slots, transposed with shuffles — instead of one lane access per element and lane.
+    const bytes = 1 << o.shift;
+    const group = 16 / bytes;
+    const rowVectors = Array.from({ length: lanes }, () => e.local(ValType.v128));
+    const slotVectors = Array.from({ length: group }, () => e.local(ValType.v128));
+    /** Pushes shuffle(x, y) picking `picks` (element indices of x ++ y, in elements of `size` bytes). */
+    const shuffle = (x: number, y: number, picks: readonly number[], size: number) => {
+      e.get(x).get(y).shuffle(picks.flatMap((q) => Array.from({ length: size }, (_, b) => q * size + b)));
+    };
+    /**
+     * Transposes `from` (lanes × group, or group × lanes) into `to`. 4 lanes × 4 f32: two rounds
+     * of shuffles; 2 lanes × 2 f64: one; 2 lanes × 4 f32 (lanes 0–1 of each slot, as the 2-row
+     * code keeps 32-bit values) rows → slots pairs (i, 4 + i), slots → rows picks lane 0 of
+     * slots 0–3 and lane 1 of slots 0–3.
+     */
+    const transpose = (from: readonly number[], to: readonly number[], toSlots: boolean) => {
+      if (bytes === 8) {
+        shuffle(from[0]!, from[1]!, [0, 2], 8);
+        e.set(to[0]!);
+        shuffle(from[0]!, from[1]!, [1, 3], 8);
+        e.set(to[1]!);
+      } else if (lanes === 4) {
+        const t = [e.local(ValType.v128), e.local(ValType.v128), e.local(ValType.v128), e.local(ValType.v128)];
+        shuffle(from[0]!, from[1]!, [0, 4, 1, 5], 4);
+        e.set(t[0]!);
+        shuffle(from[0]!, from[1]!, [2, 6, 3, 7], 4);
+        e.set(t[1]!);
+        shuffle(from[2]!, from[3]!, [0, 4, 1, 5], 4);
+        e.set(t[2]!);
+        shuffle(from[2]!, from[3]!, [2, 6, 3, 7], 4);
+        e.set(t[3]!);
+        shuffle(t[0]!, t[2]!, [0, 1, 4, 5], 4);
+        e.set(to[0]!);
+        shuffle(t[0]!, t[2]!, [2, 3, 6, 7], 4);
+        e.set(to[1]!);
+        shuffle(t[1]!, t[3]!, [0, 1, 4, 5], 4);
+        e.set(to[2]!);
+        shuffle(t[1]!, t[3]!, [2, 3, 6, 7], 4);
+        e.set(to[3]!);
+      } else if (toSlots) {
+        for (let i = 0; i < 4; i++) {
+          shuffle(from[0]!, from[1]!, [i, 4 + i, i, 4 + i], 4);
+          e.set(to[i]!);
+        }
+      } else {
+        const t = [e.local(ValType.v128), e.local(ValType.v128)];
+        shuffle(from[0]!, from[1]!, [0, 4, 1, 5], 4); // a0 a1 b0 b1
+        e.set(t[0]!);
+        shuffle(from[2]!, from[3]!, [0, 4, 1, 5], 4); // a2 a3 b2 b3
+        e.set(t[1]!);
+        shuffle(t[0]!, t[1]!, [0, 1, 4, 5], 4);
+        e.set(to[0]!);
+        shuffle(t[0]!, t[1]!, [2, 3, 6, 7], 4);
+        e.set(to[1]!);
+      }
+    };
+    const groupCopy = () => {
+      if (into) {
+        for (let l = 0; l < lanes; l++) {
+          e.get(o.lane[l]!).get(offset).op(Op.i32_add);
+          e.simd(SimdOp.v128_load);
+          memarg(o.shift);
+          e.set(rowVectors[l]!);
+        }
+        transpose(rowVectors, slotVectors, true);
+        for (let i = 0; i < group; i++) {
+          e.get(slot).get(slotVectors[i]!);
+          e.simd(SimdOp.v128_store);
+          e.code.u32(4).u32(16 * i);
+        }
+      } else {
+        for (let i = 0; i < group; i++) {
+          e.get(slot);
+          e.simd(SimdOp.v128_load);
+          e.code.u32(4).u32(16 * i);
+          e.set(slotVectors[i]!);
+        }
+        transpose(slotVectors, rowVectors, false);
+        for (let l = 0; l < lanes; l++) {
+          e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(rowVectors[l]!);
+          e.simd(SimdOp.v128_store);
+          memarg(o.shift);
+        }
+      }
+      e.get(slot).i32(16 * group).op(Op.i32_add).set(slot);
+    };
+    e.get(o.slot!).set(slot);
+    e.i32(0).set(offset);
+    // Nested loops over the core axes, innermost last; `offset` in bytes from the row's start.
+    const axis = (x: number) => {
+      if (x === a.dims.length) {
+        one();
+        return;
+      }
+      const j = e.local(ValType.i32);
+      const start = e.local(ValType.i32);
+      e.get(offset).set(start);
+      e.i32(0).set(j);
+      if (x === a.dims.length - 1 && a.strides[x] === 'unit') {
+        // Whole groups first, then the elements left one by one (the loop below, from j).
+        e.open('block');
+        const done = e.depth() - 1;
+        e.open('loop');
+        const again = e.depth() - 1;
+        e.get(j).i32(group).op(Op.i32_add).get(dimLocal(a.dims[x]!)).op(Op.i32_gt_u).br(done, true);
+        groupCopy();
+        e.get(start).i32(group * bytes).op(Op.i32_add).tee(start).set(offset);
+        e.get(j).i32(group).op(Op.i32_add).set(j);
+        e.br(again);
+        e.close();
+        e.close();
+      }
+      e.open('block');
+      const out = e.depth() - 1;
+      e.open('loop');
+      const top = e.depth() - 1;
+      e.get(j).get(dimLocal(a.dims[x]!)).op(Op.i32_ge_u).br(out, true);
+      axis(x + 1);
+      // next element along axis x: start += stride·size; offset = start
+      const st = a.strides[x]!;
+      e.get(start);
+      if (st === 'unit') e.i32(1 << o.shift);
+      else e.get(st).i32(o.shift).op(Op.i32_shl);
+      e.op(Op.i32_add).tee(start).set(offset);
+      e.get(j).i32(1).op(Op.i32_add).set(j);
+      e.br(top);
+      e.close();
+      e.close();
+    };
+    axis(0);
+  };
+  for (const o of arrays) {
+    e.get(o.aliased!).op(Op.i32_eqz);
+    if (plan.covered.has(o.index)) e.get(o.shared!).op(Op.i32_and);
+    e.open('if');
+    copy(o, true);
+    e.close();
+  }
+  e.open('block');
+  const bail = e.depth() - 1;
+  e.open('block');
+  simd.returns.push({ result: undefined, depth: e.depth() - 1 });
+  e.bailTo = bail;
+  simd.stmts(kernel.body);
+  e.bailTo = undefined;
+  simd.returns.pop();
+  e.close();
+  // Slots → rows, for what the kernel writes.
+  for (const o of arrays) if (plan.written.has(o.index)) copy(o, false);
+  for (const o of operands) {
+    if (layout.inner[o.index] === 'broadcast') continue;
+    e.get(pointer[o.index]!).get(o.stepBytes).i32(lanes).op(Op.i32_mul).op(Op.i32_add).set(pointer[o.index]!);
+  }
+  e.get(k).i32(lanes).op(Op.i32_add).set(k);
+  e.br(vtop);
+  e.close(); // bail: an index was out of bounds; the scalar loop redoes this block
+  e.br(vexit);
+  e.close(); // loop
+  e.close(); // vexit
+  // The scalar loop sees the operands again.
+  e.arrays.clear();
+  for (const [v, a] of saved) e.arrays.set(v, a);
+}
+
+/** The length of a local array declared anywhere in the kernel or its helpers. */
+function localLength(kernel: TypedKernel, v: Variable): number {
+  let found = 0;
+  const visit = (list: readonly Stmt[]): void => {
+    for (const s of list) {
+      if (s.kind === 'local-array' && s.variable === v) found = s.length;
+      else if (s.kind === 'if') {
+        visit(s.then);
+        visit(s.otherwise);
+      } else if (s.kind === 'loop') {
+        visit(s.init);
+        visit(s.body);
+      }
+    }
+  };
+  visit(kernel.body);
+  for (const h of kernel.helpers) visit(h.body);
+  return found;
+}

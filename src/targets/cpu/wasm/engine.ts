@@ -1,0 +1,476 @@
+/**
+ * The Wasm engine: runs a call plan's loop as WebAssembly, where it can and where that is faster,
+ * and otherwise says why not so the JS engine runs it. The choice is made per kernel (can it be
+ * compiled at all) and per call (where is the data, how much work per byte).
+ */
+import type { DType, TypedArray } from '../../../dtypes.js';
+import { DTYPES } from '../../../dtypes.js';
+import { ArgumentError } from '../../../errors.js';
+import type { Expr, MathFunction, Stmt, TypedKernel } from '../../../compiler/ir.js';
+import { forEachExpr } from '../../../compiler/ir-walk.js';
+import type { CallPlan } from '../../../plan.js';
+import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../js/codegen.js';
+import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
+import { type CompiledModule, compileKernelModule } from './module.js';
+import { ROW_SCRATCH_BYTES, rowPlan } from './emit-rows.js';
+import { simdLanes } from './emit-simd.js';
+import { blockMemory, type BlockKernel, blockStagingBytes, runInBlocks } from './block-staging.js';
+import { drive, type DriveSpec, instantiateKernel, type WasmRun } from './runner.js';
+import { wasmRefusal } from './support.js';
+import { type WasmModule, WebAssemblyApi } from './wasm-api.js';
+
+/** A compiled and instantiated kernel for one memory layout. */
+export interface WasmKernel {
+  readonly run: WasmRun;
+  readonly module: CompiledModule;
+  /** The compiled module (posted to the parallel target's workers, which instantiate it). */
+  readonly wasmModule: WasmModule;
+  /** How a call's runner arguments become `run`'s parameters. */
+  readonly spec: DriveSpec;
+  /** Address of this instance's scratch area for local arrays. */
+  readonly scratch: number;
+  /** Milliseconds spent generating, compiling and instantiating. */
+  readonly compileMs: number;
+}
+
+/**
+ * The Wasm memory cannot grow far enough for a call (its staged copies, or a kernel's local
+ * arrays). Never reaches users: the call then runs on the JS engine, with the same results.
+ */
+export class WasmMemoryFull extends Error {
+  override readonly name = 'WasmMemoryFull';
+}
+
+/** Why the JS engine runs a call, or undefined where Wasm does. */
+export type EngineChoice = { readonly engine: 'wasm'; readonly reason: string } | { readonly engine: 'js'; readonly reason: string };
+
+/** Below this many loop indices the JS engine is used: entering Wasm costs a few µs per call. */
+const SMALL_CALL = 256;
+/** Below this much work (loop indices × the kernel's work estimate) on foreign arrays, the JS engine is used (see chooseEngine). */
+const SMALL_FOREIGN_WORK = 6144;
+
+const refusals = new WeakMap<TypedKernel, string | null>();
+const kernels = new WeakMap<TypedKernel, Map<number | string, WasmKernel>>();
+
+/**
+ * How the engine is chosen: `auto` (Wasm where it can run the kernel and pays off), `js` (never
+ * Wasm), `wasm` (Wasm wherever it can run the kernel, whatever the cost: tests use it to run
+ * every suite on the Wasm engine). The environment variable `UFUNC_ENGINE` sets the default.
+ */
+export type EngineMode = 'auto' | 'js' | 'wasm';
+
+const envMode = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.UFUNC_ENGINE;
+let mode: EngineMode = envMode === 'js' || envMode === 'wasm' ? envMode : 'auto';
+
+/**
+ * Sets how the cpu and parallel targets choose between the Wasm and the JS engine. Both give
+ * bit-identical results; only speed differs.
+ *
+ * @param next - `auto` (the default), `js` or `wasm` (Wasm wherever it can run the kernel)
+ * @returns the mode before
+ * @example const before = setEngineMode('js'); … setEngineMode(before);
+ */
+export function setEngineMode(next: EngineMode): EngineMode {
+  if (next !== 'auto' && next !== 'js' && next !== 'wasm') {
+    throw new ArgumentError(`The engine mode must be 'auto', 'js' or 'wasm', found ${JSON.stringify(next)}.`);
+  }
+  const was = mode;
+  mode = next;
+  return was;
+}
+
+/** The current engine mode. */
+export function engineMode(): EngineMode {
+  return mode;
+}
+
+function kernelRefusal(kernel: TypedKernel): string | undefined {
+  let r = refusals.get(kernel);
+  if (r === undefined) refusals.set(kernel, (r = wasmRefusal(kernel) ?? null));
+  return r ?? undefined;
+}
+
+/** Math functions the engine computes with Wasm instructions; the others cost more in Wasm than in JS. */
+const INLINE_MATH: ReadonlySet<MathFunction> = new Set<MathFunction>(['abs', 'floor', 'ceil', 'trunc', 'sqrt', 'fround', 'min', 'max', 'round', 'sign', 'imul', 'clz32']);
+const slowMath = new WeakMap<TypedKernel, { other: MathFunction | undefined; exp: boolean }>();
+
+/**
+ * The Math functions of a kernel (helpers included) that Wasm does not compute with instructions:
+ * the first one other than `exp` (`other`: imported, a call out of Wasm per element, slower than
+ * JS), and whether it calls `exp` outside `fastmath` (`exp`: fdlibm's port, see {@link expRunsScalar}).
+ */
+function slowMathOf(kernel: TypedKernel): { other: MathFunction | undefined; exp: boolean } {
+  let found = slowMath.get(kernel);
+  if (found === undefined) {
+    const f = { other: undefined as MathFunction | undefined, exp: false };
+    const seen = new Set<readonly Stmt[]>();
+    const visit = (body: readonly Stmt[]): void => {
+      if (seen.has(body)) return;
+      seen.add(body);
+      forEachExpr(body, (e: Expr) => {
+        if (e.kind === 'math' && !INLINE_MATH.has(e.fn) && !isFastExp(kernel, e)) {
+          if (e.fn === 'exp') f.exp = true;
+          else f.other ??= e.fn;
+        } else if (e.kind === 'call') visit(e.helper.body);
+      });
+    };
+    visit(kernel.body);
+    slowMath.set(kernel, (found = f));
+  }
+  return found;
+}
+
+const scalarLoops = new WeakMap<TypedKernel, Map<number | string, string | null>>();
+
+/**
+ * Why a call's loop would run scalar Wasm (one element or row at a time), or undefined where it
+ * runs SIMD lanes: the kernel's vectorisation (emit-simd.ts, emit-rows.ts) for this call's memory
+ * layout, cached per layout. `Math.exp` is worth running in Wasm only in SIMD lanes: measured on
+ * 10 M elements in Wasm memory (2-core EPYC, bench/wasm-engine.ts and a direct A/B), fdlibm's exp
+ * in f64x2 lanes took 26 ms (float32) and 30 ms (float64) against 74 and 69 ms for V8's Math.exp
+ * in the JS engine (16-core Xeon: 74–86 ms against 243–249 ms); the scalar port, one element at a time (a strided operand), tied with JS
+ * (5 M elements: 36.7 vs 37.6 ms float32, 35.7 vs 36.2 ms float64) and was slower on the 16-core
+ * Xeon (the former lane-by-lane SIMD path: 220 vs 145 ms), so those calls stay JS.
+ */
+function expRunsScalar(plan: CallPlan): string | undefined {
+  const { layout } = prepareRunnerArgs(plan);
+  let byLayout = scalarLoops.get(plan.kernel);
+  if (!byLayout) scalarLoops.set(plan.kernel, (byLayout = new Map()));
+  const key = layoutKey(layout);
+  let why = byLayout.get(key);
+  if (why === undefined) {
+    const lanes = plan.kind === 'vectorize' ? simdLanes(plan.kernel, 'vectorize', layout) : rowPlan(plan.kernel, layout);
+    why = typeof lanes === 'string' ? lanes : null;
+    byLayout.set(key, why);
+  }
+  return why ?? undefined;
+}
+
+/** Whether an expression is a float32 `Math.exp` that `fastmath` computes inline in float32 (fast-exp.ts). */
+function isFastExp(kernel: TypedKernel, e: Expr): boolean {
+  return kernel.fastmath === true && e.kind === 'math' && e.fn === 'exp' && e.type === 'float32';
+}
+
+/**
+ * What `fastmath` changes in a kernel, as a sentence for `explain` (empty when it changes nothing):
+ * the same on both engines, so that results do not depend on which one runs.
+ */
+export function fastmathNote(kernel: TypedKernel): string {
+  if (!kernel.fastmath) return '';
+  let exp = false;
+  const seen = new Set<readonly Stmt[]>();
+  const visit = (body: readonly Stmt[]): void => {
+    if (seen.has(body)) return;
+    seen.add(body);
+    forEachExpr(body, (e: Expr) => {
+      if (isFastExp(kernel, e)) exp = true;
+      else if (e.kind === 'call') visit(e.helper.body);
+    });
+  };
+  visit(kernel.body);
+  return exp
+    ? ' fastmath is on: Math.exp of float32 values is computed in float32 (within 1 ulp of the correctly rounded result, the same on the JS and Wasm engines), not as V8\'s Math.exp rounded to float32.'
+    : ' fastmath is on but changes nothing here (it changes only Math.exp of float32 values).';
+}
+
+const works = new WeakMap<TypedKernel, number>();
+
+/** {@link workEstimate} of a kernel's body, computed once per kernel (engine choice runs per call). */
+function kernelWork(kernel: TypedKernel): number {
+  let w = works.get(kernel);
+  if (w === undefined) works.set(kernel, (w = workEstimate(kernel.body, kernel)));
+  return w;
+}
+
+/** Work per element, roughly: expression nodes, loops counted eight times. */
+function workEstimate(body: readonly Stmt[], kernel: TypedKernel): number {
+  let n = 0;
+  const expr = (e: unknown): void => {
+    if (!e || typeof e !== 'object') return;
+    const x = e as { kind?: string };
+    if (x.kind === 'math') n += 8; // a call out of Wasm, or a long instruction sequence
+    n++;
+    for (const v of Object.values(e)) if (v && typeof v === 'object' && 'kind' in (v as object)) expr(v);
+    for (const v of Object.values(e)) if (Array.isArray(v)) v.forEach(expr);
+  };
+  const stmts = (list: readonly Stmt[], weight: number): void => {
+    for (const s of list) {
+      if (s.kind === 'loop') {
+        stmts(s.init, weight);
+        stmts(s.body, weight * 8);
+        stmts(s.update, weight * 8);
+        if (s.cond) n += weight * 8;
+      } else if (s.kind === 'if') {
+        expr(s.cond);
+        stmts(s.then, weight);
+        stmts(s.otherwise, weight);
+      } else if (s.kind === 'call') {
+        const h = s.call.helper;
+        stmts(h.body, weight);
+      } else {
+        const before = n;
+        expr(s);
+        n = before + (n - before) * weight;
+      }
+    }
+  };
+  stmts(body, 1);
+  void kernel;
+  return n;
+}
+
+/**
+ * Which engine runs a plan, and why. Wasm needs: the engine on, bounds checks on (Wasm checks
+ * every index; JS without checks reads `undefined` out of bounds, which Wasm cannot mimic), no
+ * 64-bit integers, and either data already in Wasm memory, or foreign arrays copied in blocks
+ * through the cache (`inBlocks`: a whole call on the calling thread, block-staging.ts), or enough
+ * work per element to pay for copying whole arrays in and out (the parallel target's staging).
+ */
+export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (data: TypedArray) => boolean, inBlocks = false): EngineChoice {
+  if (mode === 'js') return { engine: 'js', reason: "the engine mode is 'js' (setEngineMode or UFUNC_ENGINE)." };
+  if (!plan.boundsCheck) return { engine: 'js', reason: 'bounds checks are off: Wasm checks every index, so only the JS engine gives the unchecked behaviour asked for.' };
+  if (elements < SMALL_CALL && mode !== 'wasm') {
+    return { engine: 'js', reason: `a call of ${elements} elements is faster in generated JS than entering Wasm.` };
+  }
+  const refusal = kernelRefusal(plan.kernel);
+  if (refusal) return { engine: 'js', reason: `Wasm cannot run this kernel: ${refusal}` };
+  const slow = slowMathOf(plan.kernel);
+  if (slow.other && mode !== 'wasm') {
+    return { engine: 'js', reason: `the kernel calls Math.${slow.other}, which runs faster in JS (V8's own) than in this engine (a call out of Wasm per element).` };
+  }
+  if (slow.exp && mode !== 'wasm') {
+    const scalar = expRunsScalar(plan);
+    if (scalar) return { engine: 'js', reason: `the kernel calls Math.exp and its Wasm loop would run one element at a time (${scalar}), where V8's own Math.exp in JS is as fast; Wasm computes exp faster only in SIMD lanes.` };
+  }
+  let foreignBytes = 0;
+  let elementBytes = 0;
+  let copied = false;
+  for (const o of plan.operands) {
+    if (o.scalar !== undefined) continue;
+    const data = o.data as TypedArray;
+    const core = o.coreShape.reduce((a, b) => a * b, 1);
+    elementBytes += core * DTYPES[o.dtype].bytes;
+    if (isInWasmMemory(data)) continue;
+    if (copiedAnyway?.(data)) copied = true;
+    else foreignBytes += data.byteLength;
+  }
+  if (foreignBytes === 0) {
+    return { engine: 'wasm', reason: copied ? 'the arrays outside shared memory are copied for the workers either way, so into Wasm memory; the others are in Wasm memory.' : 'every array is in Wasm memory.' };
+  }
+  if (inBlocks) {
+    // Copied through the cache in blocks, foreign arrays cost the Wasm engine about one memcpy per
+    // byte (~20 GB/s), less than any JS loop's pass over them: Wasm wins whatever the kernel, once
+    // the call is large enough to pay the blocks' fixed cost (~3 µs: SAXPY on 256 elements took
+    // 3.1 µs against 1.3 µs in JS, even at 1,024, ahead from 4,096; 2-core EPYC).
+    const work = kernelWork(plan.kernel);
+    if (elements * work < SMALL_FOREIGN_WORK && mode !== 'wasm') {
+      return { engine: 'js', reason: `a call of ${elements} elements (about ${elements * work} operations) on arrays outside Wasm memory is faster in generated JS than copying them for Wasm.` };
+    }
+    return { engine: 'wasm', reason: `the arrays outside Wasm memory are copied in and out in blocks of ${blockStagingBytes() / 1024} KiB that stay in cache (no extra pass over memory).` };
+  }
+  if (mode === 'wasm') return { engine: 'wasm', reason: "the engine mode is 'wasm': arrays outside Wasm memory are copied in and out." };
+  if (foreignBytes > 2 ** 31) return { engine: 'js', reason: `the arrays not in Wasm memory (${foreignBytes} bytes) are too large to copy into it.` };
+  const work = kernelWork(plan.kernel);
+  // Copying in and out costs about as much as a JS loop doing ~2 operations per byte moved: below
+  // that, the JS loop on the data where it lies is as fast (measured with the SAXPY workload).
+  if (work < elementBytes * 2) {
+    return { engine: 'js', reason: `the kernel does little work per element (about ${work} operations for ${elementBytes} bytes) and the arrays are outside Wasm memory: copying them in would cost more than Wasm saves (allocate them with sharedArray to use Wasm).` };
+  }
+  return { engine: 'wasm', reason: `the kernel does enough work per element (about ${work} operations for ${elementBytes} bytes) to pay for copying the arrays outside Wasm memory in and out.` };
+}
+
+/**
+ * Whether the Wasm engine runs a plan: {@link chooseEngine}'s answer, without building its reason
+ * for the small calls that are decided at once (this runs on every call, where a string per call
+ * is a measurable part of a 1-element call).
+ */
+export function runsOnWasm(plan: CallPlan, elements: number): boolean {
+  if (mode === 'js' || !plan.boundsCheck || (elements < SMALL_CALL && mode !== 'wasm')) return false;
+  return chooseEngine(plan, elements, undefined, true).engine === 'wasm';
+}
+
+/**
+ * A plan's engine as a sentence, for `f.explain(…)`: which engine, why, and for Wasm whether the
+ * loop is vectorised (and if not, why not). Compiles the kernel if it was not yet.
+ */
+export function explainPlan(plan: CallPlan, elements: number): string {
+  const choice = chooseEngine(plan, elements, undefined, true);
+  if (choice.engine === 'js') return `JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
+  const { layout } = prepareRunnerArgs(plan);
+  let kernel: WasmKernel;
+  try {
+    kernel = wasmKernelFor(plan, layout);
+  } catch (error) {
+    if (error instanceof WasmMemoryFull) return `JavaScript: ${error.message}${fastmathNote(plan.kernel)}`;
+    throw error;
+  }
+  const checks = [...kernel.module.indexChecks.values()];
+  const checked = checks.filter((c) => c).length;
+  const elided = plan.kind === 'guvectorize' && checked < checks.length
+    ? ` Bounds checks: ${checked} of ${checks.length} array index axes; the others are in bounds by their loops.`
+    : '';
+  return `WebAssembly (${wasmVariant(plan, kernel.module.lanes)}): ${choice.reason}${elided}${fastmathNote(plan.kernel)}`;
+}
+
+/**
+ * How a compiled kernel's loop runs, in words: SIMD (elements or rows per vector) or scalar, and
+ * why scalar (`lanes` is then the reason).
+ */
+export function wasmVariant(plan: CallPlan, lanes: 4 | 2 | string): string {
+  if (typeof lanes !== 'number') return `scalar: ${lanes}`;
+  if (plan.kind === 'vectorize') return `SIMD, ${lanes} lanes`;
+  return `SIMD, ${lanes} rows per vector; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
+}
+
+/** {@link wasmKernelFor}, or undefined when the Wasm memory has no room for the kernel's local arrays. */
+export function wasmKernelIfRoom(plan: CallPlan, layout: MemoryLayout): WasmKernel | undefined {
+  try {
+    return wasmKernelFor(plan, layout);
+  } catch (error) {
+    if (error instanceof WasmMemoryFull) return undefined;
+    throw error;
+  }
+}
+
+/** The compiled kernel for a plan's layout, built on first use. */
+export function wasmKernelFor(plan: CallPlan, layout: MemoryLayout): WasmKernel {
+  let byLayout = kernels.get(plan.kernel);
+  if (!byLayout) kernels.set(plan.kernel, (byLayout = new Map()));
+  const key = plan.coreNames ? `${layoutKey(layout)}|${JSON.stringify(plan.coreNames)}` : layoutKey(layout);
+  let k = byLayout.get(key);
+  if (!k) {
+    const t0 = performance.now();
+    const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout, plan.coreNames);
+    const wasmModule = new WebAssemblyApi.Module(module.bytes);
+    const run = instantiateKernel(wasmModule, module.imports, module.sites, wasmMemory());
+    const scratch = module.scratchBytes ? reserve(module.scratchBytes) : 0;
+    if (scratch === undefined) throw new WasmMemoryFull(`the Wasm memory is full: no room for the kernel's local arrays (${module.scratchBytes} bytes).`);
+    const spec: DriveSpec = {
+      inner: layout.inner,
+      coreUnit: layout.coreUnit,
+      ndims: plan.operands.map((_, i) => {
+        const t = plan.kernel.params[i]?.type;
+        return typeof t === 'object' ? t.ndim : 0;
+      }),
+      bytes: plan.operands.map((o) => DTYPES[o.dtype as DType].bytes),
+    };
+    k = { run, module, wasmModule, spec, scratch, compileMs: performance.now() - t0 };
+    byLayout.set(key, k);
+  }
+  return k;
+}
+
+const privateKernels = new WeakMap<TypedKernel, Map<number | string, BlockKernel>>();
+
+/**
+ * The kernel for a plan's layout compiled against the calling thread's private memory, where
+ * foreign arrays are staged in blocks (block-staging.ts); built on first use.
+ */
+function privateKernelFor(plan: CallPlan, layout: MemoryLayout): BlockKernel {
+  let byLayout = privateKernels.get(plan.kernel);
+  if (!byLayout) privateKernels.set(plan.kernel, (byLayout = new Map()));
+  const key = plan.coreNames ? `${layoutKey(layout)}|${JSON.stringify(plan.coreNames)}` : layoutKey(layout);
+  let k = byLayout.get(key);
+  if (!k) {
+    const shared = wasmKernelFor(plan, layout);
+    const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout, plan.coreNames, 'private');
+    const run = instantiateKernel(new WebAssemblyApi.Module(module.bytes), module.imports, module.sites, blockMemory());
+    k = { run, spec: shared.spec, scratchBytes: module.scratchBytes };
+    byLayout.set(key, k);
+  }
+  return k;
+}
+
+/** Foreign arrays copied into Wasm memory for one call: by buffer, the byte range the call uses. */
+interface Staged {
+  readonly source: Uint8Array;
+  readonly address: number;
+  readonly firstByte: number;
+  readonly copyBack: boolean;
+  readonly copiedIn: boolean;
+}
+
+/**
+ * Runs `[start, end)` of a plan's loop space as Wasm, copying arrays outside Wasm memory in and
+ * out. Operands that view the same buffer are copied as one range, so aliasing (an input that is
+ * also the output, overlapping slices) behaves as in place.
+ *
+ * @returns false, having run nothing, when the Wasm memory cannot hold the call's copies or the
+ *   kernel's local arrays: the caller then runs the JS engine (same results), so a full memory
+ *   never reaches users as an error.
+ */
+export function runWasm(plan: CallPlan, start = 0, end?: number): boolean {
+  const { args, layout } = prepareRunnerArgs(plan);
+  const kernel = wasmKernelIfRoom(plan, layout);
+  if (!kernel) return false;
+  const ops = plan.operands;
+  const stop = end ?? args.loopShape.reduce((a, b) => a * b, 1);
+  let foreign = false;
+  for (let i = 0; i < ops.length; i++) if (ops[i]!.scalar === undefined && !isInWasmMemory(ops[i]!.data as TypedArray)) foreign = true;
+  if (!foreign) {
+    const addresses = new Array<number>(ops.length);
+    for (let i = 0; i < ops.length; i++) {
+      const o = ops[i]!;
+      if (o.scalar === undefined) addresses[i] = (o.data as TypedArray).byteOffset + o.offset * DTYPES[o.dtype].bytes;
+    }
+    drive(kernel.spec, args, kernel.run, kernel.scratch, addresses, start, stop);
+    return true;
+  }
+  // The whole loop: in cache-sized blocks (block-staging.ts), so the copies cost no extra pass over DRAM.
+  if (start === 0 && end === undefined && runInBlocks(plan, args, privateKernelFor(plan, layout))) return true;
+  // Otherwise (a part of the loop, an empty core, no room for the blocks): group foreign operands
+  // by buffer and stage each buffer's used range whole.
+  const ranges = new Map<ArrayBufferLike, { lo: number; hi: number; input: boolean; output: boolean }>();
+  plan.operands.forEach((o, i) => {
+    if (o.scalar !== undefined) return;
+    const data = o.data as TypedArray;
+    if (isInWasmMemory(data)) return;
+    const r = ranges.get(data.buffer) ?? { lo: Infinity, hi: -Infinity, input: false, output: false };
+    r.lo = Math.min(r.lo, data.byteOffset);
+    r.hi = Math.max(r.hi, data.byteOffset + data.byteLength);
+    // An output that the call overwrites whole, element by element, need not be copied in;
+    // any other output keeps what the call does not write (gaps of a strided view, say), and
+    // guvectorize outputs may be read.
+    const overwritten = i >= plan.nin && plan.kind === 'vectorize' && plan.loopShape.length === 1 && o.loopStrides[0] === 1 && o.offset === 0 && plan.loopShape[0] === data.length;
+    if (!overwritten) r.input = true;
+    if (i >= plan.nin) r.output = true;
+    ranges.set(data.buffer, r);
+  });
+  const staged = new Map<ArrayBufferLike, Staged>();
+  for (const [buf, r] of ranges) {
+    const bytes = r.hi - r.lo;
+    const address = reserve(bytes);
+    if (address === undefined) {
+      // Nothing ran and nothing was copied: give back what was reserved; the JS engine runs the call.
+      for (const s of staged.values()) release(s.address, s.source.length);
+      return false;
+    }
+    staged.set(buf, { source: new Uint8Array(buf, r.lo, bytes), address, firstByte: r.lo, copyBack: r.output, copiedIn: r.input });
+  }
+  let failed = true;
+  try {
+    for (const s of staged.values()) if (s.copiedIn) new Uint8Array(buffer(), s.address, s.source.length).set(s.source);
+    const addresses = new Array<number>(plan.operands.length);
+    plan.operands.forEach((o, i) => {
+      if (o.scalar !== undefined) return;
+      const data = o.data as TypedArray;
+      const s = staged.get(data.buffer);
+      const base = s ? s.address + (data.byteOffset - s.firstByte) : data.byteOffset;
+      addresses[i] = base + o.offset * DTYPES[o.dtype].bytes;
+    });
+    drive(kernel.spec, args, kernel.run, kernel.scratch, addresses, start, stop);
+    failed = false;
+  } finally {
+    for (const s of staged.values()) {
+      // After a failure, ranges never copied in hold stale memory: leave those outputs unwritten.
+      if (s.copyBack && (!failed || s.copiedIn)) s.source.set(new Uint8Array(buffer(), s.address, s.source.length));
+      release(s.address, s.source.length);
+    }
+  }
+  return true;
+}
+
+/** Compile time of the kernels compiled so far for a typed kernel, in ms (for benchmarks). */
+export function wasmCompileTimes(kernel: TypedKernel): number[] {
+  return [...(kernels.get(kernel)?.values() ?? [])].map((k) => k.compileMs);
+}

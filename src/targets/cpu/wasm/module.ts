@@ -1,0 +1,358 @@
+/**
+ * One Wasm module per (typed kernel, memory layout): the kernel's helpers as functions, and `run`,
+ * the loop over a contiguous run of the innermost loop dimension with the kernel body inlined.
+ * The JS side (engine.ts) walks the outer loop dimensions and calls `run` once per row.
+ *
+ * `run`'s parameters, in order:
+ * - per operand: a scalar's value, or the byte address of its element for the run's first loop
+ *   index, followed for a strided operand by its step in bytes;
+ * - per array parameter and core axis: the size, and the stride in elements where not 1;
+ * - the number of elements, and the address of the scratch area that holds local arrays.
+ */
+import { type DType, DTYPES } from '../../../dtypes.js';
+import type { HelperFunction, MathFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
+import { isArrayType } from '../../../compiler/ir.js';
+import type { MemoryLayout } from '../js/codegen.js';
+import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encoder.js';
+import { type CoreAxisNames, counterBounds, findLoopCounters } from './loop-counters.js';
+import type { CallPlan } from '../../../plan.js';
+import { SimdEmitter, simdLanes } from './emit-simd.js';
+import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
+import { emitExp, PORTED } from './fdlibm.js';
+import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
+
+export interface CompiledModule {
+  readonly bytes: Uint8Array;
+  /** Names of the imported functions, in import order: `Math.exp/1`, `fmod`, `oob/2`. */
+  readonly imports: readonly string[];
+  readonly sites: readonly string[];
+  /**
+   * Every index axis of the kernel's array accesses (`a` at line:column, axis k), and whether its
+   * bounds check is emitted; the others are in bounds by their loop (loop-counters.ts).
+   */
+  readonly indexChecks: ReadonlyMap<string, boolean>;
+  /** Bytes of scratch memory `run` needs for local arrays (0 if none). */
+  readonly scratchBytes: number;
+  /** Lanes of the vectorised loop, or why the loop is scalar. */
+  readonly lanes: 4 | 2 | string;
+}
+
+/** Collects the local arrays declared in a body (at any depth). */
+function localArrays(body: readonly Stmt[], out: Extract<Stmt, { kind: 'local-array' }>[] = []): typeof out {
+  for (const s of body) {
+    if (s.kind === 'local-array') out.push(s);
+    else if (s.kind === 'if') {
+      localArrays(s.then, out);
+      localArrays(s.otherwise, out);
+    } else if (s.kind === 'loop') {
+      localArrays(s.init, out);
+      localArrays(s.body, out);
+    }
+  }
+  return out;
+}
+
+/** Collects the imports a kernel needs by walking it once with a recording context. */
+export function compileKernelModule(
+  kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, coreNames?: CallPlan['coreNames'],
+  /** The memory the module imports: the one shared memory (memory.ts), or a private, non-shared one of the calling thread (block-staging.ts). */
+  memory: 'shared' | 'private' = 'shared',
+): CompiledModule {
+  const names = new Map<Variable, readonly (string | undefined)[]>();
+  kernel.params.forEach((p, i) => {
+    const operandNames = coreNames?.[i];
+    if (isArrayType(p.type) && operandNames) names.set(p, operandNames);
+  });
+  // Imports must be numbered before defined functions, so the bodies are emitted against a
+  // context that records the imports (and fdlibm ports) they use; the module is then assembled
+  // with those in the order recorded, and the bodies are emitted a second time with final indices.
+  const recorded: string[] = [];
+  emit(kernel, kind, nin, layout, names, (name) => {
+    if (!recorded.includes(name)) recorded.push(name);
+    return 0;
+  }, recorded, memory);
+  const imports = recorded.filter((n) => !n.startsWith('fdlibm:'));
+  const ported = recorded.filter((n) => n.startsWith('fdlibm:'));
+  const index = (name: string) => (name.startsWith('fdlibm:') ? imports.length + ported.indexOf(name) : imports.indexOf(name));
+  return emit(kernel, kind, nin, layout, names, index, recorded, memory);
+}
+
+function importType(name: string): FuncType {
+  if (name === 'fmod') return { params: [ValType.f64, ValType.f64], results: [ValType.f64] };
+  const [base, n] = name.split('/') as [string, string];
+  const arity = Number(n);
+  if (base === 'oob') {
+    return { params: [ValType.i32, ...Array<ValType>(arity).fill(ValType.f64), ...Array<ValType>(arity).fill(ValType.i32)], results: [] };
+  }
+  return { params: Array<ValType>(arity).fill(ValType.f64), results: [ValType.f64] };
+}
+
+function emit(
+  kernel: TypedKernel,
+  kind: 'vectorize' | 'guvectorize',
+  nin: number,
+  layout: MemoryLayout,
+  coreNames: CoreAxisNames,
+  importIndex: (name: string) => number,
+  importNames: string[],
+  memory: 'shared' | 'private',
+): CompiledModule {
+  const builder = new ModuleBuilder({ min: 1, max: 65536, shared: memory === 'shared' });
+  // In the first pass the import count is not known yet: indices are only recorded there.
+  const imports = importNames.filter((n) => !n.startsWith('fdlibm:'));
+  for (const name of imports) builder.importFunction('env', name, importType(name));
+  // fdlibm ports come first among defined functions (their indices follow the imports').
+  const ported = importNames.filter((n) => n.startsWith('fdlibm:')).map((name) => ({ name, index: builder.declare({ params: [ValType.f64], results: [ValType.f64] }) }));
+  const sites: string[] = [];
+  const indexChecks = new Map<string, boolean>();
+
+  // Scratch offsets for every local array of the kernel and its helpers (no recursion, so each
+  // declaration has one fixed place).
+  const scratch = new Map<Variable, number>();
+  let scratchBytes = 0;
+  for (const s of [...localArrays(kernel.body), ...kernel.helpers.flatMap((h) => localArrays(h.body))]) {
+    scratch.set(s.variable, scratchBytes);
+    scratchBytes += Math.ceil((s.length * DTYPES[(s.variable.type as { dtype: DType }).dtype].bytes) / 16) * 16;
+  }
+
+  const helperIndices = new Map<HelperFunction, number>();
+  const helperTypes = kernel.helpers.map((h) => {
+    const params: ValType[] = [];
+    for (const p of h.params) {
+      if (isArrayType(p.type)) params.push(ValType.i32, ...Array<ValType>(p.type.ndim * 2).fill(ValType.i32));
+      else params.push(valType(p.type));
+    }
+    params.push(ValType.i32); // scratch
+    return { params, results: h.returnType === 'void' ? [] : [valType(h.returnType)] } satisfies FuncType;
+  });
+  const counters = findLoopCounters(kernel);
+  const ctx: ModuleContext = {
+    mathImport: (fn: MathFunction, arity: number) => importIndex(PORTED.has(fn) && arity === 1 ? `fdlibm:${fn}` : `${fn}/${arity}`),
+    fmodImport: () => importIndex('fmod'),
+    oobImport: (ndim: number) => importIndex(`oob/${ndim}`),
+    helperIndex: (h) => helperIndices.get(h)!,
+    localArrayOffset: (v) => scratch.get(v)!,
+    sites,
+    fastmath: kernel.fastmath === true,
+    indexChecks,
+    counters,
+    bounds: counterBounds(kernel, counters),
+    coreNames,
+  };
+
+  const runParams: ValType[] = [];
+  layout.inner.forEach((step, i) => {
+    if (step === 'scalar') runParams.push(valType(operandDtype(kernel, i)));
+    else runParams.push(ValType.i32, ...(step === 'strided' ? [ValType.i32] : []));
+  });
+  kernel.params.forEach((p, i) => {
+    if (!isArrayType(p.type)) return;
+    for (let a = 0; a < p.type.ndim; a++) runParams.push(ValType.i32, ...(layout.coreUnit[i]![a] ? [] : [ValType.i32]));
+  });
+  runParams.push(ValType.i32, ValType.i32);
+
+  // Helpers first (callees before callers), then run.
+  for (let i = 0; i < kernel.helpers.length; i++) helperIndices.set(kernel.helpers[i]!, builder.declare(helperTypes[i]!));
+  const runIndex = builder.declare({ params: runParams, results: [] });
+
+  for (const p of ported) {
+    const e = new FunctionEmitter(ctx, 1, -1);
+    emitExp(e);
+    builder.define(p.index, { type: { params: [ValType.f64], results: [ValType.f64] }, locals: e.locals, code: e.code });
+  }
+
+  kernel.helpers.forEach((h, i) => {
+    const type = helperTypes[i]!;
+    const e = new FunctionEmitter(ctx, type.params.length, type.params.length - 1);
+    let p = 0;
+    for (const v of h.params) {
+      if (isArrayType(v.type)) {
+        const base = p++;
+        const strides = Array.from({ length: v.type.ndim }, () => p++);
+        const dims = Array.from({ length: v.type.ndim }, () => ({ local: p++ }));
+        e.arrays.set(v, { base, strides, dims, dtype: v.type.dtype });
+      } else {
+        e.vars.set(v, p++);
+      }
+    }
+    declareLocalArrays(e, h.body, ctx);
+    e.stmts(h.body);
+    if (h.returnType !== 'void') e.constant(undefinedValue(h.returnType), h.returnType);
+    e.op(Op.end);
+    builder.define(helperIndices.get(h)!, { type, locals: e.locals, code: e.code });
+  });
+
+  // Per-row kernels: the row plan, and the row scratch area after the local arrays' (emit-rows.ts).
+  const row = kind === 'guvectorize' ? rowPlan(kernel, layout) : undefined;
+  const lanes = kind === 'vectorize' ? simdLanes(kernel, kind, layout) : typeof row === 'string' ? row : row!.lanes;
+  let rows: { plan: RowPlan; offset: number } | undefined;
+  if (row !== undefined && typeof row !== 'string') {
+    rows = { plan: row, offset: Math.ceil(scratchBytes / 16) * 16 };
+    scratchBytes = rows.offset + ROW_SCRATCH_BYTES;
+  }
+  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, lanes, rows), exportName: 'run' });
+  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes };
+}
+
+/** The element type of operand `i` (a vectorize kernel's output follows its parameters). */
+function operandDtype(kernel: TypedKernel, i: number): DType {
+  const p = kernel.params[i];
+  if (!p) return kernel.returnType as DType;
+  return isArrayType(p.type) ? p.type.dtype : p.type;
+}
+
+/** The default result of a kernel that ends without `return` (what JS stores for `undefined`). */
+function undefinedValue(t: DType): number {
+  return t === 'float32' || t === 'float64' ? NaN : 0;
+}
+
+/** Gives each local array a local holding its address (scratch + offset). */
+function declareLocalArrays(e: FunctionEmitter, body: readonly Stmt[], ctx: ModuleContext): void {
+  for (const s of localArrays(body)) {
+    const base = e.local(ValType.i32);
+    e.get(e.scratch).i32(ctx.localArrayOffset(s.variable)).op(Op.i32_add).set(base);
+    e.arrays.set(s.variable, { base, strides: ['unit'], dims: [{ constant: s.length }], dtype: (s.variable.type as { dtype: DType }).dtype });
+  }
+}
+
+function emitRun(
+  kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, ctx: ModuleContext, params: ValType[], lanes: 4 | 2 | string,
+  rows: { plan: RowPlan; offset: number } | undefined,
+) {
+  const count = params.length - 2;
+  const e = new FunctionEmitter(ctx, params.length, params.length - 1);
+  // Parameter locals, by operand.
+  const pointer: (number | undefined)[] = [];
+  const step: (number | undefined)[] = [];
+  let p = 0;
+  layout.inner.forEach((_, i) => {
+    if (layout.inner[i] === 'scalar') {
+      pointer.push(undefined);
+      step.push(p++);
+    } else {
+      pointer.push(p++);
+      step.push(layout.inner[i] === 'strided' ? p++ : undefined);
+    }
+  });
+  kernel.params.forEach((v, i) => {
+    if (!isArrayType(v.type)) return;
+    const dims: WasmArray['dims'][number][] = [];
+    const strides: WasmArray['strides'][number][] = [];
+    for (let a = 0; a < v.type.ndim; a++) {
+      dims.push({ local: p++ });
+      strides.push(layout.coreUnit[i]![a] ? 'unit' : p++);
+    }
+    e.arrays.set(v, { base: pointer[i]!, strides, dims, dtype: v.type.dtype });
+  });
+  declareLocalArrays(e, kernel.body, ctx);
+
+  const vectorized = kind === 'vectorize';
+  const returnType = kernel.returnType;
+  const result = vectorized ? e.local(valType(returnType as DType)) : undefined;
+  const k = e.local(ValType.i32);
+
+  if (rows) {
+    const rowScratch = e.local(ValType.i32);
+    e.get(e.scratch).i32(rows.offset).op(Op.i32_add).set(rowScratch);
+    emitRowVectorLoop(e, ctx, kernel, layout, rows.plan, { pointer, step, k, count }, rowScratch);
+  } else if (typeof lanes === 'number') emitVectorLoop(e, ctx, kernel, nin, layout, lanes, pointer, step, k, count);
+
+  // The scalar loop: every element where there is no vector loop, else the tail.
+  e.open('block');
+  const exit = e.depth() - 1;
+  e.open('loop');
+  const top = e.depth() - 1;
+  e.get(k).get(count).op(Op.i32_ge_u).br(exit, true);
+  kernel.params.forEach((v, i) => {
+    if (isArrayType(v.type)) return;
+    const local = e.varLocal(v);
+    if (layout.inner[i] === 'scalar') e.get(step[i]!).set(local);
+    else {
+      e.get(pointer[i]!);
+      e.load(v.type);
+      e.set(local);
+    }
+  });
+  if (result !== undefined) e.constant(undefinedValue(returnType as DType), returnType as DType).set(result);
+  e.open('block');
+  e.returnTo = { result, labelDepth: e.depth() - 1 };
+  e.stmts(kernel.body);
+  e.close();
+  if (result !== undefined) {
+    e.get(pointer[nin]!).get(result);
+    e.store(returnType as DType);
+  }
+  kernel.params.forEach((v, i) => {
+    const s = layout.inner[i];
+    if (s === 'scalar' || s === 'broadcast') return;
+    const dtype = isArrayType(v.type) ? v.type.dtype : v.type;
+    e.get(pointer[i]!);
+    if (s === 'strided') e.get(step[i]!);
+    else e.i32(1 << sizeShift(dtype));
+    e.op(Op.i32_add).set(pointer[i]!);
+  });
+  if (result !== undefined) {
+    // The output of a vectorize kernel is the operand after the inputs; kernel.params has no
+    // variable for it, so it advances here.
+    const s = layout.inner[nin];
+    if (s !== 'broadcast') {
+      e.get(pointer[nin]!);
+      if (s === 'strided') e.get(step[nin]!);
+      else e.i32(1 << sizeShift(returnType as DType));
+      e.op(Op.i32_add).set(pointer[nin]!);
+    }
+  }
+  e.get(k).i32(1).op(Op.i32_add).set(k);
+  e.br(top);
+  e.close();
+  e.close();
+  e.op(Op.end);
+  void VOID;
+  return { type: { params, results: [] }, locals: e.locals, code: e.code };
+}
+
+/** The vector loop: `lanes` elements per iteration while that many remain (see emit-simd.ts). */
+function emitVectorLoop(
+  e: FunctionEmitter, ctx: ModuleContext, kernel: TypedKernel, nin: number, layout: MemoryLayout, lanes: 4 | 2,
+  pointer: (number | undefined)[], step: (number | undefined)[], k: number, count: number,
+): void {
+  const result = e.local(ValType.v128);
+  const simd = new SimdEmitter(e, ctx, lanes, result);
+  const returnType = kernel.returnType as DType;
+  e.open('block');
+  const exit = e.depth() - 1;
+  e.open('loop');
+  const top = e.depth() - 1;
+  e.get(k).i32(lanes).op(Op.i32_add).get(count).op(Op.i32_gt_u).br(exit, true);
+  kernel.params.forEach((v, i) => {
+    const dtype = v.type as DType;
+    const local = simd.varLocal(v);
+    const s = layout.inner[i];
+    if (s === 'scalar') {
+      e.get(step[i]!);
+      simd.splat(dtype);
+    } else if (s === 'broadcast') {
+      e.get(pointer[i]!);
+      e.load(dtype);
+      simd.splat(dtype);
+    } else {
+      e.get(pointer[i]!);
+      e.simd(SimdOp.v128_load).code.u32(sizeShift(dtype)).u32(0);
+    }
+    e.set(local);
+  });
+  simd.begin(undefinedValue(returnType), returnType);
+  simd.stmts(kernel.body);
+  e.get(pointer[nin]!).get(result);
+  e.simd(SimdOp.v128_store).code.u32(sizeShift(returnType)).u32(0);
+  for (let i = 0; i <= nin; i++) {
+    const s = layout.inner[i];
+    if (s !== 'unit' && s !== 'origin') continue;
+    const dtype = i < nin ? (kernel.params[i]!.type as DType) : returnType;
+    e.get(pointer[i]!).i32(lanes << sizeShift(dtype)).op(Op.i32_add).set(pointer[i]!);
+  }
+  e.get(k).i32(lanes).op(Op.i32_add).set(k);
+  e.br(top);
+  e.close();
+  e.close();
+}

@@ -1,0 +1,58 @@
+/**
+ * What the gpu target refuses, checked when a signature is first used (before any device is
+ * touched): 64-bit types WGSL does not have, and arrays of more dimensions than the bounds-check
+ * record holds.
+ *
+ * Not refused: float64 *locals* (`let c = 1`, `new Float64Array(k)`). Every JS number is a double,
+ * so such locals appear in float32 kernels; the gpu computes them in f32, or in i32 where they
+ * provably hold integers (see compiler/passes/integral-doubles.ts). docs/gpu.md documents the difference.
+ */
+import type { Expr, Stmt, TypedKernel, ValueType } from '../../../compiler/ir.js';
+import { isArrayType } from '../../../compiler/ir.js';
+import type { DType } from '../../../dtypes.js';
+import { TargetUnavailableError } from '../../../errors.js';
+import { forEachExpr } from '../../../compiler/ir-walk.js';
+
+/** Array dimensions a gpu kernel may index (the bounds-check record keeps up to this many indices). */
+export const MAX_GPU_ARRAY_DIMS = 4;
+
+const REFUSALS: Partial<Record<DType, string>> = {
+  float64: 'float64 is not available on the gpu target (WGSL has no 64-bit floats): declare float32',
+  int64: 'int64 is not available on the gpu target (WGSL has no 64-bit integers): declare int32',
+  uint64: 'uint64 is not available on the gpu target (WGSL has no 64-bit integers): declare uint32',
+};
+
+/**
+ * Refuses a kernel the gpu target cannot run.
+ *
+ * @param kernel the typed kernel
+ * @param signature its signature's text, for the message
+ * @throws TargetUnavailableError naming the signature, the type and the alternatives
+ * @example
+ * checkGpuKernel(kernel, 'float64(float64)');
+ * // TargetUnavailableError: Signature `float64(float64)`: float64 is not available on the gpu target
+ * // (WGSL has no 64-bit floats): declare float32, or use target 'cpu' or 'parallel'.
+ */
+export function checkGpuKernel(kernel: TypedKernel, signature: string): void {
+  const refuse = (what: string): never => {
+    throw new TargetUnavailableError(`Signature \`${signature}\`: ${what}, or use target 'cpu' or 'parallel'.`);
+  };
+  const signatureTypes: ValueType[] = [...kernel.params.map((p) => p.type), ...(kernel.returnType === 'void' ? [] : [kernel.returnType])];
+  for (const t of signatureTypes) {
+    const dtype = isArrayType(t) ? t.dtype : t;
+    const refusal = REFUSALS[dtype];
+    if (refusal) refuse(refusal);
+    if (isArrayType(t) && t.ndim > MAX_GPU_ARRAY_DIMS) {
+      refuse(`arrays of more than ${MAX_GPU_ARRAY_DIMS} dimensions are not supported on the gpu target (found ${t.ndim})`);
+    }
+  }
+  // 64-bit integers inside the kernel (bigint literals) have no f32 stand-in, unlike doubles.
+  const visit = (body: readonly Stmt[], where: string) =>
+    forEachExpr(body, (e: Expr) => {
+      if (e.type === 'int64' || e.type === 'uint64') {
+        refuse(`${where} uses a 64-bit integer (${e.type}) at kernel line ${e.loc.line}:${e.loc.column}, which WGSL does not have: use int32 or uint32`);
+      }
+    });
+  visit(kernel.body, 'the kernel');
+  for (const h of kernel.helpers) visit(h.body, `the helper \`${h.name}\``);
+}

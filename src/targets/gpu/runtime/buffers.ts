@@ -1,0 +1,605 @@
+/**
+ * Host ↔ device transfers for the gpu target.
+ *
+ * Data is stored packed and byte-identical to the host typed array (an int8 array of 5 elements
+ * occupies 5 bytes; the WGSL side widens). WebGPU wants buffer sizes, copy offsets and copy sizes
+ * in multiples of 4 bytes, so buffers are rounded up to a multiple of 4 (and to at least 4 bytes,
+ * so an empty array can still be bound) and copies of odd ranges are widened and trimmed here.
+ *
+ * Measured on lavapipe (Mesa 25.0.7, 2 cores), 64 MiB, median of 11 interleaved runs:
+ * upload with chunked `queue.writeBuffer` 16 MiB ≈ 780 MiB/s, whole `writeBuffer` ≈ 820 MiB/s
+ * (same within noise), `mappedAtCreation` + copy ≈ 220 MiB/s; download through MAP_READ staging
+ * buffers in 16 MiB chunks, two in flight ≈ 370 MiB/s, one 64 MiB chunk ≈ 235 MiB/s.
+ * On an H200 (256 MiB): `writeBuffer` 2.2 GB/s, a pool of mapped MAP_WRITE staging buffers
+ * 8.3–10 GB/s (so large uploads use one, see writeToBuffer); downloads 7–9 GB/s, bounded by the
+ * copy out of mapped memory on the main thread (the GPU copy and the mapping alone run at 50 GB/s),
+ * a new staging buffer per download 2.8 GB/s (allocation dominates).
+ * On an H100 host (glibc 2.39, 2026-11-24; docs/gpu.md, "Copies between host and device"): the
+ * host copy into or out of the mapping is the whole cost, and one `TypedArray.set` of 256 MiB ran at
+ * 8.2–8.7 GB/s where the same bytes copied in 16 MiB (or 1, 64, 128 MiB) pieces ran at 5–5.7 GB/s —
+ * glibc's memcpy uses non-temporal stores only above a size threshold. So a large transfer that
+ * repeats goes through one staging buffer of its own size (up to 256 MiB) and one host copy: see
+ * {@link chunkBytesFor}.
+ */
+import { ArgumentError, DeviceError, TargetUnavailableError, UfuncError } from '../../../errors.js';
+import { flushChain, recordReadback } from './chain.js';
+import { asDeviceError } from './device-errors.js';
+import { runScoped, scopedSectionsPending, type GpuContext } from './device.js';
+import { cancelTimeout, type TimerHandle, unrefTimeout } from '../../../platform/platform.js';
+import type { GPUBuffer, GPUDevice } from './webgpu-types.js';
+
+/**
+ * Bytes per `writeBuffer` call and per transfer chunk. Chunking keeps Dawn's own staging copy of
+ * an upload bounded, and lets the mapping of one download chunk overlap the copy of the next.
+ */
+const TRANSFER_CHUNK_BYTES = 16 * 2 ** 20;
+/** Download chunks copied ahead of the one being read back. */
+const DOWNLOADS_IN_FLIGHT = 2;
+/** Staging buffers come in power-of-two sizes from here up. */
+const STAGING_MIN_BYTES = 4096;
+/** A transfer of at least this many bytes may go through one staging buffer of its own size. */
+const WHOLE_STAGING_MIN_BYTES = 32 * 2 ** 20;
+/** The largest staging buffer, and so the largest chunk, of such a transfer. */
+const WHOLE_STAGING_MAX_BYTES = 256 * 2 ** 20;
+/** Host-visible memory a device's staging pool keeps between transfers, per direction. */
+const STAGING_POOL_MAX_BYTES = 2 * WHOLE_STAGING_MAX_BYTES;
+/** Free staging buffers are destroyed after this long without a transfer in their direction. */
+export const STAGING_IDLE_MS = 2000;
+
+/**
+ * The size of the buffer that stores `byteLength` bytes: a multiple of 4, at least 4.
+ *
+ * @example
+ * paddedByteLength(5); // 8
+ * paddedByteLength(0); // 4
+ */
+export function paddedByteLength(byteLength: number): number {
+  return Math.max(4, Math.ceil(byteLength / 4) * 4);
+}
+
+/**
+ * Creates a zero-filled buffer for `byteLength` bytes (WebGPU zero-initialises new buffers).
+ * Call it inside {@link runScoped} to catch an out-of-memory error.
+ *
+ * @param ctx the device
+ * @param byteLength bytes of data; the buffer is {@link paddedByteLength} bytes
+ * @param usage GPUBufferUsage flags
+ * @returns the new buffer
+ * @throws TargetUnavailableError when the size exceeds the device's `maxBufferSize`
+ * @example
+ * const out = allocateBuffer(ctx, n * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+ */
+export function allocateBuffer(ctx: GpuContext, byteLength: number, usage: GPUBufferUsageFlags): GPUBuffer {
+  const size = paddedByteLength(byteLength);
+  checkBufferSize(ctx, size);
+  return ctx.device.createBuffer({ size, usage });
+}
+
+/**
+ * `queue.writeBuffer` from a byte range. dawn.node crashes the process (a segfault) when handed a
+ * view of a SharedArrayBuffer — the memory the parallel target and `sharedArray` use — so such
+ * bytes are first copied, a chunk at a time, into ordinary memory.
+ */
+function writeBytes(queue: GPUQueue, buffer: GPUBuffer, at: number, bytes: Uint8Array, from: number, size: number): void {
+  // `typeof` first: a page that is not cross-origin isolated has no SharedArrayBuffer at all.
+  if (typeof SharedArrayBuffer === 'undefined' || !(bytes.buffer instanceof SharedArrayBuffer)) {
+    queue.writeBuffer(buffer, at, bytes, from, size);
+    return;
+  }
+  for (let done = 0; done < size; done += TRANSFER_CHUNK_BYTES) {
+    const n = Math.min(TRANSFER_CHUNK_BYTES, size - done);
+    queue.writeBuffer(buffer, at + done, bytes.slice(from + done, from + done + n));
+  }
+}
+
+/**
+ * Copies `data` into a new buffer of {@link paddedByteLength} bytes; the bytes after the data are
+ * zero. Uses `queue.writeBuffer` in 16 MiB chunks: on lavapipe that measured 3.5× faster than
+ * `mappedAtCreation` for 64 MiB. `COPY_DST` is added to `usage`. The copy of `data` is taken
+ * before this returns, so the caller may reuse `data` at once.
+ *
+ * Call it inside {@link runScoped}: an out-of-memory error does not throw here.
+ *
+ * @param ctx the device
+ * @param data the bytes to upload (any typed array or DataView; its view, not its whole buffer)
+ * @param usage GPUBufferUsage flags, e.g. `GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC`
+ * @returns the new buffer
+ * @throws TargetUnavailableError when the data exceeds the device's `maxBufferSize`
+ * @example
+ * const xs = uploadToBuffer(ctx, new Float32Array([1, 2, 3]), GPUBufferUsage.STORAGE);
+ */
+export function uploadToBuffer(ctx: GpuContext, data: ArrayBufferView, usage: GPUBufferUsageFlags): GPUBuffer {
+  flushChain(ctx.device);
+  const buffer = allocateBuffer(ctx, data.byteLength, usage | GPUBufferUsage.COPY_DST);
+  // Bytes, so that writeBuffer's offsets and sizes count bytes (for a typed array they count elements).
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const { queue } = ctx.device;
+  const whole = bytes.byteLength - (bytes.byteLength % 4); // not `& ~3`: byte counts pass 2^31
+  for (let at = 0; at < whole; at += TRANSFER_CHUNK_BYTES) {
+    writeBytes(queue, buffer, at, bytes, at, Math.min(TRANSFER_CHUNK_BYTES, whole - at));
+  }
+  if (whole < bytes.byteLength) {
+    // writeBuffer sizes must be multiples of 4: send the last 1–3 bytes zero-padded.
+    const tail = new Uint8Array(4);
+    tail.set(bytes.subarray(whole));
+    queue.writeBuffer(buffer, whole, tail);
+  }
+  return buffer;
+}
+
+/** Uploads below this size go through `queue.writeBuffer`; larger ones through the staging pool. */
+const STAGED_UPLOAD_MIN_BYTES = 2 ** 20;
+
+/** A MAP_WRITE staging buffer, mapped (or being mapped again: `ready`) while it waits in the pool. */
+interface WriteSlot {
+  readonly buffer: GPUBuffer;
+  ready: Promise<void>;
+}
+
+/**
+ * Writes `data` into `buffer` at `byteOffset` (a multiple of 4). Small data goes through
+ * `queue.writeBuffer`; large data through staging buffers kept mapped for writing (a pool per
+ * device): copy a chunk into one, unmap it, copy it to `buffer` on the GPU, and map it again while
+ * the next chunk fills another. Chunks are 16 MiB, or, for a large upload that repeats, the whole
+ * upload up to 256 MiB ({@link chunkBytesFor}). Measured on an H200 for 256 MiB: 8.3–8.9 GB/s
+ * through 16 MiB chunks, 2.2 GB/s through `writeBuffer` (which stages through a fresh allocation);
+ * on an H100 host 5.1 GB/s through 16 MiB chunks, 7.2 GB/s through one 256 MiB staging buffer.
+ * On lavapipe `writeBuffer` is as fast, and small writes avoid the pool's round trips.
+ *
+ * A length that is not a multiple of 4 is padded with zeros to the next multiple of 4 (so up to 3
+ * bytes after the data are overwritten). `data` must not change until the promise resolves.
+ *
+ * @param ctx the device
+ * @param buffer the destination, with COPY_DST usage
+ * @param byteOffset where in `buffer`, a multiple of 4
+ * @param data the bytes (a typed array or DataView: its view)
+ * @returns when the data has been handed to the GPU (later work on the queue sees it)
+ * @throws DeviceError when the device reports an error or is lost
+ * @example
+ * await writeToBuffer(ctx, buffer, 0, new Float32Array(1 << 26));
+ */
+export async function writeToBuffer(ctx: GpuContext, buffer: GPUBuffer, byteOffset: number, data: ArrayBufferView): Promise<void> {
+  // Recorded calls that use `buffer` come before this write (WebGPU orders the queue as issued).
+  flushChain(ctx.device);
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const whole = bytes.byteLength - (bytes.byteLength % 4); // not `& ~3`: byte counts pass 2^31
+  const { device } = ctx;
+  const writeTail = () => {
+    if (whole === bytes.byteLength) return;
+    // writeBuffer sizes must be multiples of 4: send the last 1–3 bytes zero-padded.
+    const tail = new Uint8Array(4);
+    tail.set(bytes.subarray(whole));
+    device.queue.writeBuffer(buffer, byteOffset + whole, tail);
+  };
+  if (whole < STAGED_UPLOAD_MIN_BYTES) {
+    if (whole > 0) writeBytes(device.queue, buffer, byteOffset, bytes, 0, whole);
+    writeTail();
+    return;
+  }
+  const pool = stagingPoolOf(ctx, 'write');
+  const chunkBytes = chunkBytesFor(pool, whole);
+  try {
+    await runScoped(ctx, async () => {
+      // The slot of the previous chunk is given back only once the next one is taken, so
+      // consecutive chunks alternate between two buffers: one fills while the other is re-mapped.
+      let previous: WriteSlot | undefined;
+      let current: WriteSlot | undefined;
+      try {
+        for (let at = 0; at < whole; at += chunkBytes) {
+          const n = Math.min(chunkBytes, whole - at);
+          current = takeWriteSlot(ctx, pool, n);
+          await current.ready;
+          new Uint8Array(current.buffer.getMappedRange(0, n)).set(bytes.subarray(at, at + n));
+          current.buffer.unmap();
+          const encoder = device.createCommandEncoder();
+          encoder.copyBufferToBuffer(current.buffer, 0, buffer, byteOffset + at, n);
+          device.queue.submit([encoder.finish()]);
+          current.ready = current.buffer.mapAsync(GPUMapMode.WRITE);
+          current.ready.catch(() => {}); // awaited when the slot is taken again
+          if (previous) giveStaging(pool, previous);
+          previous = current;
+          current = undefined;
+        }
+      } finally {
+        // A slot whose chunk failed half-way is in an unknown state: never give it back.
+        if (current) current.buffer.destroy();
+        if (previous) giveStaging(pool, previous);
+      }
+      writeTail();
+    });
+  } catch (e) {
+    throw asDeviceError(e, 'an upload to the GPU');
+  }
+}
+
+/**
+ * Creates a buffer holding `data` (see {@link writeToBuffer}); the bytes after the data, up to a
+ * multiple of 4, are zero. `COPY_DST` is added to `usage`.
+ *
+ * @param ctx the device
+ * @param data the bytes to upload
+ * @param usage GPUBufferUsage flags
+ * @returns the new buffer, once the data is on its way
+ * @throws TargetUnavailableError when the data exceeds the device's `maxBufferSize`
+ * @throws DeviceError when the device reports an error (out of memory, say) or is lost
+ * @example
+ * const xs = await uploadToNewBuffer(ctx, new Float32Array(1 << 26), GPUBufferUsage.STORAGE);
+ */
+export async function uploadToNewBuffer(ctx: GpuContext, data: ArrayBufferView, usage: GPUBufferUsageFlags): Promise<GPUBuffer> {
+  return runScoped(ctx, async () => {
+    const buffer = allocateBuffer(ctx, data.byteLength, usage | GPUBufferUsage.COPY_DST);
+    try {
+      await writeToBuffer(ctx, buffer, 0, data);
+    } catch (e) {
+      buffer.destroy();
+      throw e;
+    }
+    return buffer;
+  });
+}
+
+/**
+ * Copies `byteLength` bytes starting at `byteOffset` of `buffer` back to the host, through
+ * MAP_READ staging buffers (pooled per device) in chunks with two in flight, so mapping one chunk
+ * overlaps copying the next: 16 MiB chunks, or, for a large download that repeats, the whole
+ * download up to 256 MiB, copied out of the mapping at once ({@link chunkBytesFor}). Offsets need
+ * not be multiples of 4.
+ *
+ * @param ctx the device `buffer` lives on
+ * @param buffer a buffer with `COPY_SRC` usage
+ * @param byteOffset where to start, in bytes
+ * @param byteLength how many bytes
+ * @param into where to put them (its first `byteLength` bytes); a new Uint8Array when omitted
+ * @param ready awaited after the copies are queued and before anything is written into `into`:
+ *   the check of the calls that wrote `buffer` (its rejection is thrown, `into` left untouched)
+ * @returns `into`, or the new Uint8Array
+ * @throws ArgumentError when the range is outside the buffer or `into` is too small
+ * @throws DeviceError when the GPU reports an error or the device is lost during the copy
+ * @example
+ * const ys = await downloadBuffer(ctx, out, 0, n * 4, new Float32Array(n));
+ */
+export async function downloadBuffer(ctx: GpuContext, buffer: GPUBuffer, byteOffset: number, byteLength: number): Promise<Uint8Array>;
+export async function downloadBuffer<T extends ArrayBufferView>(
+  ctx: GpuContext,
+  buffer: GPUBuffer,
+  byteOffset: number,
+  byteLength: number,
+  into: T,
+  ready?: Promise<unknown>,
+): Promise<T>;
+export async function downloadBuffer(
+  ctx: GpuContext,
+  buffer: GPUBuffer,
+  byteOffset: number,
+  byteLength: number,
+  into?: ArrayBufferView,
+  ready?: Promise<unknown>,
+): Promise<ArrayBufferView> {
+  if (!Number.isSafeInteger(byteOffset) || !Number.isSafeInteger(byteLength) || byteOffset < 0 || byteLength < 0) {
+    throw new ArgumentError(`downloadBuffer: expected a byte offset and length that are integers >= 0, got ${byteOffset} and ${byteLength}`);
+  }
+  const end = byteOffset + byteLength;
+  const { alignedStart, alignedEnd } = wordSpan(byteOffset, byteLength);
+  if (alignedEnd > buffer.size) {
+    throw new ArgumentError(
+      `downloadBuffer: bytes ${byteOffset}..${end} (${alignedStart}..${alignedEnd} widened to whole 4-byte words) are outside the buffer of ${buffer.size} bytes`,
+    );
+  }
+  if ((buffer.usage & GPUBufferUsage.COPY_SRC) === 0) {
+    throw new ArgumentError('downloadBuffer: the buffer was created without GPUBufferUsage.COPY_SRC, so it cannot be read back');
+  }
+  if (into && into.byteLength < byteLength) {
+    throw new ArgumentError(`downloadBuffer: the destination holds ${into.byteLength} bytes, fewer than the ${byteLength} requested`);
+  }
+  const result = into ?? new Uint8Array(byteLength);
+  if (byteLength === 0) return result;
+  const dest = new Uint8Array(result.buffer, result.byteOffset, byteLength);
+
+  const pool = stagingPoolOf(ctx, 'read');
+  const chunkBytes = chunkBytesFor(pool, alignedEnd - alignedStart);
+  const chunkCount = Math.ceil((alignedEnd - alignedStart) / chunkBytes);
+  const flights: Promise<GPUBuffer>[] = [];
+  const issueNext = (): void => {
+    if (flights.length >= chunkCount) return;
+    const chunkStart = alignedStart + flights.length * chunkBytes;
+    const flight = copyChunkToStaging(ctx, pool, buffer, chunkStart, Math.min(chunkBytes, alignedEnd - chunkStart));
+    flight.catch(() => {}); // awaited in order below; this only marks it handled
+    flights.push(flight);
+  };
+  for (let i = 0; i < DOWNLOADS_IN_FLIGHT; i++) issueNext();
+
+  let consumed = 0;
+  try {
+    // The copies are queued; nothing is written into `dest` until `ready` resolves (when it rejects,
+    // `dest` is left as it was and the copies' staging buffers are released below).
+    if (ready) await ready;
+    for (let i = 0; i < chunkCount; i++) {
+      const staging = await flights[i];
+      consumed = i + 1;
+      issueNext();
+      const chunkStart = alignedStart + i * chunkBytes;
+      const chunkEnd = Math.min(chunkStart + chunkBytes, alignedEnd);
+      const from = Math.max(chunkStart, byteOffset);
+      const to = Math.min(chunkEnd, end);
+      const mapped = staging.getMappedRange(0, chunkEnd - chunkStart);
+      dest.set(new Uint8Array(mapped, from - chunkStart, to - from), from - byteOffset);
+      staging.unmap();
+      giveStaging(pool, staging);
+    }
+  } catch (e) {
+    // Do not leave later chunks mapped or their staging buffers alive.
+    for (const settled of await Promise.allSettled(flights.slice(consumed))) {
+      if (settled.status === 'fulfilled') settled.value.destroy();
+    }
+    throw e;
+  }
+  return result;
+}
+
+/**
+ * The byte range `byteOffset`…`byteOffset + byteLength` widened to whole 4-byte words, which is what
+ * buffer copies move; the bytes asked for are trimmed out when copied to the host.
+ */
+function wordSpan(byteOffset: number, byteLength: number): { alignedStart: number; alignedEnd: number } {
+  return { alignedStart: byteOffset - (byteOffset % 4), alignedEnd: Math.ceil((byteOffset + byteLength) / 4) * 4 };
+}
+
+/**
+ * Read-backs of at most this many bytes may take the lean path ({@link startLeanReadback}). Its gain
+ * is fixed: 13–19 µs per read-back on an H100 with the GPU idle, 47 µs behind a chain of small
+ * calls. That matters while the transfer itself is short; 1 MiB takes 0.1–0.2 ms to copy out of a
+ * mapping (5–9 GB/s), so above it the gain is a tenth or less, while the usual path's pieces (16 MiB
+ * chunks, two in flight; whole-size staging for large repeats) pay only from 16 MiB. 1 MiB is also
+ * where uploads switch from `writeBuffer` to the staging pool, and it bounds the staging buffers the
+ * lean path holds (the pool's power-of-two sizes from 4 KiB).
+ */
+export const LEAN_READBACK_MAX_BYTES = 2 ** 20;
+
+/** Whether small read-backs take the lean path (a switch for A/B measurements and tests). */
+let leanReadbacks = true;
+
+/**
+ * Turns the lean path of small read-backs off or on (internal: benchmarks and tests).
+ *
+ * @param on whether {@link startLeanReadback} may start one
+ */
+export function setLeanReadbacks(on: boolean): void {
+  leanReadbacks = on;
+}
+
+/** A small read-back whose copy is queued (see {@link startLeanReadback}). */
+export interface LeanReadback {
+  /**
+   * Waits for `ready` and for the copy, then writes the bytes into `dest` — only when both passed.
+   *
+   * @param dest where the bytes go (exactly the length read back)
+   * @param ready the check of the calls that wrote the data: its rejection is thrown, `dest` untouched
+   * @returns true when `dest` holds the data; false when the copy did not run (its submission
+   *   failed, the device was lost) and nothing was written: the caller takes {@link downloadBuffer},
+   *   which reads the data or throws the error that says why not
+   */
+  finish(dest: Uint8Array, ready: Promise<unknown> | undefined): Promise<boolean>;
+}
+
+/**
+ * Starts a small read-back of `byteLength` bytes from `byteOffset` of `buffer` without awaiting
+ * anything: the copy goes into a pooled MAP_READ staging buffer as the last command of the open
+ * batch, or in a submission of its own when none is open ({@link recordReadback}), and the mapping
+ * is requested right behind it. What {@link downloadBuffer} does besides — acquiring the device, a
+ * `runScoped` section (queued behind other sections, error scopes held across awaits, an
+ * AsyncLocalStorage context), a submission of its own behind the calls' batch, awaits between the
+ * steps — made a one-element `toHost()` with the GPU idle take 66–72 µs on an H100 where Dawn's
+ * raw copy and mapping take 36–40; this path takes 53 (A/B in one process, means of 6 rounds).
+ *
+ * Applies only when the range is small ({@link LEAN_READBACK_MAX_BYTES}), valid, the pool has a
+ * staging buffer of its size (one that a read-back used before: so the copy can only fail for
+ * reasons that fail the device, never for a bad buffer of ours), and no `runScoped` section is
+ * running or queued on the device (its work must reach the queue first). Otherwise returns
+ * undefined and the caller takes {@link downloadBuffer}, whose staging buffer then stays in the pool.
+ *
+ * @param ctx the live device
+ * @param buffer the buffer to read, with COPY_SRC usage
+ * @param byteOffset where to start, in bytes
+ * @param byteLength how many bytes, > 0
+ * @returns the read-back to finish, or undefined
+ */
+export function startLeanReadback(ctx: GpuContext, buffer: GPUBuffer, byteOffset: number, byteLength: number): LeanReadback | undefined {
+  if (!leanReadbacks || byteLength <= 0 || byteLength > LEAN_READBACK_MAX_BYTES) return undefined;
+  const { alignedStart, alignedEnd } = wordSpan(byteOffset, byteLength);
+  if (alignedStart < 0 || alignedEnd > buffer.size || (buffer.usage & GPUBufferUsage.COPY_SRC) === 0) return undefined;
+  if (scopedSectionsPending(ctx.device) > 0) return undefined;
+  const pool = stagingPoolOf(ctx, 'read');
+  const length = alignedEnd - alignedStart;
+  const staging = takeFromPool(pool, stagingSize(length));
+  if (!staging) return undefined;
+  const copied = recordReadback(ctx, buffer, alignedStart, staging, length);
+  const mapped = staging.mapAsync(GPUMapMode.READ, 0, length);
+  return {
+    async finish(dest, ready) {
+      const [check, map, ran] = await Promise.allSettled([ready, mapped, copied]);
+      const ok = map.status === 'fulfilled' && ran.status === 'fulfilled' && ran.value;
+      if (check.status === 'rejected' || !ok) {
+        if (ok) {
+          staging.unmap();
+          giveStaging(pool, staging);
+        } else {
+          // Mapped or not, holding what: never given back.
+          await mapped.catch(() => {});
+          staging.destroy();
+        }
+        if (check.status === 'rejected') throw check.reason;
+        return false;
+      }
+      try {
+        dest.set(new Uint8Array(staging.getMappedRange(0, length), byteOffset - alignedStart, byteLength));
+        staging.unmap();
+      } catch {
+        // The device was destroyed meanwhile: downloadBuffer says so.
+        staging.destroy();
+        return false;
+      }
+      giveStaging(pool, staging);
+      return true;
+    },
+  };
+}
+
+/** Copies one chunk into a staging buffer and maps it; resolves once it can be read. */
+async function copyChunkToStaging(ctx: GpuContext, pool: StagingPool<GPUBuffer>, source: GPUBuffer, chunkStart: number, length: number): Promise<GPUBuffer> {
+  const staging = takeReadStaging(ctx, pool, length);
+  let mapped: Promise<void> | undefined;
+  try {
+    await runScoped(ctx, () => {
+      flushChain(ctx.device); // the calls that write `source` go first
+      const encoder = ctx.device.createCommandEncoder();
+      encoder.copyBufferToBuffer(source, chunkStart, staging, 0, length);
+      ctx.device.queue.submit([encoder.finish()]);
+      // Mapping is requested right behind the copy, so it resolves as soon as the copy is done.
+      mapped = staging.mapAsync(GPUMapMode.READ, 0, length);
+      mapped.catch(() => {}); // awaited below
+    });
+    await mapped;
+    return staging;
+  } catch (e) {
+    await mapped?.catch(() => {});
+    // Possibly mapped, possibly holding stale bytes: never give it back to the pool.
+    staging.destroy();
+    if (e instanceof UfuncError) throw e;
+    const named = asDeviceError(e, 'reading a buffer back from the GPU');
+    if (named !== e) throw named;
+    throw new DeviceError(`reading a buffer back from the GPU failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+}
+
+/**
+ * Staging buffers of one direction on one device, by size: MAP_READ buffers (unmapped) for
+ * downloads, mapped MAP_WRITE slots for uploads.
+ */
+interface StagingPool<T> {
+  readonly free: Map<number, T[]>;
+  bytes: number;
+  /**
+   * Sizes of whole-transfer staging buffers a transfer could have used: the next transfer that
+   * needs one of these sizes creates it (see {@link chunkBytesFor}).
+   */
+  readonly wanted: Set<number>;
+  idleTimer: TimerHandle | undefined;
+  readonly sizeOf: (entry: T) => number;
+  readonly destroy: (entry: T) => void;
+}
+
+// Per device, weakly: a released device's pools go with it (its buffers die with the device).
+const readPools = new WeakMap<GPUDevice, StagingPool<GPUBuffer>>();
+const writePools = new WeakMap<GPUDevice, StagingPool<WriteSlot>>();
+
+function stagingPoolOf(ctx: GpuContext, direction: 'read'): StagingPool<GPUBuffer>;
+function stagingPoolOf(ctx: GpuContext, direction: 'write'): StagingPool<WriteSlot>;
+function stagingPoolOf(ctx: GpuContext, direction: 'read' | 'write'): StagingPool<GPUBuffer> | StagingPool<WriteSlot> {
+  if (direction === 'read') {
+    let pool = readPools.get(ctx.device);
+    if (!pool) readPools.set(ctx.device, (pool = newPool<GPUBuffer>((b) => b.size, (b) => b.destroy())));
+    armStagingIdle(pool);
+    return pool;
+  }
+  let pool = writePools.get(ctx.device);
+  if (!pool) writePools.set(ctx.device, (pool = newPool<WriteSlot>((s) => s.buffer.size, (s) => s.buffer.destroy())));
+  armStagingIdle(pool);
+  return pool;
+}
+
+function newPool<T>(sizeOf: (entry: T) => number, destroy: (entry: T) => void): StagingPool<T> {
+  return { free: new Map(), bytes: 0, wanted: new Set(), idleTimer: undefined, sizeOf, destroy };
+}
+
+/** Empties the pool (and forgets wanted sizes) once no transfer used it for STAGING_IDLE_MS. */
+function armStagingIdle<T>(pool: StagingPool<T>): void {
+  if (pool.idleTimer) cancelTimeout(pool.idleTimer);
+  pool.idleTimer = unrefTimeout(() => {
+    pool.idleTimer = undefined;
+    for (const list of pool.free.values()) for (const entry of list) pool.destroy(entry);
+    pool.free.clear();
+    pool.bytes = 0;
+    pool.wanted.clear();
+  }, STAGING_IDLE_MS);
+}
+
+/**
+ * The chunk size of a transfer of `span` bytes: one chunk of the whole transfer (up to 256 MiB)
+ * when the transfer is large (≥ 32 MiB) and a staging buffer of that size is in the pool or was
+ * wanted by an earlier transfer; 16 MiB chunks otherwise. So a large transfer that repeats (frames,
+ * a loop, a benchmark) is copied by the host in one piece, which glibc's memcpy does with
+ * non-temporal stores (measured 1.5–1.6× faster on an H100 host), and a one-off transfer does not
+ * pay for creating a large buffer of pinned host memory.
+ */
+function chunkBytesFor<T>(pool: StagingPool<T>, span: number): number {
+  if (span < WHOLE_STAGING_MIN_BYTES) return TRANSFER_CHUNK_BYTES;
+  const chunk = Math.min(span, WHOLE_STAGING_MAX_BYTES);
+  const size = stagingSize(chunk);
+  if ((pool.free.get(size)?.length ?? 0) > 0 || pool.wanted.has(size)) return chunk;
+  pool.wanted.add(size);
+  return TRANSFER_CHUNK_BYTES;
+}
+
+function stagingSize(length: number): number {
+  return Math.max(STAGING_MIN_BYTES, 2 ** Math.ceil(Math.log2(length)));
+}
+
+function takeFromPool<T>(pool: StagingPool<T>, size: number): T | undefined {
+  const reused = pool.free.get(size)?.pop();
+  if (reused !== undefined) pool.bytes -= size;
+  return reused;
+}
+
+function takeReadStaging(ctx: GpuContext, pool: StagingPool<GPUBuffer>, length: number): GPUBuffer {
+  const size = stagingSize(length);
+  return takeFromPool(pool, size) ?? ctx.device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+}
+
+function takeWriteSlot(ctx: GpuContext, pool: StagingPool<WriteSlot>, length: number): WriteSlot {
+  // Chunks up to 16 MiB share one slot size, so the pool does not fill with odd sizes.
+  const size = length <= TRANSFER_CHUNK_BYTES ? TRANSFER_CHUNK_BYTES : stagingSize(length);
+  return (
+    takeFromPool(pool, size) ?? {
+      buffer: ctx.device.createBuffer({ size, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true }),
+      ready: Promise.resolve(),
+    }
+  );
+}
+
+/** Keeps a staging buffer for the next transfer, or destroys it when the pool is full. */
+function giveStaging<T>(pool: StagingPool<T>, entry: T): void {
+  const size = pool.sizeOf(entry);
+  if (pool.bytes + size > STAGING_POOL_MAX_BYTES) {
+    pool.destroy(entry);
+    return;
+  }
+  const list = pool.free.get(size);
+  if (list) list.push(entry);
+  else pool.free.set(size, [entry]);
+  pool.bytes += size;
+}
+
+/**
+ * What a device's staging pools hold now (for tests and benchmarks): per direction, the bytes of
+ * free staging buffers and their sizes.
+ *
+ * @example
+ * stagingPoolStats(ctx).read.sizes; // e.g. [16777216, 16777216]
+ */
+export function stagingPoolStats(ctx: GpuContext): Record<'read' | 'write', { bytes: number; sizes: number[] }> {
+  const describe = <T>(pool: StagingPool<T> | undefined) => ({
+    bytes: pool?.bytes ?? 0,
+    sizes: pool ? [...pool.free.entries()].flatMap(([size, list]) => list.map(() => size)).sort((a, b) => a - b) : [],
+  });
+  return { read: describe(readPools.get(ctx.device)), write: describe(writePools.get(ctx.device)) };
+}
+
+function checkBufferSize(ctx: GpuContext, size: number): void {
+  const max = ctx.limits.maxBufferSize;
+  if (size > max) {
+    throw new TargetUnavailableError(
+      `an array of ${size} bytes does not fit in one buffer on this GPU (maxBufferSize is ${max} bytes on ` +
+        `${ctx.adapterInfo.description || ctx.adapterInfo.vendor}): split the work, or use target 'cpu' or 'parallel'`,
+    );
+  }
+}

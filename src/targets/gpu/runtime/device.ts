@@ -1,0 +1,555 @@
+/**
+ * The process-wide WebGPU device of the gpu target: created lazily, shared by every call, released
+ * when the library has been idle for a while, and replaced after a device loss.
+ *
+ * Lifetimes, and why they are what they are:
+ * - The `GPU` object returned by `create()` stays referenced from this module for the rest of the
+ *   process once created. dawn.node crashes the process (inside `InstanceBase::ProcessEvents`) if
+ *   that object is garbage-collected while a device made from it, or anything made from that
+ *   device, is still alive — and callers may keep buffers of a released device around.
+ * - A device is "held" while work runs on it (`withDevice`, `holdDevice`) and while a
+ *   `DeviceArray` lives on it. When the last hold is released and `idleReleaseMs` pass without a
+ *   new one, the device is destroyed: an idle device keeps its memory and driver threads, and
+ *   with Dawn it has been seen to keep a core busy and the process alive (on lavapipe neither
+ *   happens; we do not rely on that). The timer is `unref()`ed so it never keeps the process
+ *   alive itself.
+ * - Each device gets a new `generation`. Anything bound to an older generation (a buffer, a
+ *   `DeviceArray`) is dead: its data went with its device.
+ */
+import { ArgumentError, DeviceError, TargetUnavailableError } from '../../../errors.js';
+import { cancelTimeout, type ContextStore, platform, type TimerHandle, unrefTimeout } from '../../../platform/platform.js';
+import type { GPUDevice, GPUSupportedLimits, WebGpuDevice } from './webgpu-types.js';
+
+/** What the adapter says about itself; shown in reports and error messages. */
+export interface GpuAdapterInfo {
+  readonly vendor: string;
+  readonly architecture: string;
+  readonly device: string;
+  readonly description: string;
+}
+
+/** The live device and what callers need to know about it. */
+export interface GpuContext {
+  readonly device: GPUDevice;
+  readonly adapterInfo: GpuAdapterInfo;
+  /** The device's limits: the adapter's own for everything in `REQUESTED_LIMITS`. */
+  readonly limits: GPUSupportedLimits;
+  /** Whether the device has the `timestamp-query` feature (kernel timings in benchmarks). */
+  readonly hasTimestamps: boolean;
+  /** 1 for the first device of the process, +1 for each replacement (after a loss or a release). */
+  readonly generation: number;
+  /** Passed in with {@link setDevice}: the caller owns it, so it is never destroyed or released here. */
+  readonly userSupplied?: boolean;
+}
+
+/** A claim on the device that keeps it from being released while idle; see {@link holdDevice}. */
+export interface DeviceHold {
+  /** Gives the claim back. Idempotent: a second call does nothing. */
+  release(): void;
+}
+
+/**
+ * The limits asked for at the adapter's own value: WebGPU's defaults are far below what real
+ * hardware offers (128 MiB storage bindings vs 2 GiB on an H200), and asking for more than the
+ * adapter offers fails `requestDevice`.
+ */
+const REQUESTED_LIMITS = [
+  'maxStorageBufferBindingSize',
+  'maxBufferSize',
+  'maxComputeWorkgroupsPerDimension',
+  'maxStorageBuffersPerShaderStage',
+  'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxComputeWorkgroupSizeY',
+  'maxComputeWorkgroupSizeZ',
+] as const;
+
+const DEFAULT_IDLE_RELEASE_MS = 200;
+/** setTimeout fires at once for delays beyond this (with a warning); treat them as "never". */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** One device and its bookkeeping; replaced as a whole, so stale holds cannot touch a newer one. */
+interface LiveDevice {
+  readonly ctx: GpuContext;
+  holds: number;
+  idleTimer: TimerHandle | undefined;
+}
+
+let live: LiveDevice | undefined;
+let pendingAcquire: Promise<GpuContext> | undefined;
+let cachedFailure: TargetUnavailableError | undefined;
+let lastGeneration = 0;
+let idleReleaseMs = DEFAULT_IDLE_RELEASE_MS;
+/** The device passed to setDevice, and why it can no longer be used once it was lost. */
+let userDevice: GPUDevice | undefined;
+let userDeviceLost: string | undefined;
+/** Why each ended generation ended, for the messages of callers that still use it. */
+const endedGenerations = new Map<number, string>();
+
+/**
+ * Returns the process-wide WebGPU device, creating it on first use (or after a release or a loss).
+ * Concurrent calls share one creation. A failure to get an adapter is remembered, so later calls
+ * fail at once with the same message until {@link resetDevice}.
+ *
+ * The device is released when idle: wrap the work of a call in {@link withDevice} (or a
+ * {@link holdDevice} / `release()` pair) so it is not destroyed under you.
+ *
+ * @returns the live device's context
+ * @throws TargetUnavailableError when `webgpu` cannot load or there is no usable adapter; the
+ *   message says what is missing and how to get it
+ * @example
+ * const ctx = await acquireDevice();
+ * console.log(ctx.adapterInfo.description, ctx.limits.maxStorageBufferBindingSize);
+ */
+export async function acquireDevice(): Promise<GpuContext> {
+  if (live) {
+    armIdleTimer(live);
+    return live.ctx;
+  }
+  if (cachedFailure) {
+    throw new TargetUnavailableError(cachedFailure.message, { cause: cachedFailure });
+  }
+  pendingAcquire ??= createDevice().finally(() => {
+    pendingAcquire = undefined;
+  });
+  return pendingAcquire;
+}
+
+async function createDevice(): Promise<GpuContext> {
+  if (userDevice) return adoptUserDevice(userDevice);
+  try {
+    const gpu = await platform().loadGpu();
+    const adapter = await gpu.requestAdapter();
+    if (!adapter) throw new TargetUnavailableError(`no WebGPU adapter: ${platform().diagnoseMissingAdapter()}`);
+    const requiredLimits: Record<string, number> = {};
+    for (const name of REQUESTED_LIMITS) {
+      const value = adapter.limits[name];
+      if (typeof value === 'number') requiredLimits[name] = value;
+    }
+    const hasTimestamps = adapter.features.has('timestamp-query');
+    let device: GPUDevice;
+    try {
+      device = await adapter.requestDevice({
+        requiredLimits,
+        requiredFeatures: hasTimestamps ? ['timestamp-query'] : [],
+      });
+    } catch (e) {
+      throw new TargetUnavailableError(
+        `the WebGPU adapter '${adapter.info.description || adapter.info.vendor}' refused to create a device: ${messageOf(e)}`,
+        { cause: e },
+      );
+    }
+    const ctx: GpuContext = {
+      device,
+      adapterInfo: {
+        vendor: adapter.info.vendor,
+        architecture: adapter.info.architecture,
+        device: adapter.info.device,
+        description: adapter.info.description,
+      },
+      limits: device.limits,
+      hasTimestamps,
+      generation: ++lastGeneration,
+    };
+    return goLive(ctx);
+  } catch (e) {
+    if (e instanceof TargetUnavailableError) {
+      cachedFailure = e;
+      throw e;
+    }
+    throw new DeviceError(`creating the WebGPU device failed: ${messageOf(e)}`, { cause: e });
+  }
+}
+
+function goLive(ctx: GpuContext): GpuContext {
+  const record: LiveDevice = { ctx, holds: 0, idleTimer: undefined };
+  live = record;
+  void ctx.device.lost.then((info) => {
+    const why = `it was lost (${info.reason}: ${info.message || 'no message'})`;
+    if (ctx.userSupplied && userDevice === ctx.device) userDeviceLost = why;
+    // A device we destroyed ourselves was already dropped (with its own reason) before destroy().
+    if (live === record) dropDevice(why, false);
+  });
+  armIdleTimer(record);
+  return ctx;
+}
+
+function adoptUserDevice(device: GPUDevice): GpuContext {
+  if (userDeviceLost) {
+    throw new DeviceError(`The device passed with setDevice() can no longer be used because ${userDeviceLost}; pass a new one with setDevice(device).`);
+  }
+  // `adapterInfo` is on GPUDevice in current browsers and Dawn; older ones lack it.
+  const info = (device as { adapterInfo?: Partial<GpuAdapterInfo> }).adapterInfo ?? {};
+  return goLive({
+    device,
+    adapterInfo: {
+      vendor: info.vendor ?? '',
+      architecture: info.architecture ?? '',
+      device: info.device ?? '',
+      description: info.description || 'a device passed with setDevice()',
+    },
+    limits: device.limits,
+    hasTimestamps: device.features.has('timestamp-query'),
+    generation: ++lastGeneration,
+    userSupplied: true,
+  });
+}
+
+/**
+ * Makes the gpu target use `device`, a `GPUDevice` you created (from `navigator.gpu` in a page, from
+ * the `webgpu` package or another binding in Node), instead of creating its own. The library never
+ * destroys it and never releases it when idle; device arrays made before on another device become
+ * unusable. Pass `undefined` to go back to the library's own device.
+ *
+ * @param device a WebGPU device, or undefined
+ * @throws ArgumentError when `device` is not a GPUDevice
+ * @example
+ * const adapter = await navigator.gpu.requestAdapter();
+ * setDevice(await adapter!.requestDevice());
+ * const f = vectorize(['float32(float32)'], { target: 'gpu' })((x) => 2 * x);
+ */
+export function setDevice(device: WebGpuDevice | undefined): void {
+  if (device !== undefined) {
+    const candidate = device as Partial<WebGpuDevice> | null;
+    if (candidate === null || typeof candidate !== 'object' || typeof candidate.createBuffer !== 'function' || typeof candidate.queue !== 'object') {
+      throw new ArgumentError(`setDevice: expected a GPUDevice (from adapter.requestDevice()) or undefined, found ${candidate === null ? 'null' : typeof candidate}.`);
+    }
+  }
+  if (live) dropDevice(device ? 'it was replaced with setDevice()' : 'setDevice(undefined) went back to the library\'s own device', !live.ctx.userSupplied);
+  // The structural WebGpuDevice is what a caller can name; the device itself is a full GPUDevice.
+  userDevice = device as GPUDevice | undefined;
+  userDeviceLost = undefined;
+  cachedFailure = undefined;
+}
+
+/**
+ * The live device now, without waiting: undefined when there is none yet (or it was released or
+ * lost). Calls use it to record their work in the same turn of the event loop as the call.
+ *
+ * @example
+ * const ctx = liveDevice() ?? (await acquireDevice());
+ */
+export function liveDevice(): GpuContext | undefined {
+  if (!live) return undefined;
+  if (live.holds === 0) armIdleTimer(live);
+  return live.ctx;
+}
+
+/**
+ * Destroys the live device (if any) now and forgets a remembered failure, so the next
+ * {@link acquireDevice} starts from scratch: after installing a driver, in tests, or to retry.
+ *
+ * @example
+ * resetDevice();
+ * const ok = await isGpuAvailable(); // asks Dawn again
+ */
+export function resetDevice(): void {
+  cachedFailure = undefined;
+  if (live) dropDevice('it was reset with resetDevice()', !live.ctx.userSupplied);
+}
+
+/**
+ * Destroys the live device now, whatever still holds it. Device arrays on it become unusable
+ * (their data is gone). The next {@link acquireDevice} creates a new device.
+ *
+ * @example
+ * process.once('beforeExit', shutdownDevice);
+ */
+export function shutdownDevice(): void {
+  if (live) dropDevice('it was shut down with shutdownDevice()', !live.ctx.userSupplied);
+}
+
+/**
+ * Destroys the live device because a call ran past its limit (`timeout`, `signal`): WebGPU cannot
+ * stop one dispatch, so the device goes, with the stuck work, and the next call gets a new one.
+ *
+ * @param reason - why, for the messages of whatever still uses the device, e.g. "a call ran past its timeout"
+ * @example
+ * abandonDevice('a call ran past its `timeout` of 100 ms');
+ */
+export function abandonDevice(reason: string): void {
+  // Not destroyed: `destroy()` waits for the device's queue, so on a driver that cannot preempt
+  // a kernel (lavapipe runs shaders on CPU threads) it would block this thread for as long as the
+  // kernel runs — forever, for one that never ends. The device is dropped instead: nothing new
+  // goes to it, and its work ends when it ends (a GPU driver's watchdog stops one that hangs).
+  const record = live;
+  if (!record) return;
+  dropDevice(reason, false);
+  const { device } = record.ctx;
+  device.queue.onSubmittedWorkDone().then(
+    () => device.destroy(),
+    () => {},
+  );
+}
+
+function dropDevice(reason: string, destroy: boolean): void {
+  const record = live;
+  if (!record) return;
+  live = undefined;
+  if (record.idleTimer) cancelTimeout(record.idleTimer);
+  endedGenerations.set(record.ctx.generation, reason);
+  // Keep the map small: only recent generations can plausibly still be referenced.
+  for (const generation of endedGenerations.keys()) {
+    if (generation < record.ctx.generation - 64) endedGenerations.delete(generation);
+  }
+  if (destroy) record.ctx.device.destroy();
+}
+
+/**
+ * Sets how long the device may sit idle (no holds) before it is destroyed.
+ *
+ * @param ms milliseconds; `0` releases at the next turn of the event loop, `Infinity` (or
+ *   anything beyond a timer's 2³¹−1 ms) never
+ * @default 200
+ * @example
+ * setIdleReleaseMs(Infinity); // a long-running server that calls the gpu target often
+ */
+export function setIdleReleaseMs(ms: number): void {
+  if (!(ms >= 0)) throw new ArgumentError(`setIdleReleaseMs: expected a number of milliseconds >= 0, got ${ms}`);
+  idleReleaseMs = ms;
+  if (live) armIdleTimer(live);
+}
+
+function armIdleTimer(record: LiveDevice): void {
+  if (record.idleTimer) cancelTimeout(record.idleTimer);
+  record.idleTimer = undefined;
+  // A device the caller passed in is theirs to keep: never released here.
+  if (record.holds > 0 || idleReleaseMs > MAX_TIMER_MS || record.ctx.userSupplied) return;
+  // Never let the release timer itself keep the process alive.
+  record.idleTimer = unrefTimeout(() => {
+    if (live === record && record.holds === 0) dropDevice(`it was released after ${idleReleaseMs} ms idle`, true);
+  }, idleReleaseMs);
+}
+
+/**
+ * Claims the device so that it is not released while idle, until `release()` is called. Each
+ * live `DeviceArray` holds one; a call's work holds one from its first upload to its last
+ * download. Prefer {@link withDevice}, which cannot forget to release.
+ *
+ * @param ctx a context from {@link acquireDevice}
+ * @returns the claim; `release()` is idempotent
+ * @throws DeviceError when `ctx` is no longer the live device
+ * @example
+ * const hold = holdDevice(ctx);
+ * try { await work(ctx); } finally { hold.release(); }
+ */
+export function holdDevice(ctx: GpuContext): DeviceHold {
+  assertDeviceAlive(ctx, 'this work');
+  const record = live!;
+  record.holds++;
+  armIdleTimer(record);
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      // A hold on a device that has since been dropped must not count against its successor.
+      if (live !== record) return;
+      record.holds--;
+      armIdleTimer(record);
+    },
+  };
+}
+
+/**
+ * Runs `fn` with the device acquired and held; the hold is released when `fn` settles, and the
+ * idle timer starts from there.
+ *
+ * @param fn the work; it should await its own completion (`mapAsync`, `onSubmittedWorkDone`)
+ * @returns what `fn` returns
+ * @example
+ * const sum = await withDevice(async (ctx) => runMyKernel(ctx, data));
+ */
+export async function withDevice<T>(fn: (ctx: GpuContext) => T | Promise<T>): Promise<T> {
+  let ctx = await acquireDevice();
+  // Lost between creation and here (a loss is reported asynchronously): take its successor.
+  if (!isDeviceAlive(ctx)) ctx = await acquireDevice();
+  const hold = holdDevice(ctx);
+  try {
+    return await fn(ctx);
+  } finally {
+    hold.release();
+  }
+}
+
+/**
+ * Whether `ctx` is still the live device (not lost, released, reset or shut down).
+ *
+ * @example
+ * if (!isDeviceAlive(ctx)) ctx = await acquireDevice();
+ */
+export function isDeviceAlive(ctx: GpuContext): boolean {
+  return live?.ctx === ctx;
+}
+
+/**
+ * Throws a DeviceError that says what happened to the device of generation `generation`, unless it
+ * is the live one.
+ *
+ * @param ctxOrGeneration a context, or the generation number a resource was created on
+ * @param what names the thing being used, for the message, e.g. "this DeviceArray"
+ * @example
+ * assertDeviceAlive(array.generation, 'this DeviceArray');
+ */
+export function assertDeviceAlive(ctxOrGeneration: GpuContext | number, what: string): void {
+  const generation = typeof ctxOrGeneration === 'number' ? ctxOrGeneration : ctxOrGeneration.generation;
+  if (live && live.ctx.generation === generation) return;
+  const why = endedGenerations.get(generation) ?? 'it no longer exists';
+  const now = live ? `; the current device is generation ${live.ctx.generation}` : '';
+  throw new DeviceError(
+    `${what} belongs to GPU device generation ${generation}, which is gone because ${why}${now}. ` +
+      `Its data went with it: copy the data to the device again (toDevice) and rerun the call.`,
+  );
+}
+
+const ERROR_FILTERS: readonly GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
+
+/** Marks the async context of a `runScoped` section, so nested sections reuse the outer scopes. */
+let scopedSectionStore: ContextStore<GPUDevice> | undefined;
+function scopedSection(): ContextStore<GPUDevice> {
+  return (scopedSectionStore ??= platform().createContextStore<GPUDevice>());
+}
+/** Sections open per device, for hosts whose context store cannot follow awaits (a page). */
+const openSections = new WeakMap<GPUDevice, number>();
+/** Per device, the end of the last scoped section: error scopes are a per-device stack, not per call. */
+const scopeQueues = new WeakMap<GPUDevice, Promise<void>>();
+/** Per device, the scoped sections running or waiting for their turn (see {@link scopedSectionsPending}). */
+const pendingSections = new WeakMap<GPUDevice, number>();
+
+/**
+ * How many {@link runScoped} sections are running or queued on the device. Work that issues to the
+ * queue at once, without a section of its own (the lean read-back of `toHost()`), does so only when
+ * this is 0: a section queued earlier (an upload, say) would otherwise issue its work after it.
+ *
+ * @param device the device
+ * @returns the count
+ */
+export function scopedSectionsPending(device: GPUDevice): number {
+  return pendingSections.get(device) ?? 0;
+}
+
+/**
+ * Runs `fn` inside WebGPU error scopes for validation, out-of-memory and internal errors, and turns
+ * a captured error into a DeviceError. Needed because WebGPU errors do not throw: an invalid
+ * dispatch or bind group just skips the work, and the output silently keeps its old contents.
+ * The device is held while `fn` runs.
+ *
+ * Error scopes are one stack per device, so sections on one device run one after another (a
+ * section pushed while another awaits would catch the other's errors, or pop its scopes). Keep `fn`
+ * to encoding and submitting; await completion (`mapAsync`, `onSubmittedWorkDone`) after
+ * `runScoped` returns, so other calls are not queued behind your GPU time. A `runScoped` nested in
+ * another on the same device runs `fn` directly under the outer scopes. Do not make `fn` wait for
+ * a promise that itself waits for another, unrelated `runScoped` on the same device: that deadlocks.
+ *
+ * @param ctx the device to watch
+ * @param fn the work; may be async
+ * @returns what `fn` returns
+ * @throws DeviceError with the WebGPU message when the device reported an error during `fn`, or
+ *   when the device is gone (before or during `fn`); an error thrown by `fn` itself propagates
+ *   unchanged
+ * @example
+ * await runScoped(ctx, () => ctx.device.queue.submit([encoder.finish()]));
+ */
+export async function runScoped<T>(ctx: GpuContext, fn: () => T | Promise<T>): Promise<T> {
+  const { device } = ctx;
+  const store = scopedSection();
+  // Where the store cannot follow awaits (a page has no AsyncLocalStorage), a section opened while
+  // another is open on this device is taken as nested in it: waiting for the other would deadlock
+  // a real nesting. Concurrent gpu calls in a page then share error scopes.
+  if (store.getStore() === device || (!store.followsAsync && (openSections.get(device) ?? 0) > 0)) return fn();
+  const hold = holdDevice(ctx);
+  pendingSections.set(device, (pendingSections.get(device) ?? 0) + 1);
+  try {
+    const previous = scopeQueues.get(device) ?? Promise.resolve();
+    let leave!: () => void;
+    scopeQueues.set(device, new Promise<void>((resolve) => (leave = resolve)));
+    await previous;
+
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    let popped: Promise<GPUError | null>[];
+    try {
+      for (const filter of ERROR_FILTERS) device.pushErrorScope(filter);
+      try {
+        openSections.set(device, (openSections.get(device) ?? 0) + 1);
+        try {
+          outcome = { ok: true, value: await store.run(device, fn) };
+        } finally {
+          openSections.set(device, openSections.get(device)! - 1);
+        }
+      } catch (error) {
+        outcome = { ok: false, error };
+      }
+      // Issue the pops (in reverse push order) before the next section may push its own scopes.
+      popped = ERROR_FILTERS.map(() => device.popErrorScope()).reverse();
+    } finally {
+      leave();
+      pendingSections.set(device, pendingSections.get(device)! - 1);
+    }
+
+    const captured: string[] = [];
+    (await Promise.allSettled(popped)).forEach((result, i) => {
+      if (result.status === 'rejected') captured.push(`${ERROR_FILTERS[i]} error scope failed: ${messageOf(result.reason)}`);
+      else if (result.value) captured.push(`${ERROR_FILTERS[i]} error: ${result.value.message.trim()}`);
+    });
+    if (!outcome.ok) throw outcome.error;
+    // A lost device reports nothing and does nothing, so check it is still there.
+    assertDeviceAlive(ctx, 'this GPU work');
+    if (captured.length > 0) {
+      throw new DeviceError(`the GPU reported an error; the work was not done. WebGPU ${captured.join('; ')}`);
+    }
+    return outcome.value;
+  } finally {
+    hold.release();
+  }
+}
+
+/**
+ * Whether the gpu target can run here: tries to create the device (once; the answer is cached
+ * until {@link resetDevice}).
+ *
+ * @returns true when a WebGPU device could be created
+ * @example
+ * const target = (await isGpuAvailable()) ? 'gpu' : 'parallel';
+ */
+export async function isGpuAvailable(): Promise<boolean> {
+  try {
+    await acquireDevice();
+    return true;
+  } catch (e) {
+    if (e instanceof TargetUnavailableError) return false;
+    throw e;
+  }
+}
+
+/**
+ * One line about the adapter for reports and benchmark headers, or why there is none.
+ *
+ * @returns e.g. `"mesa software: llvmpipe: Mesa 25.0.7 (LLVM 15.0.6), timestamps yes, max storage binding 128 MiB"`
+ * @example
+ * console.log(`gpu: ${await describeAdapter()}`);
+ */
+export async function describeAdapter(): Promise<string> {
+  try {
+    const { adapterInfo: a, hasTimestamps, limits } = await acquireDevice();
+    const name = [a.vendor, a.architecture].filter(Boolean).join(' ') || 'unknown adapter';
+    const detail = a.description || a.device;
+    return (
+      `${name}${detail ? `: ${detail}` : ''}, timestamps ${hasTimestamps ? 'yes' : 'no'}, ` +
+      `max storage binding ${formatBytes(limits.maxStorageBufferBindingSize)}, max buffer ${formatBytes(limits.maxBufferSize)}`
+    );
+  } catch (e) {
+    if (e instanceof TargetUnavailableError) return `unavailable: ${e.message}`;
+    throw e;
+  }
+}
+
+function formatBytes(n: number): string {
+  if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(n % 2 ** 30 === 0 ? 0 : 2)} GiB`;
+  if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(n % 2 ** 20 === 0 ? 0 : 2)} MiB`;
+  return `${n} B`;
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,413 @@
+/**
+ * Running one call on the gpu: place the operands (upload host inputs, bind device arrays), lay the
+ * call out, get its pipeline, and record one dispatch into the device's open batch (chain.ts).
+ *
+ * Host inputs are read during the call itself, before it returns its promise: uploaded there and
+ * then when the device and the pipeline are ready (the usual case after the first call), copied
+ * otherwise — so changing a host array right after the call does not change its result.
+ *
+ * Calls whose outputs are all device arrays return once their work is recorded: a chain of calls
+ * queues up without waiting for the GPU, and their errors surface at the next synchronisation
+ * (`synchronize()`, `toHost()` of data they produced, a call with host outputs). Calls with host
+ * outputs wait for the GPU, check, and copy the results into the caller's arrays.
+ */
+import { DTYPES, type TypedArray } from '../../../dtypes.js';
+import { type CallLimits, type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
+import { pressureYield, releaseBuffer, takeBuffer } from './buffer-pool.js';
+import { downloadBuffer } from './buffers.js';
+import { type DeviceOperandView, layoutCall, type CallLayout, scalarBits } from '../codegen/call-layout.js';
+import { beginCall, type CallRef, checkCalls, endCall, flushChain, noteWrite, taintsOf } from './chain.js';
+import { type DeviceArray, bufferIsKnownZero, contentsUnspecified, noteKernelWrite } from './device-array.js';
+import { watchLimits } from '../../../cancellation.js';
+import { CallTimeoutError } from '../../../errors.js';
+import { asDeviceError } from './device-errors.js';
+import { abandonDevice, type GpuContext, holdDevice, isDeviceAlive, liveDevice, withDevice } from './device.js';
+import { type HostPlacement, isAllZero, placeHostOperand, scatterResults, uploadData } from './host-operands.js';
+import { passTiming } from './kernel-timing.js';
+import { type CompiledKernel, compiledKernel, readyKernel } from './pipeline-cache.js';
+import { layoutKey, paramSlots } from '../codegen/shader-layout.js';
+import { OOB_RECORD_BYTES } from '../codegen/shader-module.js';
+import { isSharedArrayBuffer } from '../../../platform/platform.js';
+import { ENQUEUED } from '../../target.js';
+
+/** A host array region the call moves to the device (shared by operands that are the same view). */
+interface HostBuffer {
+  readonly placement: HostPlacement;
+  readonly bytes: number;
+  /** Some operand reads it: upload it. */
+  read: boolean;
+  /** Some operand writes it: bring it back. */
+  written: boolean;
+  /** Nothing needs uploading and the host elements are zeros (an output that starts zeroed). */
+  pristine: boolean;
+  /** The elements to upload, taken when the call was made. */
+  data?: TypedArray;
+  buffer?: GPUBuffer;
+  /** The buffer is new (zeroed), not reused from the pool. */
+  fresh?: boolean;
+}
+
+const ONE_OFFSET = [0];
+const NO_HOST_BUFFERS: readonly HostBuffer[] = [];
+const TWO_OFFSETS = [0, 0];
+
+/**
+ * Runs a call on the gpu.
+ *
+ * @param plan the call plan
+ * @returns when host outputs are written, or (device outputs only) when the work is recorded
+ * @throws TargetUnavailableError without a GPU; KernelRuntimeError for a failed bounds check;
+ *   DeviceError when the GPU reports an error or the device is lost
+ */
+export function runOnGpu(plan: CallPlan): Promise<void> {
+  const started = startOnGpu(plan);
+  // Recorded, nothing to wait for (a chained call): handed on as is, without promise layers.
+  if (started === ENQUEUED && !plan.limits) {
+    // Under memory pressure, after the current task (buffer-pool.ts, pressureYield).
+    const ctx = liveDevice();
+    return (ctx && pressureYield(ctx)) || ENQUEUED;
+  }
+  const work = started.catch((e: unknown) => {
+    throw asDeviceError(e, "this call's work");
+  });
+  return plan.limits ? withinLimits(work, plan.limits) : work;
+}
+
+/**
+ * A call with a `timeout` or `signal`: when the limit passes first, the device is abandoned (WebGPU
+ * cannot stop one dispatch, and a kernel that never ends would hold the queue for every later
+ * call), the call rejects with the limit's error, and the next call gets a new device.
+ */
+async function withinLimits(work: Promise<void>, limits: CallLimits): Promise<void> {
+  const watch = watchLimits(limits, 'gpu');
+  try {
+    const stop = await Promise.race([work.then(() => undefined), watch.stopped]);
+    if (!stop) return;
+    work.catch(() => {}); // it fails with the device; the call already has its error
+    abandonDevice(`a call was stopped by its ${stop instanceof CallTimeoutError ? `\`timeout\` of ${limits.timeout} ms` : '`signal`'}`);
+    throw new (stop.constructor as typeof CallTimeoutError)(
+      `${stop.message} The gpu target cannot stop a running kernel, so it stopped using that device (device arrays on it are lost; it is destroyed once its work ends) and the next call gets a new one.`,
+      { cause: stop.cause },
+    );
+  } finally {
+    watch.dispose();
+  }
+}
+
+function startOnGpu(plan: CallPlan): Promise<void> {
+  try {
+    for (const o of plan.operands) if (isDeviceResident(o.data)) (o.data as unknown as DeviceArray).assertUsable();
+    if (loopSize(plan) === 0) return ENQUEUED;
+    const ctx = liveDevice();
+    // The fast path: a call on device arrays (and JS scalars) laid out like an earlier one.
+    const signature = ctx ? deviceCallSignature(plan) : undefined;
+    if (ctx && signature !== undefined) {
+      const memo = memosOf(ctx.device).get(signature);
+      if (memo) return record(ctx, plan, [], memo.callFor(plan), memo.kernel);
+    }
+    const hostBuffers: HostBuffer[] = [];
+    const views = plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, hostBuffers));
+    for (const h of hostBuffers) {
+      // Outputs nothing reads start from zeros when the caller's elements are zeros (fresh outputs),
+      // and vectorize writes every element of its output, so neither needs an upload.
+      h.pristine = !h.read && (plan.kind === 'vectorize' || isAllZero(h.placement));
+    }
+    if (ctx) {
+      const call = layoutFor(ctx, plan, views);
+      const kernel = readyKernel(ctx, call.key);
+      if (kernel) {
+        if (signature !== undefined) remember(ctx, signature, plan, call, kernel);
+        for (const h of hostBuffers) if (h.read || !h.pristine) h.data = uploadData(h.placement);
+        return record(ctx, plan, hostBuffers, call, kernel);
+      }
+    }
+    // The device or the pipeline is not ready: take the host inputs now, finish later.
+    for (const h of hostBuffers) {
+      if (h.read || !h.pristine) h.data = h.placement.mode === 'span' ? uploadData(h.placement).slice() : uploadData(h.placement);
+    }
+    return withDevice(async (ctx) => {
+      const call = layoutFor(ctx, plan, views);
+      const kernel = await compiledKernel(ctx, plan, call.layout);
+      return record(ctx, plan, hostBuffers, call, kernel);
+    });
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+function layoutFor(ctx: GpuContext, plan: CallPlan, views: { view: DeviceOperandView; host?: HostBuffer }[]): CallLayout & { key: string } {
+  const call = layoutCall(
+    plan,
+    views.map((v) => (v.host ? { ...v.view, pristine: v.host.pristine } : v.view)),
+    ctx.limits,
+  );
+  return { ...call, key: `${plan.kernelKey}#${layoutKey(call.layout)}` };
+}
+
+const bufferIds = new WeakMap<GPUBuffer, number>();
+let nextBufferId = 1;
+function idOf(buffer: GPUBuffer): number {
+  let id = bufferIds.get(buffer);
+  if (id === undefined) bufferIds.set(buffer, (id = nextBufferId++));
+  return id;
+}
+/** Bind groups kept per pipeline before the cache is cleared (each pins its buffers). */
+const MAX_BIND_GROUPS = 64;
+
+/**
+ * What a call on device arrays compiles and binds depends on its kernel, loop shape and, per
+ * operand, dtype, buffer size, offset, strides, which operands share a buffer and whether an output
+ * holds zeros or left-overs — not on which buffers they are, nor on the values of JS scalars. This
+ * string says all of that, so an equal one can reuse the layout (the precomputed cache key),
+ * pipeline and params of the earlier call. Undefined for calls with host arrays.
+ */
+function deviceCallSignature(plan: CallPlan): string | undefined {
+  let sig = `${plan.kernelKey}|${plan.kind}|${plan.loopShape.join(',')}`;
+  const ops = plan.operands;
+  for (let j = 0; j < ops.length; j++) {
+    const o = ops[j]!;
+    if (o.scalar !== undefined) {
+      sig += `|s${o.dtype}`;
+      continue;
+    }
+    if (!isDeviceResident(o.data)) return undefined;
+    const buffer = (o.data as unknown as DeviceArray).buffer;
+    let same = j;
+    for (let k = 0; k < j; k++) if (ops[k]!.scalar === undefined && (ops[k]!.data as unknown as DeviceArray).buffer === buffer) same = k;
+    const state = bufferIsKnownZero(buffer) ? 'z' : contentsUnspecified(buffer) ? 'u' : '';
+    sig += `|${o.dtype}:${buffer.size}:${o.offset}:${o.loopStrides.join(',')}:${o.coreShape.join(',')}:${o.coreStrides.join(',')}:${same}${state}`;
+  }
+  return sig;
+}
+
+interface CallMemo {
+  readonly kernel: CompiledKernel;
+  /** The call layout of a plan with this signature (params patched with its JS scalars). */
+  callFor(plan: CallPlan): CallLayout;
+}
+const memos = new WeakMap<GPUDevice, Map<string, CallMemo>>();
+/** Signatures remembered per device before the table is cleared. */
+const MAX_MEMOS = 256;
+function memosOf(device: GPUDevice): Map<string, CallMemo> {
+  let map = memos.get(device);
+  if (!map) memos.set(device, (map = new Map()));
+  return map;
+}
+
+function remember(ctx: GpuContext, signature: string, plan: CallPlan, call: CallLayout, kernel: CompiledKernel): void {
+  const slots = paramSlots(call.layout.loopRank, call.layout.coreRanks);
+  const scalars = plan.operands.map((o, j) => (o.scalar !== undefined ? j : -1)).filter((j) => j >= 0);
+  // Per binding, an operand that lives in it (bindings follow the operands' storages in order).
+  const bindingOperand = call.bindingStorage.map((storage) =>
+    plan.operands.findIndex((o) => o.scalar === undefined && (o.data as unknown as DeviceArray).buffer === storage),
+  );
+  const map = memosOf(ctx.device);
+  if (map.size >= MAX_MEMOS) map.clear();
+  // The params words of the latest call: beginCall copies them into the batch at once, so one
+  // array serves every call of this signature (no allocation per call).
+  const params = call.params.slice();
+  map.set(signature, {
+    kernel,
+    callFor(p) {
+      for (const j of scalars) {
+        const o = p.operands[j]!;
+        params[slots.operands[j]!.scalar] = scalarBits(o.scalar!, o.dtype);
+      }
+      const bindingStorage = bindingOperand.map((j) => (p.operands[j]!.data as unknown as DeviceArray).buffer);
+      return { layout: call.layout, params, bindingStorage, groups: call.groups };
+    },
+  });
+}
+
+/** Records the call's dispatch into the open batch; waits only when there are host outputs. */
+function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call: CallLayout, kernel: CompiledKernel): Promise<void> {
+  const { device } = ctx;
+  const temporaries: GPUBuffer[] = [];
+  // A buffer from the pool may still be used by the open batch: host writes must not overtake it.
+  if (hostBuffers.some((h) => h.data)) flushChain(device);
+  for (const h of hostBuffers) {
+    const { buffer, fresh } = takeBuffer(ctx, h.bytes);
+    h.buffer = buffer;
+    h.fresh = fresh;
+    temporaries.push(buffer);
+    // Queue order puts this write after every earlier use of the buffer and before this call's dispatch.
+    if (h.data) writeWords(device.queue, buffer, h.data);
+  }
+  // The calls behind the device inputs' contents (loops, not array helpers: this runs per call).
+  const inputRefs: CallRef[] = [];
+  for (let j = 0; j < plan.nin; j++) {
+    const data = plan.operands[j]!.data;
+    if (!isDeviceResident(data)) continue;
+    for (const r of taintsOf((data as unknown as DeviceArray).buffer)) if (!inputRefs.includes(r)) inputRefs.push(r);
+  }
+
+  // A kernel whose every index is proven in bounds has no sites: it never writes its record, so it
+  // takes no record slot (the binding stays, at offset 0) and its batch reads nothing back.
+  const rec = beginCall(ctx, plan.kernel.name, call.params, plan.boundsCheck && kernel.sites.length > 0 ? kernel.sites : undefined);
+  const { encoder, batch } = rec;
+  // Reused buffers hold old data: zero those a guvectorize kernel may leave partly unwritten.
+  if (plan.kind === 'guvectorize') {
+    const clear = (b: GPUBuffer) => {
+      batch.endPass();
+      encoder.clearBuffer(b);
+    };
+    for (const h of hostBuffers) if (h.pristine && !h.fresh) clear(h.buffer!);
+    plan.operands.forEach((o, j) => {
+      if (j >= plan.nin && isDeviceResident(o.data) && contentsUnspecified((o.data as unknown as DeviceArray).buffer)) clear((o.data as unknown as DeviceArray).buffer);
+    });
+  }
+
+  const storages = call.layout.bindings.map((_, i) => {
+    const storage = call.bindingStorage[i] as HostBuffer | GPUBuffer;
+    return 'placement' in storage ? storage.buffer! : storage;
+  });
+  let groupKey = '';
+  for (const b of storages) groupKey += `${idOf(b)},`;
+  let bindGroup = kernel.bindGroups.get(groupKey);
+  if (!bindGroup) {
+    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: rec.params, offset: 0, size: Math.max(4, call.params.length * 4) } }];
+    let next = 1;
+    if (plan.boundsCheck) entries.push({ binding: next++, resource: { buffer: rec.oob, offset: 0, size: OOB_RECORD_BYTES } });
+    call.layout.bindings.forEach((b, i) => {
+      const buffer = storages[i]!;
+      const chunkBytes = 4 * 2 ** b.chunkShift;
+      for (let c = 0; c < b.chunks; c++) {
+        const offset = b.chunks === 1 ? 0 : c * chunkBytes;
+        // A pooled buffer may be larger than its data (size classes): bind no more than a binding may hold.
+        const size = b.chunks === 1 ? Math.min(buffer.size, ctx.limits.maxStorageBufferBindingSize) : Math.min(chunkBytes, buffer.size - offset);
+        entries.push({ binding: next++, resource: { buffer, offset, size } });
+      }
+    });
+    bindGroup = device.createBindGroup({ layout: kernel.bindGroupLayout, entries });
+    if (kernel.bindGroups.size >= MAX_BIND_GROUPS) kernel.bindGroups.clear();
+    kernel.bindGroups.set(groupKey, bindGroup);
+  }
+  // A timed call (kernel-timing.ts) begins a pass of its own with the timestamps around it; the
+  // calls of a back-to-back span continue it.
+  const timing = passTiming(ctx);
+  if (timing && !timing.begins && !batch.inTimedPass()) {
+    throw new Error('timeKernels: a back-to-back span was interrupted (its batch was submitted or its pass ended before its last dispatch)');
+  }
+  const pass = timing?.begins ? batch.beginTimedPass(timing.timestampWrites) : batch.computePass();
+  if (batch.lastPipeline !== kernel.pipeline) pass.setPipeline(kernel.pipeline);
+  batch.lastPipeline = kernel.pipeline;
+  // Bindings stay set across the dispatches of a pass: a call that repeats the previous one's bind
+  // group and params slot (a chain of equal calls) sets nothing (2.5–4 µs of Dawn time a call).
+  if (!batch.sameBindings(bindGroup, rec.paramsOffset, rec.oobOffset)) {
+    // Reused arrays: a fresh array literal per call cost 4× as much to pass to Dawn.
+    if (plan.boundsCheck) {
+      TWO_OFFSETS[0] = rec.paramsOffset;
+      TWO_OFFSETS[1] = rec.oobOffset;
+      pass.setBindGroup(0, bindGroup, TWO_OFFSETS);
+    } else {
+      ONE_OFFSET[0] = rec.paramsOffset;
+      pass.setBindGroup(0, bindGroup, ONE_OFFSET);
+    }
+  }
+  pass.dispatchWorkgroups(call.groups[0], call.groups[1]);
+  if (timing?.ends) {
+    batch.endPass();
+    timing.resolve(encoder);
+    batch.onSubmit(() => timing.collect());
+  }
+
+  for (let j = plan.nin; j < plan.operands.length; j++) {
+    const data = plan.operands[j]!.data;
+    if (!isDeviceResident(data)) continue;
+    const b = (data as unknown as DeviceArray).buffer;
+    noteKernelWrite(b);
+    noteWrite(b, rec.ref, inputRefs);
+  }
+
+  const hostOutputs = hostBuffers.length === 0 ? NO_HOST_BUFFERS : hostBuffers.filter((h) => h.written);
+  if (hostOutputs.length === 0) {
+    // Device outputs only: return now. The temporaries go back to the pool once the batch is
+    // submitted (later users of them come after it in queue order).
+    if (temporaries.length) rec.batch.onSubmit(() => temporaries.forEach((b) => releaseBuffer(ctx, b)));
+    if (timing?.ends) {
+      rec.batch.submit();
+    } else if (!timing) {
+      let bytes = 0;
+      for (const b of storages) bytes += b.size;
+      endCall(rec, bytes);
+    }
+    return ENQUEUED;
+  }
+  rec.batch.submit();
+  // Held until the results are back: an idle release must not take the device mid-download.
+  const hold = holdDevice(ctx);
+  return (async () => {
+    try {
+      await checkCalls([...inputRefs, rec.ref]).catch((e) => {
+        // This call's own error is reported as is (it is the call being awaited).
+        throw e instanceof Error && e.cause instanceof Error && rec.batch.outcomes?.[rec.ref.index] === e.cause ? e.cause : e;
+      });
+      for (const h of hostOutputs) await bringBack(ctx, h);
+    } finally {
+      if (isDeviceAlive(ctx)) temporaries.forEach((b) => releaseBuffer(ctx, b));
+      hold.release();
+    }
+  })();
+}
+
+/** `queue.writeBuffer` of a typed array's elements, the last 1–3 bytes zero-padded to a word. */
+function writeWords(queue: GPUQueue, buffer: GPUBuffer, data: TypedArray): void {
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const whole = bytes.byteLength - (bytes.byteLength % 4);
+  // dawn.node crashes on views of a SharedArrayBuffer (see buffers.ts): copy those.
+  const source = isSharedArrayBuffer(bytes.buffer) ? bytes.slice() : bytes;
+  if (whole > 0) queue.writeBuffer(buffer, 0, source, 0, whole);
+  if (whole < bytes.byteLength) {
+    const tail = new Uint8Array(4);
+    tail.set(bytes.subarray(whole));
+    queue.writeBuffer(buffer, whole, tail);
+  }
+}
+
+/** How an operand appears on the device; host operands are registered in `hostBuffers`. */
+function deviceView(o: OperandView, isOutput: boolean, plan: CallPlan, hostBuffers: HostBuffer[]): { view: DeviceOperandView; host?: HostBuffer } {
+  const common = { dtype: o.dtype, coreShape: o.coreShape };
+  if (o.scalar !== undefined) {
+    return { view: { ...common, storage: undefined, storageBytes: 0, offset: 0, loopStrides: o.loopStrides, coreStrides: o.coreStrides, scalar: o.scalar, pristine: false } };
+  }
+  if (isDeviceResident(o.data)) {
+    const array = o.data as unknown as DeviceArray;
+    // A reused output buffer of a guvectorize call is zeroed before the dispatch (see record).
+    const pristine = bufferIsKnownZero(array.buffer) || (isOutput && plan.kind === 'guvectorize' && contentsUnspecified(array.buffer));
+    return {
+      view: {
+        ...common, storage: array.buffer, storageBytes: array.buffer.size, offset: o.offset,
+        loopStrides: o.loopStrides, coreStrides: o.coreStrides, pristine,
+      },
+    };
+  }
+  const placement = placeHostOperand(o, plan.loopShape);
+  // The same region of the same array (an in-place call) is one buffer, bound once.
+  let host = hostBuffers.find((h) => h.placement.data === placement.data && h.placement.low === placement.low && h.placement.high === placement.high && h.placement.mode === placement.mode);
+  if (!host) {
+    host = { placement, bytes: placement.length * DTYPES[o.dtype].bytes, read: false, written: false, pristine: false };
+    hostBuffers.push(host);
+  }
+  if (isOutput) host.written = true;
+  else host.read = true;
+  return {
+    view: {
+      ...common, storage: host, storageBytes: Math.max(4, Math.ceil(host.bytes / 4) * 4), offset: placement.offset,
+      loopStrides: placement.loopStrides, coreStrides: placement.coreStrides, pristine: false,
+    },
+    host,
+  };
+}
+
+/** Copies an output's device buffer back into the caller's array. */
+async function bringBack(ctx: GpuContext, h: HostBuffer): Promise<void> {
+  const p = h.placement;
+  if (p.length === 0) return;
+  if (p.dense) {
+    await downloadBuffer(ctx, h.buffer!, 0, h.bytes, p.data.subarray(p.low, p.high + 1));
+    return;
+  }
+  const results = new (p.data.constructor as new (length: number) => TypedArray)(p.length);
+  await downloadBuffer(ctx, h.buffer!, 0, h.bytes, results);
+  scatterResults(p, results);
+}

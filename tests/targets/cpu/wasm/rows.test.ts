@@ -1,0 +1,515 @@
+/**
+ * Per-row (guvectorize) kernels vectorised over rows (emit-rows.ts) are bit-identical to the JS
+ * engine: random batch and core sizes (0 included, batches that are not a multiple of the lanes),
+ * random strides (reversed, spaced, broadcast rows), float32/float64/int32/uint32 values with
+ * their edge cases, divergent conditions, helpers, local arrays, in-place and overlapping
+ * outputs, and indices out of bounds in the middle of a block of rows.
+ */
+import fc from 'fast-check';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type DType, DTYPES } from '../../../../src/dtypes.js';
+import { engineMode, setEngineMode } from '../../../../src/targets/cpu/wasm/index.js';
+import { guvectorize, setParallelOptions, sharedArray, shutdown } from '../../../../src/index.js';
+import { DEFAULT_THRESHOLD } from '../../../../src/targets/parallel/index.js';
+import { __testing as blockTesting } from '../../../../src/targets/cpu/wasm/block-staging.js';
+import { expectSameArrays, wasmAndJs } from './same-values.js';
+import { hermiteRow } from '../../../kernels.js';
+
+const initialMode = engineMode();
+afterEach(() => {
+  setEngineMode(initialMode);
+  blockTesting.setBlockBytes(undefined);
+});
+afterAll(async () => {
+  setParallelOptions({ threshold: DEFAULT_THRESHOLD });
+  await shutdown();
+});
+
+type Vector = { [i: number]: number; length: number };
+type Matrix = { [i: number]: Vector; shape: number[] };
+interface View {
+  data: ArrayLike<number>;
+  shape: number[];
+  strides: number[];
+  offset: number;
+}
+
+function valuesOf(dtype: DType): fc.Arbitrary<number> {
+  switch (dtype) {
+    case 'float64':
+      return fc.oneof(fc.double(), fc.double({ min: -4, max: 4, noNaN: true }), fc.constantFrom(0.5, -0.5, 2.5, 2 ** 31, 1e300, -0, 5e-324));
+    case 'float32':
+      return fc.oneof(fc.float(), fc.float({ min: -4, max: 4, noNaN: true }), fc.constantFrom(0.5, -0.5, 2.5, 2 ** 31, -0, 1e-45)).map(Math.fround);
+    case 'int32':
+      return fc.oneof(fc.integer(), fc.integer({ min: -9, max: 9 }), fc.constantFrom(-2147483648, 2147483647));
+    case 'uint32':
+      return fc.oneof(fc.nat({ max: 4294967295 }), fc.constantFrom(0, 4294967295, 2147483648));
+    default:
+      throw new Error(dtype);
+  }
+}
+
+/** A random strided view (reversed or spaced axes, an offset) of `shape`, filled from `values`. */
+function viewOf(dtype: DType, shape: number[], values: number[], layout: number[]): View {
+  // layout[a]: 1 contiguous-ish, 2 spaced, -1 reversed; the last entry picks the offset.
+  const steps = shape.map((_, a) => layout[a % layout.length]!);
+  const strides = new Array<number>(shape.length);
+  let span = 1;
+  for (let a = shape.length - 1; a >= 0; a--) {
+    strides[a] = span * steps[a]!;
+    span *= Math.max(shape[a]!, 1) * Math.abs(steps[a]!);
+  }
+  const pad = 3;
+  const data = new DTYPES[dtype].arrayType(span + 2 * pad) as unknown as { [i: number]: number; length: number };
+  for (let i = 0; i < data.length; i++) data[i] = values[i % values.length]!;
+  let offset = pad;
+  shape.forEach((n, a) => {
+    if (strides[a]! < 0 && n > 0) offset += (n - 1) * -strides[a]!;
+  });
+  return { data, shape, strides, offset };
+}
+
+function tendency(x: Vector, forcing: number, dxdt: Vector): void {
+  const n = x.length;
+  for (let i = 0; i < n; i++) dxdt[i] = (x[(i + 1) % n]! - x[(i + n - 2) % n]!) * x[(i + n - 1) % n]! - x[i]! + forcing;
+}
+
+function sumOf(x: Vector): number {
+  let s = 0;
+  for (let i = 0; i < x.length; i++) {
+    if (i > 40) return s;
+    s += x[i]!;
+  }
+  return s;
+}
+
+interface Case {
+  readonly name: string;
+  readonly signature: string;
+  readonly layout: string;
+  readonly kernel: (...args: never[]) => void;
+  readonly env?: Record<string, unknown>;
+  /** Per input: its dtype and core rank ('scalar' for `()` inputs), and whether it is per row or broadcast. */
+  readonly inputs: readonly { dtype: DType; core: number }[];
+  /** The lanes it must run in (`explain`), or undefined where it is expected to run scalar. */
+  readonly lanes: 4 | 2 | undefined;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'Hermite ()->(n), float32 (float64 inside: 2 lanes)',
+    signature: 'void(float32, float32[:])',
+    layout: '()->(n)',
+    kernel: ((x: number, out: Vector) => {
+      hermiteRow(x, out);
+    }) as never,
+    env: { hermiteRow },
+    inputs: [{ dtype: 'float32', core: 0 }],
+    lanes: 2,
+  },
+  {
+    name: 'matmul (m,n),(n,p)->(m,p), float32 accumulating in float64',
+    signature: 'void(float32[:,:], float32[:,:], float32[:,:])',
+    layout: '(m,n),(n,p)->(m,p)',
+    kernel: ((a: Matrix, b: Matrix, c: Matrix) => {
+      for (let i = 0; i < a.shape[0]!; i++) {
+        for (let j = 0; j < b.shape[1]!; j++) {
+          let sum = 0;
+          for (let k = 0; k < a.shape[1]!; k++) sum += a[i]![k]! * b[k]![j]!;
+          c[i]![j] = sum;
+        }
+      }
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 2 }, { dtype: 'float32', core: 2 }],
+    lanes: 2,
+  },
+  {
+    name: 'matmul, float32 accumulating in float32 (4 lanes)',
+    signature: 'void(float32[:,:], float32[:,:], float32[:,:])',
+    layout: '(m,n),(n,p)->(m,p)',
+    kernel: ((a: Matrix, b: Matrix, c: Matrix) => {
+      for (let i = 0; i < a.shape[0]!; i++) {
+        for (let j = 0; j < b.shape[1]!; j++) {
+          c[i]![j] = 0;
+          for (let k = 0; k < a.shape[1]!; k++) c[i]![j] += a[i]![k]! * b[k]![j]!;
+        }
+      }
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 2 }, { dtype: 'float32', core: 2 }],
+    lanes: 4,
+  },
+  {
+    name: 'Lorenz-96 RK2 with helpers and local arrays, float64',
+    signature: 'void(float64[:], float64, float64[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, dt: number, out: Vector) => {
+      const k = new Float64Array(x.length);
+      const stage = new Float64Array(x.length);
+      tendency(x, 8, k);
+      for (let i = 0; i < x.length; i++) stage[i] = x[i]! + (dt / 2) * k[i]!;
+      tendency(stage, 8, k);
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! + dt * k[i]!;
+    }) as never,
+    env: { tendency },
+    inputs: [{ dtype: 'float64', core: 1 }, { dtype: 'float64', core: 0 }],
+    lanes: 2,
+  },
+  {
+    name: 'divergent conditions per row (masks), a value helper, a uniform break',
+    signature: 'void(float32[:], float32, float32[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, t: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) {
+        if (i > 9) break;
+        const v = x[i]!;
+        if (v > t) out[i] = v * 2;
+        else if (v < -t) {
+          let s = 0;
+          for (let j = 0; j < x.length; j++) s += x[j]! * j;
+          out[i] = s;
+        } else out[i] = v > 0 && t < 1 ? t : -v;
+      }
+      if (x.length > 2) out[0] = out[0]! + sumOf(x);
+    }) as never,
+    env: { sumOf },
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float32', core: 0 }],
+    lanes: 2,
+  },
+  {
+    name: 'int32 arithmetic per row, a per-row scalar',
+    signature: 'void(int32[:], int32, int32[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = Math.imul(x[i]!, k) + (x[i]! >> 2) - Math.min(x[i]!, k) + (x[i]! & 255) - (x[i]! < k ? x[i]! : k);
+    }) as never,
+    inputs: [{ dtype: 'int32', core: 1 }, { dtype: 'int32', core: 0 }],
+    lanes: 4,
+  },
+  {
+    name: 'uint32 and float32 mixed into float64, Math.fround, a partly written output',
+    signature: 'void(float32[:], uint32, float32[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, u: number, out: Vector) => {
+      for (let i = 1; i < x.length; i += 2) out[i] = x[i]! / (u + 0.5) + Math.fround(x[i]! * u * 0.1) + Math.max(x[i]!, u);
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'uint32', core: 0 }],
+    lanes: 2,
+  },
+];
+
+describe('per-row kernels vectorised over rows are bit-identical to the JS engine', () => {
+  it.each(CASES.map((c) => [c.name, c] as const))('%s', (_, c) => {
+    const f = guvectorize([c.signature], c.layout, c.env ? { env: c.env } : {})(c.kernel);
+    const dims = fc.record({ batch: fc.integer({ min: 0, max: 11 }), m: fc.integer({ min: 0, max: 5 }), n: fc.integer({ min: 0, max: 6 }), p: fc.integer({ min: 1, max: 4 }) });
+    const layoutArb = fc.array(fc.constantFrom(1, 1, 2, -1), { minLength: 3, maxLength: 3 });
+    fc.assert(
+      fc.property(dims, layoutArb, fc.boolean(), fc.array(valuesOf(c.inputs[0]!.dtype), { minLength: 1, maxLength: 60 }), fc.array(valuesOf(c.inputs[c.inputs.length - 1]!.dtype), { minLength: 1, maxLength: 20 }), (d, layout, broadcastLast, values, scalars) => {
+        const shapes: number[][] = c.layout === '(m,n),(n,p)->(m,p)' ? [[d.batch, d.m, d.n], [d.batch, d.n, d.p]] : c.inputs.map((x) => (x.core === 1 ? [d.batch, d.n] : [d.batch]));
+        const args = c.inputs.map((x, i) => {
+          // The last `()` input is sometimes one value broadcast over the batch.
+          if (x.core === 0 && i === c.inputs.length - 1 && broadcastLast && i > 0) return scalars[0]!;
+          return viewOf(x.dtype, shapes[i]!, x.core === 0 ? scalars : values, layout);
+        });
+        if (c.layout === '()->(n)') {
+          // The output's core size comes from `out`.
+          const out = () => ({ out: viewOf('float32', [d.batch, d.n], [7.5], [1]) });
+          const [w, j] = wasmAndJs(() => f.sync(...args, out()) as { data: ArrayLike<number> } | ArrayLike<number>);
+          compare(w, j);
+        } else {
+          const [w, j] = wasmAndJs(() => f.sync(...args) as { data: ArrayLike<number> } | ArrayLike<number>);
+          compare(w, j);
+        }
+      }),
+      { numRuns: 60 },
+    );
+    // The kernel really runs vectorised where the layout allows it.
+    const batch = 300;
+    const n = 6;
+    const shapes = c.layout === '(m,n),(n,p)->(m,p)' ? [[batch, 4, 4], [batch, 4, 4]] : c.inputs.map((x) => (x.core === 1 ? [batch, n] : [batch]));
+    const args = c.inputs.map((x, i) => viewOf(x.dtype, shapes[i]!, [1.5], [1]));
+    setEngineMode('wasm');
+    const outArg = c.layout === '()->(n)' ? [{ out: viewOf('float32', [batch, n], [0], [1]) }] : [];
+    const text = f.explain(...args, ...outArg);
+    if (c.lanes) expect(text).toContain(`SIMD, ${c.lanes} rows per vector`);
+  });
+
+  function compare(w: unknown, j: unknown): void {
+    if (typeof j === 'string' || typeof w === 'string') {
+      expect(w).toBe(j);
+      return;
+    }
+    const data = (x: unknown) => ((x as { data?: ArrayLike<number> }).data ?? (x as ArrayLike<number>));
+    expectSameArrays(data(w), data(j));
+  }
+
+  it('in place (out is the input), outputs overlapping an input otherwise, and output rows overlapping each other, as in JS', () => {
+    const f = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { env: { hermiteRow } })((row: Vector, out: Vector) => {
+      hermiteRow(row[1]!, out);
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 13 }), fc.integer({ min: 2, max: 9 }), fc.integer({ min: -3, max: 3 }), fc.array(valuesOf('float32'), { minLength: 1, maxLength: 40 }), (batch, n, shift, values) => {
+        const run = (variant: 'in place' | 'shifted' | 'rows overlap') => {
+          const data = Float32Array.from({ length: batch * n + 8 }, (_, i) => values[i % values.length]!);
+          const table = { data, shape: [batch, n], strides: [n, 1], offset: 4 };
+          // Shifted: the output view starts `shift` elements away, so rows of input and output
+          // overlap. Rows overlap: the output's rows overlap one another (row stride 0 or 1).
+          const out =
+            variant === 'in place' ? table
+              : variant === 'shifted' ? { data, shape: [batch, n], strides: [n, 1], offset: 4 + shift }
+                : { data: new Float32Array(batch + n + 2), shape: [batch, n], strides: [Math.abs(shift) % 2, 1], offset: 1 };
+          f.sync(table, { out });
+          return variant === 'rows overlap' ? out.data : data;
+        };
+        for (const variant of ['in place', 'shifted', 'rows overlap'] as const) {
+          const [w, j] = wasmAndJs(() => run(variant));
+          expectSameArrays(w as Float32Array, j as Float32Array);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('an output whose elements within a row alias (a stride-0 core axis, overlapping 2-D core strides) as in JS', () => {
+    const hermite = guvectorize(['void(float32, float32[:])'], '()->(n)', { env: { hermiteRow } })((x: number, out: Vector) => {
+      hermiteRow(x, out);
+    });
+    const outer = guvectorize(['void(float32[:], float32[:], float32[:,:])'], '(m),(n)->(m,n)')((a: Vector, b: Vector, out: Matrix) => {
+      for (let i = 0; i < a.length; i++) for (let j = 0; j < b.length; j++) out[i]![j] = out[i]![j]! * 0.5 + a[i]! * b[j]!;
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 4, max: 13 }), fc.integer({ min: 2, max: 6 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }), (batch, n, s0, s1) => {
+        // 1-D: core stride 0 (every element of a row is one address), rows apart.
+        const [w1, j1] = wasmAndJs(() => {
+          const out = { data: new Float32Array(batch * 2 + 1), shape: [batch, n], strides: [2, 0], offset: 0 };
+          hermite.sync(Float32Array.from({ length: batch }, (_, i) => 0.25 + i), { out });
+          return out.data;
+        });
+        expectSameArrays(w1 as Float32Array, j1 as Float32Array);
+        // 2-D: core strides s0, s1 in 0…3 (many overlap: [1, 1], [0, 2], [2, 1] for n = 3 …); rows far apart.
+        const [w2, j2] = wasmAndJs(() => {
+          const step = 3 * (n - 1) * 2 + 1;
+          const out = { data: Float32Array.from({ length: batch * step }, (_, i) => i % 7), shape: [batch, n, n], strides: [step, s0, s1], offset: 0 };
+          const a = Float32Array.from({ length: batch * n }, (_, i) => 1 + (i % 5));
+          outer.sync({ data: a, shape: [batch, n] }, { data: a, shape: [batch, n] }, { out });
+          return out.data;
+        });
+        expectSameArrays(w2 as Float32Array, j2 as Float32Array);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('a 2-D running sum into outputs whose core elements alias each other (zero or overlapping core strides), as in JS', () => {
+    const hermite = guvectorize(['void(float32, float32[:])'], '()->(n)', { env: { hermiteRow } })((x: number, out: Vector) => {
+      hermiteRow(x, out);
+    });
+    // A 2-D running sum: each element reads ones written before it, which aliasing changes.
+    const scan = guvectorize(['void(float32[:,:], float32[:,:])'], '(m,n)->(m,n)')((a: Matrix, c: Matrix) => {
+      for (let i = 0; i < a.shape[0]!; i++) {
+        for (let j = 0; j < a.shape[1]!; j++) {
+          let s = a[i]![j]!;
+          if (j > 0) s += c[i]![j - 1]!;
+          if (i > 0) s += c[i - 1]![j]!;
+          c[i]![j] = s;
+        }
+      }
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 11 }), fc.integer({ min: 1, max: 5 }), fc.constantFrom(0, 1, 2), (batch, n, coreStride) => {
+        const x = Float32Array.from({ length: batch }, (_, i) => i / 3 - 1);
+        const [w, j] = wasmAndJs(() => {
+          const out = { data: new Float32Array(batch * n * 2), shape: [batch, n], strides: [n * 2, coreStride], offset: 0 };
+          hermite.sync(x, { out });
+          return out.data;
+        });
+        expectSameArrays(w as Float32Array, j as Float32Array);
+        const a = { data: Float32Array.from({ length: batch * n * n }, (_, i) => (i % 7) - 3), shape: [batch, n, n] };
+        const [w2, j2] = wasmAndJs(() => {
+          // Row stride coreStride·n + 1 elements per matrix row: smaller than a row when coreStride < 1.
+          const c = { data: new Float32Array(batch * n * n * 3 + 4), shape: [batch, n, n], strides: [n * n * 3, coreStride, 1], offset: 0 };
+          scan.sync(a, { out: c });
+          return c.data;
+        });
+        expectSameArrays(w2 as Float32Array, j2 as Float32Array);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('an output written whole is not read from memory, unless another operand shares it', () => {
+    const f = guvectorize(['void(float32[:], float32[:], float32[:])'], '(n)->(n),(n)')((x: Vector, a: Vector, b: Vector) => {
+      const first = b[0]!;
+      for (let i = 0; i < a.length; i++) a[i] = x[i]! * 2 + first;
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 13 }), fc.integer({ min: 1, max: 7 }), fc.boolean(), (batch, n, shared) => {
+        const run = () => {
+          const x = { data: Float32Array.from({ length: batch * n }, (_, i) => i / 4), shape: [batch, n] };
+          const a = { data: Float32Array.from({ length: batch * n }, (_, i) => 100 + i), shape: [batch, n] };
+          const b = shared ? a : { data: Float32Array.from({ length: batch * n }, (_, i) => -i), shape: [batch, n] };
+          f.sync(x, { out: [a, b] });
+          return [...a.data, ...b.data];
+        };
+        const [w, j] = wasmAndJs(run);
+        expectSameArrays(w as number[], j as number[]);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('an index out of bounds in the middle of a block throws as JS does, having written what JS writes', () => {
+    const f = guvectorize(['void(float32[:], int32, float32[:])'], '(n),()->(n)')((x: Vector, limit: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! * 3;
+      // Row `limit` (a per-row value, so a divergent branch) reads past its end.
+      if (limit === 1) out[0] = x[x.length]!;
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 11 }), fc.integer({ min: 0, max: 10 }), (batch, bad) => {
+        const run = () => {
+          const x = { data: Float32Array.from({ length: batch * 4 }, (_, i) => i), shape: [batch, 4] };
+          const limits = Int32Array.from({ length: batch }, (_, i) => (i === bad ? 1 : 0));
+          const out = new Float32Array(batch * 4).fill(-1);
+          let error = '';
+          try {
+            f.sync(x, limits, { out: { data: out, shape: [batch, 4] } });
+          } catch (e) {
+            error = (e as Error).message;
+          }
+          return { error, out };
+        };
+        const [w, j] = wasmAndJs(run);
+        const a = w as { error: string; out: Float32Array };
+        const b = j as { error: string; out: Float32Array };
+        expect(a.error).toBe(b.error);
+        if (bad < batch) expect(b.error).toContain('out of bounds');
+        expectSameArrays(a.out, b.out);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('indices by a counter running to an array\'s size skip their check only on that array and axis', () => {
+    // x[i], x[i − 2] are in bounds by the loop; out[i − 2] and y[i − 3] are not (other array, c > start).
+    const f = guvectorize(['void(float64[:], float64[:], float64[:])'], '(n),(m)->(m)')((x: Vector, y: Vector, out: Vector) => {
+      for (let i = 2; i < x.length; i++) out[i - 2] = x[i]! + x[i - 2]! * y[i - 3 + (y.length > 5 ? 1 : 0)]!;
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 7 }), fc.integer({ min: 0, max: 7 }), (batch, n, m) => {
+        const run = () => {
+          const x = { data: Float64Array.from({ length: batch * n }, (_, i) => i + 0.5), shape: [batch, n] };
+          const y = { data: Float64Array.from({ length: batch * m }, (_, i) => -i), shape: [batch, m] };
+          const out = { data: new Float64Array(batch * m).fill(9), shape: [batch, m] };
+          try {
+            f.sync(x, y, { out });
+            return [...out.data];
+          } catch (e) {
+            return `${(e as Error).message} ${[...out.data]}`;
+          }
+        };
+        const [w, j] = wasmAndJs(run);
+        expect(w).toEqual(j);
+      }),
+      { numRuns: 80 },
+    );
+  });
+
+  it('indices bounded by a core size drop their check on every axis the layout names alike, and only there', () => {
+    // matmul: k runs to a.shape[1] (n), so b[k] (axis `n` of b) is in bounds; i, j reach c's axes m, p.
+    const matmul = <L extends string>(layout: L) =>
+      guvectorize(['void(float32[:,:], float32[:,:], float32[:,:])'], layout)((a: Matrix, b: Matrix, c: Matrix) => {
+        for (let i = 0; i < a.shape[0]; i++) {
+          for (let j = 0; j < b.shape[1]; j++) {
+            let sum = 0;
+            for (let k = 0; k < a.shape[1]; k++) sum += a[i]![k]! * b[k]![j]!;
+            c[i]![j] = sum;
+          }
+        }
+      });
+    const tied = matmul('(m,n),(n,p)->(m,p)');
+    const untied = matmul('(m,n),(q,p)->(r,s)');
+    setEngineMode('wasm');
+    const m = (rows: number, cols: number) => ({ data: new Float32Array(64 * rows * cols), shape: [64, rows, cols] });
+    expect(tied.explain(m(4, 4), m(4, 4), { out: m(4, 4) })).toContain('Bounds checks: 0 of 6 array index axes');
+    expect(untied.explain(m(4, 4), m(4, 4), { out: m(4, 4) })).toContain('Bounds checks: 3 of 6 array index axes');
+    // Out of bounds on an axis that is not tied (q < n, or r/s smaller than m/p): the JS engine's error and writes.
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 9 }), fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 7, maxLength: 7 }), (batch, [mm, n, q, p, r, s, which]) => {
+        const isTied = which! % 2 === 1;
+        const [qq, rr, ss] = isTied ? [n!, mm!, p!] : [q!, r!, s!];
+        const run = () => {
+          const a = { data: Float32Array.from({ length: batch * mm! * n! }, (_, i) => i - 3.5), shape: [batch, mm!, n!] };
+          const b = { data: Float32Array.from({ length: batch * qq * p! }, (_, i) => 0.25 * i), shape: [batch, qq, p!] };
+          const out = { data: new Float32Array(batch * rr * ss).fill(9), shape: [batch, rr, ss] };
+          try {
+            if (isTied) tied.sync(a, b, { out });
+            else untied.sync(a, b, { out });
+            return [...out.data];
+          } catch (e) {
+            return `${(e as Error).message} ${[...out.data]}`;
+          }
+        };
+        const [w, j] = wasmAndJs(run);
+        expect(w).toEqual(j);
+      }),
+      { numRuns: 150 },
+    );
+    // A counter bounded by one name stays checked on an axis of another name: k (n) indexes c's axis m.
+    const crossed = guvectorize(['void(float32[:,:], float32[:,:])'], '(m,n)->(m,n)')((a: Matrix, c: Matrix) => {
+      for (let k = 0; k < a.shape[1]; k++) c[k]![0] = a[0]![k]!;
+    });
+    setEngineMode('wasm');
+    expect(crossed.explain(m(2, 3), { out: m(2, 3) })).toContain('Bounds checks: 3 of 4 array index axes');
+    const [w, j] = wasmAndJs(() => {
+      const out = { data: new Float32Array(64 * 6), shape: [64, 2, 3] };
+      try {
+        crossed.sync({ data: Float32Array.from({ length: 64 * 6 }, (_, i) => i), shape: [64, 2, 3] }, { out });
+        return 'no error';
+      } catch (e) {
+        return `${(e as Error).message} ${[...out.data]}`;
+      }
+    });
+    expect(w).toContain('out of bounds');
+    expect(w).toEqual(j);
+  });
+
+  it('explain says why a per-row kernel runs scalar Wasm', () => {
+    setEngineMode('wasm');
+    const x = { data: new Float64Array(64 * 5), shape: [64, 5] };
+    const whileVarying = guvectorize(['void(float64[:], float64[:])'], '(n)->(n)')((v: Vector, out: Vector) => {
+      let i = 0;
+      while (v[i]! > 0 && i < v.length - 1) i++;
+      out[0] = i;
+    });
+    expect(whileVarying.explain(x)).toMatch(/WebAssembly \(scalar: the loop at kernel line \d+:\d+ runs while a condition that varies per row holds\)/);
+    const gather = guvectorize(['void(float64[:], int32[:], float64[:])'], '(n),(n)->(n)')((v: Vector, idx: Vector, out: Vector) => {
+      for (let i = 0; i < v.length; i++) out[i] = v[idx[i]!]!;
+    });
+    expect(gather.explain(x, { data: new Int32Array(64 * 5), shape: [64, 5] })).toMatch(/WebAssembly \(scalar: an index of `v` at kernel line \d+:\d+ varies per row\)/);
+    const bytes = guvectorize(['void(uint8[:], float64[:])'], '(n)->(n)')((v: Vector, out: Vector) => {
+      for (let i = 0; i < v.length; i++) out[i] = v[i]!;
+    });
+    expect(bytes.explain({ data: new Uint8Array(64 * 5), shape: [64, 5] })).toContain('scalar: `v` is a uint8 array');
+  });
+
+  it('the parallel target runs the row-vector loop on every thread, bit-identical to the cpu target', async () => {
+    setParallelOptions({ threshold: 0 });
+    const make = (target: 'cpu' | 'parallel') =>
+      guvectorize(['void(float64[:], float64, float64[:])'], '(n),()->(n)', { target, env: { tendency } })((x: Vector, dt: number, out: Vector) => {
+        const k = new Float64Array(x.length);
+        tendency(x, 8, k);
+        for (let i = 0; i < x.length; i++) out[i] = x[i]! + dt * k[i]!;
+      });
+    const cpu = make('cpu');
+    const parallel = make('parallel');
+    for (const batch of [5, 257, 4099]) {
+      const x = sharedArray(batch * 40, 'float64').map((_, i) => Math.sin(i) * 3 + 8);
+      const table = { data: x, shape: [batch, 40] };
+      setEngineMode('js');
+      const expected = cpu.sync(table, 0.01) as { data: Float64Array };
+      setEngineMode('wasm');
+      expect(parallel.explain(table, 0.01)).toMatch(/each running WebAssembly \(SIMD, 2 rows per vector/);
+      expectSameArrays((await parallel(table, 0.01) as { data: Float64Array }).data, expected.data);
+      expectSameArrays((cpu.sync(table, 0.01) as { data: Float64Array }).data, expected.data);
+    }
+  });
+});
