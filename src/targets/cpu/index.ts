@@ -7,7 +7,8 @@ import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { explainPlan, runsOnWasm, runWasm } from './wasm/index.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler, Target } from '../target.js';
-import { generateRunner, instantiateRunner, layoutKey, type MemoryLayout, prepareRunnerArgs, type Runner, type RunnerArgs } from './js/codegen.js';
+import { generateRunner, instantiateRunner } from './js/codegen.js';
+import { layoutKey, type MemoryLayout, prepareRunnerArgs, type Runner, type RunnerArgs } from './memory-layout.js';
 
 /** A compiled cpu kernel: the runner, and its source (which the parallel target posts to workers). */
 export interface CompiledRunner {

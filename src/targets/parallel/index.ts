@@ -12,7 +12,7 @@ import { TargetUnavailableError } from '../../errors.js';
 import { checkOptions, type OptionRules, rule } from '../../options.js';
 import { platform, type ScriptUrl, unrefTimeout } from '../../platform/platform.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
-import { prepareRunnerArgs } from '../cpu/js/codegen.js';
+import { prepareRunnerArgs } from '../cpu/memory-layout.js';
 import { cpuTarget } from '../cpu/index.js';
 import { isShared, sharedArray } from '../../shared-memory.js';
 import type { Target } from '../target.js';

@@ -8,7 +8,7 @@
 import type { TypedArray } from '../../dtypes.js';
 import { sameAxes } from '../../layout.js';
 import type { CallPlan } from '../../plan.js';
-import type { MemoryLayout, RunnerArgs } from '../cpu/js/codegen.js';
+import type { MemoryLayout, RunnerArgs } from '../cpu/memory-layout.js';
 import { type CompiledRunner, cpuCompiler } from '../cpu/index.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler } from '../target.js';

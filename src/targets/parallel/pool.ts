@@ -19,7 +19,7 @@
  */
 import { TargetUnavailableError } from '../../errors.js';
 import { platform, type PoolWorkerHandle, type PoolWorkerInit, type ScriptUrl } from '../../platform/platform.js';
-import type { Runner, RunnerArgs } from '../cpu/js/codegen.js';
+import type { Runner, RunnerArgs } from '../cpu/memory-layout.js';
 import { shutdownError, watchLimits } from '../../cancellation.js';
 import type { CallLimits } from '../../plan.js';
 import { rebuildError, WorkerError } from './errors.js';

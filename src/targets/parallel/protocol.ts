@@ -11,7 +11,7 @@
  * `receiveMessageOnPort`).
  */
 import type { DType } from '../../dtypes.js';
-import type { Runner, RunnerArgs } from '../cpu/js/codegen.js';
+import type { Runner, RunnerArgs } from '../cpu/memory-layout.js';
 import type { DriveSpec } from '../cpu/wasm/runner.js';
 import type { WasmMemory, WasmModule } from '../cpu/wasm/wasm-api.js';
 

@@ -5,7 +5,8 @@
  * decides how the worker sleeps and how it reads its messages: everything the calling thread needs
  * back is written into shared memory (see protocol.ts for why).
  */
-import { instantiateRunner, type Runner, type RunnerArgs } from '../cpu/js/codegen.js';
+import { instantiateRunner } from '../cpu/js/codegen.js';
+import { type Runner, type RunnerArgs } from '../cpu/memory-layout.js';
 import { instantiateKernel, wasmRunner } from '../cpu/wasm/runner.js';
 import {
   type ArgumentSetMessage, Command, ControlBlock, runClaimedChunks, SCALARS_F64, Slot,

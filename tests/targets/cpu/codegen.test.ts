@@ -8,7 +8,8 @@ import { typeKernel } from '../../../src/compiler/lower.js';
 import { parseFunction } from '../../../src/compiler/parse.js';
 import type { DType } from '../../../src/dtypes.js';
 import type { Slice2 } from '../../../src/kernel-types.js';
-import { generateRunner, generateScalarFunction, type MemoryLayout } from '../../../src/targets/cpu/js/codegen.js';
+import { generateRunner, generateScalarFunction } from '../../../src/targets/cpu/js/codegen.js';
+import { type MemoryLayout } from '../../../src/targets/cpu/memory-layout.js';
 import { mergeLoopDims } from '../../../src/layout.js';
 
 const f32a: ValueType = { kind: 'array', dtype: 'float32', ndim: 1 };

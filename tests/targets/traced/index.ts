@@ -7,7 +7,7 @@
 import type { TypedArray } from '../../../src/dtypes.js';
 import { DTYPES } from '../../../src/dtypes.js';
 import { type CallPlan, loopSize } from '../../../src/plan.js';
-import { prepareRunnerArgs } from '../../../src/targets/cpu/js/codegen.js';
+import { prepareRunnerArgs } from '../../../src/targets/cpu/memory-layout.js';
 import { cpuCompiler } from '../../../src/targets/cpu/index.js';
 import { ExecutableCache } from '../../../src/targets/executables.js';
 import type { TargetEntry } from '../../../src/targets/registry.js';

@@ -36,7 +36,7 @@ import type { TypedKernel } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { analyseCoverage } from '../../../compiler/passes/output-coverage.js';
 import type { CallPlan } from '../../../plan.js';
-import type { RunnerArgs } from '../js/codegen.js';
+import type { RunnerArgs } from '../memory-layout.js';
 import { buffer as sharedBuffer, isInWasmMemory } from './memory.js';
 import { drive, type DriveSpec, type WasmRun } from './runner.js';
 import { type WasmMemory, WebAssemblyApi } from './wasm-api.js';

@@ -31,7 +31,7 @@
 import type { DType } from '../../../dtypes.js';
 import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
-import type { MemoryLayout } from '../js/codegen.js';
+import type { MemoryLayout } from '../memory-layout.js';
 import { MiscOp, Op, SimdOp, ValType } from './encoder.js';
 import { emitLoop, type FunctionEmitter, type LoopLabels, type ModuleContext, sizeShift, type WasmArray } from './emit-scalar.js';
 import { SimdEmitter } from './emit-simd.js';

@@ -16,7 +16,7 @@
 import type { DType } from '../../../dtypes.js';
 import type { Expr, MathFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
-import type { MemoryLayout } from '../js/codegen.js';
+import type { MemoryLayout } from '../memory-layout.js';
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter, ModuleContext } from './emit-scalar.js';
 import { emitFastExpF32 } from './fast-exp.js';

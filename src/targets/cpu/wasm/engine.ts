@@ -9,7 +9,7 @@ import { ArgumentError } from '../../../errors.js';
 import type { Expr, MathFunction, Stmt, TypedKernel } from '../../../compiler/ir.js';
 import { forEachExpr } from '../../../compiler/ir-walk.js';
 import type { CallPlan } from '../../../plan.js';
-import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../js/codegen.js';
+import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../memory-layout.js';
 import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
 import { type CompiledModule, compileKernelModule } from './module.js';
 import { ROW_SCRATCH_BYTES, rowPlan } from './emit-rows.js';

@@ -12,7 +12,7 @@
 import { type DType, DTYPES } from '../../../dtypes.js';
 import type { HelperFunction, MathFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
-import type { MemoryLayout } from '../js/codegen.js';
+import type { MemoryLayout } from '../memory-layout.js';
 import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { type CoreAxisNames, counterBounds, findLoopCounters } from './loop-counters.js';
 import type { CallPlan } from '../../../plan.js';

@@ -4,7 +4,7 @@
  * target. It needs no allocator and no compiler — only the module, the shared memory and a
  * description of the call's operands — so workers import this file alone.
  */
-import type { MemoryLayout, Runner, RunnerArgs } from '../js/codegen.js';
+import type { MemoryLayout, Runner, RunnerArgs } from '../memory-layout.js';
 import { runtimeFunctions } from '../js/codegen.js';
 import { RT } from '../js/emit-js.js';
 import { type WasmMemory, type WasmModule, WebAssemblyApi } from './wasm-api.js';
