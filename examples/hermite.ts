@@ -5,7 +5,7 @@
  *
  *   npx tsx examples/hermite.ts [cpu|parallel|gpu]
  */
-import { guvectorize, type NDArray, type TargetName } from '../src/index.js';
+import { guvectorize, type NDArray, type TargetName, ready } from '../src/index.js';
 import { isMain, formatTable } from './util.js';
 
 /** out[0] = 1, out[1] = x, out[i] = x·out[i−1] − (i−1)·out[i−2], then out[i] /= √(i!). */
@@ -60,6 +60,7 @@ export async function main(target: TargetName = 'cpu'): Promise<void> {
   const { fromScalar: big } = hermiteUfuncs(target);
   const xs = new Float32Array(rows).map((_, i) => (i % 1000) / 250 - 2);
   await big(xs.subarray(0, 1024), { dims: { n: 16 } }); // compile and warm up
+  await ready(); // the parallel target's workers have started (they start when the ufunc is defined)
   const t0 = performance.now();
   const result = (await big(xs, { dims: { n: 16 } })) as NDArray;
   const ms = performance.now() - t0;

@@ -5,7 +5,7 @@
  *
  *   npx tsx examples/lorenz96.ts [cpu|parallel|gpu]
  */
-import { guvectorize, type NDArray, type TargetName } from '../src/index.js';
+import { guvectorize, type NDArray, type TargetName, ready } from '../src/index.js';
 import { isMain } from './util.js';
 
 export const MEMBERS = 100_000;
@@ -71,6 +71,7 @@ export async function runLorenz(target: TargetName, members = MEMBERS): Promise<
   const step = lorenzUfunc(target);
   const x = ensemble(members, VARIABLES);
   await step({ data: x.subarray(0, 8 * VARIABLES), shape: [8, VARIABLES] }); // compile and warm up
+  await ready(); // the parallel target's workers have started (they start when the ufunc is defined)
   const t0 = performance.now();
   const result = (await step({ data: x, shape: [members, VARIABLES] })) as NDArray;
   const ms = performance.now() - t0;

@@ -4,7 +4,7 @@
  *
  *   npx tsx examples/saxpy.ts [cpu|parallel|gpu]
  */
-import { vectorize, type TargetName } from '../src/index.js';
+import { vectorize, type TargetName, ready } from '../src/index.js';
 import { isMain } from './util.js';
 
 export const N = 16_777_216;
@@ -21,6 +21,7 @@ export async function runSaxpy(target: TargetName, n = N): Promise<{ maxError: n
   const x = new Float32Array(n).map((_, i) => Math.sin(i) * 100);
   const y = new Float32Array(n).map((_, i) => Math.cos(i) * 100);
   await saxpy(2, x.subarray(0, 1024), y.subarray(0, 1024)); // compile and warm up
+  await ready(); // the parallel target's workers have started (they start when the ufunc is defined)
   const t0 = performance.now();
   const z = (await saxpy(2, x, y)) as Float32Array;
   const ms = performance.now() - t0;

@@ -15,7 +15,7 @@ export type { NDArray, NDArrayLike } from './ndarray.js';
 export type { Slice, Slice2 } from './kernel-types.js';
 export type { DType, TypedArray } from './dtypes.js';
 export type { TargetName } from './targets/target.js';
-export { availableTargets } from './targets/registry.js';
+export { availableTargets, ready } from './targets/registry.js';
 export { DeviceArray, deviceArray, toDevice } from './targets/gpu/runtime/device-array.js';
 export type { HostArrayView } from './targets/gpu/runtime/device-array.js';
 export type { WebGpuBuffer, WebGpuDevice } from './targets/gpu/runtime/webgpu-types.js';

@@ -23,7 +23,7 @@ import { checkOptions, type OptionRules, rule } from './options.js';
 import type { CallPlan, OperandView } from './plan.js';
 import type { FastEntry } from './fast-call.js';
 import { type ArgType, formatArgType, type Layout, parseSignature, type Signature } from './signature-parser/index.js';
-import { DEFAULT_TARGET, formatTargetNames, targetEntry, targetNames } from './targets/registry.js';
+import { DEFAULT_TARGET, formatTargetNames, targetEntry, targetNames, warmUpTarget } from './targets/registry.js';
 import { ENQUEUED, type Target, type TargetName } from './targets/target.js';
 
 /** Options of `vectorize(…)` and `guvectorize(…)`. */
@@ -145,6 +145,8 @@ export class UfuncDefinition {
       this.checkSignature(signature);
       this.specialisations.push(this.specialise(signature, `${this.id}:${this.specialisations.length}`));
     }
+    // Once the definition is known good: the parallel target's workers start now, in the background.
+    warmUpTarget(this.target);
   }
 
   get nin(): number {

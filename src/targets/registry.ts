@@ -9,7 +9,7 @@
 import { TargetUnavailableError } from '../errors.js';
 import { platform } from '../platform/platform.js';
 import { cpuTarget } from './cpu/index.js';
-import { parallelTarget } from './parallel/index.js';
+import { parallelTarget, poolReady, warmUpPool } from './parallel/index.js';
 import type { Target, TargetName } from './target.js';
 
 /** One line of the table. */
@@ -21,6 +21,13 @@ export interface TargetEntry {
   readonly load: () => Target | Promise<Target>;
   /** Whether it can run on this machine. @default always */
   readonly available?: () => Promise<boolean>;
+  /**
+   * Starts in the background what the target's calls need (the parallel target: its workers), when
+   * a ufunc on it is defined; never throws (the first call reports a failure). @default nothing
+   */
+  readonly warmUp?: () => void;
+  /** Resolves when what `warmUp` starts is ready (at once where it cannot run here). @default at once */
+  readonly ready?: () => Promise<void>;
 }
 
 const TABLE: TargetEntry[] = [
@@ -29,6 +36,8 @@ const TABLE: TargetEntry[] = [
     name: 'parallel', memory: 'host', load: () => parallelTarget,
     // Workers over shared memory: a page has them only when cross-origin isolated.
     available: async () => platform().parallelUnavailable() === undefined,
+    warmUp: warmUpPool,
+    ready: poolReady,
   },
   {
     name: 'gpu', memory: 'device', load: () => import('./gpu/index.js').then((m) => m.gpuTarget),
@@ -111,4 +120,29 @@ function remember(entry: TargetEntry, target: Target): Target {
 export async function availableTargets(): Promise<TargetName[]> {
   const usable = await Promise.all(TABLE.map(async (e) => (e.available ? e.available() : true)));
   return TABLE.filter((_, i) => usable[i]).map((e) => e.name as TargetName);
+}
+
+/** Starts, in the background, what calls on a target need (see {@link TargetEntry.warmUp}). */
+export function warmUpTarget(name: string): void {
+  targetEntry(name).warmUp?.();
+}
+
+/**
+ * Waits until the targets are ready to run calls at full speed: the parallel target's worker
+ * threads have started (they start in the background when a ufunc on `parallel` is defined, and
+ * take a few tens of milliseconds — seconds when run from TypeScript source through a loader).
+ * Calls made before that are correct and are not blocked by the start, only waited for; await
+ * `ready()` before timing a first call.
+ *
+ * @param target - the target to wait for; @default every target that starts something
+ * @returns a Promise that resolves when they are ready (at once for targets with nothing to start)
+ * @throws TargetUnavailableError for a target name not registered
+ * @example
+ * const f = vectorize(['float64(float64)'], { target: 'parallel' })((x) => Math.sqrt(x));
+ * await ready();            // the workers are up
+ * const t0 = performance.now(); await f(xs); console.log(performance.now() - t0);
+ */
+export async function ready(target?: TargetName): Promise<void> {
+  const entries = target === undefined ? TABLE : [targetEntry(target)];
+  await Promise.all(entries.map((e) => e.ready?.()));
 }

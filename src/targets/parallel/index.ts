@@ -131,6 +131,30 @@ function currentPool(): WorkerPool {
   return pool;
 }
 
+/**
+ * Starts the pool's workers in the background, where the parallel target can run here: the front
+ * calls this when a ufunc on the parallel target is defined (as Numba launches its threads when a
+ * parallel ufunc is built), so that the first call finds them started. Holds nothing open and
+ * throws nothing: a pool that cannot start is reported by the first call.
+ */
+export function warmUpPool(): void {
+  if (platform().parallelUnavailable() !== undefined || currentOptions().workers === 0) return;
+  try {
+    currentPool();
+  } catch {
+    // The call reports it (a missing worker script, say).
+  }
+}
+
+/**
+ * Resolves once the parallel target's workers have started and wait for jobs (starting them if
+ * need be); at once where the target has no workers.
+ */
+export async function poolReady(): Promise<void> {
+  if (platform().parallelUnavailable() !== undefined || currentOptions().workers === 0) return;
+  await currentPool().ready();
+}
+
 /** Idle for this long, the pool lets go of staging arenas and of workers' cached argument sets. */
 const IDLE_TRIM_MS = 2000;
 let lastCallEnded = 0;
@@ -283,7 +307,7 @@ function explain(plan: CallPlan): string {
   if (why !== undefined) return `On the calling thread (${why}): ${cpuTarget.explain!(plan)}`;
   const workers = currentOptions().workers;
   const choice = chooseEngine(plan, loopSize(plan), notShared);
-  const onWorkers = `On ${workers} worker${workers === 1 ? '' : 's'} and the calling thread`;
+  const onWorkers = `On ${workers} worker${workers === 1 ? '' : 's'} (and the calling thread in \`f.sync\`; an awaited call leaves it free)`;
   if (choice.engine === 'js') return `${onWorkers}, each running JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
   const { layout } = prepareRunnerArgs(plan);
   let lanes: 4 | 2 | string;

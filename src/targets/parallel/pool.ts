@@ -3,8 +3,8 @@
  *
  * A job is the loop space of one call cut into chunks. The calling thread writes the job into the
  * control block, marks as many idle workers busy as there are chunks for and notifies each (an idle
- * worker sleeps on its own state slot); they and the calling thread then claim chunks with
- * `Atomics.add` until none are left (claiming instead of a fixed split keeps every thread busy
+ * worker sleeps on its own state slot); they (and, in a sync call, the calling thread) then claim
+ * chunks with `Atomics.add` until none are left (claiming instead of a fixed split keeps every thread busy
  * when the OS hands out cores unevenly). Each worker counts
  * itself out of `remaining` when done; the last one notifies, which ends `Atomics.wait` (sync
  * calls) or `Atomics.waitAsync` (async calls) on the calling thread.
@@ -90,9 +90,10 @@ interface RunningJob {
 export interface PoolOptions {
   readonly size: number;
   /**
-   * Whether the calling thread claims chunks too, instead of only waiting. A call of one chunk then
-   * wakes no worker at all; on large calls (2 cores: 3 threads against 2 workers alone) the two
-   * measured the same. @default true
+   * Whether a sync call's thread claims chunks too, instead of only waiting (an awaited call's
+   * thread never does: it keeps its event loop running). A call of one chunk then wakes no worker
+   * at all; on large calls (2 cores: 3 threads against 2 workers alone) the two measured the same.
+   * @default true
    */
   readonly callerRuns?: boolean;
   /**
@@ -169,16 +170,34 @@ export class WorkerPool {
     return this.finish(running);
   }
 
-  /** Runs a job; the calling thread claims chunks before it yields, then waits asynchronously. */
+  /**
+   * Runs a job on the workers alone, waiting asynchronously: the calling thread claims no chunks,
+   * so its event loop keeps running (timers, I/O, a page's rendering) however long the job takes.
+   * Workers still starting are waited for, not stood in for.
+   */
   async run(job: Job): Promise<JobOutcome> {
     this.checkUsable();
     if (job.limits) return this.runLimited(job, job.limits);
-    while (this.current) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.checkStillUsable();
-    const running = this.start(job, true);
-    this.claimChunks(running);
-    if (!this.waitBriefly()) await this.waitAsync(running);
-    return this.finish(running);
+    for (let attempt = 0; ; attempt++) {
+      if (this.anyStarting()) await this.ready();
+      while (this.current) await new Promise<void>((resolve) => this.waiting.push(resolve));
+      this.checkStillUsable();
+      const running = this.start(job, true);
+      if (running.participants.length === 0 && job.command === Command.run) {
+        // Every worker died since `ready()` (they are being replaced): wait for the new ones.
+        this.finish(running);
+        if (attempt < 2) continue;
+        return { ok: false, error: new WorkerError('No worker of the parallel target could take this call (every worker has stopped); the pool replaces them, so the call can be retried.') };
+      }
+      if (!this.waitBriefly()) await this.waitAsync(running);
+      return this.finish(running);
+    }
+  }
+
+  /** Whether a worker has not yet reached its job loop (it then takes no part in jobs). */
+  private anyStarting(): boolean {
+    const { int32 } = this.control;
+    return this.workers.some((w) => !w.retired && Atomics.load(int32, this.control.workerSlot(w.index, WorkerSlot.state)) === WorkerState.starting);
   }
 
   /** Whether the job in flight has limits (a sync call then runs on its own thread, not behind it). */
@@ -396,8 +415,9 @@ export class WorkerPool {
     const { int32, float64 } = control;
     const idle = this.workers.filter((w) => !w.retired && Atomics.load(int32, control.workerSlot(w.index, WorkerSlot.state)) === WorkerState.idle);
     let candidates = idle;
-    // The calling thread also runs chunks when asked to, and always when no worker is ready yet.
-    const callerRuns = job.command === Command.run && !job.limits && (this.options.callerRuns !== false || idle.length === 0);
+    // A sync call's thread also runs chunks when asked to, and always when no worker is ready yet;
+    // an awaited call's thread never does (see `run`).
+    const callerRuns = job.command === Command.run && !async && !job.limits && (this.options.callerRuns !== false || idle.length === 0);
     const running: RunningJob = { job, async, callerRuns, participants: candidates };
     this.current = running;
 

@@ -66,7 +66,7 @@ describe('engine choice', () => {
         out[i] = s;
       }
     });
-    expect(f.explain(sab(1000), { out: { data: sab(16_000), shape: [1000, 16] } })).toMatch(/^On \d+ workers? and the calling thread, each running WebAssembly \(SIMD, 2 rows per vector[^)]*\): the kernel does enough work/);
+    expect(f.explain(sab(1000), { out: { data: sab(16_000), shape: [1000, 16] } })).toMatch(/^On \d+ workers? \(and the calling thread in `f\.sync`; an awaited call leaves it free\), each running WebAssembly \(SIMD, 2 rows per vector[^)]*\): the kernel does enough work/);
     // One row of `out[i] = x * i + Math.sqrt(i)` is too little work to pay for the copies.
     const light = guvectorize(['void(float64, float64[:])'], '()->(n)', { target: 'parallel' })((x: number, out: { [i: number]: number; length: number }) => {
       for (let i = 0; i < out.length; i++) out[i] = x * i + Math.sqrt(i);

@@ -1,0 +1,113 @@
+/**
+ * The parallel target and the calling thread's event loop, in one run:
+ *
+ *   npx tsx bench/event-loop.ts [--quick] [--out FILE.md]
+ *
+ * 1. Gaps: a 5 ms `setInterval` counts its ticks while an awaited parallel call of about a second
+ *    runs (a compute-bound kernel on ordinary arrays); reports the longest gap between two ticks and
+ *    the ticks seen against the ticks a free event loop gives. Goal (issue 20): gaps ≤ 5 ms.
+ * 2. Speed-up: the same kernel, awaited, on cpu and on parallel with ordinary `Float64Array`s
+ *    (medians after warm-up, one run). Goal: parallel ≥ 1.7× cpu on 2 cores.
+ *
+ * Writes bench/results/event-loop-<machine>.md (`-quick` for --quick).
+ */
+import { writeFileSync } from 'node:fs';
+import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js';
+import { formatRatio, formatSeconds } from './lib/format.js';
+import { markdownTable } from './lib/markdown.js';
+import { timeCalls } from './lib/timing.js';
+import { getParallelOptions, ready, shutdown, vectorize } from '../src/index.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const outFlag = args.indexOf('--out');
+const machine = describeMachine({ summary: 'not used by this benchmark' });
+const outFile = outFlag >= 0 ? args[outFlag + 1]! : `bench/results/event-loop-${machineSlug(machine)}${quick ? '-quick' : ''}.md`;
+
+/** Compute-bound: a few hundred operations per element on 8 bytes in and out. */
+const kernel = (x: number): number => {
+  let s = 0;
+  for (let i = 0; i < 400; i++) s += Math.sqrt(x + i) * 0.5;
+  return s;
+};
+const onCpu = vectorize(['float64(float64)'], { target: 'cpu' })(kernel);
+const onParallel = vectorize(['float64(float64)'], { target: 'parallel' })(kernel);
+await ready();
+
+interface Gaps {
+  readonly ms: number;
+  readonly ticks: number;
+  readonly longest: number;
+  /** The 99th percentile of the gaps. */
+  readonly p99: number;
+}
+
+/** Runs `work` while a 5 ms interval ticks; the gaps between its ticks. */
+async function gapsDuring(work: () => Promise<unknown>): Promise<Gaps> {
+  const gaps: number[] = [];
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    gaps.push(now - last);
+    last = now;
+  }, 5);
+  const t0 = performance.now();
+  await work();
+  const ms = performance.now() - t0;
+  clearInterval(timer);
+  gaps.push(performance.now() - last);
+  const sorted = [...gaps].sort((a, b) => a - b);
+  return { ms, ticks: gaps.length - 1, longest: sorted[sorted.length - 1]!, p99: sorted[Math.floor(0.99 * (sorted.length - 1))]! };
+}
+
+const probe = new Float64Array(20_000).map((_, i) => i);
+await onCpu(probe);
+const t0 = performance.now();
+await onCpu(probe);
+const perElementMs = (performance.now() - t0) / probe.length;
+// Sized so that the parallel call lasts about a second (the cpu call: a second per core).
+const n = Math.round((quick ? 300 : 1000) * getParallelOptions().workers / perElementMs);
+const xs = new Float64Array(n).map((_, i) => i * 0.25);
+
+const idle = await gapsDuring(() => new Promise((resolve) => setTimeout(resolve, quick ? 300 : 1000)));
+await onParallel(xs);
+const busy = await gapsDuring(() => onParallel(xs));
+
+const timing = quick ? { warmup: 1, samples: 5 } : { warmup: 2, samples: 7 };
+const cpu = await timeCalls(() => onCpu(xs), timing);
+const parallel = await timeCalls(() => onParallel(xs), timing);
+
+const report = [
+  `# The parallel target and the event loop (${quick ? 'quick run' : 'full run'})`,
+  '',
+  '`npx tsx bench/event-loop.ts' + (quick ? ' --quick' : '') + '`, ' + new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
+  '',
+  machineMarkdown(machine),
+  `- parallel workers: ${getParallelOptions().workers}`,
+  '',
+  `Kernel: \`float64(float64)\`, 400 × (\`Math.sqrt\`, \`*\`, \`+\`) per element, ${n.toLocaleString('en')} elements in ordinary \`Float64Array\`s.`,
+  '',
+  '## A 5 ms interval timer during an awaited parallel call',
+  '',
+  markdownTable(
+    [{ header: 'while' }, ...['lasted', 'ticks', 'ticks a free loop gives', 'longest gap', '99th percentile gap'].map((header) => ({ header, align: 'right' as const }))],
+    [
+      ['an idle `setTimeout`', `${idle.ms.toFixed(0)} ms`, String(idle.ticks), String(Math.floor(idle.ms / 5)), `${idle.longest.toFixed(1)} ms`, `${idle.p99.toFixed(1)} ms`],
+      ['`await f(xs)` on parallel', `${busy.ms.toFixed(0)} ms`, String(busy.ticks), String(Math.floor(busy.ms / 5)), `${busy.longest.toFixed(1)} ms`, `${busy.p99.toFixed(1)} ms`],
+    ],
+  ),
+  '',
+  '## Speed-up on ordinary arrays (awaited calls, medians after warm-up)',
+  '',
+  markdownTable(
+    [{ header: 'target' }, { header: 'time', align: 'right' }, { header: 'cpu ÷ this', align: 'right' }],
+    [
+      ['cpu', formatSeconds(cpu.medianSeconds), '1.00×'],
+      ['parallel', formatSeconds(parallel.medianSeconds), formatRatio(cpu.medianSeconds / parallel.medianSeconds)],
+    ],
+  ),
+  '',
+].join('\n');
+console.log(report);
+writeFileSync(outFile, report);
+await shutdown();

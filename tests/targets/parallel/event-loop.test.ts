@@ -1,0 +1,72 @@
+/**
+ * An awaited call on the parallel target leaves the calling thread's event loop running: the
+ * workers compute, the calling thread only waits (`Atomics.waitAsync`). A 5 ms interval timer counts
+ * its ticks during a call of about a second and records the longest gap between two ticks.
+ *
+ * The bound asserted here is generous (a loaded CI machine with 2 cores runs two busy workers beside
+ * this thread, and the OS may deschedule it for a while); bench/event-loop.ts measures the precise
+ * gap and the parallel speed-up on a quiet machine.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import os from 'node:os';
+import { ready, setParallelOptions, vectorize } from '../../../src/index.js';
+import { __testing, DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
+
+/** Compute-bound: a few hundred operations per element, little memory. */
+const kernel = (x: number): number => {
+  let s = 0;
+  for (let i = 0; i < 400; i++) s += Math.sqrt(x + i) * 0.5;
+  return s;
+};
+const onParallel = vectorize(['float64(float64)'], { target: 'parallel' })(kernel);
+
+/** Runs `call` while a 5 ms interval ticks; returns the ticks seen and the longest gap between two. */
+async function ticksDuring(call: () => Promise<unknown>): Promise<{ ticks: number; longestGap: number; ms: number }> {
+  let ticks = 0;
+  let last = performance.now();
+  let longestGap = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longestGap = Math.max(longestGap, now - last);
+    last = now;
+    ticks++;
+  }, 5);
+  const t0 = performance.now();
+  await call();
+  const ms = performance.now() - t0;
+  clearInterval(timer);
+  longestGap = Math.max(longestGap, performance.now() - last);
+  return { ticks, longestGap, ms };
+}
+
+describe('an awaited parallel call', () => {
+  beforeAll(async () => {
+    setParallelOptions({ workers: Math.max(2, os.availableParallelism()) });
+    await ready();
+  }, 60_000);
+  afterAll(async () => {
+    setParallelOptions({ workers: os.availableParallelism(), threshold: DEFAULT_THRESHOLD });
+    await __testing.resetPool();
+  });
+
+  it('keeps the event loop running while the workers compute', async () => {
+    // Sized from a measurement on this machine, so that the call lasts about a second whatever its speed.
+    const probe = new Float64Array(20_000).map((_, i) => i);
+    const t0 = performance.now();
+    onParallel.sync(probe);
+    const perElement = (performance.now() - t0) / probe.length;
+    const n = Math.min(20_000_000, Math.max(200_000, Math.round(1000 / perElement)));
+    const xs = new Float64Array(n).map((_, i) => i * 0.25);
+    __testing.callCounts(true);
+    const { ticks, longestGap, ms } = await ticksDuring(() => onParallel(xs));
+    expect(__testing.callCounts(true).pool).toBe(1);
+    // Timers fired throughout the call: at least a quarter of the ticks a 5 ms interval can give.
+    expect(ticks).toBeGreaterThanOrEqual(Math.floor(ms / 5 / 4));
+    expect(longestGap).toBeLessThan(100);
+  }, 60_000);
+
+  it('gives the same results as the sync call, which also computes on the calling thread', async () => {
+    const xs = new Float64Array(100_000).map((_, i) => i * 0.5);
+    expect(await onParallel(xs)).toEqual(onParallel.sync(xs));
+  }, 60_000);
+});
