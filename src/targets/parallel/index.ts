@@ -238,9 +238,9 @@ const wasmArenas: ArenaSource = {
 };
 
 /** The operands staged for the Wasm engine and its runner, or undefined where the JS runner runs. */
-function wasmJob(plan: CallPlan, poolSize: number): { staged: StagedOperands; stagedPlan: CallPlan; runner: RunnerSource } | undefined {
+function wasmJob(plan: CallPlan, poolSize: number, deferCopies: boolean): { staged: StagedOperands; stagedPlan: CallPlan; runner: RunnerSource } | undefined {
   if (chooseEngine(plan, loopSize(plan), notShared).engine !== 'wasm') return undefined;
-  const staged = stageOperands(plan, wasmArenas, isInWasmMemory);
+  const staged = stageOperands(plan, wasmArenas, isInWasmMemory, deferCopies);
   if (!staged) return undefined; // the Wasm memory is full: the JS runner runs the call
   const stagedPlan = stagedPlanOf(plan, staged);
   const runner = wasmRunnerSourceFor(stagedPlan, prepareRunnerArgs(stagedPlan).layout, poolSize);
@@ -258,8 +258,11 @@ function stagedPlanOf(plan: CallPlan, staged: StagedOperands): CallPlan {
     : plan;
 }
 
-/** The job for a call, or undefined where the call runs on the calling thread. */
-function planJob(plan: CallPlan): PlannedJob | undefined {
+/**
+ * The job for a call, or undefined where the call runs on the calling thread. With `deferCopies`,
+ * the operands staged into shared memory are not yet copied there (`staged.copyInYielding()`).
+ */
+function planJob(plan: CallPlan, deferCopies = false): PlannedJob | undefined {
   const reason = callingThreadReason(plan);
   if (reason !== undefined) {
     declinedUnsplittable = reason === UNSPLITTABLE;
@@ -271,12 +274,12 @@ function planJob(plan: CallPlan): PlannedJob | undefined {
   let runner: RunnerSource;
   let staged: StagedOperands;
   let stagedPlan: CallPlan;
-  const wasm = wasmJob(plan, workers.size);
+  const wasm = wasmJob(plan, workers.size, deferCopies);
   if (wasm) {
     ({ runner, staged, stagedPlan } = wasm);
     wasmJobs++;
   } else {
-    staged = stageOperands(plan, arenas);
+    staged = stageOperands(plan, arenas, undefined, deferCopies);
     stagedPlan = stagedPlanOf(plan, staged);
   }
   const { args, layout } = prepareRunnerArgs(stagedPlan);
@@ -357,15 +360,25 @@ function runSync(plan: CallPlan): void {
   settle(outcome);
 }
 
+/**
+ * An awaited call: the workers compute, and this thread only copies what must be staged (in slices
+ * between which its event loop runs) and waits, so its event loop keeps running throughout.
+ */
 async function run(plan: CallPlan): Promise<void> {
   assertParallelAvailable();
-  const planned = planJob(plan);
+  const planned = planJob(plan, true);
   if (!planned) return runOnCallingThread(plan);
+  try {
+    await planned.staged.copyInYielding();
+  } catch (error) {
+    planned.staged.abandon(); // an input detached meanwhile: nothing ran, nothing is copied back
+    throw error;
+  }
   let outcome: JobOutcome;
   try {
     outcome = await planned.pool.run(planned.job);
   } finally {
-    planned.staged.finish();
+    await planned.staged.finishYielding();
   }
   settle(outcome);
 }

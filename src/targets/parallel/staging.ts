@@ -152,7 +152,57 @@ interface StagedRange {
   readonly members: { readonly k: number; readonly view: OperandView; readonly reach: Reach }[];
 }
 
-/** Operands as workers see them, and the copies that bring results back. */
+/** A copy between a caller's array and the arena: `to.set(from)`. */
+interface Copy {
+  readonly from: Uint8Array;
+  readonly to: Uint8Array;
+}
+
+/** Copies are made in slices of this many bytes, so that an async copy can yield between them. */
+const SLICE_BYTES = 1 << 20;
+/** An async copy yields to the event loop once it has copied for this long. */
+const YIELD_AFTER_MS = 2;
+
+/** Resumes after the event loop has run what was waiting (timers, I/O), without a timer's clamp. */
+function yieldToEventLoop(): Promise<void> {
+  const immediate = (globalThis as { setImmediate?: (f: () => void) => unknown }).setImmediate;
+  if (immediate) return new Promise((resolve) => immediate(resolve));
+  // A page: a message lets the event loop run without setTimeout's 4 ms floor for nested timers.
+  type Port = { onmessage: (() => void) | null; postMessage(m: unknown): void; close(): void };
+  const { port1, port2 } = new MessageChannel() as unknown as { port1: Port; port2: Port };
+  return new Promise((resolve) => {
+    port1.onmessage = () => {
+      port1.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
+}
+
+function copyAll(copies: readonly Copy[]): void {
+  for (const { from, to } of copies) to.set(from);
+}
+
+/**
+ * The copies, in slices, yielding to the event loop every {@link YIELD_AFTER_MS} ms: staging a large
+ * ordinary array for an awaited call (64 MiB: tens of ms) must not freeze the calling thread's
+ * event loop. The caller's arrays are read (or written) while the call runs, as the workers read
+ * shared inputs while it runs.
+ */
+async function copyYielding(copies: readonly Copy[]): Promise<void> {
+  let since = performance.now();
+  for (const { from, to } of copies) {
+    for (let at = 0; at < from.length; at += SLICE_BYTES) {
+      to.set(from.subarray(at, Math.min(at + SLICE_BYTES, from.length)), at);
+      if (performance.now() - since >= YIELD_AFTER_MS) {
+        await yieldToEventLoop();
+        since = performance.now();
+      }
+    }
+  }
+}
+
+/** Operands as workers see them, and the copies that bring them in and results back. */
 export class StagedOperands {
   private finished = false;
 
@@ -165,18 +215,55 @@ export class StagedOperands {
     private readonly ranges: readonly StagedRange[] = [],
     private readonly arena?: Arena,
     private readonly arenas?: ArenaSource,
+    /** Copies into the arena not yet made (see `stageOperands`' `deferCopies`). */
+    private copiesIn: readonly Copy[] = [],
   ) {}
+
+  /** Makes the deferred copies into the arena. */
+  copyIn(): void {
+    copyAll(this.copiesIn);
+    this.copiesIn = [];
+  }
+
+  /** Makes the deferred copies into the arena, yielding to the event loop between slices. */
+  async copyInYielding(): Promise<void> {
+    const copies = this.copiesIn;
+    this.copiesIn = [];
+    await copyYielding(copies);
+  }
 
   /** Copies outputs back to where the caller has them and returns the arena (once). */
   finish(): void {
-    if (this.finished || !this.arena) return;
-    this.finished = true;
-    for (const range of this.ranges) {
-      if (!range.copyBack) continue;
-      const length = range.end - range.start;
-      new Uint8Array(range.buffer, range.start, length).set(new Uint8Array(this.arena.buffer, range.at, length));
+    const copies = this.takeCopiesBack();
+    if (!copies) return;
+    try {
+      copyAll(copies);
+    } finally {
+      this.arenas!.release(this.arena!);
     }
-    this.arenas!.release(this.arena);
+  }
+
+  /** {@link finish}, yielding to the event loop between slices. */
+  async finishYielding(): Promise<void> {
+    const copies = this.takeCopiesBack();
+    if (!copies) return;
+    try {
+      await copyYielding(copies);
+    } finally {
+      this.arenas!.release(this.arena!);
+    }
+  }
+
+  private takeCopiesBack(): Copy[] | undefined {
+    if (this.finished || !this.arena) return undefined;
+    this.finished = true;
+    const arena = this.arena;
+    return this.ranges
+      .filter((range) => range.copyBack)
+      .map((range) => {
+        const length = range.end - range.start;
+        return { from: new Uint8Array(arena.buffer, range.at, length), to: new Uint8Array(range.buffer, range.start, length) };
+      });
   }
 
   /** Returns the arena without copying anything back (the call did not run here). */
@@ -197,12 +284,13 @@ const emptyShared = new Map<TypedArrayConstructor, TypedArray>();
  * @param arenas - where to take shared memory from
  * @param inPlace - which arrays the runner uses where they are (the JS runner: any shared array;
  *   the Wasm runner: arrays in Wasm memory)
+ * @param deferCopies - leave the copies into the arena to `copyIn()` or `copyInYielding()`
  * @returns the data and offsets for the runner's arguments, and `finish()` for after the call;
  *   undefined when `arenas` has no room
  */
-export function stageOperands(plan: CallPlan, arenas: StagingArenas, inPlace?: (array: TypedArray) => boolean): StagedOperands;
-export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace?: (array: TypedArray) => boolean): StagedOperands | undefined;
-export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace: (array: TypedArray) => boolean = isShared): StagedOperands | undefined {
+export function stageOperands(plan: CallPlan, arenas: StagingArenas, inPlace?: (array: TypedArray) => boolean, deferCopies?: boolean): StagedOperands;
+export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace?: (array: TypedArray) => boolean, deferCopies?: boolean): StagedOperands | undefined;
+export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace: (array: TypedArray) => boolean = isShared, deferCopies = false): StagedOperands | undefined {
   const { operands, loopShape, nin } = plan;
   const data: ArrayLike<unknown>[] = operands.map((o) => o.data as TypedArray);
   const offset = operands.map((o) => o.offset);
@@ -262,9 +350,10 @@ export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace: (arr
   if (!arena) return undefined;
   // From here on `at` is the range's byte offset in the arena's buffer.
   for (const range of staged) range.at += arena.base;
+  const copiesIn: Copy[] = [];
   for (const range of staged) {
     const length = range.end - range.start;
-    if (range.copyIn) new Uint8Array(arena.buffer, range.at, length).set(new Uint8Array(range.buffer, range.start, length));
+    if (range.copyIn) copiesIn.push({ from: new Uint8Array(range.buffer, range.start, length), to: new Uint8Array(arena.buffer, range.at, length) });
     for (const { k, view, reach } of range.members) {
       const array = view.data as TypedArray;
       const size = bytesPerElement(view);
@@ -274,5 +363,7 @@ export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace: (arr
       offset[k] = -reach.low;
     }
   }
-  return new StagedOperands(data, offset, true, staged, arena, arenas);
+  const result = new StagedOperands(data, offset, true, staged, arena, arenas, copiesIn);
+  if (!deferCopies) result.copyIn();
+  return result;
 }

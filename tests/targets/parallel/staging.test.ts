@@ -24,6 +24,22 @@ function plan(kind: CallPlan['kind'], loopShape: number[], inputs: OperandView[]
 const isShared = (a: ArrayLike<unknown>) => (a as Data).buffer instanceof SharedArrayBuffer;
 
 describe('stageOperands', () => {
+  it('defers the copies in when asked, and copies in and back in slices (an awaited call yields between them)', async () => {
+    // 3 MiB in, 3 MiB back: more than one slice each way.
+    const x = Float64Array.from({ length: 393_216 }, (_, i) => i * 0.5);
+    const out = new Float64Array(x.length);
+    const staged = stageOperands(plan('vectorize', [x.length], [view(x, 0, [1])], [view(out, 0, [1])]), new StagingArenas(), undefined, true);
+    const [input, output] = staged.data as Float64Array[];
+    expect(input![x.length - 1]).toBe(0); // not copied yet
+    await staged.copyInYielding();
+    expect([...input!.subarray(0, 4)]).toEqual([0, 0.5, 1, 1.5]);
+    expect(input![x.length - 1]).toBe(x[x.length - 1]);
+    for (let i = 0; i < x.length; i++) output![i] = input![i]! * 2;
+    await staged.finishYielding();
+    expect(out[x.length - 1]).toBe(2 * x[x.length - 1]!);
+    expect(out.every((v, i) => v === 2 * x[i]!)).toBe(true);
+  });
+
   it('uses operands in shared memory in place, and copies nothing for them', () => {
     const x = sharedArray(10, 'float32');
     const out = sharedArray(10, 'float32');
