@@ -4,7 +4,8 @@
 import { limitExceeded } from '../../cancellation.js';
 import { ArgumentError, CallTimeoutError } from '../../errors.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
-import { explainPlan, runsOnWasm, runWasm } from './wasm/index.js';
+import { chooseEngine, explainPlan, surelyJs, runWasm } from './wasm/index.js';
+import { decideEngine, measuredChoice, recordTrial } from './engine-calibration.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler, Target } from '../target.js';
 import { generateRunner, instantiateRunner } from './js/codegen.js';
@@ -44,7 +45,25 @@ function runOnThisThread(plan: CallPlan): void {
   });
   const n = loopSize(plan);
   if (n === 0) return;
-  if (runsOnWasm(plan, n) && runWasm(plan)) return;
+  if (surelyJs(plan, n)) return runJs(plan, n);
+  const decision = decideEngine(plan, n, 'cpu', chooseEngine(plan, n, undefined, true));
+  if (!decision.trial) {
+    if (decision.engine !== 'wasm' || !runWasm(plan)) runJs(plan, n);
+    return;
+  }
+  // A trial (engine-calibration.ts): timed whole; a Wasm call that fell back to JS (no room in the
+  // Wasm memory) is not recorded.
+  const start = performance.now();
+  let seconds: number | undefined;
+  try {
+    const ran = decision.engine === 'wasm' && runWasm(plan) ? 'wasm' : (runJs(plan, n), 'js');
+    if (ran === decision.engine) seconds = (performance.now() - start) / 1000;
+  } finally {
+    recordTrial(decision.trial, decision.engine, seconds, decision.loop);
+  }
+}
+
+function runJs(plan: CallPlan, n: number): void {
   const { runner, args } = runnerFor(plan);
   runner(args, 0, n);
 }
@@ -69,7 +88,10 @@ async function run(plan: CallPlan): Promise<void> {
 export const cpuTarget: Target = {
   name: 'cpu',
   memory: 'host',
-  explain: (plan) => explainPlan(plan, loopSize(plan)),
+  explain: (plan) => {
+    const n = loopSize(plan);
+    return explainPlan(plan, n, measuredChoice(plan, n, 'cpu', chooseEngine(plan, n, undefined, true)));
+  },
   run,
   runSync: runOnThisThread,
   runIfOnCallingThread: (plan) => (runOnThisThread(plan), true),

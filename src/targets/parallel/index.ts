@@ -18,6 +18,7 @@ import { isShared, sharedArray } from '../../shared-memory.js';
 import type { Target } from '../target.js';
 import { ArgumentSets, type RunnerSource, runnerSourceFor, wasmRunnerSourceFor } from './kernel-cache.js';
 import { chooseEngine, isInWasmMemory } from '../cpu/wasm/index.js';
+import { decideEngine, type EngineDecision, type Engine, measuredChoice, recordTrial } from '../cpu/engine-calibration.js';
 import { fastmathNote, wasmKernelFor, WasmMemoryFull, wasmVariant } from '../cpu/wasm/engine.js';
 import { buffer as wasmBuffer, release as releaseWasm, reserve } from '../cpu/wasm/memory.js';
 import { type Job, type JobOutcome, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
@@ -197,6 +198,11 @@ interface PlannedJob {
   readonly pool: WorkerPool;
   readonly job: Job;
   readonly staged: StagedOperands;
+  /** Its engine, and where the call is a trial of engine-calibration.ts, what to record its time in. */
+  readonly decision: EngineDecision;
+  /** Whether the workers run it as Wasm (else the JS runner). */
+  readonly engine: Engine;
+  readonly startedAt: number;
 }
 
 /** The calling-thread reason of a loop that may not be split (counted apart by the tests). */
@@ -239,7 +245,6 @@ const wasmArenas: ArenaSource = {
 
 /** The operands staged for the Wasm engine and its runner, or undefined where the JS runner runs. */
 function wasmJob(plan: CallPlan, poolSize: number, deferCopies: boolean): { staged: StagedOperands; stagedPlan: CallPlan; runner: RunnerSource } | undefined {
-  if (chooseEngine(plan, loopSize(plan), notShared).engine !== 'wasm') return undefined;
   const staged = stageOperands(plan, wasmArenas, isInWasmMemory, deferCopies);
   if (!staged) return undefined; // the Wasm memory is full: the JS runner runs the call
   const stagedPlan = stagedPlanOf(plan, staged);
@@ -271,10 +276,17 @@ function planJob(plan: CallPlan, deferCopies = false): PlannedJob | undefined {
   const splittable = canSplitLoop(plan);
   const total = loopSize(plan);
   const workers = currentPool();
+  const startedAt = performance.now();
+  let decision = decideEngine(plan, total, 'parallel', chooseEngine(plan, total, notShared));
+  if (decision.trial && !workers.idle) {
+    // Behind other calls its time would count theirs too: not a trial.
+    recordTrial(decision.trial, decision.engine, undefined, decision.loop);
+    decision = { engine: decision.trial.guess, loop: decision.loop };
+  }
   let runner: RunnerSource;
   let staged: StagedOperands;
   let stagedPlan: CallPlan;
-  const wasm = wasmJob(plan, workers.size, deferCopies);
+  const wasm = decision.engine === 'wasm' ? wasmJob(plan, workers.size, deferCopies) : undefined;
   if (wasm) {
     ({ runner, staged, stagedPlan } = wasm);
     wasmJobs++;
@@ -298,7 +310,15 @@ function planJob(plan: CallPlan, deferCopies = false): PlannedJob | undefined {
     // Not splittable: one worker runs the loop in order, exactly as the calling thread would.
     ...(splittable ? {} : { singleChunk: true }),
   };
-  return { pool: workers, job, staged };
+  return { pool: workers, job, staged, decision, engine: wasm ? 'wasm' : 'js', startedAt };
+}
+
+/** Ends a call that was a trial of engine-calibration.ts: records its time where it ran as decided and succeeded. */
+function endTrial(planned: PlannedJob, ok: boolean): void {
+  const { decision } = planned;
+  if (!decision.trial) return;
+  const timed = ok && planned.engine === decision.engine && !planned.job.limits;
+  recordTrial(decision.trial, decision.engine, timed ? (performance.now() - planned.startedAt) / 1000 : undefined, decision.loop);
 }
 
 /**
@@ -309,7 +329,7 @@ function explain(plan: CallPlan): string {
   const why = callingThreadReason(plan);
   if (why !== undefined) return `On the calling thread (${why}): ${cpuTarget.explain!(plan)}`;
   const workers = currentOptions().workers;
-  const choice = chooseEngine(plan, loopSize(plan), notShared);
+  const choice = measuredChoice(plan, loopSize(plan), 'parallel', chooseEngine(plan, loopSize(plan), notShared));
   const onWorkers = `On ${workers} worker${workers === 1 ? '' : 's'} (and the calling thread in \`f.sync\`; an awaited call leaves it free)`;
   if (choice.engine === 'js') return `${onWorkers}, each running JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
   const { layout } = prepareRunnerArgs(plan);
@@ -351,11 +371,12 @@ function runSync(plan: CallPlan): void {
   if (isSmall(plan) || pool?.busyWithLimitedJob) return runOnCallingThread(plan);
   const planned = planJob(plan);
   if (!planned) return runOnCallingThread(plan);
-  let outcome: JobOutcome;
+  let outcome: JobOutcome | undefined;
   try {
     outcome = planned.pool.runSync(planned.job);
   } finally {
     planned.staged.finish();
+    endTrial(planned, outcome?.ok === true);
   }
   settle(outcome);
 }
@@ -372,13 +393,18 @@ async function run(plan: CallPlan): Promise<void> {
     await planned.staged.copyInYielding();
   } catch (error) {
     planned.staged.abandon(); // an input detached meanwhile: nothing ran, nothing is copied back
+    endTrial(planned, false);
     throw error;
   }
-  let outcome: JobOutcome;
+  let outcome: JobOutcome | undefined;
   try {
     outcome = await planned.pool.run(planned.job);
   } finally {
-    await planned.staged.finishYielding();
+    try {
+      await planned.staged.finishYielding();
+    } finally {
+      endTrial(planned, outcome?.ok === true);
+    }
   }
   settle(outcome);
 }

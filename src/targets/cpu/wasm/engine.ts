@@ -41,8 +41,21 @@ export class WasmMemoryFull extends Error {
   override readonly name = 'WasmMemoryFull';
 }
 
-/** Why the JS engine runs a call, or undefined where Wasm does. */
-export type EngineChoice = { readonly engine: 'wasm'; readonly reason: string } | { readonly engine: 'js'; readonly reason: string };
+/**
+ * Which engine runs a call, and why. `guess`: both engines can run the call and the choice is a
+ * guess from the kernel's shape and where its arrays are, which measurement may overrule
+ * (engine-calibration.ts); absent where only one engine can run it or the mode forces one.
+ */
+export interface EngineChoice {
+  readonly engine: 'wasm' | 'js';
+  readonly reason: string;
+  readonly guess?: true;
+}
+
+/** A choice that measurement may overrule, where the mode leaves the choice to the library. */
+function guessed(choice: EngineChoice): EngineChoice {
+  return mode === 'auto' ? { ...choice, guess: true } : choice;
+}
 
 /** Below this many loop indices the JS engine is used: entering Wasm costs a few µs per call. */
 const SMALL_CALL = 256;
@@ -236,11 +249,11 @@ export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (d
   if (refusal) return { engine: 'js', reason: `Wasm cannot run this kernel: ${refusal}` };
   const slow = slowMathOf(plan.kernel);
   if (slow.other && mode !== 'wasm') {
-    return { engine: 'js', reason: `the kernel calls Math.${slow.other}, which runs faster in JS (V8's own) than in this engine (a call out of Wasm per element).` };
+    return guessed({ engine: 'js', reason: `the kernel calls Math.${slow.other}, which runs faster in JS (V8's own) than in this engine (a call out of Wasm per element).` });
   }
   if (slow.exp && mode !== 'wasm') {
     const scalar = expRunsScalar(plan);
-    if (scalar) return { engine: 'js', reason: `the kernel calls Math.exp and its Wasm loop would run one element at a time (${scalar}), where V8's own Math.exp in JS is as fast; Wasm computes exp faster only in SIMD lanes.` };
+    if (scalar) return guessed({ engine: 'js', reason: `the kernel calls Math.exp and its Wasm loop would run one element at a time (${scalar}), where V8's own Math.exp in JS is as fast; Wasm computes exp faster only in SIMD lanes.` });
   }
   let foreignBytes = 0;
   let elementBytes = 0;
@@ -255,7 +268,7 @@ export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (d
     else foreignBytes += data.byteLength;
   }
   if (foreignBytes === 0) {
-    return { engine: 'wasm', reason: copied ? 'the arrays outside shared memory are copied for the workers either way, so into Wasm memory; the others are in Wasm memory.' : 'every array is in Wasm memory.' };
+    return guessed({ engine: 'wasm', reason: copied ? 'the arrays outside shared memory are copied for the workers either way, so into Wasm memory; the others are in Wasm memory.' : 'every array is in Wasm memory.' });
   }
   if (inBlocks) {
     // Copied through the cache in blocks, foreign arrays cost the Wasm engine about one memcpy per
@@ -264,9 +277,9 @@ export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (d
     // 3.1 µs against 1.3 µs in JS, even at 1,024, ahead from 4,096; 2-core EPYC).
     const work = kernelWork(plan.kernel);
     if (elements * work < SMALL_FOREIGN_WORK && mode !== 'wasm') {
-      return { engine: 'js', reason: `a call of ${elements} elements (about ${elements * work} operations) on arrays outside Wasm memory is faster in generated JS than copying them for Wasm.` };
+      return guessed({ engine: 'js', reason: `a call of ${elements} elements (about ${elements * work} operations) on arrays outside Wasm memory is faster in generated JS than copying them for Wasm.` });
     }
-    return { engine: 'wasm', reason: `the arrays outside Wasm memory are copied in and out in blocks of ${blockStagingBytes() / 1024} KiB that stay in cache (no extra pass over memory).` };
+    return guessed({ engine: 'wasm', reason: `the arrays outside Wasm memory are copied in and out in blocks of ${blockStagingBytes() / 1024} KiB that stay in cache (no extra pass over memory).` });
   }
   if (mode === 'wasm') return { engine: 'wasm', reason: "the engine mode is 'wasm': arrays outside Wasm memory are copied in and out." };
   if (foreignBytes > 2 ** 31) return { engine: 'js', reason: `the arrays not in Wasm memory (${foreignBytes} bytes) are too large to copy into it.` };
@@ -274,27 +287,27 @@ export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (d
   // Copying in and out costs about as much as a JS loop doing ~2 operations per byte moved: below
   // that, the JS loop on the data where it lies is as fast (measured with the SAXPY workload).
   if (work < elementBytes * 2) {
-    return { engine: 'js', reason: `the kernel does little work per element (about ${work} operations for ${elementBytes} bytes) and the arrays are outside Wasm memory: copying them in would cost more than Wasm saves (allocate them with sharedArray to use Wasm).` };
+    return guessed({ engine: 'js', reason: `the kernel does little work per element (about ${work} operations for ${elementBytes} bytes) and the arrays are outside Wasm memory: copying them in would cost more than Wasm saves (allocate them with sharedArray to use Wasm).` });
   }
-  return { engine: 'wasm', reason: `the kernel does enough work per element (about ${work} operations for ${elementBytes} bytes) to pay for copying the arrays outside Wasm memory in and out.` };
+  return guessed({ engine: 'wasm', reason: `the kernel does enough work per element (about ${work} operations for ${elementBytes} bytes) to pay for copying the arrays outside Wasm memory in and out.` });
 }
 
 /**
- * Whether the Wasm engine runs a plan: {@link chooseEngine}'s answer, without building its reason
- * for the small calls that are decided at once (this runs on every call, where a string per call
- * is a measurable part of a 1-element call).
+ * Whether the JS engine runs a plan whatever `chooseEngine` or a measurement says: the first rules of
+ * {@link chooseEngine}, without building a reason, for the small calls decided at once (this runs on
+ * every call, where a string per call is a measurable part of a 1-element call).
  */
-export function runsOnWasm(plan: CallPlan, elements: number): boolean {
-  if (mode === 'js' || !plan.boundsCheck || (elements < SMALL_CALL && mode !== 'wasm')) return false;
-  return chooseEngine(plan, elements, undefined, true).engine === 'wasm';
+export function surelyJs(plan: CallPlan, elements: number): boolean {
+  return mode === 'js' || !plan.boundsCheck || (elements < SMALL_CALL && mode !== 'wasm');
 }
 
 /**
  * A plan's engine as a sentence, for `f.explain(…)`: which engine, why, and for Wasm whether the
  * loop is vectorised (and if not, why not). Compiles the kernel if it was not yet.
+ *
+ * @param choice - the engine and why, where the caller decided (by measurement); else chooseEngine's
  */
-export function explainPlan(plan: CallPlan, elements: number): string {
-  const choice = chooseEngine(plan, elements, undefined, true);
+export function explainPlan(plan: CallPlan, elements: number, choice: EngineChoice = chooseEngine(plan, elements, undefined, true)): string {
   if (choice.engine === 'js') return `JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
   const { layout } = prepareRunnerArgs(plan);
   let kernel: WasmKernel;

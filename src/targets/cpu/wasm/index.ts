@@ -1,5 +1,5 @@
 /**
  * The WebAssembly engine of the cpu and parallel targets (see engine.ts).
  */
-export { chooseEngine, explainPlan, runsOnWasm, runWasm, engineMode, setEngineMode, type EngineMode, type EngineChoice } from './engine.js';
+export { chooseEngine, explainPlan, surelyJs, runWasm, engineMode, setEngineMode, type EngineMode, type EngineChoice } from './engine.js';
 export { allocateInWasmMemory, isInWasmMemory } from './memory.js';

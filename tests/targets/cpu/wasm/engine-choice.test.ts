@@ -8,6 +8,8 @@ import { ArgumentError, guvectorize, setParallelOptions, sharedArray, sharedNDAr
 import { __testing as parallelTesting, DEFAULT_THRESHOLD } from '../../../../src/targets/parallel/index.js';
 
 const initialMode = engineMode();
+/** The explanation begins with `text` (a guessed engine's reason goes on to say what is measured). */
+const startsWith = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`);
 afterEach(() => {
   setEngineMode(initialMode);
 });
@@ -18,39 +20,35 @@ describe('engine choice', () => {
     const f = vectorize(['float32(float32, float32)'])((x: number, y: number) => x + y);
     const x = sharedArray(1000, 'float32');
     expect(isInWasmMemory(x)).toBe(true);
-    expect(f.explain(x, x, { out: sharedArray(1000, 'float32') })).toBe('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.');
+    expect(f.explain(x, x, { out: sharedArray(1000, 'float32') })).toMatch(startsWith('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.'));
   });
 
   it('runs even cheap kernels on foreign arrays as Wasm on the cpu target (copied in blocks), with the reason', () => {
     setEngineMode('auto');
     const f = vectorize(['float32(float32, float32)'])((x: number, y: number) => x + y);
-    expect(f.explain(new Float32Array(10_000), new Float32Array(10_000))).toBe(
-      'WebAssembly (SIMD, 4 lanes): the arrays outside Wasm memory are copied in and out in blocks of 1024 KiB that stay in cache (no extra pass over memory).',
-    );
+    expect(f.explain(new Float32Array(10_000), new Float32Array(10_000))).toMatch(startsWith('WebAssembly (SIMD, 4 lanes): the arrays outside Wasm memory are copied in and out in blocks of 1024 KiB that stay in cache (no extra pass over memory).'));
     // Too small to pay the blocks' fixed cost: JS, unless the kernel does much per element.
     expect(f.explain(new Float32Array(300), new Float32Array(300))).toMatch(/^JavaScript: a call of 300 elements \(about \d+ operations\) on arrays outside Wasm memory is faster in generated JS/);
-    expect(f.explain(sharedArray(300, 'float32'), sharedArray(300, 'float32'), { out: sharedArray(300, 'float32') })).toBe('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.');
+    expect(f.explain(sharedArray(300, 'float32'), sharedArray(300, 'float32'), { out: sharedArray(300, 'float32') })).toMatch(startsWith('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.'));
     const g = vectorize(['float64(float64)'])((x: number) => (x > 0 ? Math.sqrt(x) : -x));
-    expect(g.explain(sharedArray(1000), { out: sharedArray(1000) })).toBe('WebAssembly (SIMD, 2 lanes): every array is in Wasm memory.');
+    expect(g.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(startsWith('WebAssembly (SIMD, 2 lanes): every array is in Wasm memory.'));
     // exp runs in Wasm where its loop is SIMD (fdlibm's exp in f64x2 lanes beats V8's Math.exp);
     // where the loop would be scalar, V8's own Math.exp in JS is as fast, so JS runs it.
     const e = vectorize(['float64(float64)'])((x: number) => (x > 0 ? Math.exp(x) : -x));
-    expect(e.explain(sharedArray(1000), { out: sharedArray(1000) })).toBe('WebAssembly (SIMD, 2 lanes): every array is in Wasm memory.');
+    expect(e.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(startsWith('WebAssembly (SIMD, 2 lanes): every array is in Wasm memory.'));
     const e32 = vectorize(['float32(float32)'])((x: number) => Math.exp(x));
-    expect(e32.explain(sharedArray(1000, 'float32'), { out: sharedArray(1000, 'float32') })).toBe('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.');
+    expect(e32.explain(sharedArray(1000, 'float32'), { out: sharedArray(1000, 'float32') })).toMatch(startsWith('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.'));
     expect(e32.explain(new Float32Array(10_000))).toMatch(/^WebAssembly \(SIMD, 4 lanes\): the arrays outside Wasm memory are copied in and out in blocks/);
-    expect(e.explain({ data: sharedArray(2000), shape: [1000], strides: [2] }, { out: sharedArray(1000) })).toBe(
-      'JavaScript: the kernel calls Math.exp and its Wasm loop would run one element at a time (an operand is strided), where V8\'s own Math.exp in JS is as fast; Wasm computes exp faster only in SIMD lanes.',
-    );
+    expect(e.explain({ data: sharedArray(2000), shape: [1000], strides: [2] }, { out: sharedArray(1000) })).toMatch(startsWith('JavaScript: the kernel calls Math.exp and its Wasm loop would run one element at a time (an operand is strided), where V8\'s own Math.exp in JS is as fast; Wasm computes exp faster only in SIMD lanes.'));
     const rowExp = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')((x: { [i: number]: number; length: number }, out: { [i: number]: number; length: number }) => {
       for (let i = 0; i < x.length; i++) out[i] = Math.exp(x[i]!);
     });
     expect(rowExp.explain({ data: sharedArray(4000, 'float32'), shape: [1000, 4] }, { out: { data: sharedArray(4000, 'float32'), shape: [1000, 4] } })).toMatch(/^WebAssembly \(SIMD, 4 rows per vector/);
     // Other functions V8 computes (imported: a call out of Wasm per element) keep the kernel in JS.
     const l = vectorize(['float64(float64)'])((x: number) => Math.exp(x) + Math.log(x));
-    expect(l.explain(sharedArray(1000), { out: sharedArray(1000) })).toBe("JavaScript: the kernel calls Math.log, which runs faster in JS (V8's own) than in this engine (a call out of Wasm per element).");
+    expect(l.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(startsWith("JavaScript: the kernel calls Math.log, which runs faster in JS (V8's own) than in this engine (a call out of Wasm per element)."));
     const h = vectorize(['float64(float32)'])((x: number) => x * 2);
-    expect(h.explain(sharedArray(1000, 'float32'), { out: sharedArray(1000) })).toBe('WebAssembly (scalar: a conversion from float32 to float64): every array is in Wasm memory.');
+    expect(h.explain(sharedArray(1000, 'float32'), { out: sharedArray(1000) })).toMatch(startsWith('WebAssembly (scalar: a conversion from float32 to float64): every array is in Wasm memory.'));
     expect(f.explain(new Float32Array(3), 1)).toBe('JavaScript: a call of 3 elements is faster in generated JS than entering Wasm.');
   });
 

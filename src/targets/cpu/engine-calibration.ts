@@ -1,0 +1,189 @@
+/**
+ * Engine choice by measurement. `chooseEngine` (wasm/engine.ts) knows which engines *can* run a
+ * call, and guesses which is faster from the kernel's shape and where its arrays lie. A guess from
+ * the shape is wrong for some kernels (a Wasm loop that runs scalar can lose to V8's JIT; a per-row
+ * kernel with one long row can win in Wasm by 3×), so where both engines can run a call, the guess
+ * is checked: the first calls of each *call shape* large enough to time alternate the engines —
+ * guess, other, guess, other — each timed as a whole, and every later call of that shape runs the
+ * engine with the lower time per loop index.
+ *
+ * A call shape is what the speed of the two engines depends on besides the size of the call: the
+ * target (calling thread or workers), the memory layout class the code is specialised on (which
+ * operands are contiguous, broadcast or scalars, the rank of the loop), which arrays lie outside Wasm
+ * memory (they are copied for Wasm, not for JS) and the core sizes (a per-row kernel's rows of 3 and
+ * of 1,000 vectorise differently). The size is not part of it: time is compared per loop index, and
+ * only calls that touch at least {@link MIN_TIMED_ELEMENTS} elements are timed, so per-call costs do
+ * not tilt the comparison; smaller calls take the measured winner once there is one, and the guess
+ * before.
+ *
+ * What it costs: the first four large calls of a shape each run whole on one engine, so at most two
+ * of them run the slower one; nothing is measured on small calls (a 1-element call looks nothing up).
+ * Each engine is timed twice and the lower time kept: the first call on an engine pays its warm-up
+ * (JIT tiers, Wasm tier-up), the second runs warm.
+ */
+import type { TypedKernel } from '../../compiler/ir.js';
+import type { TypedArray } from '../../dtypes.js';
+import type { CallPlan } from '../../plan.js';
+import type { EngineChoice } from './wasm/engine.js';
+import { isInWasmMemory } from './wasm/memory.js';
+import { layoutKey, type MemoryLayout, prepareRunnerArgs } from './memory-layout.js';
+
+export type Engine = 'js' | 'wasm';
+
+/**
+ * Calls that touch fewer elements than this ({@link touchedElements}) are not trials: too short to
+ * time well, and too short for the slower engine to cost much.
+ */
+export const MIN_TIMED_ELEMENTS = 1 << 14;
+/** A trial shorter than this is not recorded (a light kernel's call of a few µs times badly). */
+const MIN_TRIAL_SECONDS = 20e-6;
+
+/** The engines tried on the first timed calls of a shape: the guess, then the other, twice. */
+const TRIAL_ORDER: readonly ('guess' | 'other')[] = ['guess', 'other', 'guess', 'other'];
+
+/** What was measured for one call shape. */
+export interface Calibration {
+  /** The engine `chooseEngine` guessed for this shape. */
+  readonly guess: Engine;
+  /** Seconds per loop index (element, or row) of each timed call, in order. */
+  readonly trials: { readonly engine: Engine; readonly secondsPerIndex: number }[];
+  /** Set once every trial has run. */
+  winner?: Engine;
+  /** A trial is running: calls meanwhile (awaited calls overlap) run the guess, untimed. */
+  pending?: boolean;
+}
+
+const calibrations = new WeakMap<TypedKernel, Map<string, Calibration>>();
+
+/**
+ * Elements a call reads and writes: loop indices × the core elements of each array operand (1 for
+ * an element-wise operand). Whether a call is large enough to time; the time itself is compared per
+ * loop index, which within one call shape (core sizes included) is the same amount of work.
+ */
+export function touchedElements(plan: CallPlan, loop: number): number {
+  let perIndex = 0;
+  for (const o of plan.operands) {
+    if (o.scalar !== undefined) continue;
+    let size = 1;
+    for (const n of o.coreShape) size *= n;
+    perIndex += size;
+  }
+  return loop * Math.max(perIndex, 1);
+}
+
+/** The call shape of a plan (see the module comment); `where` names who runs it ('cpu', 'parallel'). */
+export function callShapeKey(plan: CallPlan, layout: MemoryLayout, where: string): string {
+  let foreign = '';
+  let cores = '';
+  for (const o of plan.operands) {
+    foreign += o.scalar !== undefined ? 's' : isInWasmMemory(o.data as TypedArray) ? 'w' : 'f';
+    if (o.coreShape.length) cores += `${o.coreShape.join('x')},`;
+  }
+  return `${where}|${layoutKey(layout)}|${foreign}|${cores}`;
+}
+
+function calibrationFor(kernel: TypedKernel, key: string, guess: Engine): Calibration {
+  let byShape = calibrations.get(kernel);
+  if (!byShape) calibrations.set(kernel, (byShape = new Map()));
+  let c = byShape.get(key);
+  if (!c) byShape.set(key, (c = { guess, trials: [] }));
+  return c;
+}
+
+/** What was measured for a shape so far, if anything (for `explain`). */
+export function calibrationOf(kernel: TypedKernel, key: string): Calibration | undefined {
+  return calibrations.get(kernel)?.get(key);
+}
+
+/** The engine a call runs on, and the calibration to record its time in when it is a trial. */
+export interface EngineForCall {
+  readonly engine: Engine;
+  readonly trial?: Calibration;
+}
+
+/**
+ * The engine for a call that both engines can run: the measured winner of its shape; else, for a
+ * call large enough to time, the next engine to try (the call is then a trial: time it and
+ * {@link recordTrial}); else the guess.
+ *
+ * @param kernel - the typed kernel
+ * @param key - the call's shape ({@link callShapeKey})
+ * @param guess - `chooseEngine`'s answer
+ * @param touched - the elements the call touches ({@link touchedElements})
+ */
+export function engineForCall(kernel: TypedKernel, key: string, guess: Engine, touched: number): EngineForCall {
+  const known = calibrations.get(kernel)?.get(key);
+  if (known?.winner) return { engine: known.winner };
+  if (touched < MIN_TIMED_ELEMENTS || known?.pending) return { engine: guess };
+  const c = known ?? calibrationFor(kernel, key, guess);
+  const next = TRIAL_ORDER[c.trials.length]!;
+  c.pending = true;
+  return { engine: next === 'guess' ? c.guess : other(c.guess), trial: c };
+}
+
+/**
+ * Ends a trial: records its time (undefined: the call failed, ran elsewhere or waited for others,
+ * so its time says nothing) and, after the last trial, the winner: the engine with the lower best time.
+ */
+export function recordTrial(c: Calibration, engine: Engine, seconds: number | undefined, loop: number): void {
+  c.pending = false;
+  if (seconds === undefined || seconds < MIN_TRIAL_SECONDS || c.winner) return;
+  c.trials.push({ engine, secondsPerIndex: seconds / loop });
+  if (c.trials.length < TRIAL_ORDER.length) return;
+  const best = (e: Engine) => Math.min(...c.trials.filter((t) => t.engine === e).map((t) => t.secondsPerIndex));
+  c.winner = best('wasm') < best('js') ? 'wasm' : 'js';
+}
+
+/** A call's engine, decided: by measurement where the guess may be checked, else the guess. */
+export interface EngineDecision extends EngineForCall {
+  /** The call's loop indices (what a trial's time is divided by). */
+  readonly loop: number;
+}
+
+/**
+ * The engine a call runs on, where `guess` is chooseEngine's answer for it: the guess itself where
+ * it is not a guess (one engine only, or a forced mode), else {@link engineForCall}.
+ *
+ * @param plan - the call
+ * @param elements - its loop size
+ * @param where - who runs it: 'cpu' (the calling thread) or 'parallel' (the workers)
+ * @param guess - chooseEngine's answer for the call as `where` runs it
+ */
+export function decideEngine(plan: CallPlan, elements: number, where: string, guess: EngineChoice): EngineDecision {
+  if (!guess.guess) return { engine: guess.engine, loop: elements };
+  const touched = touchedElements(plan, elements);
+  return { ...engineForCall(plan.kernel, callShapeKey(plan, prepareRunnerArgs(plan).layout, where), guess.engine, touched), loop: elements };
+}
+
+/**
+ * chooseEngine's answer with what was measured for the call's shape, for `explain`: the measured
+ * winner and its figures, or the guess and what is being measured.
+ */
+export function measuredChoice(plan: CallPlan, elements: number, where: string, guess: EngineChoice): EngineChoice {
+  if (!guess.guess) return guess;
+  const c = calibrationOf(plan.kernel, callShapeKey(plan, prepareRunnerArgs(plan).layout, where));
+  const unit = plan.kind === 'vectorize' ? 'element' : 'row';
+  const best = (e: Engine) => {
+    const times = c!.trials.filter((t) => t.engine === e).map((t) => t.secondsPerIndex);
+    return times.length ? `${formatNs(Math.min(...times))} per ${unit}` : 'not yet timed';
+  };
+  if (c?.winner) {
+    return { engine: c.winner, reason: `chosen by measurement: JS ${best('js')}, Wasm ${best('wasm')} (the better of two timed calls each, of this call shape). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}` };
+  }
+  if (c && c.trials.length > 0) {
+    return { ...guess, reason: `${guess.reason} (A guess until measured: ${c.trials.length} of ${TRIAL_ORDER.length} timed calls of this call shape so far, JS ${best('js')}, Wasm ${best('wasm')}.)` };
+  }
+  const note = touchedElements(plan, elements) >= MIN_TIMED_ELEMENTS
+    ? `A guess until measured: the first ${TRIAL_ORDER.length} calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements alternate the engines, and later calls run the faster.`
+    : `A guess: calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements are timed on both engines, and the faster then runs every call of the shape.`;
+  return { ...guess, reason: `${guess.reason} (${note})` };
+}
+
+function formatNs(seconds: number): string {
+  const ns = seconds * 1e9;
+  return ns >= 100 ? `${ns.toFixed(0)} ns` : ns >= 10 ? `${ns.toFixed(1)} ns` : `${ns.toFixed(2)} ns`;
+}
+
+function other(engine: Engine): Engine {
+  return engine === 'js' ? 'wasm' : 'js';
+}

@@ -1,0 +1,117 @@
+/**
+ * Engine choice by measurement (src/targets/cpu/engine-calibration.ts): the order of the trials, the
+ * winner from the times recorded, what small calls and overlapping calls do, and what `explain` says
+ * through the public API on the cpu and parallel targets.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { TypedKernel } from '../../../src/compiler/ir.js';
+import { engineForCall, MIN_TIMED_ELEMENTS, recordTrial } from '../../../src/targets/cpu/engine-calibration.js';
+import { engineMode, setEngineMode } from '../../../src/targets/cpu/wasm/index.js';
+import { guvectorize, ready, sharedArray, vectorize } from '../../../src/index.js';
+import { __testing as parallelTesting } from '../../../src/targets/parallel/index.js';
+
+const initialMode = engineMode();
+afterAll(async () => {
+  setEngineMode(initialMode);
+  await parallelTesting.resetPool();
+});
+
+describe('calibration of one call shape', () => {
+  const kernel = () => ({}) as TypedKernel; // only its identity is used
+  const big = MIN_TIMED_ELEMENTS;
+
+  it('tries the guess, the other engine, the guess, the other; then runs the one with the lower best time', () => {
+    const k = kernel();
+    const seen: string[] = [];
+    const times: Record<string, number[]> = { js: [3, 2.5], wasm: [1.5, 4] }; // seconds for `big` units
+    for (let i = 0; i < 4; i++) {
+      const d = engineForCall(k, 'shape', 'js', big);
+      expect(d.trial).toBeDefined();
+      seen.push(d.engine);
+      recordTrial(d.trial!, d.engine, times[d.engine]!.shift()!, big);
+    }
+    expect(seen).toEqual(['js', 'wasm', 'js', 'wasm']);
+    // Best of each: JS 2.5, Wasm 1.5 (its second call was slow: the better one counts).
+    expect(engineForCall(k, 'shape', 'js', big)).toEqual({ engine: 'wasm' });
+    expect(engineForCall(k, 'shape', 'js', 10)).toEqual({ engine: 'wasm' }); // small calls take the winner too
+    // Another shape of the same kernel is measured apart.
+    expect(engineForCall(k, 'other shape', 'wasm', big).engine).toBe('wasm');
+  });
+
+  it('compares time per unit of work, so calls of different sizes can be trials of one shape', () => {
+    const k = kernel();
+    const sizes = [big, 8 * big, 2 * big, big];
+    const perUnit: Record<string, number> = { js: 1e-6, wasm: 2e-6 };
+    for (const work of sizes) {
+      const d = engineForCall(k, 's', 'wasm', work);
+      recordTrial(d.trial!, d.engine, perUnit[d.engine]! * work, work);
+    }
+    expect(engineForCall(k, 's', 'wasm', big)).toEqual({ engine: 'js' });
+  });
+
+  it('times no call smaller than MIN_TIMED_ELEMENTS, and keeps the guess for it', () => {
+    const k = kernel();
+    expect(engineForCall(k, 's', 'js', big - 1)).toEqual({ engine: 'js' });
+    expect(engineForCall(k, 's', 'wasm', 1)).toEqual({ engine: 'wasm' });
+  });
+
+  it('runs calls that overlap a trial untimed on the guess, and forgets a trial that recorded no time', () => {
+    const k = kernel();
+    const first = engineForCall(k, 's', 'js', big);
+    expect(first.trial).toBeDefined();
+    expect(engineForCall(k, 's', 'js', big)).toEqual({ engine: 'js' }); // while the first runs
+    recordTrial(first.trial!, first.engine, undefined, big); // it failed: no time
+    const again = engineForCall(k, 's', 'js', big);
+    expect(again).toMatchObject({ engine: 'js' });
+    expect(again.trial?.trials).toEqual([]);
+  });
+});
+
+describe('explain, through the public API', () => {
+  it('states the guess and that it is not measured for small calls, and the figures once measured', async () => {
+    setEngineMode('auto');
+    const f = vectorize(['float64(float64)'])((x: number) => {
+      let s = 0;
+      for (let i = 0; i < 4; i++) s += Math.sqrt(x + i);
+      return s;
+    });
+    const small = new Float64Array(1000).fill(2);
+    expect(f.explain(small)).toMatch(/\(A guess: calls of this call shape that touch at least 16384 elements are timed on both engines/);
+    // Large enough that each call lasts well over the 20 µs a trial needs to count.
+    const xs = new Float64Array(16 * MIN_TIMED_ELEMENTS).map((_, i) => i);
+    expect(f.explain(xs)).toMatch(/\(A guess until measured: the first 4 calls of this call shape/);
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await f(xs));
+    expect(f.explain(xs)).toMatch(/^(WebAssembly \([^)]*\)|JavaScript): chosen by measurement: JS [\d.]+ ns per element, Wasm [\d.]+ ns per element \(the better of two timed calls each, of this call shape\)\. The guess was /);
+    // Whichever engine ran each call, the results are the same (the engines are bit-identical).
+    for (const r of results) expect(r).toEqual(results[0]);
+    // The small call's shape is the same layout with every array outside Wasm memory: the winner applies.
+    expect(f.explain(small)).toMatch(/chosen by measurement/);
+    // Arrays in Wasm memory are another call shape (nothing is copied for Wasm there).
+    expect(f.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(/A guess/);
+  }, 60_000);
+
+  it('measures per-row kernels per core size, and the parallel target apart from the cpu', async () => {
+    setEngineMode('auto');
+    const rowSum = (target: 'cpu' | 'parallel') =>
+      guvectorize(['void(float32[:], float32[:])'], '(n)->()', { target })((x: Float32Array, out: Float32Array) => {
+        let s = 0;
+        for (let i = 0; i < x.length; i++) s += x[i]! * x[i]!;
+        out[0] = s;
+      });
+    const cpu = rowSum('cpu');
+    const rows = { data: new Float32Array(16 * MIN_TIMED_ELEMENTS).fill(0.5), shape: [MIN_TIMED_ELEMENTS / 4, 64] };
+    for (let i = 0; i < 4; i++) await cpu(rows);
+    expect(cpu.explain(rows)).toMatch(/chosen by measurement: JS [\d.]+ ns per row/);
+    const longRows = { data: rows.data, shape: [MIN_TIMED_ELEMENTS / 16, 256] };
+    expect(cpu.explain(longRows)).toMatch(/A guess until measured/);
+    const parallel = rowSum('parallel');
+    await ready();
+    const big = { data: new Float32Array(64 * MIN_TIMED_ELEMENTS).fill(0.5), shape: [MIN_TIMED_ELEMENTS, 64] };
+    expect(parallel.explain(big)).toMatch(/^On \d+ workers?.*A guess until measured/);
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await parallel(big));
+    expect(parallel.explain(big)).toMatch(/^On \d+ workers?.*, each running (WebAssembly \([^)]*\)|JavaScript): chosen by measurement/);
+    for (const r of results) expect(r).toEqual(results[0]);
+  }, 60_000);
+});
