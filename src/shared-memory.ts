@@ -34,6 +34,11 @@ function checkDType(dtype: unknown): asserts dtype is DType {
 /**
  * Allocates a zeroed typed array in shared memory, which the parallel target uses without copying.
  *
+ * Where there is room it lies in the Wasm engine's memory (kernels then read it in place), and its
+ * memory is freed when *this array object* is garbage-collected: keep the array itself while any
+ * view of it (`subarray(…)`, a typed array over `.buffer`) is in use, or a later allocation may
+ * reuse the memory under that view. (Outputs the library allocates for a call never lie there.)
+ *
  * @param length - number of elements
  * @param dtype - element type @default 'float64'
  * @returns a typed array of `dtype` over a new `SharedArrayBuffer`

@@ -14,7 +14,7 @@ import { platform, type ScriptUrl, unrefTimeout } from '../../platform/platform.
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { prepareRunnerArgs } from '../cpu/memory-layout.js';
 import { cpuTarget } from '../cpu/index.js';
-import { isShared, sharedArray } from '../../shared-memory.js';
+import { isShared } from '../../shared-memory.js';
 import type { Target } from '../target.js';
 import { ArgumentSets, type RunnerSource, runnerSourceFor, wasmRunnerSourceFor } from './kernel-cache.js';
 import { chooseEngine, isInWasmMemory } from '../cpu/wasm/index.js';
@@ -434,13 +434,20 @@ function isSmall(plan: CallPlan): boolean {
 
 /**
  * An output array for a call with `length` output elements (the front calls this through
- * `Target.allocateOutput`): in shared memory where the call will likely use the pool, so that the
- * workers write the results in place and nothing is copied back.
+ * `Target.allocateOutput`): where the call will likely use the pool, over a `SharedArrayBuffer` of
+ * its own, so that workers running the JS runner write the results in place.
+ *
+ * Not in the Wasm memory (as `sharedArray` allocates): a block there is freed when the array object
+ * is collected, and a result's `subarray(…)` or `.buffer` view does not keep the block alive, so a
+ * later call reusing it would silently overwrite what such a view shows. A buffer of its own lives
+ * as long as any view of it. Workers running Wasm write into a staged copy in the Wasm memory, which
+ * is copied back.
  */
 function allocateOutput(length: number, dtype: DType): TypedArray {
   assertParallelAvailable();
   const options = currentOptions();
-  return options.workers > 0 && length >= options.threshold ? sharedArray(length, dtype) : new DTYPES[dtype].arrayType(length);
+  const { arrayType, bytes } = DTYPES[dtype];
+  return options.workers > 0 && length >= options.threshold ? new arrayType(new SharedArrayBuffer(length * bytes), 0, length) : new arrayType(length);
 }
 
 /**
