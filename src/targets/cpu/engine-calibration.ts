@@ -4,8 +4,8 @@
  * the shape is wrong for some kernels (a Wasm loop that runs scalar can lose to V8's JIT; a per-row
  * kernel with one long row can win in Wasm by 3×), so where both engines can run a call, the guess
  * is checked: the first calls of each *call shape* large enough to time alternate the engines —
- * guess, other, guess, other — each timed as a whole, and every later call of that shape runs the
- * engine with the lower time per loop index.
+ * guess, other, guess, other (more while one is still warming up) — each timed as a whole, and every
+ * later call of that shape runs the engine with the lower best time per loop index.
  *
  * A call shape is what the speed of the two engines depends on besides the size of the call: the
  * target (calling thread or workers), the memory layout class the code is specialised on (which
@@ -16,10 +16,10 @@
  * not tilt the comparison; smaller calls take the measured winner once there is one, and the guess
  * before.
  *
- * What it costs: the first four large calls of a shape each run whole on one engine, so at most two
- * of them run the slower one; nothing is measured on small calls (a 1-element call looks nothing up).
- * Each engine is timed twice and the lower time kept: the first call on an engine pays its warm-up
- * (JIT tiers, Wasm tier-up), the second runs warm.
+ * What it costs: the first four to eight large calls of a shape each run whole on one engine, so two
+ * to four of them run the slower one; nothing is measured on small calls (a 1-element call looks
+ * nothing up). The best time of each engine counts: the first calls on an engine pay its warm-up
+ * (compiling, JIT tiers, Wasm tier-up), later ones run warm.
  */
 import type { TypedKernel } from '../../compiler/ir.js';
 import type { TypedArray } from '../../dtypes.js';
@@ -38,8 +38,15 @@ export const MIN_TIMED_ELEMENTS = 1 << 14;
 /** A trial shorter than this is not recorded (a light kernel's call of a few µs times badly). */
 const MIN_TRIAL_SECONDS = 20e-6;
 
-/** The engines tried on the first timed calls of a shape: the guess, then the other, twice. */
-const TRIAL_ORDER: readonly ('guess' | 'other')[] = ['guess', 'other', 'guess', 'other'];
+/**
+ * Trials alternate the guess and the other engine: at least two each, and more (up to four each)
+ * while an engine is still getting faster — its latest call under 0.8× its best before — as a Wasm
+ * kernel does until V8 has tiered it up (its second call measured 25 ms where later ones take
+ * 0.6 ms: a one-row pairwise-distance call on the 2-core VM).
+ */
+const MIN_TRIALS = 4;
+const MAX_TRIALS = 8;
+const STILL_WARMING = 0.8;
 
 /** What was measured for one call shape. */
 export interface Calibration {
@@ -116,9 +123,8 @@ export function engineForCall(kernel: TypedKernel, key: string, guess: Engine, t
   if (known?.winner) return { engine: known.winner };
   if (touched < MIN_TIMED_ELEMENTS || known?.pending) return { engine: guess };
   const c = known ?? calibrationFor(kernel, key, guess);
-  const next = TRIAL_ORDER[c.trials.length]!;
   c.pending = true;
-  return { engine: next === 'guess' ? c.guess : other(c.guess), trial: c };
+  return { engine: c.trials.length % 2 === 0 ? c.guess : other(c.guess), trial: c };
 }
 
 /**
@@ -128,10 +134,23 @@ export function engineForCall(kernel: TypedKernel, key: string, guess: Engine, t
 export function recordTrial(c: Calibration, engine: Engine, seconds: number | undefined, loop: number): void {
   c.pending = false;
   if (seconds === undefined || seconds < MIN_TRIAL_SECONDS || c.winner) return;
+  // Alternation holds: a call whose engine was not the one due (a Wasm call that ran JS) records nothing.
+  if (engine !== (c.trials.length % 2 === 0 ? c.guess : other(c.guess))) return;
   c.trials.push({ engine, secondsPerIndex: seconds / loop });
-  if (c.trials.length < TRIAL_ORDER.length) return;
-  const best = (e: Engine) => Math.min(...c.trials.filter((t) => t.engine === e).map((t) => t.secondsPerIndex));
-  c.winner = best('wasm') < best('js') ? 'wasm' : 'js';
+  if (c.trials.length < MIN_TRIALS || c.trials.length % 2 === 1) return;
+  if (c.trials.length < MAX_TRIALS && (stillWarming(c, 'js') || stillWarming(c, 'wasm'))) return;
+  c.winner = bestOf(c, 'wasm') < bestOf(c, 'js') ? 'wasm' : 'js';
+}
+
+/** The lowest time per loop index measured for an engine (Infinity where none). */
+function bestOf(c: Calibration, engine: Engine): number {
+  return Math.min(...c.trials.filter((t) => t.engine === engine).map((t) => t.secondsPerIndex));
+}
+
+/** Whether an engine's latest trial was well under its best before (it is still warming up). */
+function stillWarming(c: Calibration, engine: Engine): boolean {
+  const times = c.trials.filter((t) => t.engine === engine).map((t) => t.secondsPerIndex);
+  return times.length >= 2 && times[times.length - 1]! < STILL_WARMING * Math.min(...times.slice(0, -1));
 }
 
 /** A call's engine, decided: by measurement where the guess may be checked, else the guess. */
@@ -164,24 +183,25 @@ export function measuredChoice(plan: CallPlan, elements: number, where: string, 
   const c = calibrationOf(plan.kernel, callShapeKey(plan, prepareRunnerArgs(plan).layout, where));
   const unit = plan.kind === 'vectorize' ? 'element' : 'row';
   const best = (e: Engine) => {
-    const times = c!.trials.filter((t) => t.engine === e).map((t) => t.secondsPerIndex);
-    return times.length ? `${formatNs(Math.min(...times))} per ${unit}` : 'not yet timed';
+    const t = bestOf(c!, e);
+    return Number.isFinite(t) ? `${formatSeconds(t)} per ${unit}` : 'not yet timed';
   };
   if (c?.winner) {
-    return { engine: c.winner, reason: `chosen by measurement: JS ${best('js')}, Wasm ${best('wasm')} (the better of two timed calls each, of this call shape). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}` };
+    return { engine: c.winner, reason: `chosen by measurement: JS ${best('js')}, Wasm ${best('wasm')} (the best of ${c.trials.length / 2} timed calls each, of this call shape). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}` };
   }
   if (c && c.trials.length > 0) {
-    return { ...guess, reason: `${guess.reason} (A guess until measured: ${c.trials.length} of ${TRIAL_ORDER.length} timed calls of this call shape so far, JS ${best('js')}, Wasm ${best('wasm')}.)` };
+    return { ...guess, reason: `${guess.reason} (A guess until measured: ${c.trials.length} timed calls of this call shape so far, JS ${best('js')}, Wasm ${best('wasm')}.)` };
   }
   const note = touchedElements(plan, elements) >= MIN_TIMED_ELEMENTS
-    ? `A guess until measured: the first ${TRIAL_ORDER.length} calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements alternate the engines, and later calls run the faster.`
+    ? `A guess until measured: the first ${MIN_TRIALS} or more calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements alternate the engines, and later calls run the faster.`
     : `A guess: calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements are timed on both engines, and the faster then runs every call of the shape.`;
   return { ...guess, reason: `${guess.reason} (${note})` };
 }
 
-function formatNs(seconds: number): string {
-  const ns = seconds * 1e9;
-  return ns >= 100 ? `${ns.toFixed(0)} ns` : ns >= 10 ? `${ns.toFixed(1)} ns` : `${ns.toFixed(2)} ns`;
+/** 3 significant digits in ns, µs or ms. */
+function formatSeconds(seconds: number): string {
+  const [value, unit] = seconds >= 1e-3 ? [seconds * 1e3, 'ms'] : seconds >= 1e-6 ? [seconds * 1e6, 'µs'] : [seconds * 1e9, 'ns'];
+  return `${value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2)} ${unit}`;
 }
 
 function other(engine: Engine): Engine {

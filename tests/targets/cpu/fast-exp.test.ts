@@ -124,7 +124,8 @@ describe('fastmath exp (float32)', () => {
       expect(exp.explain(input)).toMatch(/JavaScript: .*fastmath is on/);
       check((await exp(input)) as Float32Array, `${target}, JS`);
     }
-  });
+    // The first parallel call waits for the pool's workers to start: seconds from source on a loaded machine.
+  }, 30_000);
 
   it('is used under masks, in helpers, in per-row kernels and on foreign arrays in auto mode', () => {
     const next = mulberry32(7);

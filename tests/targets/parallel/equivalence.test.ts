@@ -339,10 +339,10 @@ describe('parallel target equals cpu target on larger calls, default chunking', 
       const table = reference(() => hermite.cpu.sync(x.subarray(0, rows), { dims: { n: 16 } }));
       expect(sameBits(await hermite.parallel(x.subarray(0, rows), { dims: { n: 16 } }), table)).toBe(true);
       expect(sameBits(hermite.parallel.sync(x.subarray(0, rows), { dims: { n: 16 } }), table)).toBe(true);
-      // The guess (a row of 16 does enough work to pay for copies; below 256 rows entering Wasm does
-      // not pay), unless the calls above measured both engines for this call shape.
+      // The guess (a row of 16 does enough work to pay for copies; below 256 elements, rows × 16,
+      // entering Wasm does not pay), unless the calls above measured both engines for this call shape.
       const explained = hermite.parallel.explain(x.subarray(0, rows), { dims: { n: 16 } });
-      const engine = explained.includes('chosen by measurement') ? '(WebAssembly|JavaScript)' : rows >= 256 ? 'WebAssembly' : 'JavaScript';
+      const engine = explained.includes('chosen by measurement') ? '(WebAssembly|JavaScript)' : rows * 16 >= 256 ? 'WebAssembly' : 'JavaScript';
       expect(explained).toMatch(new RegExp(`^On \\d+ workers? \\(and the calling thread in \`f\\.sync\`; an awaited call leaves it free\\), each running ${engine}`));
       // …vectorised over rows (emit-rows.ts): 2 rows per vector, float64 inside the recurrence.
       if (explained.includes('each running WebAssembly')) expect(explained).toContain('WebAssembly (SIMD, 2 rows per vector');

@@ -57,8 +57,23 @@ function guessed(choice: EngineChoice): EngineChoice {
   return mode === 'auto' ? { ...choice, guess: true } : choice;
 }
 
-/** Below this many loop indices the JS engine is used: entering Wasm costs a few µs per call. */
+/**
+ * Below this many elements the JS engine is used: entering Wasm costs a few µs per call. Elements
+ * are loop indices × the largest core (a per-row call of one row of 1,000 × 1,000 is not small).
+ */
 const SMALL_CALL = 256;
+
+/** Whether a call is too small to enter Wasm (see SMALL_CALL); cheap, for every call. */
+function isSmallCall(plan: CallPlan, elements: number): boolean {
+  if (elements >= SMALL_CALL) return false;
+  let core = 1;
+  for (const o of plan.operands) {
+    let size = 1;
+    for (const n of o.coreShape) size *= n;
+    if (size > core) core = size;
+  }
+  return elements * core < SMALL_CALL;
+}
 /** Below this much work (loop indices × the kernel's work estimate) on foreign arrays, the JS engine is used (see chooseEngine). */
 const SMALL_FOREIGN_WORK = 6144;
 
@@ -242,7 +257,7 @@ function workEstimate(body: readonly Stmt[], kernel: TypedKernel): number {
 export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (data: TypedArray) => boolean, inBlocks = false): EngineChoice {
   if (mode === 'js') return { engine: 'js', reason: "the engine mode is 'js' (setEngineMode or UFUNC_ENGINE)." };
   if (!plan.boundsCheck) return { engine: 'js', reason: 'bounds checks are off: Wasm checks every index, so only the JS engine gives the unchecked behaviour asked for.' };
-  if (elements < SMALL_CALL && mode !== 'wasm') {
+  if (mode !== 'wasm' && isSmallCall(plan, elements)) {
     return { engine: 'js', reason: `a call of ${elements} elements is faster in generated JS than entering Wasm.` };
   }
   const refusal = kernelRefusal(plan.kernel);
@@ -298,7 +313,7 @@ export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (d
  * every call, where a string per call is a measurable part of a 1-element call).
  */
 export function surelyJs(plan: CallPlan, elements: number): boolean {
-  return mode === 'js' || !plan.boundsCheck || (elements < SMALL_CALL && mode !== 'wasm');
+  return mode === 'js' || !plan.boundsCheck || (mode !== 'wasm' && isSmallCall(plan, elements));
 }
 
 /**
