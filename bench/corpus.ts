@@ -1,0 +1,247 @@
+/**
+ * The corpus of kernels users write (bench/corpus/kernels.ts) on the cpu and parallel targets,
+ * against Numba cpu/parallel and a hand-written JS loop, in one run:
+ *
+ *   npx tsx bench/corpus.ts [--quick] [--only a,b] [--skip-peers] [--out FILE.md]
+ *
+ * Every contender is called as its users call it: ordinary typed arrays in, the output allocated by
+ * the call (`await f(x)`; the loop allocates its own; Numba's `f(x)`). Per kernel: the cpu target
+ * with the engine it chooses, then with each engine forced (`setEngineMode('js' | 'wasm')`, to check
+ * the choice), with `fastmath: true`, and the parallel target; medians after warm-up. Each row
+ * names the engine chosen (`f.explain`) and gives cpu ÷ Numba cpu, parallel ÷ Numba parallel and
+ * cpu ÷ JS loop. The ufunc's output is checked against the loop's.
+ *
+ * Goals (issue 20): cpu ≤ 1.0× Numba cpu, parallel ≤ 1.0× Numba parallel, never slower than the
+ * loop; the chosen engine within 1.1× of the faster one; fastmath never slower than the default.
+ *
+ * Writes bench/results/corpus-<machine>.md (`-quick` with --quick, `-partial` with --only).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ready, setEngineMode, shutdown } from '../src/index.js';
+import { engineLabel } from './lib/engine.js';
+import { formatCount, formatRatio, formatSeconds } from './lib/format.js';
+import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js';
+import { markdownTable } from './lib/markdown.js';
+import { findPython } from './lib/python.js';
+import { timeCalls } from './lib/timing.js';
+import { CORPUS, type CorpusKernel, type Data, type InputRecipe, type Operand } from './corpus/kernels.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const only = flag('--only')?.split(',');
+const skipPeers = args.includes('--skip-peers');
+const machine = describeMachine({ summary: 'not used by this benchmark' });
+const suffix = quick ? '-quick' : only ? '-partial' : '';
+const outFile = flag('--out') ?? fileURLToPath(new URL(`./results/corpus-${machineSlug(machine)}${suffix}.md`, import.meta.url));
+const timing = quick ? { warmup: 1, samples: 5 } : { warmup: 2, samples: 7 };
+const reps = quick ? 5 : 7;
+
+const kernels = CORPUS.filter((k) => !only || only.includes(k.name));
+for (const name of only ?? []) if (!CORPUS.some((k) => k.name === name)) throw new Error(`No corpus kernel named ${name}; the kernels are ${CORPUS.map((k) => k.name).join(', ')}.`);
+const sizeOf = (k: CorpusKernel) => Math.max(1, Math.round(quick ? k.fullSize / 16 : k.fullSize));
+
+// ----------------------------------------------------------------------------------- inputs
+
+/** mulberry32: a small seeded generator, so that every run draws the same inputs. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const ARRAY_TYPES = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array } as const;
+
+function makeInput(recipe: InputRecipe, next: () => number): Operand | number {
+  if ('scalar' in recipe) return recipe.scalar;
+  const length = recipe.shape.reduce((a, b) => a * b, 1);
+  const data = new ARRAY_TYPES[recipe.dtype](length);
+  const integer = !recipe.dtype.startsWith('float');
+  for (let i = 0; i < length; i++) {
+    const u = next();
+    data[i] = integer ? recipe.low + Math.floor(u * (recipe.high - recipe.low + 1)) : recipe.low + u * (recipe.high - recipe.low);
+  }
+  return { data, shape: recipe.shape };
+}
+
+/** As users pass them: 1-D arrays as typed arrays, others as `{ data, shape }`, scalars as numbers. */
+const callArgument = (a: Operand | number) => (typeof a === 'number' ? a : a.shape.length === 1 ? a.data : { data: a.data, shape: a.shape });
+
+const flat = (result: unknown): Data => (ArrayBuffer.isView(result) ? (result as Data) : (result as { data: Data }).data);
+
+function largestDifference(got: Data, want: Data): number {
+  if (got.length !== want.length) return Infinity;
+  let worst = 0;
+  for (let i = 0; i < got.length; i++) {
+    const a = got[i]!;
+    const b = want[i]!;
+    if (Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b))) continue;
+    // Relative to the value, or absolute below 1 (cancellation near zero, e.g. GELU's 1 + tanh at −6 in float32).
+    worst = Math.max(worst, Math.abs(a - b) / Math.max(Math.abs(b), 1));
+  }
+  return worst;
+}
+
+// ------------------------------------------------------------------------------------- peers
+
+interface NumbaRow {
+  readonly name: string;
+  readonly cpu_s: number;
+  readonly parallel_s: number;
+  readonly cpu_compile_s: number;
+  readonly parallel_compile_s: number;
+}
+interface NumbaReport {
+  readonly numba: string;
+  readonly numpy: string;
+  readonly threads: number;
+  readonly threading_layer: string;
+  readonly kernels: readonly NumbaRow[];
+}
+
+function runNumba(): { ok: true; report: NumbaReport } | { ok: false; reason: string } {
+  if (skipPeers) return { ok: false, reason: '--skip-peers' };
+  const python = findPython(['numpy', 'numba']);
+  if (!python.ok) return { ok: false, reason: python.reason };
+  const spec = kernels.map((k) => ({ name: k.name, inputs: k.inputs(sizeOf(k)) }));
+  const dir = mkdtempSync(join(tmpdir(), 'ufunc-corpus-'));
+  writeFileSync(join(dir, 'spec.json'), JSON.stringify(spec));
+  const run = spawnSync(python.value, [fileURLToPath(new URL('./peers/corpus_numba.py', import.meta.url)), join(dir, 'spec.json'), String(reps)], {
+    encoding: 'utf8',
+    timeout: 900_000,
+    maxBuffer: 16 * 1024 * 1024,
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+  });
+  if (run.status !== 0) return { ok: false, reason: `corpus_numba.py failed (exit ${run.status}): ${run.stderr.trim().split('\n').slice(-3).join(' / ')}` };
+  return { ok: true, report: JSON.parse(run.stdout.trim().split('\n').at(-1)!) as NumbaReport };
+}
+
+// ---------------------------------------------------------------------------------- ufuncs
+
+interface Measured {
+  readonly kernel: CorpusKernel;
+  readonly size: number;
+  readonly cpuEngine: string;
+  readonly parallelEngine: string;
+  readonly cpu: number;
+  readonly cpuJs: number;
+  readonly cpuWasm: number;
+  readonly cpuFastmath: number;
+  readonly parallel: number;
+  readonly loop: number;
+  readonly difference: number;
+}
+
+// Warm-up covers the first four calls of each call shape, which try both engines (engine-calibration.ts).
+const seconds = async (call: () => unknown) => (await timeCalls(call, { ...timing, warmup: Math.max(timing.warmup, 4) })).medianSeconds;
+/** Each engine forced (the check of the choice): fewer samples, to keep a full run within minutes. */
+const secondsBeside = async (call: () => unknown) => (await timeCalls(call, { warmup: 2, samples: 5 })).medianSeconds;
+
+async function measure(kernel: CorpusKernel, seed: number): Promise<Measured> {
+  const size = sizeOf(kernel);
+  const next = random(seed);
+  const operands = kernel.inputs(size).map((r) => makeInput(r, next));
+  const callArgs = operands.map(callArgument);
+  const cpuUfunc = kernel.makeUfunc('cpu');
+  const parallelUfunc = kernel.makeUfunc('parallel');
+  const cpuFastmath = kernel.makeUfunc('cpu', { fastmath: true });
+  await ready();
+  const expected = kernel.loop(operands);
+  const difference = largestDifference(flat(await cpuUfunc(...callArgs)), expected);
+  const cpu = await seconds(() => cpuUfunc(...callArgs));
+  // After the calls: the engine measured for the call's shape, or the guess where none was.
+  const cpuEngine = engineLabel(cpuUfunc.explain(...callArgs));
+  const forced = async (mode: 'js' | 'wasm') => {
+    const before = setEngineMode(mode);
+    try {
+      return await secondsBeside(() => cpuUfunc(...callArgs));
+    } finally {
+      setEngineMode(before);
+    }
+  };
+  const cpuJs = await forced('js');
+  const cpuWasm = await forced('wasm');
+  const fastmath = await seconds(() => cpuFastmath(...callArgs));
+  const parallel = await seconds(() => parallelUfunc(...callArgs));
+  const parallelEngine = engineLabel(parallelUfunc.explain(...callArgs));
+  const loop = await seconds(() => kernel.loop(operands));
+  return { kernel, size, cpuEngine, parallelEngine, cpu, cpuJs, cpuWasm, cpuFastmath: fastmath, parallel, loop, difference };
+}
+
+const started = performance.now();
+const measured: Measured[] = [];
+for (const [i, kernel] of kernels.entries()) {
+  process.stderr.write(`${kernel.name} (${i + 1}/${kernels.length})\n`);
+  measured.push(await measure(kernel, 1000 + i));
+}
+const numba = runNumba();
+const numbaOf = (name: string) => (numba.ok ? numba.report.kernels.find((k) => k.name === name) : undefined);
+
+// ------------------------------------------------------------------------------------ report
+
+const ratio = (a: number, b: number | undefined) => (b === undefined ? '—' : formatRatio(a / b));
+const rows = measured.map((m) => {
+  const peer = numbaOf(m.kernel.name);
+  const best = Math.min(m.cpuJs, m.cpuWasm);
+  return [
+    m.kernel.name,
+    `${formatCount(m.size)} ${m.kernel.items}`,
+    m.cpuEngine,
+    formatSeconds(m.cpu),
+    formatSeconds(m.cpuJs),
+    formatSeconds(m.cpuWasm),
+    formatRatio(m.cpu / best),
+    formatRatio(m.cpuFastmath / m.cpu),
+    formatSeconds(m.parallel),
+    formatSeconds(m.loop),
+    peer ? formatSeconds(peer.cpu_s) : '—',
+    peer ? formatSeconds(peer.parallel_s) : '—',
+    ratio(m.cpu, peer?.cpu_s),
+    ratio(m.parallel, peer?.parallel_s),
+    formatRatio(m.cpu / m.loop),
+    m.difference <= m.kernel.tolerance ? 'ok' : `differs (${m.difference.toExponential(1)})`,
+  ];
+});
+const right = (header: string) => ({ header, align: 'right' as const });
+const report = [
+  `# The corpus: kernels users write, on cpu and parallel, against Numba and a JS loop (${quick ? 'quick run: sizes ÷ 16' : only ? 'partial run' : 'full run'})`,
+  '',
+  '`npx tsx bench/corpus.ts' + (quick ? ' --quick' : '') + (only ? ` --only ${only.join(',')}` : '') + '`, ' + new Date().toISOString().slice(0, 16).replace('T', ' ') + ` UTC, ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  '',
+  machineMarkdown(machine),
+  numba.ok
+    ? `- Numba ${numba.report.numba} (NumPy ${numba.report.numpy}), ${numba.report.threads} threads, threading layer ${numba.report.threading_layer}`
+    : `- Numba: not run (${numba.reason})`,
+  '',
+  'Ordinary typed arrays in, outputs allocated by the call, on every side; medians after warm-up. ' +
+    '"cpu" is the engine the library chooses; "JS" and "Wasm" force one engine (`setEngineMode`), and "chosen ÷ best" is cpu ÷ the faster of the two. ' +
+    '"fastmath ÷ cpu" is the same kernel with `fastmath: true`. Ratios below 1 mean ufunc is faster.',
+  '',
+  markdownTable(
+    [
+      { header: 'kernel' }, right('size'), { header: 'cpu engine' }, right('cpu'), right('JS'), right('Wasm'), right('chosen ÷ best'), right('fastmath ÷ cpu'),
+      right('parallel'), right('JS loop'), right('Numba cpu'), right('Numba parallel'), right('cpu ÷ Numba cpu'), right('parallel ÷ Numba parallel'), right('cpu ÷ JS loop'), { header: 'check' },
+    ],
+    rows,
+  ),
+  '',
+  '## Where each kernel comes from, and the parallel engine',
+  '',
+  markdownTable(
+    [{ header: 'kernel' }, { header: 'declaration' }, { header: 'origin' }, { header: 'parallel engine' }],
+    measured.map((m) => [m.kernel.name, `\`${m.kernel.declaration}\``, m.kernel.origin, m.parallelEngine]),
+  ),
+  '',
+].join('\n');
+console.log(report);
+writeFileSync(outFile, report);
+await shutdown();
