@@ -36,6 +36,11 @@ export interface GpuContext {
   readonly limits: GPUSupportedLimits;
   /** Whether the device has the `timestamp-query` feature (kernel timings in benchmarks). */
   readonly hasTimestamps: boolean;
+  /**
+   * Whether the device has the `subgroups` feature (WGSL `enable subgroups;`): the tree folds of
+   * tree-fold.ts then combine lanes with subgroup shuffles instead of workgroup memory and barriers.
+   */
+  readonly hasSubgroups: boolean;
   /** 1 for the first device of the process, +1 for each replacement (after a loss or a release). */
   readonly generation: number;
   /** Passed in with {@link setDevice}: the caller owns it, so it is never destroyed or released here. */
@@ -128,12 +133,13 @@ async function createDevice(): Promise<GpuContext> {
       if (typeof value === 'number') requiredLimits[name] = value;
     }
     const hasTimestamps = adapter.features.has('timestamp-query');
+    const hasSubgroups = adapter.features.has('subgroups');
+    const requiredFeatures: GPUFeatureName[] = [];
+    if (hasTimestamps) requiredFeatures.push('timestamp-query');
+    if (hasSubgroups) requiredFeatures.push('subgroups' as GPUFeatureName);
     let device: GPUDevice;
     try {
-      device = await adapter.requestDevice({
-        requiredLimits,
-        requiredFeatures: hasTimestamps ? ['timestamp-query'] : [],
-      });
+      device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
     } catch (e) {
       throw new TargetUnavailableError(
         `the WebGPU adapter '${adapter.info.description || adapter.info.vendor}' refused to create a device: ${messageOf(e)}`,
@@ -150,6 +156,7 @@ async function createDevice(): Promise<GpuContext> {
       },
       limits: device.limits,
       hasTimestamps,
+      hasSubgroups,
       generation: ++lastGeneration,
     };
     return goLive(ctx);
@@ -191,6 +198,7 @@ function adoptUserDevice(device: GPUDevice): GpuContext {
     },
     limits: device.limits,
     hasTimestamps: device.features.has('timestamp-query'),
+    hasSubgroups: device.features.has('subgroups'),
     generation: ++lastGeneration,
     userSupplied: true,
   });

@@ -1,25 +1,21 @@
 /**
- * Tree reduction and scan in workgroup memory, for `reduce` and `accumulate` of an associative
- * kernel (`{ associative: true }`) over device arrays: the gpu's answer to CuPy's `sum`/`cumsum`.
+ * Tree reductions and scans on the device, for `reduce` and `accumulate` of an associative kernel
+ * (`{ associative: true }`): the gpu's answer to CuPy's `sum`/`cumsum`. The shader and its order
+ * of operations are fold-shader.ts's; this module plans the passes and records them.
  *
- * A row of n elements is cut into tiles of {@link TILE} (2,048) consecutive elements. A workgroup
- * of {@link W} (256) invocations loads a tile with coalesced reads (invocation i reads elements
- * i, i + 256, …) into workgroup memory; invocation i then folds its own 8 consecutive elements
- * (8i … 8i + 7) in order, and the 256 partial results combine in a binary tree whose every step
- * keeps left before right (`p[i] = f(p[i], p[i + d])`). So every fold keeps the elements' order:
- * only associativity is used, never commutativity, and the result is f(x₀, …, xₙ₋₁) grouped as the
- * tree groups it — the same on every GPU, for a given n and number of rows (see docs/methods.md).
+ * `reduce`: a row of n elements is cut into runs of consecutive blocks, about
+ * {@link TARGET_GROUPS} workgroups in all (rows × runs per row), so that a large GPU is full; each
+ * run folds to a partial result, and the partials of a row fold as a row of their own (the same
+ * shader, recursively, until one is left), then `initial` is folded on the left. All passes are
+ * recorded into the open batch of calls (one compute pass, no host round trip).
+ * `accumulate`: reduce-then-scan — the runs' totals (a reduce pass), their scan (recursively), then
+ * each run scanned from the scanned total of the runs before it: the input is read twice and the
+ * output written once.
  *
- * `reduce`: with few rows, each row is split over G workgroups (each folds a run of tiles, left
- * to right), and a second pass folds the G partials of each row with the same tree. `accumulate`:
- * tile totals (a reduce pass with one tile per workgroup), their scan (recursively, the same
- * algorithm), then each tile's scan in workgroup memory — an invocation scans its 8 elements, the
- * 256 block totals scan in a Hillis–Steele tree (`p[i] = f(p[i − d], p[i])`, earlier first) — with
- * the scanned total of the tiles before it applied on the left.
- *
- * Scope: vectorize kernels whose loop is `T(T, T)` with T float32, int32 or uint32, inputs that
- * are DeviceArrays of T no larger than a storage binding. Anything else returns `undefined` and
- * methods.ts folds rows with its fold kernels (in order, one invocation per row).
+ * Scope: vectorize kernels whose loop is `T(T, T)` with T any dtype the gpu runs (fold-shader.ts's
+ * TREE_DTYPES), inputs that are DeviceArrays of T no larger than a storage binding, `where` masks
+ * and `out` arrays on the device. Anything else returns `undefined` and methods.ts folds rows with
+ * its fold kernels (in order, one invocation per row).
  */
 import type { TypedKernel } from '../../../compiler/ir.js';
 import { convertConstant } from '../../../compiler/lower.js';
@@ -32,21 +28,16 @@ import { releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { beginCall, endCall, noteWrite, taintsOf } from './chain.js';
 import { DeviceArray, noteKernelWrite, outputArray } from './device-array.js';
 import { type GpuContext, runScoped, withDevice } from './device.js';
-import { repOfType } from '../codegen/emit-wgsl.js';
-import { generateKernelFunction } from '../codegen/shader-module.js';
+import { BLOCK, FIXED, FLAG, foldShader, TREE_DTYPES, UNROLL } from '../codegen/fold-shader.js';
+import { passTiming } from './kernel-timing.js';
 
-/** Invocations per workgroup. */
-export const W = 256;
-/** Consecutive elements each invocation folds or scans within a tile. */
-export const K = 8;
-/** Elements per tile (W · K). */
-export const TILE = W * K;
-/** Workgroups a reduction aims for (rows × groups per row), to fill a large GPU. */
-const TARGET_GROUPS = 2048;
+/** Workgroups a pass aims for (rows × runs per row): enough to fill a large GPU (an H100 holds about 1,056 of 256 invocations). */
+const TARGET_GROUPS = 1024;
 /** Row dimensions the shader decomposes a row number into (more are refused: fold kernels run them). */
 const MAX_ROW_RANK = 8;
-/** Params words: 12 fixed, then shape, x strides, out strides of the row dimensions. */
-const FIXED = 12;
+
+/** How a region's elements are stored: the dtype's own packing, value words (partials), or (value, presence) word pairs. */
+type Format = 'dtype' | 'words' | 'pairs';
 
 /** A strided region of a device buffer seen as rows × n. */
 interface Rows {
@@ -57,173 +48,57 @@ interface Rows {
   readonly rowStrides: readonly number[];
   /** Stride between consecutive elements of a row. */
   readonly step: number;
+  readonly format: Format;
 }
 
-interface TreePipelines {
+interface FoldPipelines {
   readonly reduce: GPUComputePipeline;
   readonly scan: GPUComputePipeline;
   readonly layout: GPUBindGroupLayout;
+  /** Bind groups by the ids of their buffers: a repeated call binds the same ones (creating a bind group costs Dawn more than recording the dispatch). */
+  readonly groups: Map<string, GPUBindGroup>;
+  /** A small buffer bound where a binding is unused (a binding may not be left empty). */
+  readonly dummy: GPUBuffer;
 }
 
-const pipelines = new WeakMap<GPUDevice, Map<string, Promise<TreePipelines>>>();
+const pipelines = new WeakMap<GPUDevice, Map<string, Promise<FoldPipelines>>>();
 
-/** The names the hand-written part of the shader uses (kept out of the kernel's names). */
-const RESERVED = ['params', 'x_data', 'out_data', 'carry_data', 'tile', 'part', 'row_offset', 'reduce_main', 'scan_main', 'fold', 'W', 'K', 'TILE'];
+/** Whether folds use subgroup operations where the device has them (a switch for tests of the workgroup-memory path). */
+let useSubgroups = true;
 
-/** The WGSL of both entry points, calling the kernel function `f`. */
-export function treeShader(kernel: TypedKernel, dtype: DType): string {
-  const fn = generateKernelFunction(kernel, RESERVED);
-  const T = repOfType(dtype);
-  return `// Generated by ufunc for the gpu target: tree reduction and scan of \`${kernel.name}\`.
-const W = ${W}u;
-const K = ${K}u;
-const TILE = ${TILE}u;
-@group(0) @binding(0) var<storage, read> params: array<u32>;
-@group(0) @binding(1) var<storage, read> x_data: array<${T}>;
-@group(0) @binding(2) var<storage, read_write> out_data: array<${T}>;
-@group(0) @binding(3) var<storage, read> carry_data: array<${T}>;
-var<workgroup> tile: array<${T}, ${TILE}>;
-var<workgroup> part: array<${T}, ${W}>;
-
-${fn.code}
-fn fold(a: ${T}, b: ${T}) -> ${T} {
-  return ${fn.name}(a, b);
+/**
+ * Turns the use of subgroup operations off or on (internal: tests run both paths on a device that
+ * has subgroups). Folds compiled afterwards follow it.
+ *
+ * @param on whether to use them where the device has the `subgroups` feature
+ */
+export function setFoldSubgroups(on: boolean): void {
+  useSubgroups = on;
+}
+const MAX_BIND_GROUPS = 64;
+const bufferIds = new WeakMap<GPUBuffer, number>();
+let nextBufferId = 1;
+function idOf(buffer: GPUBuffer): number {
+  let id = bufferIds.get(buffer);
+  if (id === undefined) bufferIds.set(buffer, (id = nextBufferId++));
+  return id;
 }
 
-// Element offset of row r's first element: r decomposed over the row shape (C order), times the
-// strides of operand \`which\` (0: x, 1: out). Strides are i32 bit patterns; u32 wrapping makes
-// negative ones come out right.
-fn row_offset(r: u32, which: u32) -> u32 {
-  let rank = params[8];
-  var rest = r;
-  var off = 0u;
-  for (var d = rank; d > 0u; d = d - 1u) {
-    let len = params[${FIXED}u + d - 1u];
-    let i = rest % len;
-    rest = rest / len;
-    off = off + i * params[${FIXED}u + (1u + which) * rank + d - 1u];
-  }
-  return off;
-}
-
-// params: 0 rows, 1 n, 2 groups per row, 3 tiles per group, 4 x offset, 5 x step, 6 out offset,
-// 7 out step (between a row's results), 8 row rank, 9 flags (1: fold \`initial\` in), 10 initial.
-@compute @workgroup_size(${W})
-fn reduce_main(@builtin(workgroup_id) group: vec3u, @builtin(num_workgroups) groups: vec3u, @builtin(local_invocation_index) lane: u32) {
-  let id = group.y * groups.x + group.x;
-  let per_row = params[2];
-  if (id >= params[0] * per_row) { return; }
-  let r = id / per_row;
-  let g = id % per_row;
-  let n = params[1];
-  let tiles = (n + TILE - 1u) / TILE;
-  let t0 = g * params[3];
-  let t1 = min(t0 + params[3], tiles);
-  let xbase = params[4] + row_offset(r, 0u);
-  let xstep = params[5];
-  var acc: ${T};
-  for (var t = t0; t < t1; t = t + 1u) {
-    let start = t * TILE;
-    let count = min(TILE, n - start);
-    for (var j = 0u; j < K; j = j + 1u) {
-      let e = lane + j * W;
-      if (e < count) { tile[e] = x_data[xbase + (start + e) * xstep]; }
-    }
-    workgroupBarrier();
-    let s0 = lane * K;
-    if (s0 < count) {
-      var v = tile[s0];
-      let s1 = min(s0 + K, count);
-      for (var e = s0 + 1u; e < s1; e = e + 1u) { v = fold(v, tile[e]); }
-      part[lane] = v;
-    }
-    workgroupBarrier();
-    for (var d = 1u; d < W; d = d * 2u) {
-      if ((lane & (2u * d - 1u)) == 0u && (lane + d) * K < count) { part[lane] = fold(part[lane], part[lane + d]); }
-      workgroupBarrier();
-    }
-    if (lane == 0u) {
-      if (t == t0) { acc = part[0]; } else { acc = fold(acc, part[0]); }
-    }
-  }
-  if (lane == 0u) {
-    var result = acc;
-    if ((params[9] & 1u) != 0u) { result = fold(bitcast<${T}>(params[10]), acc); }
-    out_data[params[6] + row_offset(r, 1u) + g * params[7]] = result;
-  }
-}
-
-// params as reduce_main's, with 2 = tiles per row (one workgroup per tile), 3 unused, and flags
-// bit 2: tile t > 0 of row r starts from carry_data[r · tiles + t − 1] (the tiles before it).
-@compute @workgroup_size(${W})
-fn scan_main(@builtin(workgroup_id) group: vec3u, @builtin(num_workgroups) groups: vec3u, @builtin(local_invocation_index) lane: u32) {
-  let id = group.y * groups.x + group.x;
-  let tiles = params[2];
-  if (id >= params[0] * tiles) { return; }
-  let r = id / tiles;
-  let t = id % tiles;
-  let n = params[1];
-  let start = t * TILE;
-  let count = min(TILE, n - start);
-  let xbase = params[4] + row_offset(r, 0u);
-  let obase = params[6] + row_offset(r, 1u);
-  for (var j = 0u; j < K; j = j + 1u) {
-    let e = lane + j * W;
-    if (e < count) { tile[e] = x_data[xbase + (start + e) * params[5]]; }
-  }
-  workgroupBarrier();
-  let s0 = lane * K;
-  let s1 = min(s0 + K, count);
-  let live = s0 < count;
-  if (live) {
-    var v = tile[s0];
-    for (var e = s0 + 1u; e < s1; e = e + 1u) { v = fold(v, tile[e]); tile[e] = v; }
-    part[lane] = v;
-  }
-  workgroupBarrier();
-  for (var d = 1u; d < W; d = d * 2u) {
-    let take = live && lane >= d;
-    var y: ${T};
-    if (take) { y = fold(part[lane - d], part[lane]); }
-    workgroupBarrier();
-    if (take) { part[lane] = y; }
-    workgroupBarrier();
-  }
-  if (live) {
-    let carried = t > 0u && (params[9] & 4u) != 0u;
-    var carry: ${T};
-    if (carried) { carry = carry_data[r * tiles + t - 1u]; }
-    for (var e = s0; e < s1; e = e + 1u) {
-      var w = tile[e];
-      if (lane > 0u) { w = fold(part[lane - 1u], w); }
-      if (carried) { w = fold(carry, w); }
-      tile[e] = w;
-    }
-  }
-  workgroupBarrier();
-  for (var j = 0u; j < K; j = j + 1u) {
-    let e = lane + j * W;
-    if (e < count) { out_data[obase + (start + e) * params[7]] = tile[e]; }
-  }
-}
-`;
-}
-
-async function treePipelines(ctx: GpuContext, kernel: TypedKernel, key: string, dtype: DType): Promise<TreePipelines> {
+async function foldPipelines(ctx: GpuContext, kernel: TypedKernel, key: string, dtype: DType): Promise<FoldPipelines> {
   let map = pipelines.get(ctx.device);
   if (!map) pipelines.set(ctx.device, (map = new Map()));
-  const cacheKey = `${key}:${dtype}`;
+  const cacheKey = `${key}:${dtype}:${useSubgroups}`;
   let p = map.get(cacheKey);
   if (!p) {
-    p = compileTree(ctx, kernel, dtype);
+    p = compileFold(ctx, kernel, dtype);
     p.catch(() => map!.delete(cacheKey));
     map.set(cacheKey, p);
   }
   return p;
 }
 
-async function compileTree(ctx: GpuContext, kernel: TypedKernel, dtype: DType): Promise<TreePipelines> {
-  const code = treeShader(kernel, dtype);
+async function compileFold(ctx: GpuContext, kernel: TypedKernel, dtype: DType): Promise<FoldPipelines> {
+  const code = foldShader(kernel, dtype, ctx.hasSubgroups && useSubgroups);
   const { device } = ctx;
   return runScoped(ctx, async () => {
     const module = device.createShaderModule({ code, label: `ufunc tree fold ${kernel.name}` });
@@ -244,20 +119,23 @@ async function compileTree(ctx: GpuContext, kernel: TypedKernel, dtype: DType): 
         storage('read-only-storage', 1),
         storage('storage', 2),
         storage('read-only-storage', 3),
+        storage('read-only-storage', 4),
+        storage('read-only-storage', 5),
       ],
     });
     const pipelineLayout = device.createPipelineLayout({ bindGroupLayouts: [layout] });
     const [reduce, scan] = await Promise.all(
       ['reduce_main', 'scan_main'].map((entryPoint) => device.createComputePipelineAsync({ layout: pipelineLayout, compute: { module, entryPoint } })),
     );
-    return { reduce: reduce!, scan: scan!, layout };
+    const dummy = device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE, label: 'ufunc tree fold: unused binding' });
+    return { reduce: reduce!, scan: scan!, layout, groups: new Map(), dummy };
   });
 }
 
 /** What a tree fold needs of the ufunc: its kernel for loop T(T, T), or undefined where it cannot run one. */
 function treeKernel(def: UfuncDefinition, dtype: DType): { kernel: TypedKernel; key: string } | undefined {
   if (def.kind !== 'vectorize' || !def.options.associative || def.nin !== 2 || def.nout !== 1) return undefined;
-  if (dtype !== 'float32' && dtype !== 'int32' && dtype !== 'uint32') return undefined;
+  if (!TREE_DTYPES.includes(dtype)) return undefined;
   const probe = toOperand(new DTYPES[dtype].arrayType(0), 'argument 1');
   let spec;
   try {
@@ -278,52 +156,86 @@ function bindable(ctx: GpuContext, op: DeviceOperand, dtype: DType): GPUBuffer |
   return array.buffer;
 }
 
-/** Splits a row count over dispatch dimensions x, y (x ≤ the device's per-dimension limit). */
+/** Splits a workgroup count over dispatch dimensions x, y (x ≤ the device's per-dimension limit). */
 function grid(ctx: GpuContext, groups: number): [number, number] {
   const maxX = ctx.limits.maxComputeWorkgroupsPerDimension;
   const x = Math.min(groups, maxX);
   return [x, Math.ceil(groups / x)];
 }
 
+/** The buffers one dispatch binds. */
+interface Bound {
+  readonly x: GPUBuffer;
+  readonly out: GPUBuffer;
+  readonly carry?: GPUBuffer;
+  readonly mask?: GPUBuffer;
+  /** Whether x is read 16 bytes at a time (bound again as vec4 words). */
+  readonly vec: boolean;
+}
+
 /** Records the dispatches of one tree fold into the device's open batch. */
 class Recorder {
-  /** Temporary buffers (partials, tile totals), handed back to the pool by `finish`. */
+  /** Temporary buffers (partials, run totals), handed back to the pool by `finish`. */
   private readonly temporaries: GPUBuffer[] = [];
   private lastBatch: { onSubmit(fn: () => void): void } | undefined;
 
   constructor(
     readonly ctx: GpuContext,
-    readonly p: TreePipelines,
+    readonly p: FoldPipelines,
+    readonly dtype: DType,
     readonly name: string,
   ) {}
 
-  temporary(elements: number, dtype: DType): GPUBuffer {
-    const { buffer } = takeBuffer(this.ctx, Math.max(4, elements * DTYPES[dtype].bytes));
+  temporary(words: number): GPUBuffer {
+    const { buffer } = takeBuffer(this.ctx, Math.max(16, words * 4));
     this.temporaries.push(buffer);
     return buffer;
   }
 
-  dispatch(pipeline: GPUComputePipeline, params: Uint32Array, x: GPUBuffer, out: GPUBuffer, carry: GPUBuffer, groups: number): void {
+  private bindGroup(b: Bound, params: GPUBuffer, bytes: number): GPUBindGroup {
+    const { dummy } = this.p;
+    const vecBytes = b.vec ? Math.floor(Math.min(b.x.size, this.ctx.limits.maxStorageBufferBindingSize) / 16) * 16 : 0;
+    const key = `${idOf(params)},${bytes},${idOf(b.x)},${idOf(b.out)},${idOf(b.carry ?? dummy)},${idOf(b.mask ?? dummy)},${vecBytes}`;
+    let group = this.p.groups.get(key);
+    if (!group) {
+      const whole = (buffer: GPUBuffer) => ({ buffer, offset: 0, size: Math.min(buffer.size, this.ctx.limits.maxStorageBufferBindingSize) });
+      group = this.ctx.device.createBindGroup({
+        layout: this.p.layout,
+        entries: [
+          { binding: 0, resource: { buffer: params, offset: 0, size: bytes } },
+          { binding: 1, resource: whole(b.x) },
+          { binding: 2, resource: whole(b.out) },
+          { binding: 3, resource: whole(b.carry ?? dummy) },
+          { binding: 4, resource: whole(b.mask ?? dummy) },
+          { binding: 5, resource: vecBytes ? { buffer: b.x, offset: 0, size: vecBytes } : whole(dummy) },
+        ],
+      });
+      if (this.p.groups.size >= MAX_BIND_GROUPS) this.p.groups.clear();
+      this.p.groups.set(key, group);
+    }
+    return group;
+  }
+
+  dispatch(pipeline: GPUComputePipeline, params: Uint32Array, b: Bound, groups: number): void {
     const rec = beginCall(this.ctx, this.name, params, undefined);
-    const bindGroup = this.ctx.device.createBindGroup({
-      layout: this.p.layout,
-      entries: [
-        { binding: 0, resource: { buffer: rec.params, offset: 0, size: Math.max(4, params.length * 4) } },
-        { binding: 1, resource: { buffer: x } },
-        { binding: 2, resource: { buffer: out } },
-        { binding: 3, resource: { buffer: carry } },
-      ],
-    });
-    const pass = rec.batch.computePass();
+    const bindGroup = this.bindGroup(b, rec.params, Math.max(16, params.length * 4));
+    const timing = passTiming(this.ctx);
+    const pass = timing?.begins ? rec.batch.beginTimedPass(timing.timestampWrites) : rec.batch.computePass();
     pass.setPipeline(pipeline);
     rec.batch.lastPipeline = undefined; // the next ufunc call sets its own
+    rec.batch.sameBindings(undefined, -1, -1); // and its bindings
     pass.setBindGroup(0, bindGroup, [rec.paramsOffset]);
     const [gx, gy] = grid(this.ctx, groups);
     pass.dispatchWorkgroups(gx, gy);
     // Errors of the calls that produced the inputs travel to whatever reads the output.
-    noteWrite(out, rec.ref, [...taintsOf(x), ...taintsOf(carry)]);
+    noteWrite(b.out, rec.ref, [...taintsOf(b.x), ...(b.carry ? taintsOf(b.carry) : []), ...(b.mask ? taintsOf(b.mask) : [])]);
     this.lastBatch = rec.batch;
-    endCall(rec);
+    if (timing?.ends) {
+      rec.batch.endPass();
+      timing.resolve(rec.encoder);
+      rec.batch.onSubmit(() => timing.collect());
+      rec.batch.submit();
+    } else endCall(rec, b.x.size);
   }
 
   /** Hands the temporaries back to the pool once the batch of the last dispatch is submitted (later users come after it in queue order). */
@@ -334,30 +246,62 @@ class Recorder {
   }
 }
 
-function paramsOf(rows: number, n: number, perRow: number, tilesPerGroup: number, x: Rows, out: Rows, flags: number, initialBits: number): Uint32Array {
-  const rank = x.rowShape.length;
-  const p = new Uint32Array(FIXED + 3 * rank);
-  p[0] = rows;
-  p[1] = n;
-  p[2] = perRow;
-  p[3] = tilesPerGroup;
-  p[4] = x.offset;
-  p[5] = x.step >>> 0;
-  p[6] = out.offset;
-  p[7] = out.step >>> 0;
+/** Whether x's rows can be read as 16-byte vectors: 32-bit elements, unit step, every row starting at a multiple of 4. */
+function vectorRows(dtype: DType, x: Rows): boolean {
+  const bytes = x.format === 'dtype' ? DTYPES[dtype].bytes : x.format === 'words' ? 4 : 8;
+  return bytes === 4 && x.step === 1 && x.offset % 4 === 0 && x.rowStrides.every((s) => s % 4 === 0) && x.buffer.size >= 16;
+}
+
+interface PassParams {
+  readonly rows: number;
+  readonly n: number;
+  readonly runs: number;
+  readonly blocksPerRun: number;
+  readonly x: Rows;
+  readonly out: Rows;
+  /** out step: between a row's run results (reduce), or between its scanned elements (scan). */
+  readonly outStep: number;
+  readonly flags: number;
+  readonly initialBits?: number;
+  readonly mask?: Rows;
+}
+
+function paramsOf(a: PassParams): Uint32Array {
+  const rank = a.x.rowShape.length;
+  const p = new Uint32Array(FIXED + 4 * rank);
+  p[0] = a.rows;
+  p[1] = a.n;
+  p[2] = a.runs;
+  p[3] = a.blocksPerRun;
+  p[4] = a.x.offset;
+  p[5] = a.x.step >>> 0;
+  p[6] = a.out.offset;
+  p[7] = a.outStep >>> 0;
   p[8] = rank;
-  p[9] = flags;
-  p[10] = initialBits;
+  p[9] = a.flags;
+  p[10] = a.initialBits ?? 0;
+  p[11] = a.mask?.offset ?? 0;
+  p[12] = (a.mask?.step ?? 0) >>> 0;
   for (let d = 0; d < rank; d++) {
-    p[FIXED + d] = x.rowShape[d]!;
-    p[FIXED + rank + d] = x.rowStrides[d]! >>> 0;
-    p[FIXED + 2 * rank + d] = out.rowStrides[d]! >>> 0;
+    p[FIXED + d] = a.x.rowShape[d]!;
+    p[FIXED + rank + d] = a.x.rowStrides[d]! >>> 0;
+    p[FIXED + 2 * rank + d] = a.out.rowStrides[d]! >>> 0;
+    p[FIXED + 3 * rank + d] = (a.mask?.rowStrides[d] ?? 0) >>> 0;
   }
   return p;
 }
 
+function formatFlags(x: Rows, out: Rows): number {
+  let flags = 0;
+  if (x.format === 'words') flags |= FLAG.WORDS_IN;
+  if (x.format === 'pairs') flags |= FLAG.PAIRS_IN;
+  if (out.format === 'words') flags |= FLAG.WORDS_OUT;
+  if (out.format === 'pairs') flags |= FLAG.PAIRS_OUT;
+  return flags;
+}
+
 function bitsOf(value: number | bigint | boolean, dtype: DType): number {
-  const v = convertConstant(value, dtype) as number;
+  const v = Number(convertConstant(value, dtype));
   if (dtype === 'float32') return new Uint32Array(Float32Array.of(v).buffer)[0]!;
   return v >>> 0;
 }
@@ -368,76 +312,115 @@ function compactRows(shape: readonly number[], ...strides: (readonly number[])[]
   return { shape: keep.map((d) => shape[d]!), strides: strides.map((st) => keep.map((d) => st[d]!)) };
 }
 
-/**
- * Folds rows [...kept, n] of `rows` into `out` (rows × perRow results at `out`), all on the device.
- * Returns when recorded.
- */
-function reduceRows(rec: Recorder, dtype: DType, x: Rows, n: number, out: Rows, initial: number | undefined): void {
+/** Runs per row and blocks per run for rows of n elements (runs of whole unrolled iterations where a run has several). */
+function runsOf(rows: number, n: number): { runs: number; blocksPerRun: number } {
+  const blocks = Math.ceil(n / BLOCK);
+  const wanted = Math.min(blocks, Math.max(1, Math.ceil(TARGET_GROUPS / rows)));
+  // Whole iterations of UNROLL blocks where the row has them (a run's loads then go out together).
+  let blocksPerRun = Math.max(Math.ceil(blocks / wanted), Math.min(blocks, UNROLL));
+  blocksPerRun = Math.ceil(blocksPerRun / UNROLL) * UNROLL;
+  return { runs: Math.ceil(blocks / blocksPerRun), blocksPerRun };
+}
+
+/** Partials [rows, runs] in C order, as rows of their own. */
+function partialRows(rec: Recorder, x: Rows, runs: number, format: Format): Rows {
   const rows = sizeOf(x.rowShape);
-  const tiles = Math.ceil(n / TILE);
-  const wanted = Math.min(tiles, Math.max(1, Math.ceil(TARGET_GROUPS / rows)));
-  const tilesPerGroup = Math.ceil(tiles / wanted);
-  const perRow = Math.ceil(tiles / tilesPerGroup);
-  const flags = initial === undefined ? 0 : 1;
-  if (perRow === 1) {
-    rec.dispatch(rec.p.reduce, paramsOf(rows, n, 1, tilesPerGroup, x, out, flags, initial ?? 0), x.buffer, out.buffer, x.buffer, rows);
+  const buffer = rec.temporary(rows * runs * (format === 'pairs' ? 2 : 1));
+  return { buffer, offset: 0, rowShape: x.rowShape, rowStrides: cOrderStrides(x.rowShape).map((s) => s * runs), step: 1, format };
+}
+
+/**
+ * Folds rows [...kept, n] of `x` into `out` (one result per row), all on the device; `initial`
+ * (bits) is folded in on the left; `mask` leaves elements out. Returns when recorded.
+ */
+function reduceRows(rec: Recorder, x: Rows, n: number, out: Rows, initial: number | undefined, mask: Rows | undefined): void {
+  const rows = sizeOf(x.rowShape);
+  const { runs, blocksPerRun } = runsOf(rows, n);
+  const vec = !mask && vectorRows(rec.dtype, x);
+  const flagsIn = (vec ? FLAG.VEC : 0) | (mask ? FLAG.MASK : 0);
+  if (runs === 1) {
+    const flags = flagsIn | formatFlags(x, out) | (initial === undefined ? 0 : FLAG.INITIAL);
+    const params = paramsOf({ rows, n, runs, blocksPerRun, x, out, outStep: 0, flags, initialBits: initial, mask });
+    rec.dispatch(rec.p.reduce, params, { x: x.buffer, out: out.buffer, mask: mask?.buffer, vec }, rows);
     return;
   }
-  // Partials [rows, perRow], C order; then fold them as rows of length perRow.
-  const partials = rec.temporary(rows * perRow, dtype);
-  const pRows: Rows = { buffer: partials, offset: 0, rowShape: x.rowShape, rowStrides: cOrderStrides(x.rowShape).map((s) => s * perRow), step: 1 };
-  rec.dispatch(rec.p.reduce, paramsOf(rows, n, perRow, tilesPerGroup, x, pRows, 0, 0), x.buffer, partials, x.buffer, rows * perRow);
-  reduceRows(rec, dtype, pRows, perRow, out, initial);
+  // A masked fold may leave a run empty: its partials carry their presence.
+  const partials = partialRows(rec, x, runs, mask || x.format === 'pairs' ? 'pairs' : 'words');
+  const params = paramsOf({ rows, n, runs, blocksPerRun, x, out: partials, outStep: 1, flags: flagsIn | formatFlags(x, partials), mask });
+  rec.dispatch(rec.p.reduce, params, { x: x.buffer, out: partials.buffer, mask: mask?.buffer, vec }, rows * runs);
+  reduceRows(rec, partials, runs, out, initial, undefined);
 }
 
 /** The running fold of rows of `x` into `out` (same row layout), all on the device. */
-function scanRows(rec: Recorder, dtype: DType, x: Rows, n: number, out: Rows): void {
+function scanRows(rec: Recorder, x: Rows, n: number, out: Rows, outStep: number): void {
   const rows = sizeOf(x.rowShape);
-  const tiles = Math.ceil(n / TILE);
-  let carry = x.buffer;
-  let flags = 0;
-  if (tiles > 1) {
-    // Tile totals [rows, tiles], then their running fold: tile t starts from the total of tiles 0 … t−1.
-    const totals = rec.temporary(rows * tiles, dtype);
-    const scanned = rec.temporary(rows * tiles, dtype);
-    const c = cOrderStrides(x.rowShape).map((s) => s * tiles);
-    const tRows: Rows = { buffer: totals, offset: 0, rowShape: x.rowShape, rowStrides: c, step: 1 };
-    const sRows: Rows = { buffer: scanned, offset: 0, rowShape: x.rowShape, rowStrides: c, step: 1 };
-    rec.dispatch(rec.p.reduce, paramsOf(rows, n, tiles, 1, x, tRows, 0, 0), x.buffer, totals, x.buffer, rows * tiles);
-    scanRows(rec, dtype, tRows, tiles, sRows);
-    carry = scanned;
-    flags = 4;
+  const { runs, blocksPerRun } = runsOf(rows, n);
+  const vec = vectorRows(rec.dtype, x);
+  let carry: GPUBuffer | undefined;
+  let flags = formatFlags(x, out) | (vec ? FLAG.VEC : 0);
+  if (runs > 1) {
+    // The runs' totals [rows, runs], then their running fold: run g starts from the total of runs 0 … g−1.
+    const totals = partialRows(rec, x, runs, 'words');
+    const scanned = partialRows(rec, x, runs, 'words');
+    const reduceFlags = (vec ? FLAG.VEC : 0) | formatFlags(x, totals);
+    rec.dispatch(rec.p.reduce, paramsOf({ rows, n, runs, blocksPerRun, x, out: totals, outStep: 1, flags: reduceFlags }), { x: x.buffer, out: totals.buffer, vec }, rows * runs);
+    scanRows(rec, totals, runs, scanned, 1);
+    carry = scanned.buffer;
+    flags |= FLAG.CARRY;
   }
-  rec.dispatch(rec.p.scan, paramsOf(rows, n, tiles, 1, x, out, flags, 0), x.buffer, out.buffer, carry, rows * tiles);
+  rec.dispatch(rec.p.scan, paramsOf({ rows, n, runs, blocksPerRun, x, out, outStep, flags }), { x: x.buffer, out: out.buffer, carry, vec }, rows * runs);
+}
+
+/** Extra operands of a tree reduce: a `where` mask laid out as the rows, an `out` of the kept shape. */
+export interface TreeReduceExtras {
+  readonly mask?: DeviceOperand;
+  readonly out?: DeviceOperand;
 }
 
 /**
- * `reduce` of a device array by a tree in workgroup memory, or undefined where the tree does not
- * apply (then methods.ts folds rows in order).
+ * `reduce` of a device array by a tree, or undefined where the tree does not apply (then
+ * methods.ts folds rows in order).
  *
  * @param def the ufunc (vectorize, associative, loop T(T, T))
  * @param rows the array viewed as [...kept, n]: the folded axes merged into the last
  * @param initial the fold's start, if any
- * @returns a new DeviceArray of shape `kept`
+ * @param extras `mask` (bool, the shape of `rows`), `out` (T, shape `kept`)
+ * @returns `out`, or a new DeviceArray of shape `kept`
  */
-export async function treeReduce(def: UfuncDefinition, rows: DeviceOperand, initial: number | bigint | boolean | undefined): Promise<DeviceArray | undefined> {
+export async function treeReduce(def: UfuncDefinition, rows: DeviceOperand, initial: number | bigint | boolean | undefined, extras: TreeReduceExtras = {}): Promise<DeviceArray | undefined> {
   const dtype = rows.dtype;
   const n = rows.shape[rows.shape.length - 1]!;
   const keptShape = rows.shape.slice(0, -1);
   if (n === 0 || sizeOf(keptShape) === 0) return undefined;
+  const { mask, out } = extras;
+  if (mask && (mask.dtype !== 'bool' || mask.shape.length !== rows.shape.length)) return undefined;
+  if (out && (out.dtype !== dtype || out.shape.length !== keptShape.length || out.shape.some((s, d) => s !== keptShape[d]))) return undefined;
   const typed = treeKernel(def, dtype);
   if (!typed) return undefined;
   return withDevice(async (ctx) => {
     const buffer = bindable(ctx, rows, dtype);
-    const compact = compactRows(keptShape, rows.strides.slice(0, -1), cOrderStrides(keptShape));
-    if (!buffer || compact.shape.length > MAX_ROW_RANK || sizeOf(keptShape) * Math.ceil(n / TILE) > 2 ** 31) return undefined;
+    const maskBuffer = mask ? bindable(ctx, mask, 'bool') : undefined;
+    const outBuffer = out ? bindable(ctx, out, dtype) : undefined;
+    const keptStrides = rows.strides.slice(0, -1);
+    const resultStrides = out ? out.strides : cOrderStrides(keptShape);
+    const maskStrides = mask ? mask.strides.slice(0, -1) : keptShape.map(() => 0);
+    const compact = compactRows(keptShape, keptStrides, resultStrides, maskStrides);
+    if (!buffer || (mask && !maskBuffer) || (out && !outBuffer) || compact.shape.length > MAX_ROW_RANK) return undefined;
+    // A result written over its own input would be read and written by one dispatch.
+    if (outBuffer && (outBuffer === buffer || outBuffer === maskBuffer)) return undefined;
+    if (sizeOf(keptShape) * Math.ceil(n / BLOCK) > 2 ** 31) return undefined;
     (rows.array as unknown as DeviceArray).assertUsable();
-    const p = await treePipelines(ctx, typed.kernel, typed.key, dtype);
-    const result = await outputArray(keptShape, dtype);
-    const rec = new Recorder(ctx, p, `${def.parsed.name || 'ufunc'}.reduce`);
-    const x: Rows = { buffer, offset: rows.offset, rowShape: compact.shape, rowStrides: compact.strides[0]!, step: rows.strides[rows.strides.length - 1]! };
-    const out: Rows = { buffer: result.buffer, offset: 0, rowShape: compact.shape, rowStrides: compact.strides[1]!, step: 0 };
-    reduceRows(rec, dtype, x, n, out, initial === undefined ? undefined : bitsOf(initial, dtype));
+    if (mask) (mask.array as unknown as DeviceArray).assertUsable();
+    if (out) (out.array as unknown as DeviceArray).assertUsable();
+    const p = await foldPipelines(ctx, typed.kernel, typed.key, dtype);
+    const result = out ? (out.array as unknown as DeviceArray) : await outputArray(keptShape, dtype);
+    const rec = new Recorder(ctx, p, dtype, `${def.parsed.name || 'ufunc'}.reduce`);
+    const x: Rows = { buffer, offset: rows.offset, rowShape: compact.shape, rowStrides: compact.strides[0]!, step: rows.strides[rows.strides.length - 1]!, format: 'dtype' };
+    const o: Rows = { buffer: result.buffer, offset: out ? out.offset : 0, rowShape: compact.shape, rowStrides: compact.strides[1]!, step: 0, format: 'dtype' };
+    const m: Rows | undefined = mask && maskBuffer
+      ? { buffer: maskBuffer, offset: mask.offset, rowShape: compact.shape, rowStrides: compact.strides[2]!, step: mask.strides[mask.strides.length - 1]!, format: 'dtype' }
+      : undefined;
+    reduceRows(rec, x, n, o, initial === undefined ? undefined : bitsOf(initial, dtype), m);
     rec.finish();
     noteKernelWrite(result.buffer);
     return result;
@@ -445,30 +428,33 @@ export async function treeReduce(def: UfuncDefinition, rows: DeviceOperand, init
 }
 
 /**
- * `accumulate` of a device array along `axis` by a tree scan in workgroup memory, or undefined
- * where it does not apply.
+ * `accumulate` of a device array along `axis` by a tree scan, or undefined where it does not apply.
  *
- * @returns a new C-ordered DeviceArray of x's shape
+ * @param out where the result goes (x's shape and dtype), else a new C-ordered DeviceArray
+ * @returns `out` or the new array
  */
-export async function treeAccumulate(def: UfuncDefinition, x: DeviceOperand, axis: number): Promise<DeviceArray | undefined> {
+export async function treeAccumulate(def: UfuncDefinition, x: DeviceOperand, axis: number, out?: DeviceOperand): Promise<DeviceArray | undefined> {
   const dtype = x.dtype;
   const n = x.shape[axis]!;
   if (sizeOf(x.shape) === 0) return undefined;
+  if (out && (out.dtype !== dtype || out.shape.length !== x.shape.length || out.shape.some((s, d) => s !== x.shape[d]))) return undefined;
   const typed = treeKernel(def, dtype);
   if (!typed) return undefined;
   return withDevice(async (ctx) => {
     const buffer = bindable(ctx, x, dtype);
+    const outBuffer = out ? bindable(ctx, out, dtype) : undefined;
     const others = [...x.shape.keys()].filter((d) => d !== axis);
-    const outStrides = cOrderStrides(x.shape);
+    const outStrides = out ? out.strides : cOrderStrides(x.shape);
     const compact = compactRows(others.map((d) => x.shape[d]!), others.map((d) => x.strides[d]!), others.map((d) => outStrides[d]!));
-    if (!buffer || compact.shape.length > MAX_ROW_RANK || sizeOf(x.shape) > 2 ** 31) return undefined;
+    if (!buffer || (out && (!outBuffer || outBuffer === buffer)) || compact.shape.length > MAX_ROW_RANK || sizeOf(x.shape) > 2 ** 31) return undefined;
     (x.array as unknown as DeviceArray).assertUsable();
-    const p = await treePipelines(ctx, typed.kernel, typed.key, dtype);
-    const result = await outputArray(x.shape, dtype);
-    const rec = new Recorder(ctx, p, `${def.parsed.name || 'ufunc'}.accumulate`);
-    const xRows: Rows = { buffer, offset: x.offset, rowShape: compact.shape, rowStrides: compact.strides[0]!, step: x.strides[axis]! };
-    const out: Rows = { buffer: result.buffer, offset: 0, rowShape: compact.shape, rowStrides: compact.strides[1]!, step: outStrides[axis]! };
-    scanRows(rec, dtype, xRows, n, out);
+    if (out) (out.array as unknown as DeviceArray).assertUsable();
+    const p = await foldPipelines(ctx, typed.kernel, typed.key, dtype);
+    const result = out ? (out.array as unknown as DeviceArray) : await outputArray(x.shape, dtype);
+    const rec = new Recorder(ctx, p, dtype, `${def.parsed.name || 'ufunc'}.accumulate`);
+    const xRows: Rows = { buffer, offset: x.offset, rowShape: compact.shape, rowStrides: compact.strides[0]!, step: x.strides[axis]!, format: 'dtype' };
+    const o: Rows = { buffer: result.buffer, offset: out ? out.offset : 0, rowShape: compact.shape, rowStrides: compact.strides[1]!, step: outStrides[axis]!, format: 'dtype' };
+    scanRows(rec, xRows, n, o, outStrides[axis]!);
     rec.finish();
     noteKernelWrite(result.buffer);
     return result;

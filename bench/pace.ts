@@ -1,0 +1,211 @@
+/**
+ * Issue 24's cases, ufunc against CuPy in one run: device reductions and scans, awaited small calls
+ * (the first 1,000 calls of the process and steady state), three element-wise calls awaited and
+ * not awaited, SAXPY on host arrays, and `toHost()` of 256 MiB into a new array.
+ *
+ *   npx tsx bench/pace.ts            # full sizes (the GPU machine)
+ *   npx tsx bench/pace.ts --quick    # small sizes, for lavapipe
+ *
+ * The small-call case runs first, so that its first 1,000 calls are the first of the process
+ * (compilation, V8's tiers and the first submissions included, as a user's short loop pays them).
+ * Device cases are timed to `synchronize()` (CuPy: `stream.synchronize()`); kernel times are the
+ * GPU's timestamps of the call's compute passes. Prints a table and writes it to
+ * bench/results/pace-<gpu>[-quick].md. CuPy's side is bench/peers/cupy_pace.py.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type DeviceArray, deviceArray, synchronize, toDevice, vectorize } from '../src/index.js';
+import { acquireDevice, describeAdapter, setIdleReleaseMs } from '../src/targets/gpu/runtime/device.js';
+import { timeKernels } from '../src/targets/gpu/runtime/kernel-timing.js';
+import { markdownTable } from './lib/markdown.js';
+import { median } from './lib/timing.js';
+
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const REPS = quick ? 5 : 15;
+const SUM_N = quick ? 1 << 20 : 1 << 24;
+const ROWS = quick ? 1024 : 4096;
+const SMALL_N = 4096;
+const SMALL_CALLS = 1000;
+const THREE_N = 1 << 16;
+const HOST_N = quick ? 1 << 20 : 1 << 24;
+const COPY_BYTES = quick ? 16 << 20 : 256 << 20;
+const WARMUP_MS = quick ? 0 : 1000;
+
+setIdleReleaseMs(Infinity);
+const saxpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+const expf = vectorize(['float32(float32)'], { target: 'gpu' })((x: number) => Math.exp(x));
+const mul = vectorize(['float32(float32, float32)'], { target: 'gpu' })((x: number, y: number) => x * y);
+const neg = vectorize(['float32(float32)'], { target: 'gpu' })((x: number) => -x);
+const add = vectorize(['float32(float32, float32)'], { target: 'gpu', identity: 0, associative: true })((a: number, b: number) => a + b);
+
+/** element i is float32((i % 1000) * 0.001), as bench/peers/reduce_peer.py. */
+function data(n: number): Float32Array {
+  const a = new Float32Array(n);
+  for (let i = 0; i < n; i++) a[i] = (i % 1000) * 0.001;
+  return a;
+}
+
+interface Result {
+  readonly name: string;
+  readonly ms: number;
+  readonly kernelMs?: number;
+  readonly note?: string;
+}
+const results: Result[] = [];
+const log = (r: Result) => {
+  results.push(r);
+  console.log(`${r.name.padEnd(44)} ${r.ms.toFixed(4).padStart(10)} ms${r.kernelMs !== undefined ? `  kernel ${r.kernelMs.toFixed(4)} ms` : ''}${r.note ? `  ${r.note}` : ''}`);
+};
+
+// ------------------------------------------------ small calls: first, so they are the process's first
+const sx = await toDevice(data(SMALL_N));
+const sy = await toDevice(data(SMALL_N));
+const sz = await deviceArray([SMALL_N], 'float32');
+{
+  const t0 = performance.now();
+  await saxpy(2, sx, sy, { out: sz });
+  const t1 = performance.now();
+  for (let k = 1; k < SMALL_CALLS; k++) await saxpy(2, sx, sy, { out: sz });
+  await synchronize();
+  const t2 = performance.now();
+  log({ name: 'small SAXPY 4,096 awaited, first 1,000 calls', ms: (t2 - t0) / SMALL_CALLS, note: `first call ${(t1 - t0).toFixed(1)} ms (compiles), the next 999 ${(((t2 - t1) / (SMALL_CALLS - 1)) * 1e3).toFixed(1)} µs each` });
+}
+const ctx = await acquireDevice();
+const adapter = await describeAdapter();
+console.log(`gpu: ${adapter}${quick ? ' (--quick sizes)' : ''}`);
+
+async function warm(fn: () => Promise<unknown>): Promise<void> {
+  const end = performance.now() + WARMUP_MS;
+  do await fn();
+  while (performance.now() < end);
+}
+/** Median wall ms of `fn` (awaited, then synchronize()), after warm-up. */
+async function wall(fn: () => Promise<unknown>, per = 1): Promise<number> {
+  const once = async () => {
+    const t0 = performance.now();
+    await fn();
+    await synchronize();
+    return (performance.now() - t0) / per;
+  };
+  await once();
+  await warm(once);
+  const runs: number[] = [];
+  for (let r = 0; r < REPS; r++) runs.push(await once());
+  return median(runs);
+}
+async function kernel(fn: () => Promise<unknown>): Promise<number | undefined> {
+  if (!ctx.hasTimestamps) return undefined;
+  const ms: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const { kernelMs } = await timeKernels(async () => {
+      await fn();
+      await synchronize();
+    });
+    ms.push(kernelMs.reduce((a, b) => a + b, 0));
+  }
+  return median(ms);
+}
+
+log({
+  name: 'small SAXPY 4,096 awaited, steady',
+  ms: await wall(async () => {
+    for (let k = 0; k < SMALL_CALLS; k++) await saxpy(2, sx, sy, { out: sz });
+  }, SMALL_CALLS),
+});
+log({ name: 'synchronize() after one small call', ms: await wall(() => saxpy(2, sx, sy, { out: sz })) });
+{
+  // Dawn's own floor: an empty submission and its completion, no ufunc code.
+  const { device } = ctx;
+  const roundTrip = async () => {
+    device.queue.submit([device.createCommandEncoder().finish()]);
+    await device.queue.onSubmittedWorkDone();
+  };
+  log({ name: 'raw WebGPU: empty submit + onSubmittedWorkDone', ms: await wall(roundTrip) });
+}
+{
+  const a = await toDevice(data(THREE_N));
+  const t1 = await deviceArray([THREE_N], 'float32');
+  const t2 = await deviceArray([THREE_N], 'float32');
+  const t3 = await deviceArray([THREE_N], 'float32');
+  const chains = 100;
+  log({
+    name: 'three calls 2^16 awaited, per chain',
+    ms: await wall(async () => {
+      for (let k = 0; k < chains; k++) {
+        await saxpy(2, a, a, { out: t1 });
+        await expf(t1, { out: t2 });
+        await mul(t2, a, { out: t3 });
+      }
+    }, chains),
+  });
+  log({
+    name: 'three calls 2^16 not awaited, per chain',
+    ms: await wall(async () => {
+      const pending: Promise<unknown>[] = [];
+      for (let k = 0; k < chains; k++) pending.push(saxpy(2, a, a, { out: t1 }), expf(t1, { out: t2 }), mul(t2, a, { out: t3 }));
+      await Promise.all(pending);
+    }, chains),
+  });
+  for (const d of [a, t1, t2, t3]) d.destroy();
+}
+
+// ------------------------------------------------ reductions and scans on the device
+{
+  const flat = await toDevice(data(SUM_N));
+  const matrix = await toDevice({ data: data(ROWS * ROWS), shape: [ROWS, ROWS] });
+  const out = await deviceArray([SUM_N], 'float32');
+  const released = async (p: Promise<unknown>) => ((await p) as DeviceArray).destroy();
+  const pass = () => neg(flat, { out });
+  log({ name: `element-wise pass (neg) ${SUM_N}`, ms: await wall(pass), kernelMs: await kernel(pass) });
+  const sum = () => released(add.reduce(flat));
+  const value = (await ((await add.reduce(flat)) as DeviceArray).toHost())[0];
+  log({ name: `sum of ${SUM_N} float32`, ms: await wall(sum), kernelMs: await kernel(sum), note: `value ${value}` });
+  const rows = () => released(add.reduce(matrix, { axis: 1 }));
+  log({ name: `row sums ${ROWS}²`, ms: await wall(rows), kernelMs: await kernel(rows) });
+  const cols = () => released(add.reduce(matrix, { axis: 0 }));
+  log({ name: `column sums ${ROWS}²`, ms: await wall(cols), kernelMs: await kernel(cols) });
+  const cumsum = () => released(add.accumulate(flat));
+  log({ name: `cumsum of ${SUM_N} float32`, ms: await wall(cumsum), kernelMs: await kernel(cumsum) });
+  for (const d of [flat, matrix, out]) d.destroy();
+}
+
+// ------------------------------------------------ host arrays
+{
+  const hx = data(HOST_N);
+  const hy = data(HOST_N);
+  const hz = new Float32Array(HOST_N);
+  log({ name: `SAXPY ${HOST_N} host arrays, new result`, ms: await wall(() => saxpy(2, hx, hy)) });
+  log({ name: `SAXPY ${HOST_N} host arrays, into \`out\``, ms: await wall(() => saxpy(2, hx, hy, { out: hz })) });
+  const big = await toDevice(new Float32Array(COPY_BYTES / 4));
+  const ms = await wall(() => big.toHost());
+  log({ name: `toHost() ${COPY_BYTES >> 20} MiB into a new array`, ms, note: `${(COPY_BYTES / ms / 1e6).toFixed(2)} GB/s` });
+  big.destroy();
+}
+
+// ------------------------------------------------ CuPy, the same cases
+const peerScript = fileURLToPath(new URL('./peers/cupy_pace.py', import.meta.url));
+const peer = spawnSync('python3', [peerScript, quick ? 'quick' : 'full'], { encoding: 'utf8', timeout: 600_000 });
+let cupy: Record<string, number> = {};
+let cupyNote = '';
+try {
+  cupy = JSON.parse(peer.stdout) as Record<string, number>;
+} catch {
+  cupyNote = `CuPy: ${(peer.stderr || peer.stdout || String(peer.error)).trim().split('\n').slice(-1)[0]}`;
+}
+const table = markdownTable(
+  [{ header: 'case' }, ...['ufunc ms', 'ufunc kernel ms', 'CuPy ms', 'ratio'].map((header) => ({ header, align: 'right' as const })), { header: 'note' }],
+  results.map((r) => {
+    const c = cupy[r.name];
+    return [r.name, r.ms.toPrecision(4), r.kernelMs?.toPrecision(4) ?? '', c ? c.toPrecision(4) : '', c ? `${(r.ms / c).toFixed(2)}×` : '', r.note ?? ''];
+  }),
+);
+const doc = `# issue 24 cases (bench/pace.ts)\n\n- gpu: ${adapter}\n- ${new Date().toISOString()}, node ${process.version}${cupy.version ? `, CuPy ${cupy.version} (${cupy.device})` : ''}\n- wall: median of ${REPS} after ${WARMUP_MS} ms of the same; device cases timed to \`synchronize()\`\n${cupyNote ? `- ${cupyNote}\n` : ''}\n${table}\n`;
+console.log(doc);
+const dir = fileURLToPath(new URL('./results/', import.meta.url));
+mkdirSync(dir, { recursive: true });
+const slug = adapter.replace(/.*\(([^)]*)\).*/, '$1').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+writeFileSync(`${dir}pace-${slug}${quick ? '-quick' : ''}.md`, doc);
+if (process.env.OUT) writeFileSync(`${process.env.OUT}/pace.md`, doc);
+process.exit(0);
