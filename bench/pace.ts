@@ -187,7 +187,7 @@ log({ name: 'synchronize() after one small call', ms: await wall(() => saxpy(2, 
 // ------------------------------------------------ CuPy, the same cases
 const peerScript = fileURLToPath(new URL('./peers/cupy_pace.py', import.meta.url));
 const peer = spawnSync('python3', [peerScript, quick ? 'quick' : 'full'], { encoding: 'utf8', timeout: 600_000 });
-let cupy: Record<string, number> = {};
+let cupy: Record<string, number | string> = {};
 let cupyNote = '';
 try {
   cupy = JSON.parse(peer.stdout) as Record<string, number>;
@@ -197,7 +197,7 @@ try {
 const table = markdownTable(
   [{ header: 'case' }, ...['ufunc ms', 'ufunc kernel ms', 'CuPy ms', 'ratio'].map((header) => ({ header, align: 'right' as const })), { header: 'note' }],
   results.map((r) => {
-    const c = cupy[r.name];
+    const c = cupy[r.name] as number | undefined;
     return [r.name, r.ms.toPrecision(4), r.kernelMs?.toPrecision(4) ?? '', c ? c.toPrecision(4) : '', c ? `${(r.ms / c).toFixed(2)}×` : '', r.note ?? ''];
   }),
 );
@@ -205,7 +205,10 @@ const doc = `# issue 24 cases (bench/pace.ts)\n\n- gpu: ${adapter}\n- ${new Date
 console.log(doc);
 const dir = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(dir, { recursive: true });
-const slug = adapter.replace(/.*\(([^)]*)\).*/, '$1').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const slug = (typeof cupy.device === 'string' ? cupy.device : ctx.adapterInfo.description.split(':')[0] || ctx.adapterInfo.vendor || 'gpu')
+  .toLowerCase()
+  .replace(/[^a-z0-9]+/g, '-')
+  .replace(/^-|-$/g, '');
 writeFileSync(`${dir}pace-${slug}${quick ? '-quick' : ''}.md`, doc);
 if (process.env.OUT) writeFileSync(`${process.env.OUT}/pace.md`, doc);
 process.exit(0);
