@@ -106,7 +106,7 @@ export function hermiteRow(x: number, out: Vector): void {
 }
 
 /** dx_i/dt = (x_{i+1} − x_{i−2}) x_{i−1} − x_i + F, indices mod n. */
-function lorenz96Tendency(x: Vector, forcing: number, dxdt: Vector): void {
+export function lorenz96Tendency(x: Vector, forcing: number, dxdt: Vector): void {
   const n = x.length;
   for (let i = 0; i < n; i++) {
     dxdt[i] = (x[(i + 1) % n] - x[(i + n - 2) % n]) * x[(i + n - 1) % n] - x[i] + forcing;
@@ -114,7 +114,7 @@ function lorenz96Tendency(x: Vector, forcing: number, dxdt: Vector): void {
 }
 
 /** One classic RK4 step, accumulated into `out` stage by stage so two scratch rows suffice. */
-function rk4Step(x: Vector, forcing: number, dt: number, k: Vector, stage: Vector, out: Vector): void {
+export function rk4Step(x: Vector, forcing: number, dt: number, k: Vector, stage: Vector, out: Vector): void {
   const n = x.length;
   lorenz96Tendency(x, forcing, k);
   for (let i = 0; i < n; i++) {
@@ -141,7 +141,7 @@ const lorenz96Float64 = (x: Vector, forcing: number, dt: number, out: Vector): v
   const stage = new Float64Array(x.length);
   rk4Step(x, forcing, dt, k, stage, out);
 };
-const lorenz96Float32 = (x: Vector, forcing: number, dt: number, out: Vector): void => {
+export const lorenz96Float32 = (x: Vector, forcing: number, dt: number, out: Vector): void => {
   const k = new Float32Array(x.length);
   const stage = new Float32Array(x.length);
   rk4Step(x, forcing, dt, k, stage, out);

@@ -67,6 +67,32 @@ describe('bounds-check elimination (passes/bounds.ts)', () => {
     ]);
   });
 
+  it('proves cyclic indices `(i ± c) % n` whose dividend cannot be negative, and whose n is the dimension within its loop', () => {
+    expect(verdicts((a: Float32Array, out: Float32Array) => {
+      const n = a.length;
+      for (let i = 0; i < n; i++) {
+        out[0] += a[(i + 1) % n]!;
+        out[0] += a[(i + n - 2) % n]!; // i + n − 2 ≥ n − 2: not provably ≥ 0 for an unknown n
+        out[0] += a[(i - 1) % n]!; // −1 % n is −1 for i = 0
+        out[0] += a[i % out.length]!; // another dimension
+      }
+      out[0] += a[5 % n]!; // n may be 0 here: 5 % 0 is NaN
+    }, [f32a, f32a], [1])).toEqual([
+      'out ✗', 'out ✗', 'a ✓',
+      'out ✗', 'out ✗', 'a ✗',
+      'out ✗', 'out ✗', 'a ✗',
+      'out ✗', 'out ✗', 'a ✗',
+      'out ✗', 'out ✗', 'a ✗',
+    ]);
+    // With the length known (a gpu tile, a local array): n − 2 ≥ 0 is evident.
+    expect(verdicts((a: Float32Array, out: Float32Array) => {
+      const n = a.length;
+      for (let i = 0; i < n; i++) {
+        out[i] = a[(i + n - 2) % n]! + a[(i + n - 1) % n]!;
+      }
+    }, [f32a, f32a], [1], { knownLength: (array) => (array.name === 'a' || array.name === 'out' ? 40 : undefined) })).toEqual(['out ✓', 'a ✓', 'a ✓']);
+  });
+
   it('proves constants below a local array\'s length (sized through a const local), not one equal to it', () => {
     expect(verdicts((a: Float32Array, out: Float32Array) => {
       const k = 4;

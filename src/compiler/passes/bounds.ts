@@ -8,7 +8,12 @@
  * - `i`, `i + c` or `i - c` for the counter `i` of an enclosing `for (let i = k; i < bound; i++)`
  *   whose body assigns `i` nowhere, when `k ± c ≥ 0` and `bound ± c` is at most the dimension:
  *   `bound` is this very dimension (same array, same axis; then `c` may only be subtracted) or
- *   both are known numbers.
+ *   both are known numbers;
+ * - `a % m` (a cyclic index: `x[(i + 1) % n]`, `x[(i + n - 2) % n]`) when `a` is provably
+ *   non-negative (counters from their lower bound, dimensions, non-negative constants, their sums,
+ *   minus constants) and `m` is that dimension, or a known number from 1 up to it; an unknown
+ *   dimension `m` counts only inside a loop whose counter it bounds (so that it is at least 1
+ *   there: `a % 0` is NaN).
  * A bound or a dimension may be written through conversions and through locals declared once and
  * never assigned (`const n = a.length`). Anything else is not proved, and keeps its check.
  */
@@ -111,8 +116,50 @@ export function findInBoundsAccesses(body: readonly Stmt[], options: BoundsOptio
     return reassigned ? undefined : { variable, lower: start.value, bound };
   };
 
+  /** A lower bound of an integer-valued expression, where one is evident; undefined otherwise. */
+  const lowerBound = (e: Expr, counters: readonly CounterRange[], seen = new Set<Variable>()): number | undefined => {
+    if (e.kind === 'const') return typeof e.value === 'number' && Number.isInteger(e.value) ? e.value : undefined;
+    if (e.kind === 'cast') {
+      // A conversion keeps a non-negative integer below 2³¹ (indices are); a negative one may wrap.
+      const inner = lowerBound(e.value, counters, seen);
+      return inner !== undefined && inner >= 0 ? inner : undefined;
+    }
+    if (e.kind === 'dim') {
+      const d = dimensionOf(e);
+      return typeof d === 'number' ? d : 0;
+    }
+    if (e.kind === 'var') {
+      const range = [...counters].reverse().find((r) => r.variable === e.variable);
+      if (range) return range.lower;
+      const init = seen.has(e.variable) ? undefined : unchanging.get(e.variable);
+      return init ? lowerBound(init, counters, new Set(seen).add(e.variable)) : undefined;
+    }
+    if (e.kind === 'binary' && (e.op === '+' || e.op === '-')) {
+      const l = lowerBound(e.left, counters, seen);
+      if (l === undefined) return undefined;
+      if (e.op === '-') return e.right.kind === 'const' && typeof e.right.value === 'number' && Number.isInteger(e.right.value) ? l - e.right.value : undefined;
+      const r = lowerBound(e.right, counters, seen);
+      return r === undefined ? undefined : l + r;
+    }
+    return undefined;
+  };
+
+  /** `a % m` with a ≥ 0 is in [0, m): in bounds when m is at least 1 and at most the dimension. */
+  const cyclicInBounds = (index: Expr, dim: Dimension, counters: readonly CounterRange[]): boolean => {
+    let e = index;
+    while (e.kind === 'cast') e = e.value;
+    if (e.kind !== 'binary' || e.op !== '%') return false;
+    const low = lowerBound(e.left, counters);
+    if (low === undefined || low < 0) return false;
+    const m = dimensionOf(e.right);
+    if (m === undefined) return false;
+    if (typeof m === 'number') return m >= 1 && typeof dim === 'number' && m <= dim;
+    return sameDimension(m, dim) && counters.some((r) => sameDimension(r.bound, m));
+  };
+
   const inBounds = (index: Expr, dim: Dimension | undefined, counters: readonly CounterRange[]): boolean => {
     if (dim === undefined) return false;
+    if (cyclicInBounds(index, dim, counters)) return true;
     const k = nonNegativeInteger(index);
     if (k !== undefined) return typeof dim === 'number' && k < dim;
     let variable: Expr = index;
