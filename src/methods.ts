@@ -178,7 +178,8 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
 
   /** The dtype T of the ufunc's loop `T(T, T)` that takes `dtype` inputs. */
   const loopType = (dtype: DType, method: string): DType => {
-    const probe = toOperand(new DTYPES[dtype].arrayType(0), 'argument 1');
+    // The dtype said explicitly: a bool array's storage alone reads as uint8.
+    const probe = toOperand({ data: new DTYPES[dtype].arrayType(0), shape: [0], dtype }, 'argument 1');
     const spec = def.select(def.nin === 1 ? [probe] : [probe, probe]);
     const types = def.operandTypes(spec.signature).map((t) => t.dtype);
     if (!types.every((t) => t === types[0])) {
@@ -303,9 +304,18 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       }
       let result: unknown;
       const explicitStart = options.initial ?? options.identity;
-      const tree = op.kind === 'device' && def.options.associative && !hasWhere && outArg === undefined && n > 0
-        ? await (await foldsOfTarget())?.reduce(def, toOperand(rows, 'argument 1') as DeviceOperand, explicitStart)
-        : undefined;
+      // The target's own fold (the gpu's tree) of an associative kernel: host or device arrays, a
+      // `where` mask (from the start value, as the fold kernels do) and an `out` on the device.
+      let tree: unknown;
+      if (def.options.associative && n > 0) {
+        const folds = await foldsOfTarget();
+        const outOp = outArg === undefined ? undefined : toOperand(outArg, '`out`');
+        if (folds && (outOp === undefined || outOp.kind === 'device')) {
+          const mask = hasWhere ? toOperand(maskRows(options.where, op.shape, kept, axes), '`where`') : undefined;
+          const rowsOp = toOperand(rows, 'argument 1') as ArrayOperand | DeviceOperand;
+          tree = await folds.reduce(def, rowsOp, hasWhere ? start : explicitStart, { mask: mask as ArrayOperand | DeviceOperand | undefined, out: outOp as DeviceOperand | undefined });
+        }
+      }
       if (tree) {
         result = tree;
       } else if (def.options.associative && !hasWhere && n >= 2 * CHUNK) {
@@ -336,9 +346,10 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       if (op.shape.length === 0) throw new ArgumentError('`accumulate` needs an array of at least one dimension, found a 0-d array.');
       const axis = normaliseAxis(options.axis ?? 0, op.shape.length);
       const t = loopType(op.dtype, 'accumulate');
-      if (op.kind === 'device' && def.options.associative && options.out === undefined) {
-        const tree = await (await foldsOfTarget())?.accumulate(def, op, axis);
-        if (tree) return tree as unknown as UfuncResult;
+      const outOp = options.out === undefined ? undefined : toOperand(options.out, '`out`');
+      if (op.kind === 'device' && def.options.associative && (outOp === undefined || outOp.kind === 'device')) {
+        const tree = await (await foldsOfTarget())?.accumulate(def, op, axis, outOp as DeviceOperand | undefined);
+        if (tree) return (outOp ? options.out : tree) as unknown as UfuncResult;
       }
       // The last axis is the core axis anyway; leaving `axis` out then keeps a 1-D typed array a typed array.
       const where = axis === op.shape.length - 1 ? {} : { axis };

@@ -9,7 +9,7 @@
 import type { UfuncResult } from '../callable.js';
 import type { TypedKernel } from '../compiler/ir.js';
 import type { DType, TypedArray } from '../dtypes.js';
-import type { DeviceArrayLike, DeviceOperand } from '../ndarray.js';
+import type { ArrayOperand, DeviceArrayLike, DeviceOperand } from '../ndarray.js';
 import type { CallPlan } from '../plan.js';
 import type { UfuncDefinition } from '../ufunc.js';
 
@@ -130,8 +130,18 @@ export interface Target {
 
 /** See {@link Target.associativeFolds}. */
 export interface AssociativeFolds {
-  /** Folds each row of `rows` (the array viewed as [...kept, n]) into a new device array of shape `kept`. */
-  reduce(def: UfuncDefinition, rows: DeviceOperand, initial: number | bigint | boolean | undefined): Promise<DeviceArrayLike | undefined>;
-  /** The running fold of `x` along `axis`, into a new device array of x's shape. */
-  accumulate(def: UfuncDefinition, x: DeviceOperand, axis: number): Promise<DeviceArrayLike | undefined>;
+  /**
+   * Folds each row of `rows` (the array viewed as [...kept, n]) from `initial` (if given), leaving
+   * out the elements where `mask` (bool, laid out as `rows`) is false: into `out` (a device array
+   * of shape `kept`) when given, else into a new device array for device rows, or a new host
+   * array `{ data, shape }` for host rows.
+   */
+  reduce(
+    def: UfuncDefinition,
+    rows: ArrayOperand | DeviceOperand,
+    initial: number | bigint | boolean | undefined,
+    extras?: { readonly mask?: ArrayOperand | DeviceOperand; readonly out?: DeviceOperand },
+  ): Promise<unknown>;
+  /** The running fold of `x` along `axis`, into `out` (a device array of x's shape and dtype) or a new device array. */
+  accumulate(def: UfuncDefinition, x: DeviceOperand, axis: number, out?: DeviceOperand): Promise<DeviceArrayLike | undefined>;
 }

@@ -22,11 +22,11 @@ import { convertConstant } from '../../../compiler/lower.js';
 import { type DType, DTYPES } from '../../../dtypes.js';
 import { KernelCompileError } from '../../../errors.js';
 import { cOrderStrides, sizeOf } from '../../../layout.js';
-import { type DeviceOperand, toOperand } from '../../../ndarray.js';
+import { type ArrayOperand, type DeviceOperand, toOperand } from '../../../ndarray.js';
 import type { UfuncDefinition } from '../../../ufunc.js';
 import { releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { beginCall, endCall, noteWrite, taintsOf } from './chain.js';
-import { DeviceArray, noteKernelWrite, outputArray } from './device-array.js';
+import { DeviceArray, noteKernelWrite, outputArray, toDevice } from './device-array.js';
 import { type GpuContext, runScoped, withDevice } from './device.js';
 import { BLOCK, FIXED, FLAG, foldShader, TREE_DTYPES, UNROLL } from '../codegen/fold-shader.js';
 import { passTiming } from './kernel-timing.js';
@@ -136,7 +136,7 @@ async function compileFold(ctx: GpuContext, kernel: TypedKernel, dtype: DType): 
 function treeKernel(def: UfuncDefinition, dtype: DType): { kernel: TypedKernel; key: string } | undefined {
   if (def.kind !== 'vectorize' || !def.options.associative || def.nin !== 2 || def.nout !== 1) return undefined;
   if (!TREE_DTYPES.includes(dtype)) return undefined;
-  const probe = toOperand(new DTYPES[dtype].arrayType(0), 'argument 1');
+  const probe = toOperand({ data: new DTYPES[dtype].arrayType(0), shape: [0], dtype }, 'argument 1');
   let spec;
   try {
     spec = def.select([probe, probe], { casting: 'same_kind', canStore: (t: DType) => t !== 'float64' && t !== 'int64' && t !== 'uint64' });
@@ -373,21 +373,22 @@ function scanRows(rec: Recorder, x: Rows, n: number, out: Rows, outStep: number)
 
 /** Extra operands of a tree reduce: a `where` mask laid out as the rows, an `out` of the kept shape. */
 export interface TreeReduceExtras {
-  readonly mask?: DeviceOperand;
+  readonly mask?: ArrayOperand | DeviceOperand;
   readonly out?: DeviceOperand;
 }
 
 /**
- * `reduce` of a device array by a tree, or undefined where the tree does not apply (then
- * methods.ts folds rows in order).
+ * `reduce` by a tree on the device, or undefined where the tree does not apply (then methods.ts
+ * folds rows in order). Host rows (and a host mask) are copied to the device first and the result
+ * copied back.
  *
  * @param def the ufunc (vectorize, associative, loop T(T, T))
  * @param rows the array viewed as [...kept, n]: the folded axes merged into the last
  * @param initial the fold's start, if any
- * @param extras `mask` (bool, the shape of `rows`), `out` (T, shape `kept`)
- * @returns `out`, or a new DeviceArray of shape `kept`
+ * @param extras `mask` (bool, the shape of `rows`), `out` (T, shape `kept`, on the device)
+ * @returns `out`; else a new DeviceArray of shape `kept` for device rows, a host `{ data, shape }` for host rows
  */
-export async function treeReduce(def: UfuncDefinition, rows: DeviceOperand, initial: number | bigint | boolean | undefined, extras: TreeReduceExtras = {}): Promise<DeviceArray | undefined> {
+export async function treeReduce(def: UfuncDefinition, rows: ArrayOperand | DeviceOperand, initial: number | bigint | boolean | undefined, extras: TreeReduceExtras = {}): Promise<unknown> {
   const dtype = rows.dtype;
   const n = rows.shape[rows.shape.length - 1]!;
   const keptShape = rows.shape.slice(0, -1);
@@ -395,8 +396,33 @@ export async function treeReduce(def: UfuncDefinition, rows: DeviceOperand, init
   const { mask, out } = extras;
   if (mask && (mask.dtype !== 'bool' || mask.shape.length !== rows.shape.length)) return undefined;
   if (out && (out.dtype !== dtype || out.shape.length !== keptShape.length || out.shape.some((s, d) => s !== keptShape[d]))) return undefined;
-  const typed = treeKernel(def, dtype);
-  if (!typed) return undefined;
+  if (!treeKernel(def, dtype)) return undefined;
+  if (rows.kind === 'device' && (!mask || mask.kind === 'device')) return treeReduceOnDevice(def, rows, initial, mask as DeviceOperand | undefined, out);
+  // Host operands go to the device first (their copies are destroyed after the fold is recorded:
+  // buffers are reused in queue order).
+  const copies: DeviceArray[] = [];
+  const onDevice = async (op: ArrayOperand | DeviceOperand, what: string): Promise<DeviceOperand> => {
+    if (op.kind === 'device') return op;
+    const array = await toDevice({ data: op.data, shape: op.shape, strides: op.strides, offset: op.offset, dtype: op.dtype });
+    copies.push(array);
+    return toOperand(array, what) as DeviceOperand;
+  };
+  try {
+    const result = await treeReduceOnDevice(def, await onDevice(rows, 'argument 1'), initial, mask && (await onDevice(mask, '`where`')), out);
+    if (!result || out || rows.kind === 'device') return result;
+    const data = await result.toHost();
+    result.destroy();
+    return { data, shape: keptShape };
+  } finally {
+    for (const c of copies) c.destroy();
+  }
+}
+
+async function treeReduceOnDevice(def: UfuncDefinition, rows: DeviceOperand, initial: number | bigint | boolean | undefined, mask: DeviceOperand | undefined, out: DeviceOperand | undefined): Promise<DeviceArray | undefined> {
+  const dtype = rows.dtype;
+  const n = rows.shape[rows.shape.length - 1]!;
+  const keptShape = rows.shape.slice(0, -1);
+  const typed = treeKernel(def, dtype)!;
   return withDevice(async (ctx) => {
     const buffer = bindable(ctx, rows, dtype);
     const maskBuffer = mask ? bindable(ctx, mask, 'bool') : undefined;
