@@ -304,8 +304,12 @@ function planJob(plan: CallPlan, deferCopies = false): PlannedJob | undefined {
     if (o.scalar !== undefined) scalars.push({ operand, kind: scalarKindOf(o.dtype), value: o.scalar });
   });
   callCounts.pool++;
+  // Wasm writes staged copies of outputs outside the Wasm memory; where those are shared, the
+  // threads copy each chunk back as they finish it, in parallel and from cache.
+  const copies = wasm ? staged.chunkCopies(plan) : [];
   const job: Job = {
     command: Command.run, runner: runner!, argumentSet: set, total, scalars, caller: { runner: runner!.runner, args },
+    ...(copies.length ? { copies } : {}),
     ...(plan.limits ? { limits: plan.limits } : {}),
     // Not splittable: one worker runs the loop in order, exactly as the calling thread would.
     ...(splittable ? {} : { singleChunk: true }),
@@ -375,7 +379,7 @@ function runSync(plan: CallPlan): void {
   try {
     outcome = planned.pool.runSync(planned.job);
   } finally {
-    planned.staged.finish();
+    planned.staged.finish(outcome?.ok === true);
     endTrial(planned, outcome?.ok === true);
   }
   settle(outcome);
@@ -401,7 +405,7 @@ async function run(plan: CallPlan): Promise<void> {
     outcome = await planned.pool.run(planned.job);
   } finally {
     try {
-      await planned.staged.finishYielding();
+      await planned.staged.finishYielding(outcome?.ok === true);
     } finally {
       endTrial(planned, outcome?.ok === true);
     }

@@ -25,7 +25,7 @@ import type { CallLimits } from '../../plan.js';
 import { rebuildError, WorkerError } from './errors.js';
 import type { ArgumentSet, RunnerSource } from './kernel-cache.js';
 import {
-  CHUNK_SIZE_F64, Command, ControlBlock, markWorkerDead, runClaimedChunks, SCALARS_F64, type ScalarKind, Slot, TOTAL_F64,
+  CHUNK_SIZE_F64, type ChunkCopy, Command, ControlBlock, copyingRunner, markWorkerDead, runClaimedChunks, SCALARS_F64, type ScalarKind, Slot, TOTAL_F64,
   type WorkerMessage, WorkerSlot, WorkerState,
 } from './protocol.js';
 
@@ -53,6 +53,8 @@ export interface Job {
   readonly limits?: CallLimits;
   /** Run the whole loop as one chunk (a call whose outputs several loop indices write). */
   readonly singleChunk?: boolean;
+  /** Staged outputs each thread copies back after each chunk it runs. */
+  readonly copies?: readonly ChunkCopy[];
 }
 
 /** How a job ended. */
@@ -462,6 +464,7 @@ export class WorkerPool {
           this.post(pooled, argumentSet!.message);
           pooled.argumentSets.add(argumentSet!.id);
         }
+        if (job.copies?.length) this.post(pooled, { type: 'copies', copies: job.copies });
       }
       Atomics.store(int32, control.workerSlot(pooled.index, WorkerSlot.errorChunk), -1);
       Atomics.store(int32, control.workerSlot(pooled.index, WorkerSlot.mailbox), pooled.posted);
@@ -484,7 +487,8 @@ export class WorkerPool {
   private claimChunks(running: RunningJob): void {
     const { job } = running;
     if (!running.callerRuns || !job.caller) return;
-    runClaimedChunks(this.control, job.caller.runner, job.caller.args, (chunk, error) => {
+    const runner = job.copies?.length ? copyingRunner(job.caller.runner, job.copies) : job.caller.runner;
+    runClaimedChunks(this.control, runner, job.caller.args, (chunk, error) => {
       running.callerError ??= { chunk, error };
     });
   }

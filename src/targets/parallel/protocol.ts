@@ -183,7 +183,31 @@ export interface ArgumentSetMessage {
   readonly scalarKinds: readonly (ScalarKind | null)[];
 }
 
+/**
+ * A staged output that the threads running a job copy back themselves, chunk by chunk: loop index i
+ * of the job wrote bytes [i·bytesPerIndex, (i+1)·bytesPerIndex) of `from` (the staged copy), which go
+ * to the same bytes of `to` (the caller's shared array). Each thread copies what it just computed,
+ * while it is in cache, instead of the calling thread copying it all after the job.
+ */
+export interface ChunkCopy {
+  readonly from: Uint8Array;
+  readonly to: Uint8Array;
+  readonly bytesPerIndex: number;
+}
+
+/** A runner that also copies each chunk's staged outputs back ({@link ChunkCopy}). */
+export function copyingRunner(runner: Runner, copies: readonly ChunkCopy[]): Runner {
+  return (args, start, end) => {
+    runner(args, start, end);
+    for (const { from, to, bytesPerIndex } of copies) {
+      to.set(from.subarray(start * bytesPerIndex, end * bytesPerIndex), start * bytesPerIndex);
+    }
+  };
+}
+
 export type WorkerMessage =
+  /** The staged outputs the next job's chunks copy back (read before the job; forgotten after it). */
+  | { readonly type: 'copies'; readonly copies: readonly ChunkCopy[] }
   /** A JS runner's source, or (with `wasm`) a Wasm kernel. */
   | { readonly type: 'runner'; readonly id: number; readonly source: string; readonly sites: readonly string[]; readonly wasm?: WasmRunnerPart }
   | ArgumentSetMessage

@@ -15,6 +15,7 @@ import type { TypedArray, TypedArrayConstructor } from '../../dtypes.js';
 import type { CallPlan, OperandView } from '../../plan.js';
 import { operandReach as reachOf, type OperandReach as Reach } from '../../layout.js';
 import { isShared } from '../../shared-memory.js';
+import type { ChunkCopy } from './protocol.js';
 
 /**
  * Whether distinct loop indices reach disjoint elements, given the width of what one index reaches
@@ -147,6 +148,8 @@ interface StagedRange {
   end: number;
   copyIn: boolean;
   copyBack: boolean;
+  /** The job's threads copy it back chunk by chunk (see `chunkCopies`). */
+  copiedByChunks?: boolean;
   /** Byte offset of `start` in the arena. */
   at: number;
   readonly members: { readonly k: number; readonly view: OperandView; readonly reach: Reach }[];
@@ -232,9 +235,33 @@ export class StagedOperands {
     await copyYielding(copies);
   }
 
-  /** Copies outputs back to where the caller has them and returns the arena (once). */
-  finish(): void {
-    const copies = this.takeCopiesBack();
+  /**
+   * The staged outputs that the job's threads can copy back themselves, each chunk as it is computed
+   * ({@link ChunkCopy}): those in shared memory (so a worker reaches them) that a vectorize call over
+   * a 1-D loop writes whole and in order. `finish` then leaves them out, unless the job failed.
+   */
+  chunkCopies(plan: CallPlan): ChunkCopy[] {
+    const copies: ChunkCopy[] = [];
+    if (!this.arena || plan.kind !== 'vectorize' || plan.loopShape.length !== 1) return copies;
+    for (const range of this.ranges) {
+      const member = range.members[0]!;
+      if (!range.copyBack || range.copyIn || range.members.length !== 1 || !(range.buffer instanceof SharedArrayBuffer)) continue;
+      if (member.view.loopStrides[0] !== 1 || member.reach.low !== 0) continue;
+      const length = range.end - range.start;
+      range.copiedByChunks = true;
+      copies.push({ from: new Uint8Array(this.arena.buffer, range.at, length), to: new Uint8Array(range.buffer, range.start, length), bytesPerIndex: bytesPerElement(member.view) });
+    }
+    return copies;
+  }
+
+  /**
+   * Copies outputs back to where the caller has them and returns the arena (once).
+   *
+   * @param completed - whether the job ran every chunk (then the threads copied back their chunks'
+   *   `chunkCopies`); after a failure everything is copied back here, as the arena holds it
+   */
+  finish(completed = false): void {
+    const copies = this.takeCopiesBack(completed);
     if (!copies) return;
     try {
       copyAll(copies);
@@ -244,8 +271,8 @@ export class StagedOperands {
   }
 
   /** {@link finish}, yielding to the event loop between slices. */
-  async finishYielding(): Promise<void> {
-    const copies = this.takeCopiesBack();
+  async finishYielding(completed = false): Promise<void> {
+    const copies = this.takeCopiesBack(completed);
     if (!copies) return;
     try {
       await copyYielding(copies);
@@ -254,12 +281,12 @@ export class StagedOperands {
     }
   }
 
-  private takeCopiesBack(): Copy[] | undefined {
+  private takeCopiesBack(completed: boolean): Copy[] | undefined {
     if (this.finished || !this.arena) return undefined;
     this.finished = true;
     const arena = this.arena;
     return this.ranges
-      .filter((range) => range.copyBack)
+      .filter((range) => range.copyBack && !(completed && range.copiedByChunks))
       .map((range) => {
         const length = range.end - range.start;
         return { from: new Uint8Array(arena.buffer, range.at, length), to: new Uint8Array(range.buffer, range.start, length) };

@@ -9,7 +9,7 @@ import { instantiateRunner } from '../cpu/js/codegen.js';
 import { type Runner, type RunnerArgs } from '../cpu/memory-layout.js';
 import { instantiateKernel, wasmRunner } from '../cpu/wasm/runner.js';
 import {
-  type ArgumentSetMessage, Command, ControlBlock, runClaimedChunks, SCALARS_F64, Slot,
+  type ArgumentSetMessage, type ChunkCopy, Command, ControlBlock, copyingRunner, runClaimedChunks, SCALARS_F64, Slot,
   type WorkerMessage, WorkerSlot, WorkerState,
 } from './protocol.js';
 
@@ -29,6 +29,8 @@ export class WorkerCore {
   /** Runners by id; a runner whose source failed to instantiate throws that failure when run. */
   private readonly runners = new Map<number, Runner>();
   private readonly argumentSets = new Map<number, ArgumentSet>();
+  /** The current job's staged outputs to copy back chunk by chunk (a `copies` message before it). */
+  private copies: readonly ChunkCopy[] = [];
 
   /**
    * @param buffer the pool's control block
@@ -79,6 +81,9 @@ export class WorkerCore {
         this.argumentSets.set(message.id, { args, message });
         return;
       }
+      case 'copies':
+        this.copies = message.copies;
+        return;
       case 'forget':
         for (const id of message.runners) this.runners.delete(id);
         if (message.argumentSets === 'all') this.argumentSets.clear();
@@ -107,6 +112,8 @@ export class WorkerCore {
     } catch (error) {
       control.writeError(index, 0, error);
       control.lowerErrorChunk(0);
+    } finally {
+      this.copies = [];
     }
     if (Atomics.compareExchange(int32, this.stateSlot, WorkerState.busy, WorkerState.idle) === WorkerState.busy) {
       if (Atomics.sub(int32, Slot.remaining, 1) === 1) Atomics.notify(int32, Slot.remaining);
@@ -129,7 +136,7 @@ export class WorkerCore {
       args.scalars[k] = kind === 'number' ? control.float64[slot] : kind === 'bool' ? control.float64[slot] !== 0 : kind === 'int64' ? control.bigInt64[slot] : control.bigUint64[slot];
     });
     let failed = false;
-    runClaimedChunks(control, runner, args, (chunk, error) => {
+    runClaimedChunks(control, this.copies.length ? copyingRunner(runner, this.copies) : runner, args, (chunk, error) => {
       if (!failed) control.writeError(index, chunk, error);
       failed = true;
     });

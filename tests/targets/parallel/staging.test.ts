@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { CallPlan, OperandView } from '../../../src/plan.js';
 import { sharedArray } from '../../../src/index.js';
 import { canSplitLoop, StagingArenas, stageOperands } from '../../../src/targets/parallel/staging.js';
+import { copyingRunner } from '../../../src/targets/parallel/protocol.js';
 
 type Data = Float32Array | Float64Array | Int32Array | Uint32Array;
 
@@ -24,6 +25,37 @@ function plan(kind: CallPlan['kind'], loopShape: number[], inputs: OperandView[]
 const isShared = (a: ArrayLike<unknown>) => (a as Data).buffer instanceof SharedArrayBuffer;
 
 describe('stageOperands', () => {
+  it('lets the threads copy back a shared vectorize output chunk by chunk, and copies it all after a failure', () => {
+    const n = 1000;
+    const x = Float64Array.from({ length: n }, (_, i) => i);
+    const stage = (out: Float64Array) => {
+      const p = plan('vectorize', [n], [view(x, 0, [1])], [view(out, 0, [1])]);
+      // As for a Wasm job: every operand outside the (here: no) Wasm memory is staged.
+      const staged = stageOperands(p, new StagingArenas(), () => false);
+      const [input, output] = staged.data as Float64Array[];
+      for (let i = 0; i < n; i++) output![i] = input![i]! * 2;
+      return { staged, copies: staged.chunkCopies(p) };
+    };
+    const shared = new Float64Array(new SharedArrayBuffer(8 * n));
+    const { staged, copies } = stage(shared);
+    expect(copies.map((c) => [c.bytesPerIndex, c.from.length])).toEqual([[8, 8 * n]]);
+    copyingRunner(() => {}, copies)({} as never, 0, 600); // a thread's chunk [0, 600)
+    expect(shared[599]).toBe(1198);
+    expect(shared[600]).toBe(0);
+    staged.finish(true); // the job completed: the threads copied every chunk; nothing more here
+    expect(shared[600]).toBe(0);
+    // After a failure, the calling thread copies everything the arena holds.
+    const failed = new Float64Array(new SharedArrayBuffer(8 * n));
+    stage(failed).staged.finish(false);
+    expect(failed[999]).toBe(1998);
+    // An ordinary output cannot be reached by a worker: the calling thread copies it.
+    const ordinary = new Float64Array(n);
+    const { staged: s2, copies: c2 } = stage(ordinary);
+    expect(c2).toEqual([]);
+    s2.finish(true);
+    expect(ordinary[999]).toBe(1998);
+  });
+
   it('defers the copies in when asked, and copies in and back in slices (an awaited call yields between them)', async () => {
     // 3 MiB in, 3 MiB back: more than one slice each way.
     const x = Float64Array.from({ length: 393_216 }, (_, i) => i * 0.5);
