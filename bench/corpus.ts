@@ -141,8 +141,9 @@ interface Measured {
   readonly difference: number;
 }
 
-// Warm-up covers the first four calls of each call shape, which try both engines (engine-calibration.ts).
-const seconds = async (call: () => unknown) => (await timeCalls(call, { ...timing, warmup: Math.max(timing.warmup, 4) })).medianSeconds;
+// Warm-up covers most of the first calls of each call shape, which try both engines (4 to 8 calls,
+// engine-calibration.ts): at most two trials can fall among the 7 samples, which leaves their median alone.
+const seconds = async (call: () => unknown) => (await timeCalls(call, { ...timing, warmup: Math.max(timing.warmup, 6) })).medianSeconds;
 /** Each engine forced (the check of the choice): fewer samples, to keep a full run within minutes. */
 const secondsBeside = async (call: () => unknown) => (await timeCalls(call, { warmup: 2, samples: 5 })).medianSeconds;
 
