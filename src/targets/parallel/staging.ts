@@ -245,7 +245,7 @@ export class StagedOperands {
     if (!this.arena || plan.kind !== 'vectorize' || plan.loopShape.length !== 1) return copies;
     for (const range of this.ranges) {
       const member = range.members[0]!;
-      if (!range.copyBack || range.copyIn || range.members.length !== 1 || !(range.buffer instanceof SharedArrayBuffer)) continue;
+      if (!range.copyBack || range.copyIn || range.members.length !== 1 || !isShared(member.view.data as TypedArray)) continue;
       if (member.view.loopStrides[0] !== 1 || member.reach.low !== 0) continue;
       const length = range.end - range.start;
       range.copiedByChunks = true;
