@@ -46,6 +46,17 @@ export interface Ufunc {
 }
 
 /**
+ * The definition behind a ufunc, for modules that must see what it was made of (a serialisable
+ * descriptor: src/cluster/descriptor.ts). Not part of the public API.
+ */
+export const UFUNC_DEFINITION: unique symbol = Symbol('ufunc.definition');
+
+/** The definition of `f`, or undefined when `f` is not a ufunc made by this library. */
+export function definitionOf(f: unknown): UfuncDefinition | undefined {
+  return typeof f === 'function' ? (f as { [UFUNC_DEFINITION]?: UfuncDefinition })[UFUNC_DEFINITION] : undefined;
+}
+
+/**
  * A call on the fast path (fast-call.ts), or undefined where the call needs the general path. The
  * first call of a kind takes the general path, which checks everything, and records what later
  * calls of that kind can reuse.
@@ -204,6 +215,7 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     nout: { value: def.nout, enumerable: true },
     layout: { value: def.layout.text, enumerable: true },
     name: { value: def.parsed.name },
+    [UFUNC_DEFINITION]: { value: def },
   });
   return Object.assign(call, methods) as unknown as Ufunc & T;
 }

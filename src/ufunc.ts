@@ -157,6 +157,11 @@ export class UfuncDefinition {
     return this.layout.outputs.length;
   }
 
+  /** The signatures the ufunc was made with, in order (none for a lazy vectorize). */
+  get declaredSignatures(): readonly string[] {
+    return this.specialisations.map((s) => s.signature.text);
+  }
+
   get signatures(): readonly Signature[] {
     return [...this.specialisations, ...[...this.lazy.values()].filter((s) => !s.accepts)].map((s) => s.signature);
   }

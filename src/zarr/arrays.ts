@@ -1,0 +1,136 @@
+/**
+ * Zarr v3 arrays as ufunc operands: open and create them through zarrita (which reads and writes
+ * the format: metadata, codecs, chunk keys) over a confined, atomic filesystem store, and read or
+ * write a box of one as an ndarray-like the ufunc takes.
+ */
+import * as zarr from 'zarrita';
+import type { DType, TypedArray } from '../dtypes.js';
+import { ChunkError } from '../cluster/errors.js';
+import type { Range } from './chunk-grid.js';
+import { checkStorePath, ConfinedFileStore } from './store.js';
+
+/** The Zarr data types a ufunc can take, by their Zarr names (the library's names are the same). */
+const ZARR_DTYPES: readonly DType[] = ['bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'float32', 'float64'];
+
+/** A Zarr array opened as a ufunc operand. */
+export interface ZarrArray {
+  /** The store's root directory (its real path). */
+  readonly root: string;
+  /** The array's path inside the store, e.g. `'temperature'` or `'run1/x'`. */
+  readonly path: string;
+  readonly shape: readonly number[];
+  readonly chunkShape: readonly number[];
+  readonly dtype: DType;
+  /** zarrita's handle, for reading and writing the array yourself. */
+  readonly array: zarr.Array<zarr.DataType, ConfinedFileStore>;
+}
+
+/** What `createZarr` makes. */
+export interface CreateZarrOptions {
+  readonly shape: readonly number[];
+  readonly chunkShape: readonly number[];
+  readonly dtype: DType;
+  /** zarrita's codec list (e.g. `[{ name: 'bytes', configuration: { endian: 'little' } }, { name: 'gzip', configuration: { level: 1 } }]`). @default uncompressed little-endian bytes */
+  readonly codecs?: zarr.CodecMetadata[];
+  /** What unwritten chunks read as. @default 0 */
+  readonly fillValue?: number | bigint | boolean;
+}
+
+const stores = new Map<string, ConfinedFileStore>();
+
+/** One store object per root, so every array of a root shares its checks. */
+export function storeAt(root: string): ConfinedFileStore {
+  let store = stores.get(root);
+  if (!store) {
+    store = new ConfinedFileStore(root);
+    stores.set(root, store);
+    stores.set(store.root, store);
+  }
+  return store;
+}
+
+/**
+ * Opens the Zarr v3 array at `path` in the filesystem store at `root`.
+ *
+ * @throws ChunkError when the path leaves the store or the array's dtype is not one a ufunc takes;
+ *   zarrita's NotFoundError when there is no array there
+ * @example
+ * const x = await openZarr('./data.zarr', 'x');
+ */
+export async function openZarr(root: string, path: string): Promise<ZarrArray> {
+  const store = storeAt(root);
+  const rel = checkStorePath(path);
+  const array = await zarr.open.v3(zarr.root(store).resolve(rel), { kind: 'array' });
+  return wrap(store, rel, array);
+}
+
+/**
+ * Creates (or replaces the metadata of) a Zarr v3 array at `path` in the store at `root`.
+ *
+ * @example
+ * const y = await createZarr('./data.zarr', 'y', { shape: [1 << 20], chunkShape: [1 << 16], dtype: 'float32' });
+ */
+export async function createZarr(root: string, path: string, options: CreateZarrOptions): Promise<ZarrArray> {
+  const store = storeAt(root);
+  const rel = checkStorePath(path);
+  if (!ZARR_DTYPES.includes(options.dtype)) throw new ChunkError(`A Zarr array of a ufunc has one of the dtypes ${ZARR_DTYPES.join(', ')}; found '${options.dtype}'.`);
+  if (options.shape.length !== options.chunkShape.length || options.chunkShape.some((c) => !Number.isInteger(c) || c < 1)) {
+    throw new ChunkError(`\`chunkShape\` [${options.chunkShape.join(', ')}] must have one positive integer per dimension of \`shape\` [${options.shape.join(', ')}].`);
+  }
+  const array = await zarr.create(zarr.root(store).resolve(rel), {
+    shape: [...options.shape],
+    chunkShape: [...options.chunkShape],
+    dtype: options.dtype as zarr.DataType,
+    ...(options.codecs && { codecs: options.codecs }),
+    ...(options.fillValue !== undefined && { fillValue: options.fillValue as never }),
+  });
+  return wrap(store, rel, array as zarr.Array<zarr.DataType, ConfinedFileStore>);
+}
+
+function wrap(store: ConfinedFileStore, path: string, array: zarr.Array<zarr.DataType, ConfinedFileStore>): ZarrArray {
+  const dtype = array.dtype as DType;
+  if (!ZARR_DTYPES.includes(dtype)) throw new ChunkError(`The Zarr array '${path}' has dtype '${array.dtype}'; a ufunc takes ${ZARR_DTYPES.join(', ')}.`);
+  return { root: store.root, path, shape: array.shape, chunkShape: array.chunks, dtype, array };
+}
+
+/** An ndarray-like (C order) as the ufunc takes and zarrita writes. */
+export interface Box {
+  readonly data: TypedArray;
+  readonly shape: number[];
+  readonly stride: number[];
+  readonly dtype?: DType;
+}
+
+function selection(region: readonly (Range | undefined)[]): (zarr.Slice | null)[] {
+  return region.map((r) => (r ? zarr.slice(r[0], r[1]) : null));
+}
+
+/** Reads a box of `a` (undefined ranges: the whole dimension). */
+export async function readBox(a: ZarrArray, region: readonly (Range | undefined)[]): Promise<Box> {
+  const chunk = await zarr.get(a.array, selection(region));
+  if (a.dtype === 'bool') {
+    // zarrita's BoolArray wraps bytes of 0 and 1: the ufunc reads them as a bool array.
+    const bools = chunk.data as unknown as zarr.BoolArray;
+    return { data: new Uint8Array(bools.buffer, bools.byteOffset, bools.length), shape: chunk.shape, stride: chunk.stride, dtype: 'bool' };
+  }
+  return { data: chunk.data as TypedArray, shape: chunk.shape, stride: chunk.stride };
+}
+
+/** Writes `box` into the region of `a` (its shape must be the region's). */
+export async function writeBox(a: ZarrArray, region: readonly (Range | undefined)[], box: Box): Promise<void> {
+  const data = a.dtype === 'bool' ? new zarr.BoolArray(box.data.buffer as ArrayBuffer, box.data.byteOffset, box.data.length) : box.data;
+  await zarr.set(a.array as zarr.Array<zarr.DataType, ConfinedFileStore>, selection(region), { data, shape: box.shape, stride: box.stride } as never);
+}
+
+/** A new C-order box of `shape` for `dtype`. */
+export function allocateBox(dtype: DType, shape: readonly number[]): Box {
+  const n = shape.reduce((a, b) => a * b, 1);
+  const Ctor = { bool: Uint8Array, int8: Int8Array, int16: Int16Array, int32: Int32Array, int64: BigInt64Array, uint8: Uint8Array, uint8c: Uint8ClampedArray, uint16: Uint16Array, uint32: Uint32Array, uint64: BigUint64Array, float32: Float32Array, float64: Float64Array }[dtype];
+  const stride: number[] = [];
+  let s = 1;
+  for (let d = shape.length - 1; d >= 0; d--) {
+    stride[d] = s;
+    s *= shape[d]!;
+  }
+  return { data: new Ctor(n) as TypedArray, shape: [...shape], stride, ...(dtype === 'bool' && { dtype }) };
+}

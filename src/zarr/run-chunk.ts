@@ -1,0 +1,54 @@
+/**
+ * One unit of a chunked call: read each input's box of one output chunk, call the ufunc on them,
+ * write each output's chunk. The local runner and the cluster's workers both run this.
+ */
+import type { Ufunc } from '../callable.js';
+import { parseLayout } from '../signature-parser/index.js';
+import { allocateBox, type Box, readBox, writeBox, type ZarrArray } from './arrays.js';
+import { chunkGrid, type ChunkGrid, loopRegion, operandRegion } from './chunk-grid.js';
+
+/** A scalar input, broadcast to every chunk. */
+export type ScalarInput = number | bigint | boolean;
+
+/** The operands of a chunked call. */
+export interface ChunkedCall {
+  readonly ufunc: Ufunc;
+  readonly inputs: readonly (ZarrArray | ScalarInput)[];
+  readonly outputs: readonly ZarrArray[];
+  /** NumPy's `where`: a bool (or 0/1 integer) Zarr array broadcast to the loop, or one boolean. */
+  readonly where?: ZarrArray | boolean;
+}
+
+export function isZarrArray(x: unknown): x is ZarrArray {
+  return typeof x === 'object' && x !== null && 'array' in x && 'chunkShape' in x && 'path' in x;
+}
+
+/** The chunk grid of a call (see chunk-grid.ts for the rules). */
+export function gridOf(call: ChunkedCall): ChunkGrid {
+  const layout = parseLayout(call.ufunc.layout);
+  return chunkGrid(layout, call.inputs.map((x) => (isZarrArray(x) ? x : undefined)), call.outputs);
+}
+
+/**
+ * Runs the chunk at `coords`: reads, calls, writes. An output chunk is written only after the kernel
+ * ran on the whole chunk, each chunk file atomically (store.ts), so running a chunk twice writes the
+ * same bytes twice.
+ */
+export async function runChunk(call: ChunkedCall, grid: ChunkGrid, coords: readonly number[]): Promise<void> {
+  const layout = parseLayout(call.ufunc.layout);
+  const region = loopRegion(grid, coords);
+  const args = await Promise.all(call.inputs.map((x, i) => (isZarrArray(x) ? readBox(x, operandRegion(x.shape, layout.inputs[i]!.length, region)) : x)));
+  const outRegions = call.outputs.map((o, k) => operandRegion(o.shape, layout.outputs[k]!.length, region));
+  let where: Box | boolean | undefined;
+  let outs: Box[];
+  if (call.where !== undefined && call.where !== true) {
+    // Where `where` is false an output keeps what it held: start from the stored chunk.
+    where = isZarrArray(call.where) ? await readBox(call.where, operandRegion(call.where.shape, 0, region)) : call.where;
+    outs = await Promise.all(call.outputs.map((o, k) => readBox(o, outRegions[k]!)));
+  } else {
+    outs = call.outputs.map((o, k) => allocateBox(o.dtype, outRegions[k]!.map((r, d) => (r ? r[1] - r[0] : o.shape[d]!))));
+  }
+  const options = { out: outs.length === 1 ? outs[0] : outs, ...(where !== undefined && { where }) };
+  await call.ufunc(...args, options);
+  await Promise.all(call.outputs.map((o, k) => writeBox(o, outRegions[k]!, outs[k]!)));
+}
