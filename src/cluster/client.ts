@@ -61,7 +61,11 @@ export async function runOnCluster(call: ChunkedCall, grid: ChunkGrid, options: 
   const connection = redisOptions(options);
   const queue = new Queue(queueName, { connection });
   const redis = new Redis(connection as RedisClientOptions);
+  // While Redis is away, commands wait for the reconnect; the errors are only news of that.
   const events = new QueueEvents(queueName, { connection });
+  queue.on('error', () => undefined);
+  events.on('error', () => undefined);
+  redis.on('error', () => undefined);
   const pending = new Set(jobs.keys());
   let chunksDone = 0;
   let settle!: (error?: Error) => void;

@@ -8,6 +8,7 @@
  * job cannot make it read or write anything but whole chunks of arrays inside its store.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import type { RedisOptions } from 'bullmq';
 import { checkStorePath } from '../zarr/store.js';
 import { ChunkError } from './errors.js';
@@ -121,7 +122,8 @@ export function redisOptions(c: RedisConnection): RedisOptions {
     ...(url.username && { username: decodeURIComponent(url.username) }),
     ...(url.password && { password: decodeURIComponent(url.password) }),
     db,
-    ...(url.protocol === 'rediss:' && { tls: { servername: url.hostname, ...(c.tlsCaFile && { ca: readFileSync(c.tlsCaFile) }) } }),
+    // A server name must be a host name (RFC 6066): an IP address is checked against the certificate without one.
+    ...(url.protocol === 'rediss:' && { tls: { ...(!isIP(url.hostname) && { servername: url.hostname }), ...(c.tlsCaFile && { ca: readFileSync(c.tlsCaFile) }) } }),
     maxRetriesPerRequest: null,
   };
 }

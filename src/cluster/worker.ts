@@ -69,6 +69,7 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
   const root = storeAt(options.store).root;
   const connection = redisOptions(options);
   const redis = new Redis(connection as RedisClientOptions);
+  redis.on('error', () => undefined); // reconnects by itself; jobs report what fails
   const ufuncs = new Map<string, Ufunc>();
 
   const ufuncFor = async (hash: string): Promise<Ufunc> => {

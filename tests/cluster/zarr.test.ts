@@ -18,7 +18,7 @@ async function filled(root: string, name: string, shape: number[], chunkShape: n
   const a = await createZarr(root, name, { shape, chunkShape, dtype });
   const n = shape.reduce((p, q) => p * q, 1);
   const Ctor = { float32: Float32Array, float64: Float64Array, int32: Int32Array }[dtype];
-  const data = Ctor.from({ length: n }, (_, i) => f(i));
+  const data = new Ctor(n).map((_, i) => f(i));
   const stride = shape.map((_, d) => shape.slice(d + 1).reduce((p, q) => p * q, 1));
   await zarr.set(a.array as never, null, { data, shape, stride } as never);
   return { array: a, data };
