@@ -81,7 +81,8 @@ export async function createZarr(root: string, path: string, options: CreateZarr
     shape: [...options.shape],
     chunkShape: [...options.chunkShape],
     dtype: options.dtype as zarr.DataType,
-    ...(options.codecs && { codecs: options.codecs }),
+    // Spelled out (zarrita would write an empty list): other Zarr implementations need the bytes codec.
+    codecs: options.codecs ?? [{ name: 'bytes', configuration: { endian: 'little' } }],
     ...(options.fillValue !== undefined && { fillValue: options.fillValue as never }),
   });
   return wrap(store, rel, array as zarr.Array<zarr.DataType, ConfinedFileStore>);
