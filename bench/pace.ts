@@ -123,6 +123,25 @@ log({ name: 'synchronize() after one small call', ms: await wall(() => saxpy(2, 
     await device.queue.onSubmittedWorkDone();
   };
   log({ name: 'raw WebGPU: empty submit + onSubmittedWorkDone', ms: await wall(roundTrip) });
+  // What a batch's submission adds to that (chain.ts): error scopes around the submit, a params write.
+  const filters: GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
+  const scoped = async () => {
+    for (const f of filters) device.pushErrorScope(f);
+    device.queue.submit([device.createCommandEncoder().finish()]);
+    const popped = filters.map(() => device.popErrorScope());
+    await Promise.all([...popped, device.queue.onSubmittedWorkDone()]);
+  };
+  log({ name: 'raw WebGPU: the same in 3 error scopes', ms: await wall(scoped) });
+  const paramsBuffer = device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+  const words = new Uint32Array(64);
+  const written = async () => {
+    for (const f of filters) device.pushErrorScope(f);
+    device.queue.writeBuffer(paramsBuffer, 0, words);
+    const poppedWrite = filters.map(() => device.popErrorScope());
+    await Promise.all([...poppedWrite, scoped()]);
+  };
+  log({ name: 'raw WebGPU: the same after a scoped writeBuffer', ms: await wall(written) });
+  paramsBuffer.destroy();
 }
 {
   const a = await toDevice(data(THREE_N));
@@ -166,6 +185,8 @@ log({ name: 'synchronize() after one small call', ms: await wall(() => saxpy(2, 
   log({ name: `row sums ${ROWS}²`, ms: await wall(rows), kernelMs: await kernel(rows) });
   const cols = () => released(add.reduce(matrix, { axis: 0 }));
   log({ name: `column sums ${ROWS}²`, ms: await wall(cols), kernelMs: await kernel(cols) });
+  const hostFlat = data(SUM_N);
+  log({ name: `sum of ${SUM_N} float32, host array`, ms: await wall(() => add.reduce(hostFlat)) });
   const cumsum = () => released(add.accumulate(flat));
   log({ name: `cumsum of ${SUM_N} float32`, ms: await wall(cumsum), kernelMs: await kernel(cumsum) });
   for (const d of [flat, matrix, out]) d.destroy();

@@ -76,6 +76,8 @@ def main():
     timed(f"sum of {sum_n} float32", lambda: flat.sum())
     timed(f"row sums {rows_n}²", lambda: mat.sum(axis=1))
     timed(f"column sums {rows_n}²", lambda: mat.sum(axis=0))
+    host_flat = data(sum_n)
+    timed(f"sum of {sum_n} float32, host array", lambda: float(cp.asarray(host_flat).sum()))
     timed(f"cumsum of {sum_n} float32", lambda: flat.cumsum())
     del flat, mat, res
 

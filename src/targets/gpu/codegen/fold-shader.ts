@@ -91,7 +91,7 @@ export const TREE_DTYPES: readonly DType[] = ['float32', 'int32', 'uint32', 'int
 const RESERVED = [
   'params', 'x_words', 'x_vec', 'out_words', 'carry_words', 'mask_words', 'stage', 'sg_counter', 'P4', 'Item', 'VT',
   'fold', 'comb', 'narrow', 'load_elem', 'load_item', 'leaf', 'store_result', 'row_offset', 'mask_at',
-  'reduce_main', 'scan_main', 'tree_full4', 'tree_full1', 'tree_item1', 'fold4', 'leaf_full', 'scan_lanes', 'W', 'BLOCK', 'UNROLL', 'FIXED', 'PARTS',
+  'reduce_main', 'scan_main', 'scan_lanes_full', 'tree_full4', 'tree_full1', 'tree_item1', 'fold4', 'leaf_full', 'scan_lanes', 'W', 'BLOCK', 'UNROLL', 'FIXED', 'PARTS',
 ];
 
 /** The WGSL of both entry points for kernel `f` over `dtype`. */
@@ -315,7 +315,7 @@ fn reduce_main(@builtin(workgroup_id) group: vec3u, @builtin(num_workgroups) gro
     store_result(params[6] + row_offset(r, 1u) + g * params[7], acc, has);
   }
 }
-${subgroups ? scanLanesSubgroups() : scanLanesWorkgroup()}
+${subgroups ? scanLanesSubgroups() + scanLanesFullSubgroups() : scanLanesWorkgroup() + scanLanesFullWorkgroup()}
 // params as reduce_main's (runs and blocks per run the same as the reduce that made the carries);
 // out: the scanned row, at out offset + row offset + e · out step.
 @compute @workgroup_size(${W})
@@ -344,31 +344,43 @@ fn scan_main(@builtin(workgroup_id) group: vec3u, @builtin(num_workgroups) group
   var buf = 0u;
   for (var b = b0; b < b1; b = b + 1u) {
     let e = b * BLOCK + ${PER_LANE}u * p;
-    var s0: Item;
-    var s1: Item;
-    var s2: Item;
-    var s3: Item;
+    let stride = params[7];
     if ((params[9] & ${FLAG.VEC}u) != 0u && (b + 1u) * BLOCK <= n) {
-      // A complete block read 16 bytes at a time: every element present.
+      // A complete block read 16 bytes at a time: every element present, so the same folds
+      // without presence (the invocation before p's exists for p > 0).
       let w = bitcast<vec4<VT>>(x_vec[(xb + e) / 4u]);
-      s0 = Item(w.x, 1u);
-      s1 = Item(fold(w.x, w.y), 1u);
-      s2 = Item(fold(s1.v, w.z), 1u);
-      s3 = Item(fold(s2.v, w.w), 1u);
-    } else {
-      s0 = load_item(xb, 0u, e);
-      s1 = load_item(xb, 0u, e + 1u);
-      s2 = load_item(xb, 0u, e + 2u);
-      s3 = load_item(xb, 0u, e + 3u);
-      s1 = Item(comb(s0.v, s0.h, s1.v, s1.h), s0.h | s1.h);
-      s2 = Item(comb(s1.v, s1.h, s2.v, s2.h), s1.h | s2.h);
-      s3 = Item(comb(s2.v, s2.h, s3.v, s3.h), s2.h | s3.h);
+      let f1 = fold(w.x, w.y);
+      let f2 = fold(f1, w.z);
+      let f3 = fold(f2, w.w);
+      let lanes = scan_lanes_full(f3, p${subgroups ? ', sg_lane, sg_size, sg_index' : ''}, buf);
+      buf = buf ^ 1u;
+      var pre = lanes[0];
+      var hp = select(0u, 1u, p > 0u);
+      if (hc != 0u) {
+        if (hp != 0u) { pre = fold(carry, pre); } else { pre = carry; }
+        hp = 1u;
+      }
+      var y = vec4<VT>(w.x, f1, f2, f3);
+      if (hp != 0u) { y = vec4<VT>(fold(pre, w.x), fold(pre, f1), fold(pre, f2), fold(pre, f3)); }
+      store_result(ob + e * stride, y.x, 1u);
+      store_result(ob + (e + 1u) * stride, y.y, 1u);
+      store_result(ob + (e + 2u) * stride, y.z, 1u);
+      store_result(ob + (e + 3u) * stride, y.w, 1u);
+      if (hc != 0u) { carry = fold(carry, lanes[1]); } else { carry = lanes[1]; }
+      hc = 1u;
+      continue;
     }
+    var s0 = load_item(xb, 0u, e);
+    var s1 = load_item(xb, 0u, e + 1u);
+    var s2 = load_item(xb, 0u, e + 2u);
+    var s3 = load_item(xb, 0u, e + 3u);
+    s1 = Item(comb(s0.v, s0.h, s1.v, s1.h), s0.h | s1.h);
+    s2 = Item(comb(s1.v, s1.h, s2.v, s2.h), s1.h | s2.h);
+    s3 = Item(comb(s2.v, s2.h, s3.v, s3.h), s2.h | s3.h);
     // before: the fold of every invocation's elements before p's in this block; total: the block's.
     let lanes = scan_lanes(s3, p${subgroups ? ', sg_lane, sg_size, sg_index' : ''}, buf);
     buf = buf ^ 1u;
     let pre = Item(comb(carry, hc, lanes[0].v, lanes[0].h), hc | lanes[0].h);
-    let stride = params[7];
     if (e < n) { store_result(ob + e * stride, comb(pre.v, pre.h, s0.v, 1u), 1u); }
     if (e + 1u < n) { store_result(ob + (e + 1u) * stride, comb(pre.v, pre.h, s1.v, 1u), 1u); }
     if (e + 2u < n) { store_result(ob + (e + 2u) * stride, comb(pre.v, pre.h, s2.v, 1u), 1u); }
@@ -501,6 +513,70 @@ fn scan_lanes(t: Item, p: u32, sg_lane: u32, sg_size: u32, sg_index: u32, buf: u
     total = scan_stage[base + parts];
   }
   return array<Item, 2>(Item(comb(before.v, before.h, within.v, within.h), before.h | within.h), total);
+}
+`;
+}
+
+/** scan_lanes for a complete block: no presence; [0] is meaningless for p = 0. */
+function scanLanesFullSubgroups(): string {
+  return `
+fn scan_lanes_full(t: VT, p: u32, sg_lane: u32, sg_size: u32, sg_index: u32, buf: u32) -> array<VT, 2> {
+  var inc = t;
+  for (var d = 1u; d < sg_size; d = d * 2u) {
+    let y = subgroupShuffleUp(inc, d);
+    if (sg_lane >= d) { inc = fold(y, inc); }
+  }
+  let within = subgroupShuffleUp(inc, 1u);
+  let base = buf * (PARTS + 1u);
+  if (sg_lane == sg_size - 1u) { scan_stage[base + sg_index].v = inc; }
+  workgroupBarrier();
+  let parts = W / sg_size;
+  var before: VT;
+  var total: VT;
+  if (parts <= 8u) {
+    total = scan_stage[base].v;
+    for (var k = 1u; k < parts; k = k + 1u) {
+      if (k == sg_index) { before = total; }
+      total = fold(total, scan_stage[base + k].v);
+    }
+  } else {
+    if (p == 0u) {
+      var run = scan_stage[base].v;
+      for (var k = 1u; k < parts; k = k + 1u) {
+        let s = scan_stage[base + k].v;
+        scan_stage[base + k].v = run;
+        run = fold(run, s);
+      }
+      scan_stage[base + parts].v = run;
+    }
+    workgroupBarrier();
+    before = scan_stage[base + sg_index].v;
+    total = scan_stage[base + parts].v;
+  }
+  var ex = before;
+  if (sg_index == 0u) { ex = within; } else if (sg_lane > 0u) { ex = fold(before, within); }
+  return array<VT, 2>(ex, total);
+}
+`;
+}
+
+function scanLanesFullWorkgroup(): string {
+  return `
+fn scan_lanes_full(t: VT, p: u32, buf: u32) -> array<VT, 2> {
+  scan_stage[p].v = t;
+  workgroupBarrier();
+  for (var d = 1u; d < W; d = d * 2u) {
+    var y = scan_stage[p].v;
+    if (p >= d) { y = fold(scan_stage[p - d].v, y); }
+    workgroupBarrier();
+    scan_stage[p].v = y;
+    workgroupBarrier();
+  }
+  var before: VT;
+  if (p > 0u) { before = scan_stage[p - 1u].v; }
+  let total = scan_stage[W - 1u].v;
+  workgroupBarrier();
+  return array<VT, 2>(before, total);
 }
 `;
 }
