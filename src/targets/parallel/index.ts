@@ -337,14 +337,14 @@ function explain(plan: CallPlan): string {
   const onWorkers = `On ${workers} worker${workers === 1 ? '' : 's'} (and the calling thread in \`f.sync\`; an awaited call leaves it free)`;
   if (choice.engine === 'js') return `${onWorkers}, each running JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
   const { layout } = prepareRunnerArgs(plan);
-  let lanes: 4 | 2 | string;
+  let module: { readonly lanes: 4 | 2 | string; readonly vectors: number };
   try {
-    lanes = wasmKernelFor(plan, layout).module.lanes;
+    module = wasmKernelFor(plan, layout).module;
   } catch (error) {
     if (error instanceof WasmMemoryFull) return `${onWorkers}, each running JavaScript: ${error.message}${fastmathNote(plan.kernel)}`;
     throw error;
   }
-  return `${onWorkers}, each running WebAssembly (${wasmVariant(plan, lanes)}): ${choice.reason}${fastmathNote(plan.kernel)}`;
+  return `${onWorkers}, each running WebAssembly (${wasmVariant(plan, module.lanes, module.vectors)}): ${choice.reason}${fastmathNote(plan.kernel)}`;
 }
 
 function runOnCallingThread(plan: CallPlan): void {

@@ -1,7 +1,12 @@
 /**
  * SPMD vectorisation of element-wise kernels, in the model of Intel's ISPC: the loop's iterations
- * are independent, so 4 of them (float32/int32/uint32) or 2 (float64) run in the lanes of one
- * 128-bit vector. Control flow becomes masks: an `if` runs both branches under complementary lane
+ * are independent, so 4 of them (32-bit values) or 2 (where a value is float64; 32-bit values then
+ * use lanes 0 and 1) run in the lanes of one 128-bit vector. Integers of 8 and 16 bits take part
+ * in arithmetic as int32 (the kernel language's rule 4), so lanes hold them as exact int32 values:
+ * loads sign- or zero-extend, stores keep the low bytes (the wrap of a typed-array store; the
+ * conversions to them, `cast` below, already wrapped or clamped). Where the operands are narrower
+ * than the lanes, a step of the loop runs the body on several vectors in turn — 8 int16, 16 uint8
+ * elements per step — so that each operand moves in whole 16-byte vectors. Control flow becomes masks: an `if` runs both branches under complementary lane
  * masks (a branch no lane takes is skipped), assignments keep inactive lanes' values
  * (`bitselect`), and `return` records the lanes that are done. A scalar loop runs the tail.
  *
@@ -9,13 +14,14 @@
  * arithmetic per lane, `Math.exp` is fdlibm's in f64x2 lanes (fdlibm.ts), and other functions
  * without an instruction call V8's `Math.*` lane by lane.
  *
- * Only kernels that fit are vectorised (see `simdLanes`): vectorize kernels with a straight-line
+ * Only kernels that fit are vectorised (see `simdShape`): vectorize kernels with a straight-line
  * or branching body (no loops, arrays or helpers), contiguous or broadcast operands, and types of
  * one width. Any other kernel runs the scalar Wasm loop.
  */
-import type { DType } from '../../../dtypes.js';
+import { type DType, DTYPES } from '../../../dtypes.js';
 import type { Expr, MathFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
+import { forEachExpr } from '../../../compiler/ir-walk.js';
 import type { MemoryLayout } from '../memory-layout.js';
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter, ModuleContext } from './emit-scalar.js';
@@ -25,10 +31,69 @@ import { emitExpLanes } from './fdlibm.js';
 const NATIVE_FLOAT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'sqrt', 'floor', 'ceil', 'trunc', 'round', 'sign']);
 const NATIVE_INT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'imul']);
 
+/** Integer types narrower than the lanes: held in them as exact int32 values. */
+const NARROW_INTS: ReadonlySet<DType> = new Set<DType>(['int8', 'uint8', 'uint8c', 'int16', 'uint16']);
+const LANE_TYPES: ReadonlySet<DType> = new Set<DType>(['float32', 'float64', 'int32', 'uint32', ...NARROW_INTS]);
+
+/** The type lanes compute a value of type `t` in: 8- and 16-bit integers as int32. */
+export function laneType(t: DType): DType {
+  return NARROW_INTS.has(t) ? 'int32' : t;
+}
+
+/** Inclusive value ranges of the narrow integer types (uint8c holds what uint8 holds). */
+const NARROW_RANGE: Partial<Record<DType, readonly [number, number]>> = {
+  int8: [-128, 127], uint8: [0, 255], uint8c: [0, 255], int16: [-32768, 32767], uint16: [0, 65535],
+};
+
+/**
+ * How an element-wise kernel runs in lanes: `lanes` elements per vector (4, or 2 where a value is
+ * float64), `vectors` vectors per step of the loop (more than 1 where an operand is narrower than
+ * the lanes, so that it is read and written 16 bytes per step).
+ */
+export interface SimdShape {
+  readonly lanes: 4 | 2;
+  readonly vectors: number;
+}
+
+/**
+ * Whether a kernel calls a `Math` function that lanes compute with more than an instruction or
+ * two (exp's ported code with its fallback branch, V8's functions lane by lane).
+ */
+function callsOutOfLine(body: readonly Stmt[]): boolean {
+  let found = false;
+  forEachExpr(body, (e) => {
+    if (e.kind === 'math' && !NATIVE_FLOAT_MATH.has(e.fn)) found = true;
+    if (e.kind === 'binary' && e.op === '%') found = true; // fmod, lane by lane
+  });
+  return found;
+}
+
+/**
+ * How a kernel runs in lanes, or the reason it runs scalar.
+ */
+export function simdShape(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layout: MemoryLayout): SimdShape | string {
+  const lanes = simdLanes(kernel, kind, layout);
+  if (typeof lanes === 'string') return lanes;
+  // The narrowest operand in memory decides how many vectors a step takes.
+  let bytes = 16;
+  [...kernel.params.map((p) => p.type), kernel.returnType].forEach((t, i) => {
+    const step = layout.inner[i];
+    if (step !== 'unit' && step !== 'origin') return;
+    bytes = Math.min(bytes, DTYPES[t as DType].bytes);
+  });
+  // float64 alone: two vectors per step where the body is arithmetic, whose dependency chain (a
+  // polynomial's Horner steps) then runs twice side by side: degree-5 polynomial 20–27 % faster
+  // (bench/results/lanes-xeon-2c.md); no change measured for branches or division, and out-of-line
+  // functions would only double their code.
+  if (lanes === 2 && bytes === 8) return { lanes, vectors: callsOutOfLine(kernel.body) ? 1 : 2 };
+  const vectors = Math.max(1, 16 / (lanes * bytes));
+  return { lanes, vectors };
+}
+
 /**
  * The lanes a kernel runs in (4 or 2), or the reason it runs scalar.
  */
-export function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layout: MemoryLayout): 4 | 2 | string {
+function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layout: MemoryLayout): 4 | 2 | string {
   if (kind !== 'vectorize') return 'only vectorize kernels are vectorised so far';
   if (kernel.helpers.length) return 'the kernel calls helpers';
   const out = layout.inner[layout.inner.length - 1];
@@ -37,14 +102,14 @@ export function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize'
   const operandTypes = [...kernel.params.map((p) => p.type), kernel.returnType];
   const types = new Set<DType>();
   for (const t of operandTypes) {
-    if (typeof t !== 'string' || !['float32', 'float64', 'int32', 'uint32'].includes(t)) return `an operand is ${typeof t === 'string' ? t : 'an array'}`;
-    types.add(t as DType);
+    if (typeof t !== 'string' || !LANE_TYPES.has(t as DType)) return `an operand is ${typeof t === 'string' ? t : 'an array'}`;
+    types.add(laneType(t as DType));
   }
   let refusal: string | undefined;
   const seeType = (t: DType) => {
     if (t === 'bool') return;
-    if (!['float32', 'float64', 'int32', 'uint32'].includes(t)) refusal ??= `it computes in ${t}`;
-    types.add(t);
+    if (!LANE_TYPES.has(t)) refusal ??= `it computes in ${t}`;
+    types.add(laneType(t));
   };
   const visit = (e: Expr): void => {
     seeType(e.type);
@@ -62,17 +127,12 @@ export function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize'
       case 'compare': seeType(e.operandType); visit(e.left); visit(e.right); return;
       case 'logical': visit(e.left); visit(e.right); return;
       case 'select': visit(e.cond); visit(e.then); visit(e.otherwise); return;
-      case 'cast': {
-        const from = e.value.type;
-        const to = e.type;
-        const ok = from === 'bool' || to === 'bool' || (to === 'float32' && (from === 'int32' || from === 'uint32')) ||
-          ((from === 'int32' || from === 'uint32') && (to === 'int32' || to === 'uint32'));
-        if (!ok) refusal ??= `a conversion from ${from} to ${to}`;
+      case 'cast':
+        // Every conversion between lane types (and bool) has a lane form (SimdEmitter.cast).
         visit(e.value);
         return;
-      }
       case 'math':
-        if (e.type === 'int32' || e.type === 'uint32') {
+        if (laneType(e.type) === 'int32' || e.type === 'uint32') {
           if (!NATIVE_INT_MATH.has(e.fn) || (e.fn === 'abs' && e.type === 'uint32')) refusal ??= `Math.${e.fn} on integers`;
         } else if (e.fn === 'fround') refusal ??= 'Math.fround mixes float64 and float32';
         e.args.forEach(visit);
@@ -94,10 +154,8 @@ export function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize'
   };
   stmts(kernel.body);
   if (refusal) return refusal;
-  const wide = types.has('float64');
-  const narrow = types.has('float32') || types.has('int32') || types.has('uint32');
-  if (wide && narrow) return 'float64 and 32-bit types are mixed, so lanes would have two widths';
-  return wide ? 2 : 4;
+  // float64 beside 32-bit values: 2 lanes, the 32-bit values in lanes 0 and 1 (as per-row code does).
+  return types.has('float64') ? 2 : 4;
 }
 
 /** Emits the vector body of the loop into a scalar function emitter's code. */
@@ -166,6 +224,9 @@ export class SimdEmitter {
 
   /** Resets per-iteration state; call at the start of each vector iteration. */
   begin(defaultResult: number, returnType: DType): void {
+    this.mask = undefined;
+    this.anyDone = false;
+    this.allReturned = false;
     this.constant(defaultResult, returnType);
     this.e.set(this.result);
     this.constant(false, 'bool');
@@ -338,7 +399,7 @@ export class SimdEmitter {
       int32: { '<': SimdOp.i32x4_lt_s, '<=': SimdOp.i32x4_le_s, '>': SimdOp.i32x4_gt_s, '>=': SimdOp.i32x4_ge_s, '==': SimdOp.i32x4_eq, '!=': SimdOp.i32x4_ne },
       uint32: { '<': SimdOp.i32x4_lt_u, '<=': SimdOp.i32x4_le_u, '>': SimdOp.i32x4_gt_u, '>=': SimdOp.i32x4_ge_u, '==': SimdOp.i32x4_eq, '!=': SimdOp.i32x4_ne },
     };
-    this.simd(table[t]![op]!);
+    this.simd(table[laneType(t)]![op]!);
     // Masks are as wide as the lanes: 32-bit comparisons in 2-lane (mixed-width) code widen.
     if (this.lanes === 2 && t !== 'float64') this.simd(SimdOp.i64x2_extend_low_i32x4_s);
   }
@@ -369,7 +430,7 @@ export class SimdEmitter {
         this.constant(0, from);
         this.simd(from === 'float32' ? SimdOp.f32x4_gt : SimdOp.f64x2_gt);
       } else {
-        this.constant(0, from);
+        this.constant(0, 'int32');
         this.simd(SimdOp.i32x4_ne);
       }
       if (this.lanes === 2 && from !== 'float64') this.simd(SimdOp.i64x2_extend_low_i32x4_s);
@@ -387,12 +448,78 @@ export class SimdEmitter {
       else this.simd(from === 'uint32' ? SimdOp.f64x2_convert_low_i32x4_u : SimdOp.f64x2_convert_low_i32x4_s);
       return;
     }
-    // int32 ↔ uint32: the same bits.
+    // To an integer type: a typed array's store.
+    if (to === 'uint8c') return this.clampToUint8(from);
+    if (from === 'float32' || from === 'float64') this.toInt32(from);
+    const range = NARROW_RANGE[to];
+    const have = NARROW_RANGE[from];
+    if (!range || (have && have[0] >= range[0] && have[1] <= range[1])) return; // int32 ↔ uint32: the same bits; or it fits
+    // Keep the low bits: sign-extend them (int8, int16) or mask the rest off (uint8, uint16).
+    if (range[0] < 0) {
+      const shift = range[1] === 127 ? 24 : 16;
+      this.e.i32(shift);
+      this.simd(SimdOp.i32x4_shl);
+      this.e.i32(shift);
+      this.simd(SimdOp.i32x4_shr_s);
+    } else {
+      this.constant(range[1], 'int32');
+      this.simd(SimdOp.v128_and);
+    }
+  }
+
+  /**
+   * JS's ToInt32 of floats in lanes (the wrap of `Int32Array`'s store), to int32 lanes (lanes 0
+   * and 1 from float64). float64: t = trunc(x), r = t − floor(t·2⁻³²)·2³² is exact (an integer in
+   * [0, 2³²)), and its unsigned saturating truncation is ToInt32's bits; NaN and ±∞ make r NaN,
+   * which truncates to 0. float32: below 2³¹ in magnitude the signed saturating truncation is
+   * exact; from 2³¹ on, x is a multiple of 2⁸ and r = x − floor(x·2⁻³²)·2³² is exact in float32
+   * too (a multiple of 2⁸ below 2³²: at most 24 significant bits).
+   */
+  private toInt32(from: 'float32' | 'float64'): void {
+    const x = this.e.local(ValType.v128);
+    if (from === 'float64') {
+      this.simd(SimdOp.f64x2_trunc);
+      this.e.tee(x).get(x);
+      this.constant(2 ** -32, 'float64');
+      this.simd(SimdOp.f64x2_mul).simd(SimdOp.f64x2_floor);
+      this.constant(2 ** 32, 'float64');
+      this.simd(SimdOp.f64x2_mul).simd(SimdOp.f64x2_sub).simd(SimdOp.i32x4_trunc_sat_f64x2_u_zero);
+      return;
+    }
+    this.e.tee(x);
+    this.simd(SimdOp.i32x4_trunc_sat_f32x4_s);
+    this.e.get(x).get(x);
+    this.constant(2 ** -32, 'float32');
+    this.simd(SimdOp.f32x4_mul).simd(SimdOp.f32x4_floor);
+    this.constant(2 ** 32, 'float32');
+    this.simd(SimdOp.f32x4_mul).simd(SimdOp.f32x4_sub).simd(SimdOp.i32x4_trunc_sat_f32x4_u);
+    this.e.get(x);
+    this.simd(SimdOp.f32x4_abs);
+    this.constant(2 ** 31, 'float32');
+    this.simd(SimdOp.f32x4_lt).simd(SimdOp.v128_bitselect);
+  }
+
+  /**
+   * `Uint8ClampedArray`'s store in lanes: floats round half to even (`nearest`) and truncate
+   * saturating (NaN → 0), then every value clamps to 0…255 as an int32 (a uint32 as unsigned).
+   */
+  private clampToUint8(from: DType): void {
+    if (from === 'uint8') return;
+    if (from === 'float32') this.simd(SimdOp.f32x4_nearest).simd(SimdOp.i32x4_trunc_sat_f32x4_s);
+    else if (from === 'float64') this.simd(SimdOp.f64x2_nearest).simd(SimdOp.i32x4_trunc_sat_f64x2_s_zero);
+    this.constant(255, 'int32');
+    if (from === 'uint32') {
+      this.simd(SimdOp.i32x4_min_u);
+      return;
+    }
+    this.simd(SimdOp.i32x4_min_s);
+    this.constant(0, 'int32');
+    this.simd(SimdOp.i32x4_max_s);
   }
 
   protected math(fn: MathFunction, args: readonly Expr[], t: DType): void {
     const f32 = t === 'float32';
-    if (t === 'int32' || t === 'uint32') {
+    if (laneType(t) === 'int32' || t === 'uint32') {
       const u = t === 'uint32';
       if (fn === 'abs') {
         this.expr(args[0]!);

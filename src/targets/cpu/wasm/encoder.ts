@@ -81,6 +81,20 @@ export enum SimdOp {
   f32x4_demote_f64x2_zero = 0x5e, f64x2_promote_low_f32x4 = 0x5f, i64x2_neg = 0xc1, i64x2_extend_low_i32x4_s = 0xc7,
   f64x2_convert_low_i32x4_s = 0xfe, f64x2_convert_low_i32x4_u = 0xff,
   i32x4_all_true = 0xa3, i64x2_all_true = 0xc3, i64x2_shl = 0xcb,
+  // Narrow integers: extending loads, lane loads and stores, and 8/16-bit lane arithmetic.
+  v128_load8x8_s = 0x01, v128_load8x8_u = 0x02, v128_load16x4_s = 0x03, v128_load16x4_u = 0x04,
+  v128_load8_lane = 0x54, v128_load16_lane = 0x55, v128_store8_lane = 0x58, v128_store16_lane = 0x59,
+  v128_load32_zero = 0x5c, v128_load64_zero = 0x5d,
+  i8x16_splat = 0x0f, i16x8_splat = 0x10,
+  i16x8_extend_low_i8x16_s = 0x87, i16x8_extend_low_i8x16_u = 0x89,
+  i32x4_extend_low_i16x8_s = 0xa7, i32x4_extend_low_i16x8_u = 0xa9,
+  i8x16_add = 0x6e, i8x16_add_sat_s = 0x6f, i8x16_add_sat_u = 0x70, i8x16_sub = 0x71, i8x16_sub_sat_s = 0x72, i8x16_sub_sat_u = 0x73,
+  i8x16_min_s = 0x76, i8x16_min_u = 0x77, i8x16_max_s = 0x78, i8x16_max_u = 0x79,
+  i16x8_add = 0x8e, i16x8_add_sat_s = 0x8f, i16x8_add_sat_u = 0x90, i16x8_sub = 0x91, i16x8_sub_sat_s = 0x92, i16x8_sub_sat_u = 0x93,
+  i16x8_mul = 0x95, i16x8_min_s = 0x96, i16x8_min_u = 0x97, i16x8_max_s = 0x98, i16x8_max_u = 0x99,
+  // Float → integer: saturating truncation (NaN → 0), and f32 rounding to nearest, ties to even.
+  i32x4_trunc_sat_f32x4_u = 0xf9, i32x4_trunc_sat_f64x2_s_zero = 0xfc, i32x4_trunc_sat_f64x2_u_zero = 0xfd,
+  f32x4_nearest = 0x6a,
 }
 
 /** A growable byte buffer with the encodings the binary format uses. */

@@ -13,7 +13,7 @@ import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../memory-layou
 import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
 import { type CompiledModule, compileKernelModule } from './module.js';
 import { ROW_SCRATCH_BYTES, rowPlan } from './emit-rows.js';
-import { simdLanes } from './emit-simd.js';
+import { simdShape } from './emit-simd.js';
 import { blockMemory, type BlockKernel, blockStagingBytes, runInBlocks } from './block-staging.js';
 import { drive, type DriveSpec, instantiateKernel, type WasmRun } from './runner.js';
 import { wasmRefusal } from './support.js';
@@ -167,7 +167,7 @@ function expRunsScalar(plan: CallPlan): string | undefined {
   const key = layoutKey(layout);
   let why = byLayout.get(key);
   if (why === undefined) {
-    const lanes = plan.kind === 'vectorize' ? simdLanes(plan.kernel, 'vectorize', layout) : rowPlan(plan.kernel, layout);
+    const lanes = plan.kind === 'vectorize' ? simdShape(plan.kernel, 'vectorize', layout) : rowPlan(plan.kernel, layout);
     why = typeof lanes === 'string' ? lanes : null;
     byLayout.set(key, why);
   }
@@ -337,16 +337,16 @@ export function explainPlan(plan: CallPlan, elements: number, choice: EngineChoi
   const elided = plan.kind === 'guvectorize' && checked < checks.length
     ? ` Bounds checks: ${checked} of ${checks.length} array index axes; the others are in bounds by their loops.`
     : '';
-  return `WebAssembly (${wasmVariant(plan, kernel.module.lanes)}): ${choice.reason}${elided}${fastmathNote(plan.kernel)}`;
+  return `WebAssembly (${wasmVariant(plan, kernel.module.lanes, kernel.module.vectors)}): ${choice.reason}${elided}${fastmathNote(plan.kernel)}`;
 }
 
 /**
- * How a compiled kernel's loop runs, in words: SIMD (elements or rows per vector) or scalar, and
- * why scalar (`lanes` is then the reason).
+ * How a compiled kernel's loop runs, in words: SIMD (elements or rows per vector, and vectors per
+ * step) or scalar, and why scalar (`lanes` is then the reason).
  */
-export function wasmVariant(plan: CallPlan, lanes: 4 | 2 | string): string {
+export function wasmVariant(plan: CallPlan, lanes: 4 | 2 | string, vectors = 1): string {
   if (typeof lanes !== 'number') return `scalar: ${lanes}`;
-  if (plan.kind === 'vectorize') return `SIMD, ${lanes} lanes`;
+  if (plan.kind === 'vectorize') return vectors === 1 ? `SIMD, ${lanes} lanes` : `SIMD, ${lanes} lanes × ${vectors} vectors per step`;
   return `SIMD, ${lanes} rows per vector; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
 }
 

@@ -16,7 +16,7 @@ import type { MemoryLayout } from '../memory-layout.js';
 import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { type CoreAxisNames, counterBounds, findLoopCounters } from './loop-counters.js';
 import type { CallPlan } from '../../../plan.js';
-import { SimdEmitter, simdLanes } from './emit-simd.js';
+import { SimdEmitter, type SimdShape, simdShape } from './emit-simd.js';
 import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
 import { emitExp, PORTED } from './fdlibm.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
@@ -35,6 +35,8 @@ export interface CompiledModule {
   readonly scratchBytes: number;
   /** Lanes of the vectorised loop, or why the loop is scalar. */
   readonly lanes: 4 | 2 | string;
+  /** Vectors per step of an element-wise vector loop (emit-simd.ts `SimdShape`); 1 for rows. */
+  readonly vectors: number;
 }
 
 /** Collects the local arrays declared in a body (at any depth). */
@@ -184,14 +186,15 @@ function emit(
 
   // Per-row kernels: the row plan, and the row scratch area after the local arrays' (emit-rows.ts).
   const row = kind === 'guvectorize' ? rowPlan(kernel, layout) : undefined;
-  const lanes = kind === 'vectorize' ? simdLanes(kernel, kind, layout) : typeof row === 'string' ? row : row!.lanes;
+  const shape = kind === 'vectorize' ? simdShape(kernel, kind, layout) : typeof row === 'string' ? row : { lanes: row!.lanes, vectors: 1 };
   let rows: { plan: RowPlan; offset: number } | undefined;
   if (row !== undefined && typeof row !== 'string') {
     rows = { plan: row, offset: Math.ceil(scratchBytes / 16) * 16 };
     scratchBytes = rows.offset + ROW_SCRATCH_BYTES;
   }
-  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, lanes, rows), exportName: 'run' });
-  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes };
+  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows), exportName: 'run' });
+  const lanes = typeof shape === 'string' ? shape : shape.lanes;
+  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors };
 }
 
 /** The element type of operand `i` (a vectorize kernel's output follows its parameters). */
@@ -216,7 +219,7 @@ function declareLocalArrays(e: FunctionEmitter, body: readonly Stmt[], ctx: Modu
 }
 
 function emitRun(
-  kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, ctx: ModuleContext, params: ValType[], lanes: 4 | 2 | string,
+  kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, ctx: ModuleContext, params: ValType[], shape: SimdShape | string,
   rows: { plan: RowPlan; offset: number } | undefined,
 ) {
   const count = params.length - 2;
@@ -255,7 +258,7 @@ function emitRun(
     const rowScratch = e.local(ValType.i32);
     e.get(e.scratch).i32(rows.offset).op(Op.i32_add).set(rowScratch);
     emitRowVectorLoop(e, ctx, kernel, layout, rows.plan, { pointer, step, k, count }, rowScratch);
-  } else if (typeof lanes === 'number') emitVectorLoop(e, ctx, kernel, nin, layout, lanes, pointer, step, k, count);
+  } else if (typeof shape !== 'string') emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count);
 
   // The scalar loop: every element where there is no vector loop, else the tail.
   e.open('block');
@@ -311,11 +314,16 @@ function emitRun(
   return { type: { params, results: [] }, locals: e.locals, code: e.code };
 }
 
-/** The vector loop: `lanes` elements per iteration while that many remain (see emit-simd.ts). */
+/**
+ * The vector loop: `lanes × vectors` elements per iteration while that many remain (see
+ * emit-simd.ts); the body runs once per vector, on the operands' elements at that vector's place.
+ */
 function emitVectorLoop(
-  e: FunctionEmitter, ctx: ModuleContext, kernel: TypedKernel, nin: number, layout: MemoryLayout, lanes: 4 | 2,
+  e: FunctionEmitter, ctx: ModuleContext, kernel: TypedKernel, nin: number, layout: MemoryLayout, shape: SimdShape,
   pointer: (number | undefined)[], step: (number | undefined)[], k: number, count: number,
 ): void {
+  const { lanes, vectors } = shape;
+  const perStep = lanes * vectors;
   const result = e.local(ValType.v128);
   const simd = new SimdEmitter(e, ctx, lanes, result);
   const returnType = kernel.returnType as DType;
@@ -323,36 +331,101 @@ function emitVectorLoop(
   const exit = e.depth() - 1;
   e.open('loop');
   const top = e.depth() - 1;
-  e.get(k).i32(lanes).op(Op.i32_add).get(count).op(Op.i32_gt_u).br(exit, true);
-  kernel.params.forEach((v, i) => {
-    const dtype = v.type as DType;
-    const local = simd.varLocal(v);
-    const s = layout.inner[i];
-    if (s === 'scalar') {
-      e.get(step[i]!);
-      simd.splat(dtype);
-    } else if (s === 'broadcast') {
-      e.get(pointer[i]!);
-      e.load(dtype);
-      simd.splat(dtype);
-    } else {
-      e.get(pointer[i]!);
-      e.simd(SimdOp.v128_load).code.u32(sizeShift(dtype)).u32(0);
-    }
-    e.set(local);
-  });
-  simd.begin(undefinedValue(returnType), returnType);
-  simd.stmts(kernel.body);
-  e.get(pointer[nin]!).get(result);
-  e.simd(SimdOp.v128_store).code.u32(sizeShift(returnType)).u32(0);
+  e.get(k).i32(perStep).op(Op.i32_add).get(count).op(Op.i32_gt_u).br(exit, true);
+  for (let part = 0; part < vectors; part++) {
+    kernel.params.forEach((v, i) => {
+      const dtype = v.type as DType;
+      const s = layout.inner[i];
+      if (s === 'scalar') {
+        e.get(step[i]!);
+        simd.splat(dtype);
+      } else if (s === 'broadcast') {
+        e.get(pointer[i]!);
+        e.load(dtype);
+        simd.splat(dtype);
+      } else {
+        e.get(pointer[i]!);
+        loadLanes(e, dtype, lanes, part * lanes * DTYPES[dtype].bytes);
+      }
+      e.set(simd.varLocal(v));
+    });
+    simd.begin(undefinedValue(returnType), returnType);
+    simd.stmts(kernel.body);
+    e.get(pointer[nin]!).get(result);
+    storeLanes(e, returnType, lanes, part * lanes * DTYPES[returnType].bytes);
+  }
   for (let i = 0; i <= nin; i++) {
     const s = layout.inner[i];
     if (s !== 'unit' && s !== 'origin') continue;
     const dtype = i < nin ? (kernel.params[i]!.type as DType) : returnType;
-    e.get(pointer[i]!).i32(lanes << sizeShift(dtype)).op(Op.i32_add).set(pointer[i]!);
+    e.get(pointer[i]!).i32(perStep * DTYPES[dtype].bytes).op(Op.i32_add).set(pointer[i]!);
   }
-  e.get(k).i32(lanes).op(Op.i32_add).set(k);
+  e.get(k).i32(perStep).op(Op.i32_add).set(k);
   e.br(top);
   e.close();
   e.close();
+}
+
+/** Whether the lanes of a narrow integer type load sign-extended. */
+const SIGNED_NARROW = new Set<DType>(['int8', 'int16']);
+
+/**
+ * Loads `lanes` elements of `dtype` from the address on the stack plus `offset` bytes into lanes
+ * of their lane type (emit-simd.ts): 8- and 16-bit integers extended to int32.
+ */
+function loadLanes(e: FunctionEmitter, dtype: DType, lanes: 4 | 2, offset: number): void {
+  const bytes = DTYPES[dtype].bytes;
+  const memarg = (align: number) => e.code.u32(align).u32(offset);
+  const signed = SIGNED_NARROW.has(dtype);
+  switch (bytes * lanes) {
+    case 16:
+      e.simd(SimdOp.v128_load);
+      memarg(sizeShift(dtype));
+      return;
+    case 8:
+      if (bytes === 2) e.simd(signed ? SimdOp.v128_load16x4_s : SimdOp.v128_load16x4_u);
+      else e.simd(SimdOp.v128_load64_zero);
+      memarg(bytes === 2 ? 1 : 2);
+      return;
+    case 4:
+      e.simd(SimdOp.v128_load32_zero);
+      memarg(0);
+      break;
+    default: {
+      // Two bytes: 2 lanes of 8-bit integers.
+      const zero = e.local(ValType.v128);
+      e.get(zero);
+      e.simd(SimdOp.v128_load16_lane);
+      memarg(0);
+      e.code.byte(0);
+      break;
+    }
+  }
+  if (bytes === 1) e.simd(signed ? SimdOp.i16x8_extend_low_i8x16_s : SimdOp.i16x8_extend_low_i8x16_u);
+  e.simd(signed ? SimdOp.i32x4_extend_low_i16x8_s : SimdOp.i32x4_extend_low_i16x8_u);
+}
+
+/**
+ * Stores the lanes on the stack (after the address) as `lanes` elements of `dtype` at the address
+ * plus `offset` bytes: narrow integers keep the low bytes of each int32 lane (the value is already
+ * in their range: the kernel's result was converted to `dtype`).
+ */
+function storeLanes(e: FunctionEmitter, dtype: DType, lanes: 4 | 2, offset: number): void {
+  const bytes = DTYPES[dtype].bytes;
+  const memarg = (align: number) => e.code.u32(align).u32(offset);
+  if (bytes * lanes === 16) {
+    e.simd(SimdOp.v128_store);
+    memarg(sizeShift(dtype));
+    return;
+  }
+  if (bytes < 4) {
+    // The low `bytes` of each 32-bit lane, packed at the bottom of the vector.
+    const v = e.local(ValType.v128);
+    const picks = Array.from({ length: lanes }, (_, l) => Array.from({ length: bytes }, (_, b) => 4 * l + b)).flat();
+    e.tee(v).get(v).shuffle([...picks, ...Array<number>(16 - picks.length).fill(0)]);
+  }
+  const op = { 8: SimdOp.v128_store64_lane, 4: SimdOp.v128_store32_lane, 2: SimdOp.v128_store16_lane }[bytes * lanes]!;
+  e.simd(op);
+  memarg(0);
+  e.code.byte(0);
 }

@@ -31,7 +31,7 @@ describe('engine choice', () => {
     expect(f.explain(new Float32Array(300), new Float32Array(300))).toMatch(/^JavaScript: a call of 300 elements \(about \d+ operations\) on arrays outside Wasm memory is faster in generated JS/);
     expect(f.explain(sharedArray(300, 'float32'), sharedArray(300, 'float32'), { out: sharedArray(300, 'float32') })).toMatch(startsWith('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.'));
     const g = vectorize(['float64(float64)'])((x: number) => (x > 0 ? Math.sqrt(x) : -x));
-    expect(g.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(startsWith('WebAssembly (SIMD, 2 lanes): every array is in Wasm memory.'));
+    expect(g.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(startsWith('WebAssembly (SIMD, 2 lanes × 2 vectors per step): every array is in Wasm memory.'));
     // exp runs in Wasm where its loop is SIMD (fdlibm's exp in f64x2 lanes beats V8's Math.exp);
     // where the loop would be scalar, V8's own Math.exp in JS is as fast, so JS runs it.
     const e = vectorize(['float64(float64)'])((x: number) => (x > 0 ? Math.exp(x) : -x));
@@ -47,8 +47,10 @@ describe('engine choice', () => {
     // Other functions V8 computes (imported: a call out of Wasm per element) keep the kernel in JS.
     const l = vectorize(['float64(float64)'])((x: number) => Math.exp(x) + Math.log(x));
     expect(l.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(startsWith("JavaScript: the kernel calls Math.log, which runs faster in JS (V8's own) than in this engine (a call out of Wasm per element)."));
+    // float32 beside float64: 2 lanes (the float32 values in lanes 0 and 1), two vectors per step
+    // so that the float32 operand moves 16 bytes at a time.
     const h = vectorize(['float64(float32)'])((x: number) => x * 2);
-    expect(h.explain(sharedArray(1000, 'float32'), { out: sharedArray(1000) })).toMatch(startsWith('WebAssembly (scalar: a conversion from float32 to float64): every array is in Wasm memory.'));
+    expect(h.explain(sharedArray(1000, 'float32'), { out: sharedArray(1000) })).toMatch(startsWith('WebAssembly (SIMD, 2 lanes × 2 vectors per step): every array is in Wasm memory.'));
     expect(f.explain(new Float32Array(3), 1)).toBe('JavaScript: a call of 3 elements is faster in generated JS than entering Wasm.');
   });
 
