@@ -1,6 +1,7 @@
 /**
  * Kernels that exercise the Wasm engine's lanes beyond 32-bit floats — 8/16-bit integers, float ↔
- * integer conversions, float64 — and float32 on the JS engine, each timed on:
+ * integer conversions, float64, per-row loops whose trip count differs per row (masked) — and
+ * float32 on the JS engine, each timed on:
  *   - the default engine choice (`auto`), and the Wasm engine forced (`wasm`), on arrays in Wasm
  *     memory (`sharedArray`) and on ordinary typed arrays;
  *   - the JS engine (`js`);
@@ -13,7 +14,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { setEngineMode } from '../src/targets/cpu/wasm/index.js';
-import { type DType, sharedArray, vectorize } from '../src/index.js';
+import { type DType, guvectorize, sharedArray, vectorize } from '../src/index.js';
 import { formatSeconds } from './lib/format.js';
 import { markdownTable } from './lib/markdown.js';
 import { median } from './lib/timing.js';
@@ -137,7 +138,7 @@ function time(run: () => void): number {
   return median(samples);
 }
 
-const rows: string[][] = [];
+const table: string[][] = [];
 const json: Record<string, Record<string, number | string>> = {};
 for (const k of KERNELS) {
   if (chosen && !chosen.includes(k.name)) continue;
@@ -171,7 +172,7 @@ for (const k of KERNELS) {
   setEngineMode('auto');
   json[k.name] = result;
   const ms = (x: number | string) => formatSeconds((x as number) / 1e3);
-  rows.push([
+  table.push([
     `${k.name} \`${k.signature}\``,
     `${ms(result['auto, Wasm memory']!)} (${result['auto, Wasm memory engine']})`,
     ms(result['wasm, Wasm memory']!),
@@ -180,7 +181,111 @@ for (const k of KERNELS) {
     ms(result['plain JS loop']!),
   ]);
 }
+
+type Row = { [i: number]: number; length: number };
+/** Per-row kernels whose loops run a different number of times per row: N / 16 rows of 16. */
+const ROW_KERNELS: { name: string; signature: string; layout: string; kernel: (...a: never[]) => void; loop: (x: Float32Array, t: Float32Array, out: Float32Array, rows: number, n: number) => void }[] = [
+  {
+    name: 'first-above (break per row)',
+    signature: 'void(float32[:], float32, float32[:])',
+    layout: '(n),()->()',
+    kernel: ((x: Row, t: number, out: Row) => {
+      let idx = -1;
+      for (let i = 0; i < x.length; i++) {
+        if (x[i]! > t) {
+          idx = i;
+          break;
+        }
+      }
+      out[0] = idx;
+    }) as never,
+    loop: (x, t, out, rows, n) => {
+      for (let r = 0; r < rows; r++) {
+        let idx = -1;
+        for (let i = 0; i < n; i++) {
+          if (x[r * n + i]! > t[r]!) {
+            idx = i;
+            break;
+          }
+        }
+        out[r] = idx;
+      }
+    },
+  },
+  {
+    name: 'newton-sqrt (while per element)',
+    signature: 'void(float32[:], float32, float32[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Row, t: number, out: Row) => {
+      for (let i = 0; i < x.length; i++) {
+        const a = x[i]! + t;
+        let y = a;
+        let c = y * 0;
+        while (Math.abs(y * y - a) > 1e-3 * a && c < 30) {
+          y = 0.5 * (y + a / y);
+          c += 1;
+        }
+        out[i] = y;
+      }
+    }) as never,
+    loop: (x, t, out, rows, n) => {
+      const f = Math.fround;
+      for (let r = 0; r < rows; r++) {
+        for (let i = 0; i < n; i++) {
+          const a = f(x[r * n + i]! + t[r]!);
+          let y = a;
+          let c = f(y * 0);
+          while (Math.abs(f(f(y * y) - a)) > f(f(1e-3) * a) && c < 30) {
+            y = f(f(0.5) * f(y + f(a / y)));
+            c = f(c + 1);
+          }
+          out[r * n + i] = y;
+        }
+      }
+    },
+  },
+];
+for (const k of ROW_KERNELS) {
+  if (chosen && !chosen.includes(k.name.split(' ')[0]!)) continue;
+  const n = 16;
+  const rows = N / n;
+  const perRowOut = k.layout.endsWith('->()');
+  const make = (shared: boolean) => {
+    const alloc = (len: number) => (shared ? sharedArray(len, 'float32') : new Float32Array(len));
+    const x = alloc(rows * n);
+    for (let i = 0; i < x.length; i++) x[i] = ((i * 7919) % 1000) / 100;
+    const t = alloc(rows);
+    for (let r = 0; r < rows; r++) t[r] = ((r * 104729) % 1000) / 100;
+    const out = alloc(perRowOut ? rows : rows * n);
+    return { x: { data: x, shape: [rows, n] }, t, out: perRowOut ? out : { data: out, shape: [rows, n] }, raw: [x, t, out] as const };
+  };
+  const f = guvectorize([k.signature], k.layout)(k.kernel);
+  const result: Record<string, number | string> = {};
+  const measure = (label: string, mode: 'auto' | 'wasm' | 'js', shared: boolean) => {
+    const a = make(shared);
+    setEngineMode(mode);
+    result[label] = time(() => f.sync(a.x, a.t, { out: a.out } as never));
+    if (mode !== 'js') result[`${label} engine`] = f.explain(a.x, a.t, { out: a.out } as never).replace(/\).*$/, ')').replace(/;.*$/, ')');
+  };
+  measure('auto, Wasm memory', 'auto', true);
+  measure('wasm, Wasm memory', 'wasm', true);
+  measure('auto, ordinary arrays', 'auto', false);
+  measure('js engine', 'js', false);
+  const plain = make(false);
+  result['plain JS loop'] = time(() => k.loop(plain.raw[0], plain.raw[1], plain.raw[2], rows, n));
+  setEngineMode('auto');
+  json[k.name] = result;
+  const ms = (x: number | string) => formatSeconds((x as number) / 1e3);
+  table.push([
+    `${k.name} \`${k.layout}\``,
+    `${ms(result['auto, Wasm memory']!)} (${result['auto, Wasm memory engine']})`,
+    ms(result['wasm, Wasm memory']!),
+    ms(result['auto, ordinary arrays']!),
+    ms(result['js engine']!),
+    ms(result['plain JS loop']!),
+  ]);
+}
 console.log(`${N.toLocaleString('en-US')} elements, median of ${quick ? 5 : 7}\n`);
 const header = ['kernel', 'auto, Wasm memory (engine)', 'Wasm forced', 'auto, ordinary arrays', 'JS engine', 'plain JS loop'];
-console.log(markdownTable(header.map((h, i) => ({ header: h, align: i ? 'right' : 'left' }) as const), rows));
+console.log(markdownTable(header.map((h, i) => ({ header: h, align: i ? 'right' : 'left' }) as const), table));
 if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ elements: N, kernels: json }, null, 1));

@@ -18,10 +18,11 @@
  * having written exactly what it writes.
  *
  * A divergent `if` (a condition that varies per row) runs both branches under lane masks, as for
- * element-wise kernels; stores and assignments keep inactive lanes' values. What is not
- * vectorised (the kernel then runs the scalar Wasm loop, and `explain` says why): a loop whose
- * condition varies per row, `break`/`continue`/`return` under a varying condition, an index that
- * varies per row, arrays other than float32/float64/int32/uint32 or with more than 2 core
+ * element-wise kernels; stores and assignments keep inactive lanes' values. A loop whose condition
+ * varies per row, or with a `break`/`continue` under such a condition, runs while any lane still
+ * loops, under the mask of those that do (ISPC's varying control flow). What is not vectorised
+ * (the kernel then runs the scalar Wasm loop, and `explain` says why): `return` under a varying
+ * condition, an index that varies per row, arrays other than float32/float64/int32/uint32 or with more than 2 core
  * dimensions, conversions from floats to integers. Helpers are inlined.
  *
  * Decided per call, before the loop: rows overlapping an output in any way other than being the
@@ -100,6 +101,11 @@ export interface RowPlan {
    * shares them (in place), whose reads must see memory.
    */
   readonly covered: ReadonlySet<number>;
+  /**
+   * Loops whose trip count differs per row — a condition that varies per row, or a `break` or
+   * `continue` under one — run under a lane mask (SimdEmitter.maskedLoop).
+   */
+  readonly masked: ReadonlySet<Stmt>;
   /** Byte offsets of lane-interleaved local arrays within the row scratch area. */
   readonly localOffsets: ReadonlyMap<Variable, number>;
   readonly localBytes: number;
@@ -158,6 +164,7 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
     }
   });
   const written = new Set<number>();
+  const masked = new Set<Stmt>();
   const localOffsets = new Map<Variable, number>();
   let localBytes = 0;
   let wide = false;
@@ -171,6 +178,8 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
     readonly fnVarying: boolean;
     /** A varying condition encloses this point within the innermost loop. */
     readonly loopVarying: boolean;
+    /** The innermost loop (of the current function). */
+    readonly loop?: Stmt;
     /** Helper array parameters → the kernel parameter index or local array they stand for. */
     readonly env: ReadonlyMap<Variable, number | Variable>;
   }
@@ -254,7 +263,7 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
         assignTo(p, a, c);
       }
     });
-    stmts(h.body, { depth: c.depth, fnVarying: false, loopVarying: false, env });
+    stmts(h.body, { depth: c.depth, fnVarying: false, loopVarying: false, loop: undefined, env });
   };
 
   const stmts = (list: readonly Stmt[], c: Context): void => {
@@ -299,20 +308,21 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
         return;
       }
       case 'loop': {
-        stmts(s.init, c);
-        if (s.cond) expr(s.cond, c);
-        const inner = { ...c, loopVarying: false };
+        if (s.cond && varies(s.cond, varying)) masked.add(s);
+        // A masked loop is a varying condition for what it assigns (rows leave it at different
+        // iterations), its own init included: a counter declared there stays uniform inside.
+        const region = masked.has(s) ? { ...c, depth: c.depth + 1, fnVarying: true } : c;
+        stmts(s.init, region);
+        if (s.cond) expr(s.cond, region);
+        const inner = { ...region, loopVarying: false, loop: s };
         stmts(s.body, inner);
         stmts(s.update, inner);
-        if (s.cond) {
-          expr(s.cond, c);
-          if (varies(s.cond, varying)) refuse(`the loop at kernel line ${s.loc.line}:${s.loc.column} runs while a condition that varies per row holds`);
-        }
+        if (s.cond) expr(s.cond, region);
         return;
       }
       case 'break':
       case 'continue':
-        if (c.loopVarying) refuse(`\`${s.kind}\` at kernel line ${s.loc.line}:${s.loc.column} is under a condition that varies per row`);
+        if (c.loopVarying && c.loop) masked.add(c.loop);
         return;
       case 'return':
         if (c.fnVarying) refuse(`\`return\` at kernel line ${s.loc.line}:${s.loc.column} is under a condition that varies per row`);
@@ -326,8 +336,9 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
 
   // Varying-ness spreads (a variable assigned a varying value makes its readers varying): walk
   // until nothing changes.
-  for (let size = -1; size !== varying.size;) {
+  for (let size = -1, loops = -1; size !== varying.size || loops !== masked.size;) {
     size = varying.size;
+    loops = masked.size;
     stmts(kernel.body, { depth: 0, fnVarying: false, loopVarying: false, env: new Map() });
   }
   for (const v of varying) if (v.type === 'float64') wide = true;
@@ -339,12 +350,14 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
     const coverage = analyseCoverage(kernel, [p], 2 ** 30);
     if (coverage.writesAll && coverage.memoryReads.size === 0) covered.add(p);
   }
-  return { lanes: wide ? 2 : 4, varying, written, covered, localOffsets, localBytes };
+  return { lanes: wide ? 2 : 4, varying, written, covered, masked, localOffsets, localBytes };
 }
 
 /** Emits the vector body of a per-row kernel (the block runner calls `stmts` on the kernel body). */
 export class RowSimdEmitter extends SimdEmitter {
   private readonly loopLabels: LoopLabels[] = [];
+  /** Per enclosing loop of the function being emitted (innermost last): whether it runs masked. */
+  private readonly loopMasked: boolean[] = [];
   /** Per function being emitted (the kernel body, then inlined helpers): where `return` goes. */
   readonly returns: { result: number | undefined; depth: number }[] = [];
 
@@ -436,10 +449,12 @@ export class RowSimdEmitter extends SimdEmitter {
         this.loop(s);
         return;
       case 'break':
-        e.br(this.loopLabels[this.loopLabels.length - 1]!.breakDepth);
-        return;
       case 'continue':
-        e.br(this.loopLabels[this.loopLabels.length - 1]!.continueDepth);
+        if (this.loopMasked[this.loopMasked.length - 1]) this.maskedExit(s.kind === 'break');
+        else {
+          const labels = this.loopLabels[this.loopLabels.length - 1]!;
+          e.br(s.kind === 'break' ? labels.breakDepth : labels.continueDepth);
+        }
         return;
       case 'return': {
         const to = this.returns[this.returns.length - 1]!;
@@ -462,7 +477,15 @@ export class RowSimdEmitter extends SimdEmitter {
   }
 
   private loop(s: Extract<Stmt, { kind: 'loop' }>): void {
-    emitLoop(this.e, s, (list) => this.stmts(list), this.loopLabels);
+    const masked = this.plan.masked.has(s);
+    this.loopMasked.push(masked);
+    if (!masked) emitLoop(this.e, s, (list) => this.stmts(list), this.loopLabels);
+    else {
+      const cond = s.cond;
+      const varying = cond !== undefined && this.varies(cond);
+      this.maskedLoop(s, varying, () => (varying ? this.expr(cond) : this.e.expr(cond!)));
+    }
+    this.loopMasked.pop();
   }
 
   /** A helper call, inlined: parameters bound, body in a block that `return` leaves. */
@@ -485,8 +508,10 @@ export class RowSimdEmitter extends SimdEmitter {
     e.open('block');
     this.returns.push({ result, depth: e.depth() - 1 });
     const outer = this.loopLabels.splice(0);
+    const outerMasked = this.loopMasked.splice(0);
     this.stmts(h.body);
     this.loopLabels.push(...outer);
+    this.loopMasked.push(...outerMasked);
     this.returns.pop();
     e.close();
     if (wantValue) e.get(result!);

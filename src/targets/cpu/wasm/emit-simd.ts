@@ -209,17 +209,81 @@ export class SimdEmitter {
     this.splat(t);
   }
 
-  private allOnes(): void {
+  protected allOnes(): void {
     this.constant(true, 'bool');
   }
 
+  /**
+   * Loops that run under a mask (innermost last): the lanes still looping, and the lanes that left
+   * the current iteration (`break` or `continue`) — see {@link maskedLoop}.
+   */
+  protected readonly maskedLoops: { readonly looping: number; readonly exited: number }[] = [];
+
   /** Pushes the mask of lanes still running here, or returns false when that is every lane. */
   protected activeMask(): boolean {
-    if (this.mask === undefined && !this.anyDone) return false;
+    if (this.mask === undefined && !this.anyDone && !this.maskedLoops.length) return false;
     if (this.mask === undefined) this.allOnes();
     else this.e.get(this.mask);
     if (this.anyDone) this.e.get(this.done).simd(SimdOp.v128_andnot);
+    for (const loop of this.maskedLoops) this.e.get(loop.exited).simd(SimdOp.v128_andnot);
     return true;
+  }
+
+  /**
+   * A loop whose trip count differs per lane, ISPC style: it runs while any lane still loops.
+   * `looping` starts as the lanes active at the loop and loses, at each test, the lanes whose
+   * condition fails, and at a `break` the lanes that take it; `exited` holds the lanes that took a
+   * `break` or `continue` in the current iteration (cleared before the update, which `continue`d
+   * lanes run, as in JS). The body runs with `looping` as its mask, so stores and assignments of
+   * lanes that left keep their values. `test` pushes the condition: a lane mask when
+   * `varying`, else one i32 for every lane.
+   */
+  protected maskedLoop(s: Extract<Stmt, { kind: 'loop' }>, varying: boolean, test: () => void): void {
+    const e = this.e;
+    this.stmts(s.init);
+    const looping = e.local(ValType.v128);
+    const exited = e.local(ValType.v128);
+    if (!this.activeMask()) this.allOnes();
+    e.set(looping);
+    const saved = this.mask;
+    this.mask = looping;
+    e.open('block');
+    const exit = e.depth() - 1;
+    e.open('loop');
+    const top = e.depth() - 1;
+    const check = () => {
+      if (s.cond) {
+        test();
+        if (varying) {
+          e.get(looping).simd(SimdOp.v128_and).set(looping);
+        } else e.op(Op.i32_eqz).br(exit, true);
+      }
+      e.get(looping).simd(SimdOp.v128_any_true).op(Op.i32_eqz).br(exit, true);
+    };
+    if (s.testFirst) check();
+    this.constant(false, 'bool');
+    e.set(exited);
+    this.maskedLoops.push({ looping, exited });
+    this.stmts(s.body);
+    this.constant(false, 'bool');
+    e.set(exited);
+    this.stmts(s.update);
+    this.maskedLoops.pop();
+    if (!s.testFirst) check();
+    e.br(top);
+    e.close();
+    e.close();
+    this.mask = saved;
+  }
+
+  /** `break` (`exits` true) or `continue` of the innermost masked loop, for the active lanes. */
+  protected maskedExit(exits: boolean): void {
+    const loop = this.maskedLoops[this.maskedLoops.length - 1]!;
+    const e = this.e;
+    const active = e.local(ValType.v128);
+    this.activeMask();
+    e.tee(active).get(loop.exited).simd(SimdOp.v128_or).set(loop.exited);
+    if (exits) e.get(loop.looping).get(active).simd(SimdOp.v128_andnot).set(loop.looping);
   }
 
   /** Resets per-iteration state; call at the start of each vector iteration. */

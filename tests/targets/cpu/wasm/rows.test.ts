@@ -97,6 +97,84 @@ interface Case {
 
 const CASES: Case[] = [
   {
+    name: 'a loop bound per row (masked), `continue` and `break` under per-row conditions',
+    signature: 'void(float32[:], int32, float32[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = -1;
+      let w = 1;
+      // The update runs for lanes that took `continue`, as in JS.
+      for (let i = 0; i < k && i < x.length; i++, w = w * 2) {
+        if (x[i]! < 0) continue;
+        if (x[i]! > 3) break;
+        out[i] = x[i]! * 2;
+      }
+      if (x.length > 0) out[0] = out[0]! + w;
+      // Past the row's end where k > n: out of bounds, as in JS.
+      for (let i = x.length - 2; i < k; i++) out[i] = out[i]! + 1;
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'int32', core: 0 }],
+    lanes: 2,
+  },
+  {
+    name: 'a while loop until convergence per row, a do-while per row, nested in a uniform loop',
+    signature: 'void(float64[:], float64, float64[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, a: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) {
+        let y = x[i]!;
+        let it = 0;
+        while (Math.abs(y * y - a) > 1e-9 && it < 30) {
+          y = 0.5 * (y + a / y);
+          it++;
+        }
+        let z = 0;
+        do {
+          z += 2;
+          if (z > 7 && y > 1) break;
+        } while (z < it);
+        out[i] = y + z * 1000;
+      }
+    }) as never,
+    inputs: [{ dtype: 'float64', core: 1 }, { dtype: 'float64', core: 0 }],
+    lanes: 2,
+  },
+  {
+    name: 'the first index above a threshold (a `break` per row), (n),()->()',
+    signature: 'void(float32[:], float32, float32[:])',
+    layout: '(n),()->()',
+    kernel: ((x: Vector, t: number, out: Vector) => {
+      let idx = -1;
+      for (let i = 0; i < x.length; i++) {
+        if (x[i]! > t) {
+          idx = i;
+          break;
+        }
+      }
+      out[0] = idx;
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float32', core: 0 }],
+    lanes: 2,
+  },
+  {
+    name: 'float32 iterations per element until a per-row test fails (4 lanes)',
+    signature: 'void(float32[:], float32, float32[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, t: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) {
+        let v = x[i]!;
+        let c = v * 0;
+        while (v > t && c < 40) {
+          v = v * 0.5 - 0.25;
+          c += 1;
+        }
+        out[i] = v + c;
+      }
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float32', core: 0 }],
+    lanes: 4,
+  },
+  {
     name: 'Hermite ()->(n), float32 (float64 inside: 2 lanes)',
     signature: 'void(float32, float32[:])',
     layout: '()->(n)',
@@ -472,6 +550,28 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     expect(w).toEqual(j);
   });
 
+  it('loops whose trip count differs per row run masked, on contiguous batches of every size', () => {
+    const fillArray = (dtype: DType, length: number, value: (i: number) => number) => {
+      const a = new DTYPES[dtype].arrayType(length) as unknown as number[];
+      for (let i = 0; i < length; i++) a[i] = value(i);
+      return a as unknown as Float64Array;
+    };
+    const masked = CASES.filter((c) => c.name.includes('per row') && c.inputs.length === 2 && c.inputs[1]!.core === 0 && c.layout === '(n),()->(n)');
+    expect(masked.length).toBeGreaterThanOrEqual(3);
+    for (const c of masked) {
+      const f = guvectorize([c.signature], c.layout, c.env ? { env: c.env } : {})(c.kernel);
+      for (const [batch, n] of [[1, 3], [2, 5], [7, 6], [37, 9], [64, 1]] as const) {
+        const x = { data: fillArray(c.inputs[0]!.dtype, batch * n, (i) => Math.sin(i * 7) * 4), shape: [batch, n] };
+        const k = fillArray(c.inputs[1]!.dtype, batch, (i) => (i % 11) - 2 + (i % 3) * 0.25);
+        const [w, j] = wasmAndJs(() => (f.sync(x, k) as { data: ArrayLike<number> }).data);
+        if (typeof j === 'string' || typeof w === 'string') expect(w).toBe(j);
+        else expectSameArrays(w, j);
+      }
+      setEngineMode('wasm');
+      expect(f.explain({ data: new DTYPES[c.inputs[0]!.dtype].arrayType(40), shape: [8, 5] }, new DTYPES[c.inputs[1]!.dtype].arrayType(8))).toContain('rows per vector');
+    }
+  });
+
   it('explain says why a per-row kernel runs scalar Wasm', () => {
     setEngineMode('wasm');
     const x = { data: new Float64Array(64 * 5), shape: [64, 5] };
@@ -480,7 +580,8 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
       while (v[i]! > 0 && i < v.length - 1) i++;
       out[0] = i;
     });
-    expect(whileVarying.explain(x)).toMatch(/WebAssembly \(scalar: the loop at kernel line \d+:\d+ runs while a condition that varies per row holds\)/);
+    // The loop itself runs masked; its counter, assigned in it, differs per row, and so does `v[i]`.
+    expect(whileVarying.explain(x)).toMatch(/WebAssembly \(scalar: an index of `v` at kernel line \d+:\d+ varies per row\)/);
     const gather = guvectorize(['void(float64[:], int32[:], float64[:])'], '(n),(n)->(n)')((v: Vector, idx: Vector, out: Vector) => {
       for (let i = 0; i < v.length; i++) out[i] = v[idx[i]!]!;
     });
