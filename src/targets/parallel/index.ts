@@ -337,7 +337,7 @@ function explain(plan: CallPlan): string {
   const onWorkers = `On ${workers} worker${workers === 1 ? '' : 's'} (and the calling thread in \`f.sync\`; an awaited call leaves it free)`;
   if (choice.engine === 'js') return `${onWorkers}, each running JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
   const { layout } = prepareRunnerArgs(plan);
-  let module: { readonly lanes: 4 | 2 | string; readonly vectors: number };
+  let module: { readonly lanes: number | string; readonly vectors: number };
   try {
     module = wasmKernelFor(plan, layout).module;
   } catch (error) {

@@ -27,6 +27,7 @@ import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter, ModuleContext } from './emit-scalar.js';
 import { emitFastExpF32 } from './fast-exp.js';
 import { emitExpLanes } from './fdlibm.js';
+import { type Lanes16Plan, lanes16Plan } from './lanes16.js';
 
 const NATIVE_FLOAT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'sqrt', 'floor', 'ceil', 'trunc', 'round', 'sign']);
 const NATIVE_INT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'imul']);
@@ -51,8 +52,11 @@ const NARROW_RANGE: Partial<Record<DType, readonly [number, number]>> = {
  * the lanes, so that it is read and written 16 bytes per step).
  */
 export interface SimdShape {
-  readonly lanes: 4 | 2;
+  /** 8: 16-bit integer lanes (lanes16.ts). */
+  readonly lanes: 8 | 4 | 2;
   readonly vectors: number;
+  /** How 16-bit lanes compute, where `lanes` is 8. */
+  readonly lanes16?: Lanes16Plan;
 }
 
 /**
@@ -86,6 +90,11 @@ export function simdShape(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize'
   // (bench/results/lanes-xeon-2c.md); no change measured for branches or division, and out-of-line
   // functions would only double their code.
   if (lanes === 2 && bytes === 8) return { lanes, vectors: callsOutOfLine(kernel.body) ? 1 : 2 };
+  if (lanes === 4 && bytes <= 2) {
+    // Integers of 8 and 16 bits only: 8 lanes of 16 bits where every value provably fits them.
+    const plan = lanes16Plan(kernel);
+    if (typeof plan !== 'string') return { lanes: 8, vectors: 2 / bytes, lanes16: plan };
+  }
   const vectors = Math.max(1, 16 / (lanes * bytes));
   return { lanes, vectors };
 }
@@ -170,7 +179,8 @@ export class SimdEmitter {
   constructor(
     protected readonly e: FunctionEmitter,
     protected readonly ctx: ModuleContext,
-    protected readonly lanes: 4 | 2,
+    /** 4 or 2 (32- and 64-bit lanes); 8 for 16-bit integer lanes (lanes16.ts). */
+    protected readonly lanes: 8 | 4 | 2,
     readonly result: number,
   ) {
     this.done = e.local(ValType.v128);
@@ -410,7 +420,7 @@ export class SimdEmitter {
         else this.simd(t === 'float64' ? SimdOp.f64x2_neg : t === 'float32' ? SimdOp.f32x4_neg : SimdOp.i32x4_neg);
         return;
       case 'binary':
-        this.binary(e.op, e.left, e.right, t);
+        this.binary(e.op, e.left, e.right, t, e);
         return;
       case 'compare':
         this.expr(e.left);
@@ -442,7 +452,8 @@ export class SimdEmitter {
     }
   }
 
-  private binary(op: string, left: Expr, right: Expr, t: DType): void {
+  protected binary(op: string, left: Expr, right: Expr, t: DType, self?: Expr): void {
+    void self;
     if (t === 'float32' || t === 'float64') {
       if (op === '%') return this.perLane('fmod', [left, right], t);
       this.expr(left);

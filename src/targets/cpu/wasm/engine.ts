@@ -344,7 +344,7 @@ export function explainPlan(plan: CallPlan, elements: number, choice: EngineChoi
  * How a compiled kernel's loop runs, in words: SIMD (elements or rows per vector, and vectors per
  * step) or scalar, and why scalar (`lanes` is then the reason).
  */
-export function wasmVariant(plan: CallPlan, lanes: 4 | 2 | string, vectors = 1): string {
+export function wasmVariant(plan: CallPlan, lanes: number | string, vectors = 1): string {
   if (typeof lanes !== 'number') return `scalar: ${lanes}`;
   if (plan.kind === 'vectorize') return vectors === 1 ? `SIMD, ${lanes} lanes` : `SIMD, ${lanes} lanes × ${vectors} vectors per step`;
   return `SIMD, ${lanes} rows per vector; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;

@@ -17,6 +17,7 @@ import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encod
 import { type CoreAxisNames, counterBounds, findLoopCounters } from './loop-counters.js';
 import type { CallPlan } from '../../../plan.js';
 import { SimdEmitter, type SimdShape, simdShape } from './emit-simd.js';
+import { Lanes16Emitter } from './emit-lanes16.js';
 import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
 import { emitExp, PORTED } from './fdlibm.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
@@ -34,7 +35,7 @@ export interface CompiledModule {
   /** Bytes of scratch memory `run` needs for local arrays (0 if none). */
   readonly scratchBytes: number;
   /** Lanes of the vectorised loop, or why the loop is scalar. */
-  readonly lanes: 4 | 2 | string;
+  readonly lanes: 8 | 4 | 2 | string;
   /** Vectors per step of an element-wise vector loop (emit-simd.ts `SimdShape`); 1 for rows. */
   readonly vectors: number;
 }
@@ -325,7 +326,7 @@ function emitVectorLoop(
   const { lanes, vectors } = shape;
   const perStep = lanes * vectors;
   const result = e.local(ValType.v128);
-  const simd = new SimdEmitter(e, ctx, lanes, result);
+  const simd = shape.lanes16 ? new Lanes16Emitter(e, ctx, result, shape.lanes16) : new SimdEmitter(e, ctx, lanes, result);
   const returnType = kernel.returnType as DType;
   e.open('block');
   const exit = e.depth() - 1;
@@ -373,7 +374,7 @@ const SIGNED_NARROW = new Set<DType>(['int8', 'int16']);
  * Loads `lanes` elements of `dtype` from the address on the stack plus `offset` bytes into lanes
  * of their lane type (emit-simd.ts): 8- and 16-bit integers extended to int32.
  */
-function loadLanes(e: FunctionEmitter, dtype: DType, lanes: 4 | 2, offset: number): void {
+function loadLanes(e: FunctionEmitter, dtype: DType, lanes: 8 | 4 | 2, offset: number): void {
   const bytes = DTYPES[dtype].bytes;
   const memarg = (align: number) => e.code.u32(align).u32(offset);
   const signed = SIGNED_NARROW.has(dtype);
@@ -383,9 +384,11 @@ function loadLanes(e: FunctionEmitter, dtype: DType, lanes: 4 | 2, offset: numbe
       memarg(sizeShift(dtype));
       return;
     case 8:
-      if (bytes === 2) e.simd(signed ? SimdOp.v128_load16x4_s : SimdOp.v128_load16x4_u);
+      // 8-bit integers in 16-bit lanes, 16-bit integers in 32-bit lanes, 32-bit values in lanes 0–1.
+      if (bytes === 1) e.simd(signed ? SimdOp.v128_load8x8_s : SimdOp.v128_load8x8_u);
+      else if (bytes === 2) e.simd(signed ? SimdOp.v128_load16x4_s : SimdOp.v128_load16x4_u);
       else e.simd(SimdOp.v128_load64_zero);
-      memarg(bytes === 2 ? 1 : 2);
+      memarg(Math.min(bytes, 2));
       return;
     case 4:
       e.simd(SimdOp.v128_load32_zero);
@@ -410,7 +413,7 @@ function loadLanes(e: FunctionEmitter, dtype: DType, lanes: 4 | 2, offset: numbe
  * plus `offset` bytes: narrow integers keep the low bytes of each int32 lane (the value is already
  * in their range: the kernel's result was converted to `dtype`).
  */
-function storeLanes(e: FunctionEmitter, dtype: DType, lanes: 4 | 2, offset: number): void {
+function storeLanes(e: FunctionEmitter, dtype: DType, lanes: 8 | 4 | 2, offset: number): void {
   const bytes = DTYPES[dtype].bytes;
   const memarg = (align: number) => e.code.u32(align).u32(offset);
   if (bytes * lanes === 16) {
@@ -418,10 +421,11 @@ function storeLanes(e: FunctionEmitter, dtype: DType, lanes: 4 | 2, offset: numb
     memarg(sizeShift(dtype));
     return;
   }
-  if (bytes < 4) {
-    // The low `bytes` of each 32-bit lane, packed at the bottom of the vector.
+  const laneBytes = 16 / lanes === 8 ? 4 : 16 / lanes; // 32-bit values in 2-lane code sit in 32-bit lanes 0–1
+  if (bytes < laneBytes) {
+    // The low `bytes` of each lane, packed at the bottom of the vector.
     const v = e.local(ValType.v128);
-    const picks = Array.from({ length: lanes }, (_, l) => Array.from({ length: bytes }, (_, b) => 4 * l + b)).flat();
+    const picks = Array.from({ length: lanes }, (_, l) => Array.from({ length: bytes }, (_, b) => laneBytes * l + b)).flat();
     e.tee(v).get(v).shuffle([...picks, ...Array<number>(16 - picks.length).fill(0)]);
   }
   const op = { 8: SimdOp.v128_store64_lane, 4: SimdOp.v128_store32_lane, 2: SimdOp.v128_store16_lane }[bytes * lanes]!;

@@ -46,11 +46,26 @@ function fill(dtype: DType, values: number[], shared: boolean): ArrayLike<number
 
 /** [signature, kernel, elements per step expected in `explain`]. */
 const KERNELS: [string, (...xs: number[]) => number, string][] = [
-  ['int16(int16, int16)', (a, b) => Math.min(Math.max(a + b, -32768), 32767), '4 lanes × 2 vectors'],
-  ['int16(int16, int16)', (a, b) => a + b, '4 lanes × 2 vectors'],
+  // 16-bit lanes (lanes16.ts): every value fits 16 bits, or a sum saturates under a clamp, or
+  // ring operations wrap to the result's bits.
+  ['int16(int16, int16)', (a, b) => Math.min(Math.max(a + b, -32768), 32767), '8 lanes)'],
+  ['int16(int16, int16)', (a, b) => a + b, '8 lanes)'],
+  ['int16(int16, int16)', (a, b) => Math.max(Math.min(a - b, 1000), -1000), '8 lanes)'],
+  ['int16(int16, int16)', (a, b) => a * b + 7, '8 lanes)'],
+  ['int16(int16, int16)', (a, b) => (a >> 17) + (b >> 3) - (a > b ? b : a), '8 lanes)'],
+  ['int16(int16, uint8)', (a, b) => (a > b ? Math.abs(a >> 1) : -b), '8 lanes × 2 vectors'],
+  ['uint8c(int16, int16)', (a, b) => a + b, '8 lanes × 2 vectors'],
+  ['uint8(uint8, uint8)', (a, b) => Math.min(a + b, 255), '8 lanes × 2 vectors'],
+  ['uint8(uint8, uint8)', (a, b) => Math.max(a - b, 0), '8 lanes × 2 vectors'],
+  ['int8(int8, int8)', (a, b) => (a > b ? a - b : b * 3), '8 lanes × 2 vectors'],
+  ['int8(int8, int8)', (a, b) => (a * b) ^ (a << 3), '8 lanes × 2 vectors'],
+  // 32-bit lanes: a value may leave 16 bits, or an operand does not fit a signed 16-bit lane.
+  ['int16(int16, int16)', (a, b) => Math.min(a + b, 40000), '4 lanes × 2 vectors'],
+  ['int16(int16, int16)', (a, b) => Math.max(a + b, -5), '4 lanes × 2 vectors'],
+  ['int16(int16, int16)', (a, b) => Math.min(Math.max(a * b, -32768), 32767), '4 lanes × 2 vectors'],
+  // (the uint8c clamp after `Math.min` is not part of the saturation check: 32-bit lanes)
+  ['uint8c(int16, int16)', (a, b) => Math.min(a - b, 300), '4 lanes × 4 vectors'],
   ['uint16(uint16, int16)', (a, b) => a * b - (a >> 3) + (b & 0xff0), '4 lanes × 2 vectors'],
-  ['uint8(uint8, uint8)', (a, b) => Math.min(a + b, 255), '4 lanes × 4 vectors'],
-  ['int8(int8, int8)', (a, b) => (a > b ? a - b : b * 3), '4 lanes × 4 vectors'],
   ['uint8c(int16, uint8)', (a, b) => a * 3 - b, '4 lanes × 4 vectors'],
   ['uint8(uint8, float64)', (x, g) => Math.min(Math.floor(255 * (x / 255) ** g), 255), '2 lanes × 8 vectors'],
   ['uint8(uint8, float32)', (x, g) => Math.min(Math.floor(255 * Math.sqrt(x / 255) * g), 255), '2 lanes × 8 vectors'],
