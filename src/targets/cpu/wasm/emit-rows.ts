@@ -19,10 +19,11 @@
  *
  * A divergent `if` (a condition that varies per row) runs both branches under lane masks, as for
  * element-wise kernels; stores and assignments keep inactive lanes' values. A loop whose condition
- * varies per row, or with a `break`/`continue` under such a condition, runs while any lane still
- * loops, under the mask of those that do (ISPC's varying control flow). What is not vectorised
- * (the kernel then runs the scalar Wasm loop, and `explain` says why): `return` under a varying
- * condition, an index that varies per row, arrays other than float32/float64/int32/uint32 or with more than 2 core
+ * varies per row, or with a `continue` under such a condition, runs while any lane still loops,
+ * under the mask of those that do (ISPC's varying control flow). What is not vectorised (the
+ * kernel then runs the scalar Wasm loop, and `explain` says why): `return` under a varying
+ * condition, a per-row `break` out of a loop whose condition is uniform (a search, faster scalar),
+ * an index that varies per row, arrays other than float32/float64/int32/uint32 or with more than 2 core
  * dimensions, conversions from floats to integers. Helpers are inlined.
  *
  * Decided per call, before the loop: rows overlapping an output in any way other than being the
@@ -102,8 +103,8 @@ export interface RowPlan {
    */
   readonly covered: ReadonlySet<number>;
   /**
-   * Loops whose trip count differs per row — a condition that varies per row, or a `break` or
-   * `continue` under one — run under a lane mask (SimdEmitter.maskedLoop).
+   * Loops run under a lane mask (SimdEmitter.maskedLoop): their condition varies per row (their
+   * trip count differs), or a `continue` sits under a condition that does.
    */
   readonly masked: ReadonlySet<Stmt>;
   /** Byte offsets of lane-interleaved local arrays within the row scratch area. */
@@ -165,6 +166,8 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
   });
   const written = new Set<number>();
   const masked = new Set<Stmt>();
+  /** Loops with a `break` under a per-row condition, and one such `break`. */
+  const earlyExits = new Map<Stmt, Stmt>();
   const localOffsets = new Map<Variable, number>();
   let localBytes = 0;
   let wide = false;
@@ -322,7 +325,10 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
       }
       case 'break':
       case 'continue':
-        if (c.loopVarying && c.loop) masked.add(c.loop);
+        if (c.loopVarying && c.loop) {
+          masked.add(c.loop);
+          if (s.kind === 'break') earlyExits.set(c.loop, s);
+        }
         return;
       case 'return':
         if (c.fnVarying) refuse(`\`return\` at kernel line ${s.loc.line}:${s.loc.column} is under a condition that varies per row`);
@@ -340,6 +346,14 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
     size = varying.size;
     loops = masked.size;
     stmts(kernel.body, { depth: 0, fnVarying: false, loopVarying: false, env: new Map() });
+  }
+  // A per-row `break` out of a loop whose condition is the same for every row is a search: the
+  // scalar loop reads each row only up to its `break`, where lanes read whole rows into the slots
+  // and loop until the last lane breaks — measured 2x slower (bench/lanes.ts first-above). Loops
+  // whose condition varies per row run masked whatever their `break`s.
+  for (const [loop, exit] of earlyExits) {
+    const l = loop as Extract<Stmt, { kind: 'loop' }>;
+    if (!l.cond || !varies(l.cond, varying)) refuse(`\`break\` at kernel line ${exit.loc.line}:${exit.loc.column} leaves a loop early per row (a search: the scalar loop reads each row only up to it)`);
   }
   for (const v of varying) if (v.type === 'float64') wide = true;
   const covered = new Set<number>();

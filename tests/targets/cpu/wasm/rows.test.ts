@@ -109,6 +109,11 @@ const CASES: Case[] = [
         if (x[i]! > 3) break;
         out[i] = x[i]! * 2;
       }
+      // A uniform loop with a per-row `continue` runs masked too.
+      for (let i = 0; i < x.length; i++) {
+        if (x[i]! > 1) continue;
+        out[i] = out[i]! - 0.5;
+      }
       if (x.length > 0) out[0] = out[0]! + w;
       // Past the row's end where k > n: out of bounds, as in JS.
       for (let i = x.length - 2; i < k; i++) out[i] = out[i]! + 1;
@@ -140,7 +145,7 @@ const CASES: Case[] = [
     lanes: 2,
   },
   {
-    name: 'the first index above a threshold (a `break` per row), (n),()->()',
+    name: 'the first index above a threshold (a `break` per row: a search, run scalar), (n),()->()',
     signature: 'void(float32[:], float32, float32[:])',
     layout: '(n),()->()',
     kernel: ((x: Vector, t: number, out: Vector) => {
@@ -154,7 +159,7 @@ const CASES: Case[] = [
       out[0] = idx;
     }) as never,
     inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float32', core: 0 }],
-    lanes: 2,
+    lanes: undefined,
   },
   {
     name: 'float32 iterations per element until a per-row test fails (4 lanes)',
@@ -580,6 +585,17 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
       while (v[i]! > 0 && i < v.length - 1) i++;
       out[0] = i;
     });
+    const search = guvectorize(['void(float64[:], float64[:])'], '(n)->()')((v: Vector, out: Vector) => {
+      let at = -1;
+      for (let i = 0; i < v.length; i++) {
+        if (v[i]! > 0) {
+          at = i;
+          break;
+        }
+      }
+      out[0] = at;
+    });
+    expect(search.explain(x)).toMatch(/WebAssembly \(scalar: `break` at kernel line \d+:\d+ leaves a loop early per row \(a search/);
     // The loop itself runs masked; its counter, assigned in it, differs per row, and so does `v[i]`.
     expect(whileVarying.explain(x)).toMatch(/WebAssembly \(scalar: an index of `v` at kernel line \d+:\d+ varies per row\)/);
     const gather = guvectorize(['void(float64[:], int32[:], float64[:])'], '(n),(n)->(n)')((v: Vector, idx: Vector, out: Vector) => {
