@@ -558,9 +558,11 @@ export class SimdEmitter {
 
   /**
    * JS's ToInt32 of floats in lanes (the wrap of `Int32Array`'s store), to int32 lanes (lanes 0
-   * and 1 from float64). float64: t = trunc(x), r = t − floor(t·2⁻³²)·2³² is exact (an integer in
-   * [0, 2³²)), and its unsigned saturating truncation is ToInt32's bits; NaN and ±∞ make r NaN,
-   * which truncates to 0. float32: below 2³¹ in magnitude the signed saturating truncation is
+   * and 1 from float64). float64, t = trunc(x): where every lane has |t| < 2⁵¹, t + 1.5·2⁵² is
+   * exact (in [2⁵², 2⁵³), whose spacing is 1) and its low 32 mantissa bits are t + 2⁵¹ mod 2³²,
+   * ToInt32's bits — an add and a shuffle; otherwise (large values, NaN, ±∞) r = t −
+   * floor(t·2⁻³²)·2³² is exact (an integer in [0, 2³²)), and its unsigned saturating truncation is
+   * ToInt32's bits; NaN and ±∞ make r NaN, which truncates to 0. float32: below 2³¹ in magnitude the signed saturating truncation is
    * exact; from 2³¹ on, x is a multiple of 2⁸ and r = x − floor(x·2⁻³²)·2³² is exact in float32
    * too (a multiple of 2⁸ below 2³²: at most 24 significant bits).
    */
@@ -568,11 +570,23 @@ export class SimdEmitter {
     const x = this.e.local(ValType.v128);
     if (from === 'float64') {
       this.simd(SimdOp.f64x2_trunc);
-      this.e.tee(x).get(x);
+      this.e.tee(x);
+      this.simd(SimdOp.f64x2_abs);
+      this.constant(2 ** 51, 'float64');
+      this.simd(SimdOp.f64x2_lt).simd(SimdOp.i64x2_all_true);
+      this.e.open('if', ValType.v128);
+      this.e.get(x);
+      this.constant(1.5 * 2 ** 52, 'float64');
+      this.simd(SimdOp.f64x2_add);
+      const m = this.e.local(ValType.v128);
+      this.e.tee(m).get(m).shuffle([0, 1, 2, 3, 8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11]);
+      this.e.else();
+      this.e.get(x).get(x);
       this.constant(2 ** -32, 'float64');
       this.simd(SimdOp.f64x2_mul).simd(SimdOp.f64x2_floor);
       this.constant(2 ** 32, 'float64');
       this.simd(SimdOp.f64x2_mul).simd(SimdOp.f64x2_sub).simd(SimdOp.i32x4_trunc_sat_f64x2_u_zero);
+      this.e.close();
       return;
     }
     this.e.tee(x);
