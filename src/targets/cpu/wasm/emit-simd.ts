@@ -27,7 +27,7 @@ import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter, ModuleContext } from './emit-scalar.js';
 import { emitFastExpF32 } from './fast-exp.js';
 import { emitExpLanes } from './fdlibm.js';
-import { type Lanes16Plan, lanes16Plan } from './lanes16.js';
+import { type IntLanesPlan, intLanesPlan } from './int-lanes.js';
 
 const NATIVE_FLOAT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'sqrt', 'floor', 'ceil', 'trunc', 'round', 'sign']);
 const NATIVE_INT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'imul']);
@@ -52,11 +52,11 @@ const NARROW_RANGE: Partial<Record<DType, readonly [number, number]>> = {
  * the lanes, so that it is read and written 16 bytes per step).
  */
 export interface SimdShape {
-  /** 8: 16-bit integer lanes (lanes16.ts). */
-  readonly lanes: 8 | 4 | 2;
+  /** 16 and 8: 8- and 16-bit integer lanes (int-lanes.ts). */
+  readonly lanes: 16 | 8 | 4 | 2;
   readonly vectors: number;
-  /** How 16-bit lanes compute, where `lanes` is 8. */
-  readonly lanes16?: Lanes16Plan;
+  /** How narrow integer lanes compute, where `lanes` is 8 or 16. */
+  readonly intLanes?: IntLanesPlan;
 }
 
 /**
@@ -91,9 +91,9 @@ export function simdShape(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize'
   // functions would only double their code.
   if (lanes === 2 && bytes === 8) return { lanes, vectors: callsOutOfLine(kernel.body) ? 1 : 2 };
   if (lanes === 4 && bytes <= 2) {
-    // Integers of 8 and 16 bits only: 8 lanes of 16 bits where every value provably fits them.
-    const plan = lanes16Plan(kernel);
-    if (typeof plan !== 'string') return { lanes: 8, vectors: 2 / bytes, lanes16: plan };
+    // Integers of 8 and 16 bits only: lanes of their width where every value provably fits them.
+    const plan = intLanesPlan(kernel);
+    if (typeof plan !== 'string') return plan.lanes.bits === 8 ? { lanes: 16, vectors: 1, intLanes: plan } : { lanes: 8, vectors: 2 / bytes, intLanes: plan };
   }
   const vectors = Math.max(1, 16 / (lanes * bytes));
   return { lanes, vectors };
@@ -179,8 +179,8 @@ export class SimdEmitter {
   constructor(
     protected readonly e: FunctionEmitter,
     protected readonly ctx: ModuleContext,
-    /** 4 or 2 (32- and 64-bit lanes); 8 for 16-bit integer lanes (lanes16.ts). */
-    protected readonly lanes: 8 | 4 | 2,
+    /** 4 or 2 (32- and 64-bit lanes); 8 and 16 for 16- and 8-bit integer lanes (int-lanes.ts). */
+    protected readonly lanes: 16 | 8 | 4 | 2,
     readonly result: number,
   ) {
     this.done = e.local(ValType.v128);

@@ -93,6 +93,9 @@ export enum SimdOp {
   i16x8_add = 0x8e, i16x8_add_sat_s = 0x8f, i16x8_add_sat_u = 0x90, i16x8_sub = 0x91, i16x8_sub_sat_s = 0x92, i16x8_sub_sat_u = 0x93,
   i16x8_mul = 0x95, i16x8_min_s = 0x96, i16x8_min_u = 0x97, i16x8_max_s = 0x98, i16x8_max_u = 0x99,
   i16x8_abs = 0x80, i16x8_neg = 0x81, i16x8_shl = 0x8b, i16x8_shr_s = 0x8c, i16x8_shr_u = 0x8d,
+  i8x16_eq = 0x23, i8x16_ne = 0x24, i8x16_lt_s = 0x25, i8x16_lt_u = 0x26, i8x16_gt_s = 0x27, i8x16_gt_u = 0x28,
+  i8x16_le_s = 0x29, i8x16_le_u = 0x2a, i8x16_ge_s = 0x2b, i8x16_ge_u = 0x2c,
+  i8x16_abs = 0x60, i8x16_neg = 0x61, i8x16_shl = 0x6b, i8x16_shr_s = 0x6c, i8x16_shr_u = 0x6d,
   i16x8_eq = 0x2d, i16x8_ne = 0x2e, i16x8_lt_s = 0x2f, i16x8_gt_s = 0x31, i16x8_le_s = 0x33, i16x8_ge_s = 0x35,
   // Float → integer: saturating truncation (NaN → 0), and f32 rounding to nearest, ties to even.
   i32x4_trunc_sat_f32x4_u = 0xf9, i32x4_trunc_sat_f64x2_s_zero = 0xfc, i32x4_trunc_sat_f64x2_u_zero = 0xfd,

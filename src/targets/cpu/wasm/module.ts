@@ -17,7 +17,7 @@ import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encod
 import { type CoreAxisNames, counterBounds, findLoopCounters } from './loop-counters.js';
 import type { CallPlan } from '../../../plan.js';
 import { SimdEmitter, type SimdShape, simdShape } from './emit-simd.js';
-import { Lanes16Emitter } from './emit-lanes16.js';
+import { IntLanesEmitter } from './emit-int-lanes.js';
 import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
 import { emitExp, PORTED } from './fdlibm.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
@@ -35,7 +35,7 @@ export interface CompiledModule {
   /** Bytes of scratch memory `run` needs for local arrays (0 if none). */
   readonly scratchBytes: number;
   /** Lanes of the vectorised loop, or why the loop is scalar. */
-  readonly lanes: 8 | 4 | 2 | string;
+  readonly lanes: 16 | 8 | 4 | 2 | string;
   /** Vectors per step of an element-wise vector loop (emit-simd.ts `SimdShape`); 1 for rows. */
   readonly vectors: number;
 }
@@ -326,7 +326,7 @@ function emitVectorLoop(
   const { lanes, vectors } = shape;
   const perStep = lanes * vectors;
   const result = e.local(ValType.v128);
-  const simd = shape.lanes16 ? new Lanes16Emitter(e, ctx, result, shape.lanes16) : new SimdEmitter(e, ctx, lanes, result);
+  const simd = shape.intLanes ? new IntLanesEmitter(e, ctx, result, shape.intLanes) : new SimdEmitter(e, ctx, lanes, result);
   const returnType = kernel.returnType as DType;
   e.open('block');
   const exit = e.depth() - 1;
@@ -374,7 +374,7 @@ const SIGNED_NARROW = new Set<DType>(['int8', 'int16']);
  * Loads `lanes` elements of `dtype` from the address on the stack plus `offset` bytes into lanes
  * of their lane type (emit-simd.ts): 8- and 16-bit integers extended to int32.
  */
-function loadLanes(e: FunctionEmitter, dtype: DType, lanes: 8 | 4 | 2, offset: number): void {
+function loadLanes(e: FunctionEmitter, dtype: DType, lanes: 16 | 8 | 4 | 2, offset: number): void {
   const bytes = DTYPES[dtype].bytes;
   const memarg = (align: number) => e.code.u32(align).u32(offset);
   const signed = SIGNED_NARROW.has(dtype);
@@ -413,7 +413,7 @@ function loadLanes(e: FunctionEmitter, dtype: DType, lanes: 8 | 4 | 2, offset: n
  * plus `offset` bytes: narrow integers keep the low bytes of each int32 lane (the value is already
  * in their range: the kernel's result was converted to `dtype`).
  */
-function storeLanes(e: FunctionEmitter, dtype: DType, lanes: 8 | 4 | 2, offset: number): void {
+function storeLanes(e: FunctionEmitter, dtype: DType, lanes: 16 | 8 | 4 | 2, offset: number): void {
   const bytes = DTYPES[dtype].bytes;
   const memarg = (align: number) => e.code.u32(align).u32(offset);
   if (bytes * lanes === 16) {

@@ -46,7 +46,7 @@ function fill(dtype: DType, values: number[], shared: boolean): ArrayLike<number
 
 /** [signature, kernel, elements per step expected in `explain`]. */
 const KERNELS: [string, (...xs: number[]) => number, string][] = [
-  // 16-bit lanes (lanes16.ts): every value fits 16 bits, or a sum saturates under a clamp, or
+  // 16-bit lanes (int-lanes.ts): every value fits 16 bits, or a sum saturates under a clamp, or
   // ring operations wrap to the result's bits.
   ['int16(int16, int16)', (a, b) => Math.min(Math.max(a + b, -32768), 32767), '8 lanes)'],
   ['int16(int16, int16)', (a, b) => a + b, '8 lanes)'],
@@ -55,8 +55,16 @@ const KERNELS: [string, (...xs: number[]) => number, string][] = [
   ['int16(int16, int16)', (a, b) => (a >> 17) + (b >> 3) - (a > b ? b : a), '8 lanes)'],
   ['int16(int16, uint8)', (a, b) => (a > b ? Math.abs(a >> 1) : -b), '8 lanes × 2 vectors'],
   ['uint8c(int16, int16)', (a, b) => a + b, '8 lanes × 2 vectors'],
-  ['uint8(uint8, uint8)', (a, b) => Math.min(a + b, 255), '8 lanes × 2 vectors'],
-  ['uint8(uint8, uint8)', (a, b) => Math.max(a - b, 0), '8 lanes × 2 vectors'],
+  // 8-bit lanes (int-lanes.ts): uint8 kernels in [0, 255] with unsigned saturation, int8 in [−128, 127].
+  ['uint8(uint8, uint8)', (a, b) => Math.min(a + b, 255), '16 lanes)'],
+  ['uint8(uint8, uint8)', (a, b) => Math.max(a - b, 0), '16 lanes)'],
+  ['uint8(uint8, uint8)', (a, b) => ((a ^ b) & 0xf0) | (a >> 4) | (a > b ? b & 1 : a & 2), '16 lanes)'],
+  ['uint8c(uint8, uint8)', (a, b) => a + b, '16 lanes)'],
+  ['uint8c(uint8, uint8)', (a, b) => a - b, '16 lanes)'],
+  ['int8(int8, int8)', (a, b) => Math.min(Math.max(a + b, -128), 127), '16 lanes)'],
+  ['int8(int8, int8)', (a, b) => a - b + (b << 2), '16 lanes)'],
+  ['uint8(uint8, uint8)', (a, b) => (a + b) >> 1, '8 lanes × 2 vectors'],
+  ['uint8(uint8, uint8)', (a, b) => (a > b ? a - b : b - a), '8 lanes × 2 vectors'],
   ['int8(int8, int8)', (a, b) => (a > b ? a - b : b * 3), '8 lanes × 2 vectors'],
   ['int8(int8, int8)', (a, b) => (a * b) ^ (a << 3), '8 lanes × 2 vectors'],
   // 32-bit lanes: a value may leave 16 bits, or an operand does not fit a signed 16-bit lane.
@@ -130,6 +138,35 @@ describe('narrow integers, conversions and mixed widths in SIMD lanes', () => {
       const w = f.sync(all, rev) as ArrayLike<number>;
       setEngineMode('js');
       expectSameArrays(w, f.sync(all, rev) as ArrayLike<number>);
+    }
+  });
+
+  it('computes every pair of 8-bit values in 8-bit lanes exactly as the JS engine', () => {
+    const pairs = (signed: boolean) => {
+      const a = new (signed ? Int8Array : Uint8Array)(65536);
+      const b = new (signed ? Int8Array : Uint8Array)(65536);
+      for (let i = 0; i < 65536; i++) {
+        a[i] = i & 255;
+        b[i] = i >> 8;
+      }
+      return [a, b] as const;
+    };
+    for (const [signature, kernel] of [
+      ['uint8(uint8, uint8)', (a: number, b: number) => Math.min(a + b, 255)],
+      ['uint8(uint8, uint8)', (a: number, b: number) => Math.max(a - b, 0)],
+      ['uint8c(uint8, uint8)', (a: number, b: number) => a - b],
+      ['uint8(uint8, uint8)', (a: number, b: number) => (a > b ? a : b) - (a <= b ? a : b) + (a >> 3)],
+      ['int8(int8, int8)', (a: number, b: number) => Math.min(Math.max(a + b, -128), 127)],
+      ['int8(int8, int8)', (a: number, b: number) => Math.max(Math.min(a - b, 100), -100)],
+      ['int8(int8, int8)', (a: number, b: number) => a + b - (b << 3)],
+    ] as const) {
+      const f = vectorize([signature])(kernel);
+      const [a, b] = pairs(signature.startsWith('int8'));
+      setEngineMode('wasm');
+      expect(f.explain(a, b)).toContain('SIMD, 16 lanes');
+      const w = f.sync(a, b) as ArrayLike<number>;
+      setEngineMode('js');
+      expectSameArrays(w, f.sync(a, b) as ArrayLike<number>);
     }
   });
 

@@ -1,20 +1,27 @@
 /**
- * Element-wise kernels on 8- and 16-bit integers computed in 8 lanes of 16 bits (i16x8), where
- * that gives exactly the int32 arithmetic the kernel language prescribes (rule 4: small integers
- * take part as int32): which kernels qualify, and how (emit-lanes16.ts emits them).
+ * Element-wise kernels on 8- and 16-bit integers computed in lanes of their own width — 16 lanes
+ * of 8 bits (i8x16) or 8 of 16 bits (i16x8) — where that gives exactly the int32 arithmetic the
+ * kernel language prescribes (rule 4: small integers take part as int32): which kernels qualify,
+ * and how (emit-int-lanes.ts emits them).
  *
- * A 16-bit lane holds an int32 value exactly when the value lies in [−32768, 32767]. So the kernel
- * qualifies when an interval analysis proves that every integer value it computes lies there —
- * with one exception, the saturating idiom: `Math.min(Math.max(a + b, lo), hi)` on int16 adds in
- * int32 (the sum may leave the 16-bit range) and then clamps. For an addition or subtraction
- * whose operands fit, followed only by `Math.min`/`Math.max` with constants, the lanes add with
- * saturation (`i16x8.add_sat_s`) instead: the clamp f is monotone, so f(sat(x)) = f(x) wherever f
- * is constant beyond the 16-bit bounds over x's range — which is checked numerically, f evaluated
- * at both bounds and at both ends of x's range.
+ * A lane holds an int32 value exactly when the value lies in its range: [−32768, 32767] for
+ * signed 16 bits, [0, 255] for unsigned 8 bits (uint8/uint8c kernels), [−128, 127] for signed 8
+ * bits (int8 kernels). So a kernel qualifies when an interval analysis proves that every integer
+ * value it computes lies there, with two exceptions that are exact too:
+ * - ring operations (+ − × & | ^ `<<` negation `~`) whose result is converted to a type that
+ *   keeps only the lane's low bits (int16, int8, uint8): arithmetic modulo 2^bits commutes with
+ *   them, so `a + b` stored to int16 is `i16x8.add`;
+ * - the saturating idiom: an addition or subtraction of values that fit, followed only by
+ *   `Math.min`/`Math.max` with constants (or a uint8c store), adds with saturation
+ *   (`i16x8.add_sat_s`, `i8x16.add_sat_u`…): the clamp f is monotone, so f(sat(x)) = f(x) wherever
+ *   f is constant beyond the lane's bounds over x's range — checked numerically, f evaluated at
+ *   both bounds and at both ends of x's range. `Math.min(Math.max(a + b, -32768), 32767)` on
+ *   int16 qualifies; `Math.max(a + b, -5)` does not.
  *
- * Not qualifying (the kernel then runs 32-bit lanes, emit-simd.ts): floats anywhere, uint32, `/`
- * and `%`, `>>>` of a value that may be negative, a variable assigned after its declaration,
- * helpers, loops, uint16 operands (their upper half does not fit a signed lane).
+ * Not qualifying (the kernel then runs 32-bit lanes, emit-simd.ts): floats anywhere, uint32,
+ * uint16 operands, `/` and `%`, `>>>` of a value that may be negative, a variable assigned after
+ * its declaration, helpers, loops; for 8-bit lanes also `*` (no i8x16 multiply), shifts by 8 or
+ * more, operands or results wider than 8 bits.
  */
 import type { DType } from '../../../dtypes.js';
 import type { Expr, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
@@ -22,32 +29,55 @@ import type { Expr, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js'
 /** Inclusive bounds of a value. */
 type Range = readonly [number, number];
 
-const LANE16: Range = [-32768, 32767];
+/** The lanes: their width, signedness, and the values they hold exactly. */
+export interface IntLanes {
+  readonly bits: 8 | 16;
+  readonly signed: boolean;
+}
+const LANE_RANGE = (l: IntLanes): Range => (l.bits === 16 ? [-32768, 32767] : l.signed ? [-128, 127] : [0, 255]);
 
 const OPERAND_RANGE: Partial<Record<DType, Range>> = {
   int8: [-128, 127], uint8: [0, 255], uint8c: [0, 255], int16: [-32768, 32767], bool: [0, 1],
 };
 
-/** How a kernel computes in 16-bit lanes: the additions and subtractions done with saturation. */
-export interface Lanes16Plan {
+/** How a kernel computes in narrow integer lanes: which, and the sums done with saturation. */
+export interface IntLanesPlan {
+  readonly lanes: IntLanes;
   readonly saturated: ReadonlySet<Expr>;
 }
 
 class Refusal extends Error {}
 
-const fits = (r: Range, within: Range = LANE16) => r[0] >= within[0] && r[1] <= within[1];
-
-/** The 16-bit lane plan of an element-wise kernel, or why it computes in 32-bit lanes. */
-export function lanes16Plan(kernel: TypedKernel): Lanes16Plan | string {
-  try {
-    return analyse(kernel);
-  } catch (error) {
-    if (error instanceof Refusal) return error.message;
-    throw error;
+/**
+ * The narrow integer lanes an element-wise kernel computes in — 8 bits where every operand and
+ * the result are 8-bit and the kernel qualifies, else 16 bits — or why it computes in 32-bit lanes.
+ */
+export function intLanesPlan(kernel: TypedKernel): IntLanesPlan | string {
+  const types = [...kernel.params.map((p) => p.type), kernel.returnType];
+  const bytes = types.map((t) => (t === 'int8' || t === 'uint8' || t === 'uint8c' ? 1 : 2));
+  const attempt = (lanes: IntLanes): IntLanesPlan | string => {
+    try {
+      return analyse(kernel, lanes);
+    } catch (error) {
+      if (error instanceof Refusal) return error.message;
+      throw error;
+    }
+  };
+  if (bytes.every((b) => b === 1)) {
+    const signed = types.some((t) => t === 'int8');
+    const unsigned = types.some((t) => t === 'uint8' || t === 'uint8c');
+    if (!(signed && unsigned)) {
+      const plan = attempt({ bits: 8, signed });
+      if (typeof plan !== 'string') return plan;
+    }
   }
+  return attempt({ bits: 16, signed: true });
 }
 
-function analyse(kernel: TypedKernel): Lanes16Plan {
+function analyse(kernel: TypedKernel, lanes: IntLanes): IntLanesPlan {
+  const LANE = LANE_RANGE(lanes);
+  const fits = (r: Range, within: Range = LANE) => r[0] >= within[0] && r[1] <= within[1];
+  const width = `${lanes.bits} bits`;
   const refuse = (why: string): never => {
     throw new Refusal(why);
   };
@@ -63,7 +93,7 @@ function analyse(kernel: TypedKernel): Lanes16Plan {
 
   const range = (e: Expr): Range => {
     const r = rangeOf(e);
-    if (!fits(r)) refuse(`a value at kernel line ${e.loc.line}:${e.loc.column} may leave 16 bits`);
+    if (!fits(r)) refuse(`a value at kernel line ${e.loc.line}:${e.loc.column} may leave ${width}`);
     return r;
   };
   /** The exact interval of an integer expression (not yet checked against 16 bits). */
@@ -95,14 +125,17 @@ function analyse(kernel: TypedKernel): Lanes16Plan {
           case '+': return [a[0] + b[0], a[1] + b[1]];
           case '-': return [a[0] - b[1], a[1] - b[0]];
           case '*': {
+            if (lanes.bits === 8) return refuse('`*` has no 8-bit lane instruction');
             const p = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]];
             return [Math.min(...p), Math.max(...p)];
           }
-          // Bitwise operations of two sign-extended 16-bit values give a sign-extended 16-bit value.
-          case '&': case '|': case '^': return LANE16;
+          // Bitwise operations of two values of the lanes' range give one of that range.
+          case '&': case '|': case '^': return LANE;
           case '<<': case '>>': case '>>>': {
             if (e.right.kind !== 'const') return refuse('a shift count varies per element');
             const k = Number(e.right.value) & 31;
+            // 8-bit lanes take shift counts modulo 8; a right shift by more keeps a bit.
+            if (lanes.bits === 8 && k >= 8) return refuse('a shift by 8 or more');
             if (e.op === '<<') return [a[0] * 2 ** k, a[1] * 2 ** k];
             if (e.op === '>>>' && a[0] < 0) return refuse('`>>>` of a value that may be negative');
             return [Math.floor(a[0] / 2 ** k), Math.floor(a[1] / 2 ** k)];
@@ -127,18 +160,20 @@ function analyse(kernel: TypedKernel): Lanes16Plan {
         // int16, int8, uint8 keep the low bits of the int32 value: + − × & | ^ << and negation are
         // exact modulo 2¹⁶ (a ring homomorphism), so 16-bit lanes compute those bits whatever the
         // range of the value (its operands must fit, to be exact in the lanes).
-        if ((e.type === 'int16' || e.type === 'int8' || e.type === 'uint8') && ring(e.value)) return OPERAND_RANGE[e.type]!;
+        if ((e.type === 'int16' || e.type === 'int8' || e.type === 'uint8') && ring(e.value)) return fits(OPERAND_RANGE[e.type]!) ? OPERAND_RANGE[e.type]! : refuse(`a conversion to ${e.type}`);
         const from = rangeOf(e.value);
-        const to = e.type === 'int32' ? LANE16 : OPERAND_RANGE[e.type];
+        const to = e.type === 'int32' ? LANE : OPERAND_RANGE[e.type];
+        // What the conversion gives must be held by the lanes (an 8-bit lane holds int8's or uint8's values).
+        if (to && !fits(to) && e.type !== 'int32' && e.type !== 'bool') refuse(`a conversion to ${e.type}`);
         if (!to) return refuse(`a conversion to ${e.type}`);
         if (e.type === 'int32' || e.type === 'bool') {
-          if (!fits(from)) refuse(`a value at kernel line ${e.loc.line}:${e.loc.column} may leave 16 bits`);
+          if (!fits(from)) refuse(`a value at kernel line ${e.loc.line}:${e.loc.column} may leave ${width}`);
           return e.type === 'bool' ? [0, 1] : from;
         }
         if (!fits(from)) {
-          // Converting a sum that may leave 16 bits wraps or clamps the int32 value: only a
+          // Converting a sum that may leave ${width} wraps or clamps the int32 value: only a
           // clamp (uint8c) of a saturated sum is the same (the clamp bounds lie inside 16 bits).
-          if (e.type !== 'uint8c' || !saturable(e.value)) refuse(`a value at kernel line ${e.loc.line}:${e.loc.column} may leave 16 bits`);
+          if (e.type !== 'uint8c' || !saturable(e.value)) refuse(`a value at kernel line ${e.loc.line}:${e.loc.column} may leave ${width}`);
           saturated.add(e.value);
         }
         return fits(from, to) ? from : to;
@@ -158,9 +193,10 @@ function analyse(kernel: TypedKernel): Lanes16Plan {
   };
   /** An expression of ring operations (+ − × & | ^ <<, −, ~) over values that fit 16 bits. */
   const ring = (e: Expr): boolean => {
-    if (e.kind === 'binary' && ['+', '-', '*', '&', '|', '^'].includes(e.op)) return ring(e.left) && ring(e.right);
-    // i16x8.shl takes its count modulo 16: counts from 16 on are not a ring operation here.
-    if (e.kind === 'binary' && e.op === '<<' && e.right.kind === 'const' && (Number(e.right.value) & 31) < 16) return ring(e.left);
+    if (e.kind === 'binary' && ['+', '-', '&', '|', '^'].includes(e.op)) return ring(e.left) && ring(e.right);
+    if (e.kind === 'binary' && e.op === '*' && lanes.bits === 16) return ring(e.left) && ring(e.right);
+    // Lanes take shift counts modulo their width: larger counts are not a ring operation here.
+    if (e.kind === 'binary' && e.op === '<<' && e.right.kind === 'const' && (Number(e.right.value) & 31) < lanes.bits) return ring(e.left);
     if (e.kind === 'unary' && (e.op === '-' || e.op === '~')) return ring(e.arg);
     range(e);
     return true;
@@ -169,7 +205,7 @@ function analyse(kernel: TypedKernel): Lanes16Plan {
   const saturable = (e: Expr): boolean => e.kind === 'binary' && (e.op === '+' || e.op === '-') && fits(rangeOf(e.left)) && fits(rangeOf(e.right));
   /**
    * `Math.min`/`Math.max` (nested, with constants): the interval of the result; an argument that
-   * may leave 16 bits is allowed where saturating it changes no result (see the module comment).
+   * may leave ${width} is allowed where saturating it changes no result (see the module comment).
    */
   const clamp = (e: Extract<Expr, { kind: 'math' }>): Range => {
     // Find the one non-constant leaf of a min/max nest with constant arguments.
@@ -191,11 +227,11 @@ function analyse(kernel: TypedKernel): Lanes16Plan {
     if (leaf && !fits(rangeOf(leaf)) && saturable(leaf)) {
       const [lo, hi] = rangeOf(leaf);
       const same = (a: number, b: number) => f(a) === f(b);
-      if (!same(Math.max(lo, LANE16[0]), lo) || !same(Math.min(hi, LANE16[1]), hi)) refuse(`a value at kernel line ${leaf.loc.line}:${leaf.loc.column} may leave 16 bits`);
+      if (!same(Math.max(lo, LANE[0]), lo) || !same(Math.min(hi, LANE[1]), hi)) refuse(`a value at kernel line ${leaf.loc.line}:${leaf.loc.column} may leave ${width}`);
       saturated.add(leaf);
-      const out: Range = [f(Math.max(lo, LANE16[0])), f(Math.min(hi, LANE16[1]))];
-      if (!fits(out)) refuse(`a value at kernel line ${e.loc.line}:${e.loc.column} may leave 16 bits`);
-      for (const x of constantsOf(e)) if (!fits([x, x])) refuse('a constant does not fit 16 bits');
+      const out: Range = [f(Math.max(lo, LANE[0])), f(Math.min(hi, LANE[1]))];
+      if (!fits(out)) refuse(`a value at kernel line ${e.loc.line}:${e.loc.column} may leave ${width}`);
+      for (const x of constantsOf(e)) if (!fits([x, x])) refuse(`a constant does not fit ${width}`);
       return out;
     }
     const rs = e.args.map(range);
@@ -226,7 +262,7 @@ function analyse(kernel: TypedKernel): Lanes16Plan {
     }
   };
   stmts(kernel.body);
-  return { saturated };
+  return { lanes, saturated };
 }
 
 function constantsOf(e: Expr): number[] {
