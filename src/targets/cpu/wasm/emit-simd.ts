@@ -15,11 +15,11 @@
  * without an instruction call V8's `Math.*` lane by lane.
  *
  * Only kernels that fit are vectorised (see `simdShape`): vectorize kernels with a straight-line
- * or branching body (no loops, arrays or helpers), contiguous or broadcast operands, and types of
- * one width. Any other kernel runs the scalar Wasm loop.
+ * or branching body (no loops or arrays; helpers are inlined), contiguous or broadcast operands.
+ * Any other kernel runs the scalar Wasm loop.
  */
 import { type DType, DTYPES } from '../../../dtypes.js';
-import type { Expr, MathFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
+import type { Expr, HelperFunction, MathFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { forEachExpr } from '../../../compiler/ir-walk.js';
 import type { MemoryLayout } from '../memory-layout.js';
@@ -63,12 +63,14 @@ export interface SimdShape {
  * Whether a kernel calls a `Math` function that lanes compute with more than an instruction or
  * two (exp's ported code with its fallback branch, V8's functions lane by lane).
  */
-function callsOutOfLine(body: readonly Stmt[]): boolean {
+function callsOutOfLine(kernel: TypedKernel): boolean {
   let found = false;
-  forEachExpr(body, (e) => {
-    if (e.kind === 'math' && !NATIVE_FLOAT_MATH.has(e.fn)) found = true;
-    if (e.kind === 'binary' && e.op === '%') found = true; // fmod, lane by lane
-  });
+  for (const body of [kernel.body, ...kernel.helpers.map((h) => h.body)]) {
+    forEachExpr(body, (e) => {
+      if (e.kind === 'math' && !NATIVE_FLOAT_MATH.has(e.fn)) found = true;
+      if (e.kind === 'binary' && e.op === '%') found = true; // fmod, lane by lane
+    });
+  }
   return found;
 }
 
@@ -89,7 +91,7 @@ export function simdShape(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize'
   // polynomial's Horner steps) then runs twice side by side: degree-5 polynomial 20–27 % faster
   // (bench/results/lanes-xeon-2c.md); no change measured for branches or division, and out-of-line
   // functions would only double their code.
-  if (lanes === 2 && bytes === 8) return { lanes, vectors: callsOutOfLine(kernel.body) ? 1 : 2 };
+  if (lanes === 2 && bytes === 8) return { lanes, vectors: callsOutOfLine(kernel) ? 1 : 2 };
   if (lanes === 4 && bytes <= 2) {
     // Integers of 8 and 16 bits only: lanes of their width where every value provably fits them.
     const plan = intLanesPlan(kernel);
@@ -104,7 +106,6 @@ export function simdShape(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize'
  */
 function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layout: MemoryLayout): 4 | 2 | string {
   if (kind !== 'vectorize') return 'only vectorize kernels are vectorised so far';
-  if (kernel.helpers.length) return 'the kernel calls helpers';
   const out = layout.inner[layout.inner.length - 1];
   if (out !== 'unit' && out !== 'origin') return 'the output is not contiguous';
   if (layout.inner.some((s) => s === 'strided')) return 'an operand is strided';
@@ -123,8 +124,16 @@ function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layou
   const visit = (e: Expr): void => {
     seeType(e.type);
     switch (e.kind) {
-      case 'index': case 'dim': case 'call':
-        refusal ??= 'it reads arrays or calls helpers';
+      case 'index': case 'dim':
+        refusal ??= 'it reads arrays';
+        return;
+      case 'call':
+        // Helpers are inlined (SimdEmitter.inline): their bodies follow the kernel's rules.
+        for (const a of e.args) {
+          if (a.kind === 'array-ref') refusal ??= 'a helper takes an array';
+          else visit(a);
+        }
+        helper(e.helper);
         return;
       case 'unary': visit(e.arg); return;
       case 'binary':
@@ -150,9 +159,17 @@ function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layou
         return;
     }
   };
+  const seen = new Set<HelperFunction>();
+  const helper = (h: HelperFunction): void => {
+    if (seen.has(h)) return;
+    seen.add(h);
+    if (h.returnType !== 'void') seeType(h.returnType);
+    stmts(h.body);
+  };
   const stmts = (list: readonly Stmt[]): void => {
     for (const s of list) {
       switch (s.kind) {
+        case 'call': visit(s.call); break;
         case 'let': seeType(s.variable.type as DType); visit(s.init); break;
         case 'assign': seeType(s.variable.type as DType); visit(s.value); break;
         case 'if': visit(s.cond); stmts(s.then); stmts(s.otherwise); break;
@@ -172,7 +189,8 @@ export class SimdEmitter {
   protected readonly vars = new Map<Variable, number>();
   /** The lanes the current statement applies to; undefined: all (top level, nothing returned). */
   protected mask: number | undefined;
-  private readonly done: number;
+  /** Lanes that returned (of the kernel, or of the helper being inlined). */
+  private done: number;
   private anyDone = false;
   private allReturned = false;
 
@@ -181,7 +199,8 @@ export class SimdEmitter {
     protected readonly ctx: ModuleContext,
     /** 4 or 2 (32- and 64-bit lanes); 8 and 16 for 16- and 8-bit integer lanes (int-lanes.ts). */
     protected readonly lanes: 16 | 8 | 4 | 2,
-    readonly result: number,
+    /** Where `return` puts its value (the kernel's, or the inlined helper's). */
+    protected result: number,
   ) {
     this.done = e.local(ValType.v128);
   }
@@ -400,6 +419,8 @@ export class SimdEmitter {
         this.anyDone = true;
         return;
       }
+      case 'call':
+        return; // a helper reads and writes no array here (simdShape), so a call for its effect has none
       default:
         throw new Error(`unreachable SIMD statement ${s.kind}`);
     }
@@ -446,6 +467,9 @@ export class SimdEmitter {
         return;
       case 'math':
         this.math(e.fn, e.args, t);
+        return;
+      case 'call':
+        this.inlineHelper(e);
         return;
       default:
         throw new Error(`unreachable SIMD expression ${e.kind}`);
@@ -714,6 +738,33 @@ export class SimdEmitter {
       default:
         throw new Error(`unreachable SIMD Math.${fn}`);
     }
+  }
+
+  /**
+   * A helper call, inlined: its parameters are fresh variables, its body runs under the caller's
+   * mask with a result and a returned-lanes mask of its own (a helper that ends without `return`
+   * gives what undefined converts to), and the result is left on the stack.
+   */
+  private inlineHelper(x: Extract<Expr, { kind: 'call' }>): void {
+    const h = x.helper;
+    h.params.forEach((p, i) => this.assign(this.varLocal(p), x.args[i] as Expr, true));
+    const saved = { result: this.result, done: this.done, anyDone: this.anyDone, allReturned: this.allReturned };
+    const t = h.returnType === 'void' ? 'int32' : h.returnType;
+    this.result = this.e.local(ValType.v128);
+    this.done = this.e.local(ValType.v128);
+    this.anyDone = false;
+    this.allReturned = false;
+    this.constant(t === 'float32' || t === 'float64' ? NaN : t === 'bool' ? false : 0, t);
+    this.e.set(this.result);
+    this.constant(false, 'bool');
+    this.e.set(this.done);
+    this.stmts(h.body);
+    const result = this.result;
+    this.result = saved.result;
+    this.done = saved.done;
+    this.anyDone = saved.anyDone;
+    this.allReturned = saved.allReturned;
+    this.e.get(result);
   }
 
   /** A function without an instruction: V8's own, lane by lane, in doubles. */

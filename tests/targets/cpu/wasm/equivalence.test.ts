@@ -150,6 +150,37 @@ describe('the Wasm engine is bit-identical to the JS engine', () => {
     );
   });
 
+  it('element-wise kernels with helpers run in lanes (helpers inlined, returns under masks)', () => {
+    const clampUnit = (v: number) => {
+      if (v > 1) return 1;
+      if (v < -1) return -1;
+      return v;
+    };
+    const square = (v: number) => v * v;
+    const positive = (v: number) => {
+      if (v > 0) return v;
+    };
+    const cases = [
+      ['float64(float64, float64)', (x: number, y: number) => clampUnit(x) * square(y) + clampUnit(y - x)],
+      ['float32(float32, float32)', (x: number, y: number) => (x > y ? square(x) : square(square(y)) - clampUnit(x))],
+      ['float64(float64, float64)', (x: number, y: number) => positive(x)! + positive(y - 1)!],
+    ] as const;
+    for (const [signature, kernel] of cases) {
+      const f = vectorize([signature], { env: { clampUnit, square, positive } })(kernel);
+      const dtype = signature.startsWith('float32') ? 'float32' : 'float64';
+      setEngineMode('wasm');
+      expect(f.explain(fill(dtype, [0, 0, 0, 0]), fill(dtype, [0, 0, 0, 0]))).toMatch(/^WebAssembly \(SIMD/);
+      fc.assert(
+        fc.property(fc.array(fc.tuple(valuesOf(dtype), valuesOf(dtype)), { minLength: 0, maxLength: 100 }), (rows) => {
+          const inputs = [0, 1].map((k) => fill(dtype, rows.map((r) => r[k]!)));
+          const [w, j] = both(() => f.sync(...inputs));
+          expectSameArrays(w, j);
+        }),
+        { numRuns: 40 },
+      );
+    }
+  });
+
   it('strided, reversed and broadcast operands of several loop dimensions', () => {
     const f = vectorize(['float64(float64, float64)'])((x: number, y: number) => x * 2 - y);
     fc.assert(
