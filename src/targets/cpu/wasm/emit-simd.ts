@@ -586,7 +586,8 @@ export class SimdEmitter {
    * exact (in [2⁵², 2⁵³), whose spacing is 1) and its low 32 mantissa bits are t + 2⁵¹ mod 2³²,
    * ToInt32's bits — an add and a shuffle; otherwise (large values, NaN, ±∞) r = t −
    * floor(t·2⁻³²)·2³² is exact (an integer in [0, 2³²)), and its unsigned saturating truncation is
-   * ToInt32's bits; NaN and ±∞ make r NaN, which truncates to 0. float32: below 2³¹ in magnitude the signed saturating truncation is
+   * ToInt32's bits; NaN and ±∞ make r NaN, which truncates to 0. float32 (where a lane is not
+   * below 2³¹ in magnitude; else the truncation alone): below 2³¹ in magnitude the signed saturating truncation is
    * exact; from 2³¹ on, x is a multiple of 2⁸ and r = x − floor(x·2⁻³²)·2³² is exact in float32
    * too (a multiple of 2⁸ below 2³²: at most 24 significant bits).
    */
@@ -613,17 +614,28 @@ export class SimdEmitter {
       this.e.close();
       return;
     }
+    // below: the mask of lanes under 2³¹ in magnitude (NaN is not), kept for the select
+    const small = this.e.local(ValType.v128);
     this.e.tee(x);
+    this.simd(SimdOp.f32x4_abs);
+    this.constant(2 ** 31, 'float32');
+    this.simd(SimdOp.f32x4_lt);
+    this.e.tee(small);
+    this.simd(SimdOp.i32x4_all_true);
+    this.e.open('if', ValType.v128);
+    this.e.get(x);
+    this.simd(SimdOp.i32x4_trunc_sat_f32x4_s);
+    this.e.else();
+    this.e.get(x);
     this.simd(SimdOp.i32x4_trunc_sat_f32x4_s);
     this.e.get(x).get(x);
     this.constant(2 ** -32, 'float32');
     this.simd(SimdOp.f32x4_mul).simd(SimdOp.f32x4_floor);
     this.constant(2 ** 32, 'float32');
     this.simd(SimdOp.f32x4_mul).simd(SimdOp.f32x4_sub).simd(SimdOp.i32x4_trunc_sat_f32x4_u);
-    this.e.get(x);
-    this.simd(SimdOp.f32x4_abs);
-    this.constant(2 ** 31, 'float32');
-    this.simd(SimdOp.f32x4_lt).simd(SimdOp.v128_bitselect);
+    this.e.get(small);
+    this.simd(SimdOp.v128_bitselect);
+    this.e.close();
   }
 
   /**
