@@ -49,6 +49,16 @@ const KERNELS: LaneKernel[] = [
     value: (k, i) => ((i * (k ? 7919 : 104729)) % 65536) - 32768,
   },
   {
+    name: 'uint8-add-sat',
+    signature: 'uint8(uint8, uint8)',
+    kernel: (a, b) => Math.min(a + b, 255),
+    loop: ([a, b, o], n) => {
+      const x = a as Uint8Array, y = b as Uint8Array, z = o as Uint8Array;
+      for (let i = 0; i < n; i++) z[i] = Math.min(x[i]! + y[i]!, 255);
+    },
+    value: (k, i) => (i * (k ? 37 : 101)) % 256,
+  },
+  {
     name: 'uint8-gamma',
     signature: 'uint8(uint8, float64)',
     kernel: (x, g) => Math.min(Math.floor(255 * (x / 255) ** g), 255),
