@@ -23,26 +23,29 @@
  * under the mask of those that do (ISPC's varying control flow). What is not vectorised (the
  * kernel then runs the scalar Wasm loop, and `explain` says why): `return` under a varying
  * condition, a per-row `break` out of a loop whose condition is uniform (a search, faster scalar),
- * an index that varies per row, arrays other than float32/float64/int32/uint32 or with more than 2 core
- * dimensions, conversions from floats to integers. Helpers are inlined.
+ * an index that varies per row, bool arrays or arrays with more than 2 core dimensions. Helpers
+ * are inlined. 8- and 16-bit integers live in 32-bit lanes as exact int32 values (copied in and
+ * out one lane access per element).
  *
  * Decided per call, before the loop: rows overlapping an output in any way other than being the
  * very same view (in place), negative strides, or cores larger than the scratch area run the
  * scalar loop.
  */
-import type { DType } from '../../../dtypes.js';
+import { type DType, DTYPES } from '../../../dtypes.js';
 import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import type { MemoryLayout } from '../memory-layout.js';
 import { MiscOp, Op, SimdOp, ValType } from './encoder.js';
 import { emitLoop, type FunctionEmitter, type LoopLabels, type ModuleContext, sizeShift, type WasmArray } from './emit-scalar.js';
-import { SimdEmitter } from './emit-simd.js';
+import { laneType as laneTypeOf, SimdEmitter } from './emit-simd.js';
 import { analyseCoverage } from '../../../compiler/passes/output-coverage.js';
 
 /** Bytes of each thread's scratch area for lane-interleaved rows and local arrays. */
 export const ROW_SCRATCH_BYTES = 64 * 1024;
 
-const LANE_TYPES = new Set<DType>(['float32', 'float64', 'int32', 'uint32']);
+/** Types lanes hold: 8- and 16-bit integers as exact int32 values (as element-wise lanes do). */
+const LANE_TYPES = new Set<DType>(['float32', 'float64', 'int32', 'uint32', 'int8', 'uint8', 'uint8c', 'int16', 'uint16']);
+const SIGNED_NARROW = new Set<DType>(['int8', 'int16']);
 const INT_MATH = new Set(['abs', 'min', 'max', 'imul']);
 
 /**
@@ -157,7 +160,7 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
   const varying = new Set<Variable>();
   kernel.params.forEach((p, i) => {
     if (isArrayType(p.type)) {
-      if (!LANE_TYPES.has(p.type.dtype)) refuse(`\`${p.name}\` is a ${p.type.dtype} array (lanes hold 32 and 64-bit numbers)`);
+      if (!LANE_TYPES.has(p.type.dtype)) refuse(`\`${p.name}\` is a ${p.type.dtype} array`);
       if (p.type.ndim > 2) refuse(`\`${p.name}\` has ${p.type.ndim} core dimensions (at most 2 are vectorised)`);
     } else if (layout.inner[i] !== 'scalar' && layout.inner[i] !== 'broadcast') {
       if (!LANE_TYPES.has(p.type)) refuse(`\`${p.name}\` is a ${p.type} per row`);
@@ -230,17 +233,11 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
       case 'compare':
         laneType(e.operandType, 'a comparison');
         break;
-      case 'cast': {
-        const from = e.value.type;
-        const to = e.type;
-        const int = (t: DType) => t === 'int32' || t === 'uint32';
-        const ok = from === to || from === 'bool' || to === 'bool' || (int(from) && int(to)) ||
-          ((to === 'float32' || to === 'float64') && (int(from) || from === 'float32' || from === 'float64'));
-        if (!ok) refuse(`a conversion from ${from} to ${to} per row`);
+      case 'cast':
+        // Every conversion between lane types has a lane form (SimdEmitter.cast); the types were checked above.
         break;
-      }
       case 'math':
-        if ((e.type === 'int32' || e.type === 'uint32') && (!INT_MATH.has(e.fn) || (e.fn === 'abs' && e.type === 'uint32'))) refuse(`Math.${e.fn} on integers per row`);
+        if ((laneTypeOf(e.type) === 'int32' || e.type === 'uint32') && (!INT_MATH.has(e.fn) || (e.fn === 'abs' && e.type === 'uint32'))) refuse(`Math.${e.fn} on integers per row`);
         if (e.fn === 'fround' && e.args[0]!.type !== 'float32') wide = true;
         break;
       default:
@@ -701,16 +698,37 @@ export function emitRowVectorLoop(
     for (let l = 1; l < lanes; l++) e.get(o.lane[l - 1]!).get(o.stepBytes).op(Op.i32_add).set(o.lane[l]!);
   }
   const f64 = (t: DType) => t === 'float64';
+  /** The lane access of one element of `dtype`, and its lane index (in elements of its size) for lane `l`. */
+  const laneAccess = (dtype: DType, l: number, load: boolean): [SimdOp, number] => {
+    switch (DTYPES[dtype].bytes) {
+      case 8: return [load ? SimdOp.v128_load64_lane : SimdOp.v128_store64_lane, l];
+      case 4: return [load ? SimdOp.v128_load32_lane : SimdOp.v128_store32_lane, l];
+      // 8- and 16-bit elements in the low bytes of 32-bit lanes.
+      case 2: return [load ? SimdOp.v128_load16_lane : SimdOp.v128_store16_lane, 2 * l];
+      default: return [load ? SimdOp.v128_load8_lane : SimdOp.v128_store8_lane, 4 * l];
+    }
+  };
   const loadLanes = (o: Operand, offset: number | undefined, into: number) => {
     // into = the lanes' elements at byte `offset` of their rows.
+    const narrow = DTYPES[o.dtype].bytes < 4;
+    if (narrow) {
+      // Zero-extended by loading into zeros; sign-extended after, with a shift up and back.
+      e.i32(0).simd(SimdOp.i32x4_splat);
+      e.set(into);
+    }
     for (let l = 0; l < lanes; l++) {
+      const [op, lane] = laneAccess(o.dtype, l, true);
       e.get(o.lane[l]!);
       if (offset !== undefined) e.get(offset).op(Op.i32_add);
       e.get(into);
-      e.simd(f64(o.dtype) ? SimdOp.v128_load64_lane : SimdOp.v128_load32_lane);
+      e.simd(op);
       memarg(o.shift);
-      e.code.byte(l);
+      e.code.byte(lane);
       e.set(into);
+    }
+    if (narrow && SIGNED_NARROW.has(o.dtype)) {
+      const shift = 32 - 8 * DTYPES[o.dtype].bytes;
+      e.get(into).i32(shift).simd(SimdOp.i32x4_shl).i32(shift).simd(SimdOp.i32x4_shr_s).set(into);
     }
   };
   // Scalar parameters: uniform ones as the scalar loop sets them; per-row ones from each lane's row.
@@ -751,10 +769,12 @@ export function emitRowVectorLoop(
         memarg(4);
         e.set(v);
         for (let l = 0; l < lanes; l++) {
+          // Narrow elements keep their lane's low bytes: the kernel's store converted the value.
+          const [op, lane] = laneAccess(o.dtype, l, false);
           e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(v);
-          e.simd(f64(o.dtype) ? SimdOp.v128_store64_lane : SimdOp.v128_store32_lane);
+          e.simd(op);
           memarg(o.shift);
-          e.code.byte(l);
+          e.code.byte(lane);
         }
       }
       e.get(slot).i32(16).op(Op.i32_add).set(slot);
@@ -858,7 +878,7 @@ export function emitRowVectorLoop(
       const start = e.local(ValType.i32);
       e.get(offset).set(start);
       e.i32(0).set(j);
-      if (x === a.dims.length - 1 && a.strides[x] === 'unit') {
+      if (x === a.dims.length - 1 && a.strides[x] === 'unit' && bytes >= 4) {
         // Whole groups first, then the elements left one by one (the loop below, from j).
         e.open('block');
         const done = e.depth() - 1;

@@ -44,6 +44,10 @@ function valuesOf(dtype: DType): fc.Arbitrary<number> {
       return fc.oneof(fc.integer(), fc.integer({ min: -9, max: 9 }), fc.constantFrom(-2147483648, 2147483647));
     case 'uint32':
       return fc.oneof(fc.nat({ max: 4294967295 }), fc.constantFrom(0, 4294967295, 2147483648));
+    case 'int16':
+      return fc.oneof(fc.integer({ min: -32768, max: 32767 }), fc.constantFrom(-32768, 32767, 0, -1));
+    case 'uint8':
+      return fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(0, 255));
     default:
       throw new Error(dtype);
   }
@@ -96,6 +100,29 @@ interface Case {
 }
 
 const CASES: Case[] = [
+  {
+    name: 'uint8 rows stretched to their maximum (a float64 scale: 2 rows per vector, float → uint8 per row)',
+    signature: 'void(uint8[:], uint8, uint8[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, lo: number, out: Vector) => {
+      let m = 0;
+      for (let i = 0; i < x.length; i++) m = Math.max(m, x[i]!);
+      for (let i = 0; i < x.length; i++) out[i] = m > lo ? ((x[i]! - lo) * 255) / (m - lo) : x[i]! + lo;
+    }) as never,
+    inputs: [{ dtype: 'uint8', core: 1 }, { dtype: 'uint8', core: 0 }],
+    lanes: 2,
+  },
+  {
+    name: 'int16 rows: a saturating add of a per-row offset, and wrapping sums',
+    signature: 'void(int16[:], int16, int16[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = Math.min(Math.max(x[i]! + k, -32768), 32767);
+      for (let i = 1; i < x.length; i++) out[i] = out[i]! + out[i - 1]! * 3;
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'int16', core: 0 }],
+    lanes: 4,
+  },
   {
     name: 'a loop bound per row (masked), `continue` and `break` under per-row conditions',
     signature: 'void(float32[:], int32, float32[:])',
@@ -602,10 +629,10 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
       for (let i = 0; i < v.length; i++) out[i] = v[idx[i]!]!;
     });
     expect(gather.explain(x, { data: new Int32Array(64 * 5), shape: [64, 5] })).toMatch(/WebAssembly \(scalar: an index of `v` at kernel line \d+:\d+ varies per row\)/);
-    const bytes = guvectorize(['void(uint8[:], float64[:])'], '(n)->(n)')((v: Vector, out: Vector) => {
-      for (let i = 0; i < v.length; i++) out[i] = v[i]!;
+    const cube = guvectorize(['void(float64[:,:,:], float64[:])'], '(a,b,c)->(a)')((v: { [i: number]: Matrix; shape: number[] }, out: Vector) => {
+      for (let i = 0; i < out.length; i++) out[i] = v[i]![0]![0]!;
     });
-    expect(bytes.explain({ data: new Uint8Array(64 * 5), shape: [64, 5] })).toContain('scalar: `v` is a uint8 array');
+    expect(cube.explain({ data: new Float64Array(64 * 8), shape: [64, 2, 2, 2] })).toContain('scalar: `v` has 3 core dimensions');
   });
 
   it('the parallel target runs the row-vector loop on every thread, bit-identical to the cpu target', async () => {
