@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeviceArray, deviceArray, toDevice, vectorize, type NDArray, type TypedArray } from '../src/index.js';
+import { DeviceArray, deviceArray, guvectorize, toDevice, vectorize, type NDArray, type TypedArray } from '../src/index.js';
 import { DTYPES, type DType } from '../src/dtypes.js';
 import { setFoldSubgroups } from '../src/targets/gpu/runtime/tree-fold.js';
 import { TARGETS } from './targets.js';
@@ -79,6 +79,31 @@ describe.skipIf(!GPU).each([
         { numRuns: 4, seed: 24 },
       );
     }
+  });
+
+  // (the fold function differs, not the tree: the subgroup path is enough)
+  it.skipIf(!subgroups)('a guvectorize kernel of layout (),()->() folds by the same tree: reduce and accumulate equal the cpu', async () => {
+    const make = (target: 'cpu' | 'gpu') =>
+      guvectorize(['void(uint8[:], uint8[:], uint8[:])', 'void(int32[:], int32[:], int32[:])'], '(),()->()', { target, associative: true })((p: Int32Array, q: Int32Array, r: Int32Array) => {
+        r[0] = p[0]! + q[0]!;
+      });
+    const gpu = make('gpu');
+    const cpu = make('cpu');
+    await fc.assert(
+      fc.asyncProperty(shapes, fc.integer(), fc.nat(), fc.constantFrom<DType>('int32', 'uint8'), async (shape, seed, axisPick, dtype) => {
+        const n = shape.reduce((a, b) => a * b, 1);
+        const host = { data: dataOf(dtype, n, seed), shape, dtype };
+        const axis = axisPick % shape.length;
+        const x = await toDevice(host);
+        const r = await gpu.reduce!(x, { axis });
+        expect(await valuesOf(r), `reduce ${dtype} [${shape}] axis ${axis}`).toEqual(await valuesOf(await cpu.reduce!(host, { axis })));
+        const a = await gpu.accumulate!(x, { axis });
+        expect(a).toBeInstanceOf(DeviceArray);
+        expect(await valuesOf(a), `accumulate ${dtype} [${shape}] axis ${axis}`).toEqual(await valuesOf(await cpu.accumulate!(host, { axis })));
+        for (const d of [x, r, a]) if (d instanceof DeviceArray) d.destroy();
+      }),
+      { numRuns: 4, seed: 25 },
+    );
   });
 
   it('reduce into a device `out`, and accumulate along every axis, equal the cpu', async () => {

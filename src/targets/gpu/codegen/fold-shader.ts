@@ -33,6 +33,7 @@
  */
 import type { TypedKernel } from '../../../compiler/ir.js';
 import type { DType } from '../../../dtypes.js';
+import { repOfType } from './emit-wgsl.js';
 import { generateKernelFunction } from './shader-module.js';
 
 /** Invocations per workgroup. */
@@ -90,9 +91,29 @@ export const TREE_DTYPES: readonly DType[] = ['float32', 'int32', 'uint32', 'int
 /** The names the hand-written part of the shader uses (kept out of the kernel's names). */
 const RESERVED = [
   'params', 'x_words', 'x_vec', 'out_words', 'carry_words', 'mask_words', 'stage', 'sg_counter', 'P4', 'Item', 'VT',
-  'fold', 'comb', 'narrow', 'load_elem', 'load_item', 'leaf', 'store_result', 'row_offset', 'mask_at',
+  'fold', 'fa', 'fb', 'fr', 'comb', 'narrow', 'load_elem', 'load_item', 'leaf', 'store_result', 'row_offset', 'mask_at',
   'reduce_main', 'scan_main', 'scan_lanes_full', 'tree_full4', 'tree_full1', 'tree_item1', 'fold4', 'leaf_full', 'scan_lanes', 'W', 'BLOCK', 'UNROLL', 'FIXED', 'PARTS',
 ];
+
+/**
+ * `fold(a, b)`: the kernel on two values, its result narrowed to the dtype. A guvectorize kernel
+ * (layout `(),()->()`) takes one-element arrays and writes its result into the third.
+ */
+function foldFunction(kernel: TypedKernel, name: string, toKernel: (v: string) => string, fromKernel: (v: string) => string): string {
+  if (kernel.returnType !== 'void') {
+    return `fn fold(a: VT, b: VT) -> VT {
+  return narrow(${fromKernel(`${name}(${toKernel('a')}, ${toKernel('b')})`)});
+}`;
+  }
+  const rep = repOfType((kernel.params[0]!.type as { dtype: DType }).dtype);
+  return `fn fold(a: VT, b: VT) -> VT {
+  var fa = array<${rep}, 1>(${toKernel('a')});
+  var fb = array<${rep}, 1>(${toKernel('b')});
+  var fr: array<${rep}, 1>;
+  ${name}(&fa, &fb, &fr);
+  return narrow(${fromKernel('fr[0]')});
+}`;
+}
 
 /** The WGSL of both entry points for kernel `f` over `dtype`. */
 export function foldShader(kernel: TypedKernel, dtype: DType, subgroups: boolean): string {
@@ -150,9 +171,7 @@ fn narrow(v: VT) -> VT {
   return ${narrow};
 }
 
-fn fold(a: VT, b: VT) -> VT {
-  return narrow(${fromKernel(`${fn.name}(${toKernel('a')}, ${toKernel('b')})`)});
-}
+${foldFunction(kernel, fn.name, toKernel, fromKernel)}
 
 // a then b, leaving out an absent side (h = 0).
 fn comb(a: VT, ha: u32, b: VT, hb: u32) -> VT {

@@ -47,12 +47,14 @@ export function generateShader(kernel: TypedKernel, layout: ShaderLayout): Gener
 }
 
 /**
- * A scalar kernel (a vectorize kernel) as a WGSL function, with its helpers and support code but
- * no bindings and no entry point, for hand-written shaders that call it (the tree reduction and
- * scan of `reduce`/`accumulate`, tree-fold.ts). Bounds checks are off: a scalar kernel indexes only
- * its local arrays, which WGSL keeps in bounds.
+ * A scalar kernel (a vectorize kernel, or a guvectorize kernel of layout `(),()->()`) as a WGSL
+ * function, with its helpers and support code but no bindings and no entry point, for hand-written
+ * shaders that call it (the tree reduction and scan of `reduce`/`accumulate`, tree-fold.ts). Bounds
+ * checks are off: such a kernel indexes only its local arrays and its one-element operands, which
+ * WGSL keeps in bounds. A guvectorize kernel's array parameters become pointers to one-element
+ * function-scope arrays (`ptr<function, array<T, 1>>`) that the caller declares.
  *
- * @param kernel the typed kernel (scalar parameters, a scalar result)
+ * @param kernel the typed kernel (scalar parameters and a scalar result, or one-element array parameters)
  * @param reserved names the caller's shader uses, kept out of the generated code's names
  * @returns the code and the kernel function's name
  */
@@ -196,7 +198,9 @@ class ShaderModuleBuilder {
   /** The kernel and its helpers as functions, and the support code they use (generateKernelFunction). */
   buildFunction(): { code: string; name: string } {
     const kernelReturn = this.kernel.returnType === 'void' ? 'void' : this.kernel.returnType;
-    const kernel = this.emitFunction(this.names.kernel, this.kernel.params, new Map(), this.kernel.body, this.kernel.locals, kernelReturn);
+    const origins = new Map<Variable, ArrayOrigin>();
+    for (const p of this.kernel.params) if (isArrayType(p.type)) origins.set(p, { kind: 'local', dtype: (p.type as ArrayType).dtype, length: 1 });
+    const kernel = this.emitFunction(this.names.kernel, this.kernel.params, origins, this.kernel.body, this.kernel.locals, kernelReturn);
     const helpers: string[] = [];
     for (let i = 0; i < this.pendingInstances.length; i++) {
       const { helper, origins, name } = this.pendingInstances[i]!;

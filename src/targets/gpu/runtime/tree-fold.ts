@@ -134,7 +134,9 @@ async function compileFold(ctx: GpuContext, kernel: TypedKernel, dtype: DType): 
 
 /** What a tree fold needs of the ufunc: its kernel for loop T(T, T), or undefined where it cannot run one. */
 function treeKernel(def: UfuncDefinition, dtype: DType): { kernel: TypedKernel; key: string } | undefined {
-  if (def.kind !== 'vectorize' || !def.options.associative || def.nin !== 2 || def.nout !== 1) return undefined;
+  if (!def.options.associative || def.nin !== 2 || def.nout !== 1) return undefined;
+  const gufunc = def.kind === 'guvectorize';
+  if (gufunc && def.layout.text.replace(/\s/g, '') !== '(),()->()') return undefined;
   if (!TREE_DTYPES.includes(dtype)) return undefined;
   const probe = toOperand({ data: new DTYPES[dtype].arrayType(0), shape: [0], dtype }, 'argument 1');
   let spec;
@@ -145,7 +147,13 @@ function treeKernel(def: UfuncDefinition, dtype: DType): { kernel: TypedKernel; 
   }
   if (!def.acceptedTypes(spec).every((t) => t.dtype === dtype)) return undefined;
   const typed = def.kernelFor(spec, []);
-  if (typed.kernel.params.length !== 2 || typed.kernel.returnType !== dtype || typed.kernel.params.some((p) => p.type !== dtype)) return undefined;
+  const { params, returnType } = typed.kernel;
+  if (gufunc) {
+    // void(T[:], T[:], T[:]): one-element arrays in and out.
+    const ok = params.length === 3 && returnType === 'void' && params.every((p) => typeof p.type === 'object' && (p.type as { dtype?: DType }).dtype === dtype);
+    return ok ? typed : undefined;
+  }
+  if (params.length !== 2 || returnType !== dtype || params.some((p) => p.type !== dtype)) return undefined;
   return typed;
 }
 
