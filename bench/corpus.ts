@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ready, setEngineMode, shutdown } from '../src/index.js';
+import { ready, setEngineMode, sharedArray, shutdown } from '../src/index.js';
 import { engineLabel } from './lib/engine.js';
 import { formatCount, formatRatio, formatSeconds } from './lib/format.js';
 import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js';
@@ -75,6 +75,14 @@ function makeInput(recipe: InputRecipe, next: () => number): Operand | number {
 
 /** As users pass them: 1-D arrays as typed arrays, others as `{ data, shape }`, scalars as numbers. */
 const callArgument = (a: Operand | number) => (typeof a === 'number' ? a : a.shape.length === 1 ? a.data : { data: a.data, shape: a.shape });
+
+const SHARED_DTYPES = new Map<unknown, 'float32' | 'float64' | 'int32' | 'int16' | 'uint8'>([[Float32Array, 'float32'], [Float64Array, 'float64'], [Int32Array, 'int32'], [Int16Array, 'int16'], [Uint8Array, 'uint8']]);
+/** A copy in shared memory (the Wasm memory, where `sharedArray` puts it). */
+function toShared(data: Data): Data {
+  const copy = sharedArray(data.length, SHARED_DTYPES.get(data.constructor)!) as Data;
+  copy.set(data as never);
+  return copy;
+}
 
 const flat = (result: unknown): Data => (ArrayBuffer.isView(result) ? (result as Data) : (result as { data: Data }).data);
 
@@ -138,6 +146,9 @@ interface Measured {
   readonly cpuFastmath: number;
   readonly parallel: number;
   readonly loop: number;
+  /** The same calls with every array in shared (Wasm) memory: `sharedArray` inputs and `out`. */
+  readonly cpuShared: number;
+  readonly parallelShared: number;
   readonly difference: number;
 }
 
@@ -175,7 +186,13 @@ async function measure(kernel: CorpusKernel, seed: number): Promise<Measured> {
   const parallel = await seconds(() => parallelUfunc(...callArgs));
   const parallelEngine = engineLabel(parallelUfunc.explain(...callArgs));
   const loop = await seconds(() => kernel.loop(operands));
-  return { kernel, size, cpuEngine, parallelEngine, cpu, cpuJs, cpuWasm, cpuFastmath: fastmath, parallel, loop, difference };
+  // What ordinary arrays cost (issue 20, item 4): the same calls on sharedArray inputs into a given sharedArray `out`.
+  const sharedArgs = operands.map((a) => (typeof a === 'number' ? a : callArgument({ data: toShared(a.data), shape: a.shape })));
+  const result = await cpuUfunc(...callArgs);
+  const out = ArrayBuffer.isView(result) ? toShared(result as Data) : { data: toShared((result as { data: Data }).data), shape: (result as { shape: number[] }).shape };
+  const cpuShared = await seconds(() => cpuUfunc(...sharedArgs, { out }));
+  const parallelShared = await seconds(() => parallelUfunc(...sharedArgs, { out }));
+  return { kernel, size, cpuEngine, parallelEngine, cpu, cpuJs, cpuWasm, cpuFastmath: fastmath, parallel, loop, difference, cpuShared, parallelShared };
 }
 
 const started = performance.now();
@@ -209,6 +226,8 @@ const rows = measured.map((m) => {
     ratio(m.cpu, peer?.cpu_s),
     ratio(m.parallel, peer?.parallel_s),
     formatRatio(m.cpu / m.loop),
+    formatRatio(m.cpu / m.cpuShared),
+    formatRatio(m.parallel / m.parallelShared),
     m.difference <= m.kernel.tolerance ? 'ok' : `differs (${m.difference.toExponential(1)})`,
   ];
 });
@@ -225,12 +244,12 @@ const report = [
   '',
   'Ordinary typed arrays in, outputs allocated by the call, on every side; medians after warm-up. ' +
     '"cpu" is the engine the library chooses; "JS" and "Wasm" force one engine (`setEngineMode`), and "chosen ÷ best" is cpu ÷ the faster of the two. ' +
-    '"fastmath ÷ cpu" is the same kernel with `fastmath: true`. Ratios below 1 mean ufunc is faster.',
+    '"fastmath ÷ cpu" is the same kernel with `fastmath: true`. "ordinary ÷ shared": the call as users write it against the same call on `sharedArray` inputs into a given `sharedArray` `out` (what ordinary arrays cost: copies, and the fresh output). Ratios below 1 mean ufunc is faster.',
   '',
   markdownTable(
     [
       { header: 'kernel' }, right('size'), { header: 'cpu engine' }, right('cpu'), right('JS'), right('Wasm'), right('chosen ÷ best'), right('fastmath ÷ cpu'),
-      right('parallel'), right('JS loop'), right('Numba cpu'), right('Numba parallel'), right('cpu ÷ Numba cpu'), right('parallel ÷ Numba parallel'), right('cpu ÷ JS loop'), { header: 'check' },
+      right('parallel'), right('JS loop'), right('Numba cpu'), right('Numba parallel'), right('cpu ÷ Numba cpu'), right('parallel ÷ Numba parallel'), right('cpu ÷ JS loop'), right('cpu: ordinary ÷ shared'), right('parallel: ordinary ÷ shared'), { header: 'check' },
     ],
     rows,
   ),

@@ -81,6 +81,7 @@ function srgbToLinear(c: number): number {
 
 const ROW = 64;
 const E = 1 << 22; // element-wise calls: 4,194,304 elements
+const T = 1 << 20; // kernels of several transcendental functions per element: 1,048,576 (a full run stays within minutes)
 
 
 export const CORPUS: readonly CorpusKernel[] = [
@@ -187,7 +188,7 @@ export const CORPUS: readonly CorpusKernel[] = [
     origin: 'image processing: gamma curve on 8-bit pixels',
     declaration: "vectorize('uint8(uint8)')",
     items: 'pixels',
-    fullSize: E,
+    fullSize: T,
     inputs: (n) => [arr('uint8', [n], 0, 255)],
     makeUfunc: (target, o) => vectorize(['uint8(uint8)'], { target, ...o })((p: number) => Math.min(255, Math.floor(255 * (p / 255) ** 0.4545))),
     loop: ([x]) => {
@@ -203,7 +204,7 @@ export const CORPUS: readonly CorpusKernel[] = [
     origin: "finance: Numba's Black–Scholes example (call price), a helper",
     declaration: "vectorize('float64(float64, float64, float64, float64, float64)'), env { cnd }",
     items: 'options',
-    fullSize: E / 2,
+    fullSize: T,
     inputs: (n) => [arr('float64', [n], 5, 30), arr('float64', [n], 1, 100), arr('float64', [n], 0.25, 10), { scalar: 0.02, dtype: 'float64' }, { scalar: 0.3, dtype: 'float64' }],
     makeUfunc: (target, o) =>
       vectorize(['float64(float64, float64, float64, float64, float64)'], { target, env: { cnd }, ...o })((S: number, X: number, T: number, R: number, V: number) => {
@@ -234,7 +235,7 @@ export const CORPUS: readonly CorpusKernel[] = [
     origin: 'geodesy: great-circle distance (sin, cos, asin, sqrt), float32',
     declaration: "vectorize('float32(float32, float32, float32, float32)')",
     items: 'point pairs',
-    fullSize: E / 2,
+    fullSize: T,
     inputs: (n) => [arr('float32', [n], -1.5, 1.5), arr('float32', [n], -3, 3), arr('float32', [n], -1.5, 1.5), arr('float32', [n], -3, 3)],
     makeUfunc: (target, o) =>
       vectorize(['float32(float32, float32, float32, float32)'], { target, ...o })((lat1: number, lon1: number, lat2: number, lon2: number) => {
@@ -353,7 +354,7 @@ export const CORPUS: readonly CorpusKernel[] = [
     origin: 'ML activation: GELU, tanh approximation, float32',
     declaration: "vectorize('float32(float32)')",
     items: 'elements',
-    fullSize: E,
+    fullSize: T,
     inputs: (n) => [arr('float32', [n], -6, 6)],
     makeUfunc: (target, o) =>
       vectorize(['float32(float32)'], { target, ...o })((x: number) => 0.5 * x * (1 + Math.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))),
@@ -503,7 +504,7 @@ export const CORPUS: readonly CorpusKernel[] = [
     origin: 'ML activation: softplus, stable form (log1p, exp), float64',
     declaration: "vectorize('float64(float64)')",
     items: 'elements',
-    fullSize: E,
+    fullSize: T,
     inputs: (n) => [arr('float64', [n], -20, 20)],
     makeUfunc: (target, o) => vectorize(['float64(float64)'], { target, ...o })((x: number) => Math.log1p(Math.exp(-Math.abs(x))) + Math.max(x, 0)),
     loop: ([x]) => {
@@ -589,7 +590,7 @@ export const CORPUS: readonly CorpusKernel[] = [
     origin: 'image processing: sRGB decoding (a branch and a power, a helper), float32',
     declaration: "vectorize('float32(float32)'), env { srgbToLinear }",
     items: 'components',
-    fullSize: E,
+    fullSize: T,
     inputs: (n) => [arr('float32', [n], 0, 1)],
     makeUfunc: (target, o) => vectorize(['float32(float32)'], { target, env: { srgbToLinear }, ...o })((c: number) => srgbToLinear(c)),
     loop: ([x]) => {
@@ -632,7 +633,7 @@ export const CORPUS: readonly CorpusKernel[] = [
     origin: 'finance: present value of an annuity (pow with a fractional base), float64',
     declaration: "vectorize('float64(float64, float64, float64)')",
     items: 'annuities',
-    fullSize: E,
+    fullSize: T,
     inputs: (n) => [arr('float64', [n], 10, 1000), arr('float64', [n], 0.001, 0.1), arr('float64', [n], 1, 360)],
     makeUfunc: (target, o) =>
       vectorize(['float64(float64, float64, float64)'], { target, ...o })((payment: number, rate: number, periods: number) => (payment * (1 - (1 + rate) ** -periods)) / rate),
@@ -675,7 +676,7 @@ export const CORPUS: readonly CorpusKernel[] = [
     origin: 'physics: Lennard-Jones potential (a helper, integer power), float64',
     declaration: "vectorize('float64(float64, float64, float64)'), env { lennardJones }",
     items: 'distances',
-    fullSize: E,
+    fullSize: T,
     inputs: (n) => [arr('float64', [n], 0.9, 3), { scalar: 1, dtype: 'float64' }, { scalar: 1, dtype: 'float64' }],
     makeUfunc: (target, o) =>
       vectorize(['float64(float64, float64, float64)'], { target, env: { lennardJones }, ...o })((r: number, epsilon: number, sigma: number) => lennardJones(r, epsilon, sigma)),
@@ -759,7 +760,7 @@ export const CORPUS: readonly CorpusKernel[] = [
     origin: 'geometry / physics: polar coordinates (atan2, hypot), float32',
     declaration: "vectorize('float32(float32, float32)')",
     items: 'points',
-    fullSize: E,
+    fullSize: T,
     inputs: (n) => [arr('float32', [n], -1, 1), arr('float32', [n], -1, 1)],
     makeUfunc: (target, o) => vectorize(['float32(float32, float32)'], { target, ...o })((x: number, y: number) => Math.atan2(y, x) * Math.hypot(x, y)),
     loop: ([a, b]) => {
