@@ -294,6 +294,8 @@ export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (d
     if (elements * work < SMALL_FOREIGN_WORK && mode !== 'wasm') {
       return guessed({ engine: 'js', reason: `a call of ${elements} elements (about ${elements * work} operations) on arrays outside Wasm memory is faster in generated JS than copying them for Wasm.` });
     }
+    // One loop index (a single row, however large) cannot be cut into blocks: staged whole (runWasm).
+    if (elements === 1) return guessed({ engine: 'wasm', reason: 'the arrays outside Wasm memory are copied in and out whole (a call of one loop index is not cut into blocks).' });
     return guessed({ engine: 'wasm', reason: `the arrays outside Wasm memory are copied in and out in blocks of ${blockStagingBytes() / 1024} KiB that stay in cache (no extra pass over memory).` });
   }
   if (mode === 'wasm') return { engine: 'wasm', reason: "the engine mode is 'wasm': arrays outside Wasm memory are copied in and out." };
