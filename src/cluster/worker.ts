@@ -9,7 +9,9 @@
  * those checks, or whose kernel throws, fails at once without retries (the error names the chunk
  * and the worker); an I/O error is retried by BullMQ.
  */
+import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis, type RedisOptions as RedisClientOptions } from 'ioredis';
 import type { Ufunc } from '../callable.js';
@@ -18,6 +20,7 @@ import { openZarr, type ZarrArray } from '../zarr/arrays.js';
 import { checkChunkCoords } from '../zarr/chunk-grid.js';
 import { type ChunkedCall, gridOf, runChunk } from '../zarr/run-chunk.js';
 import { storeAt } from '../zarr/arrays.js';
+import { checkStorePath } from '../zarr/store.js';
 import { DEFAULT_DESCRIPTOR_LIMITS, type DescriptorLimits, descriptorHash, ufuncFromDescriptor, validateDescriptor } from './descriptor.js';
 import { DescriptorError } from './errors.js';
 import { type ChunkJob, DEFAULT_QUEUE, decodeScalar, descriptorKey, type JobOperand, type RedisConnection, redisOptions, validateJob } from './jobs.js';
@@ -47,6 +50,25 @@ export interface ClusterWorker {
   readonly name: string;
   /** Stops taking jobs, lets the running ones finish, and disconnects. */
   close(): Promise<void>;
+}
+
+/** Arrays opened by recent jobs, by path, with the modification time of the metadata they were opened from. */
+const opened = new Map<string, { readonly mtimeMs: number; readonly array: Promise<ZarrArray> }>();
+
+/**
+ * `openZarr`, reusing the handle of an earlier job while the array's metadata file is unchanged
+ * (a `stat` instead of reading and parsing it for every job).
+ */
+async function openCached(root: string, path: string): Promise<ZarrArray> {
+  const key = `${root}\0${path}`;
+  const mtimeMs = await stat(join(root, ...checkStorePath(path).split('/'), 'zarr.json')).then((s) => s.mtimeMs, () => -1);
+  const hit = opened.get(key);
+  if (hit && hit.mtimeMs === mtimeMs && mtimeMs >= 0) return hit.array;
+  const array = openZarr(root, path);
+  if (opened.size >= 256) opened.delete(opened.keys().next().value!);
+  opened.set(key, { mtimeMs, array });
+  array.catch(() => opened.delete(key));
+  return array;
 }
 
 /** How many compiled descriptors a worker keeps. */
@@ -95,7 +117,7 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
     try {
       data = validateJob(job.data);
       const ufunc = await ufuncFor(data.descriptor);
-      const open = (path: string): Promise<ZarrArray> => openZarr(root, path);
+      const open = (path: string): Promise<ZarrArray> => openCached(root, path);
       const operand = (o: JobOperand) => ('array' in o ? open(o.array) : Promise.resolve(decodeScalar(o.scalar)));
       const call: ChunkedCall = {
         ufunc,

@@ -106,8 +106,31 @@ function selection(region: readonly (Range | undefined)[]): (zarr.Slice | null)[
   return region.map((r) => (r ? zarr.slice(r[0], r[1]) : null));
 }
 
+/**
+ * The grid coordinates of the one chunk that `region` is the whole of (clipped at the array's
+ * end), or undefined when it spans several chunks or part of one.
+ */
+function wholeChunk(a: ZarrArray, region: readonly (Range | undefined)[]): number[] | undefined {
+  const coords: number[] = [];
+  for (let d = 0; d < a.shape.length; d++) {
+    const [start, stop] = region[d] ?? [0, a.shape[d]!];
+    const c = a.chunkShape[d]!;
+    if (start % c !== 0 || stop !== Math.min(start + c, a.shape[d]!)) return undefined;
+    coords.push(start / c);
+  }
+  return coords;
+}
+
 /** Reads a box of `a` (undefined ranges: the whole dimension). */
 export async function readBox(a: ZarrArray, region: readonly (Range | undefined)[]): Promise<Box> {
+  const coords = a.dtype === 'bool' ? undefined : wholeChunk(a, region);
+  if (coords) {
+    // One chunk, read as zarrita decodes it (no copy into a second array): an edge chunk's box is
+    // its leading corner, seen through the chunk's strides.
+    const chunk = await a.array.getChunk(coords);
+    const shape = region.map((r, d) => (r ? r[1] - r[0] : a.shape[d]!));
+    return { data: chunk.data as TypedArray, shape, stride: chunk.stride };
+  }
   const chunk = await zarr.get(a.array, selection(region));
   if (a.dtype === 'bool') {
     // zarrita's BoolArray wraps bytes of 0 and 1: the ufunc reads them as a bool array.

@@ -54,6 +54,17 @@ describe('mapChunks on this machine', () => {
     for (let i = 0; i < 50; i++) for (let j = 0; j < 40; j++) expect(got[i * 40 + j]).toBe(3 * xs[i * 40 + j]! + rs[j]!);
   });
 
+  it('reads chunks aligned with the outputs as they are, edge chunks through their strides', async () => {
+    const root = newStore();
+    const f = vectorize(['float64(float64, float64)'])((x, y) => x * 3 - y);
+    const { array: x, data: xs } = await filled(root, 'x', [50, 40], [16, 16], 'float64', (i) => i * 0.5);
+    const { array: y, data: ys } = await filled(root, 'y', [50, 40], [16, 16], 'float64', (i) => (i % 7) - 3);
+    const out = await createZarr(root, 'out', { shape: [50, 40], chunkShape: [16, 16], dtype: 'float64' });
+    await mapChunks(f, [x, y], out);
+    const got = (await readAll(root, 'out')).data;
+    for (let i = 0; i < 2000; i++) expect(got[i]).toBe(xs[i]! * 3 - ys[i]!);
+  });
+
   it('runs a per-row gufunc with whole rows in each chunk', async () => {
     const root = newStore();
     const norm = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')((x, out) => {
