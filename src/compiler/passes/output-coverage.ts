@@ -87,6 +87,8 @@ export function analyseCoverage(kernel: TypedKernel, params: readonly number[], 
             if (mentionsRow(s, row)) state.anyWrite = true;
             break;
           }
+          // A `return` inside the loop may end the row before the statements that write it.
+          if (returnsWithin(s)) throw new GiveUp();
           if (!topLevel || !counterLoop(s, row)) {
             if (readsRow(s, row)) throw new GiveUp();
             if (mentionsRow(s, row)) state.anyWrite = true;
@@ -169,6 +171,14 @@ export function analyseCoverage(kernel: TypedKernel, params: readonly number[], 
     state.anyWrite = true;
     return true;
   }
+}
+
+function returnsWithin(s: Stmt): boolean {
+  let found = false;
+  forEachStmt([s], (t) => {
+    if (t.kind === 'return') found = true;
+  });
+  return found;
 }
 
 function constantIndex(e: Expr): number | undefined {

@@ -158,10 +158,14 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
     throw new Refusal(why);
   };
   const varying = new Set<Variable>();
+  let wide = false;
   kernel.params.forEach((p, i) => {
     if (isArrayType(p.type)) {
       if (!LANE_TYPES.has(p.type.dtype)) refuse(`\`${p.name}\` is a ${p.type.dtype} array`);
       if (p.type.ndim > 2) refuse(`\`${p.name}\` has ${p.type.ndim} core dimensions (at most 2 are vectorised)`);
+      // Its rows are copied through the lane-interleaved slots whether or not the kernel reads it,
+      // and a float64 slot holds 2 lanes.
+      if (p.type.dtype === 'float64') wide = true;
     } else if (layout.inner[i] !== 'scalar' && layout.inner[i] !== 'broadcast') {
       if (!LANE_TYPES.has(p.type)) refuse(`\`${p.name}\` is a ${p.type} per row`);
       varying.add(p);
@@ -173,7 +177,6 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
   const earlyExits = new Map<Stmt, Stmt>();
   const localOffsets = new Map<Variable, number>();
   let localBytes = 0;
-  let wide = false;
   /** Varying-condition depth at each variable's declaration (per call site, in walk order). */
   const declared = new Map<Variable, number>();
 

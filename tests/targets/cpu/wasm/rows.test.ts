@@ -656,4 +656,21 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
       expectSameArrays((cpu.sync(table, 0.01) as { data: Float64Array }).data, expected.data);
     }
   });
+  it('a float64 row the kernel never reads still takes 2 lanes: float64 in, float32 out (was an invalid lane index)', () => {
+    setEngineMode('wasm');
+    const ones = guvectorize(['void(float64[:], float32[:])'], '(n)->(n)')((_x: Vector, out: Vector) => {
+      for (let i = 0; i < out.length; i++) out[i] = 1;
+    });
+    const x = { data: new Float64Array(100_000 * 4), shape: [100_000, 4] };
+    expect(ones.explain(x)).toMatch(/2 rows per vector/);
+    const r = ones.sync(x) as { data: Float32Array };
+    expect(r.data.every((v) => v === 1)).toBe(true);
+    const fill = guvectorize(['void(float64[:], float32[:])'], '(n)->(n)')((x: Vector, out: Vector) => {
+      const t = new Float64Array(4);
+      for (let i = 0; i < 4; i++) t[i] = i / 3;
+      for (let i = 0; i < out.length; i++) out[i] = t[i % 4]! + x[i]!;
+    });
+    const [w, j] = wasmAndJs(() => [...(fill.sync({ data: Float64Array.from({ length: 4000 }, (_, i) => i * 0.25), shape: [1000, 4] }) as { data: Float32Array }).data]);
+    expect(w).toEqual(j);
+  });
 });
