@@ -57,16 +57,22 @@ export function parseFunction(fn: unknown, what = 'kernel'): ParsedFunction {
 function parseSource(source: string, name: string, what: string): ParsedFunction {
   let program: EsNode;
   try {
-    program = acornParse(`(${source})`, { ecmaVersion: 'latest', locations: true, sourceType: 'script' }) as EsNode;
+    program = acornParse(`(${source}\n)`, { ecmaVersion: 'latest', locations: true, sourceType: 'script' }) as EsNode;
   } catch (e) {
     // Methods (`{ f(x) {…} }.f`) print as `f(x) {…}`, which is not an expression on its own.
     try {
-      program = acornParse(`({${source}})`, { ecmaVersion: 'latest', locations: true }) as EsNode;
-      const method = program.body[0].expression.properties[0].value as EsNode;
+      program = acornParse(`({${source}\n})`, { ecmaVersion: 'latest', locations: true }) as EsNode;
+      const object = program.body[0].expression as EsNode;
+      if (program.body.length !== 1 || object.properties.length !== 1 || object.properties[0].type !== 'Property' || !object.properties[0].method) throw e;
+      const method = object.properties[0].value as EsNode;
       return finish(source, name, method, what);
     } catch {
       const err = e as { message: string; loc?: { line: number; column: number } };
-      const loc = err.loc ? { line: err.loc.line, column: err.loc.line === 1 ? err.loc.column : err.loc.column + 1 } : { line: 1, column: 1 };
+      const lines = source.split('\n');
+      // Past the end of the source (the `\n)` we added): just after its last character.
+      const loc = !err.loc ? { line: 1, column: 1 }
+        : err.loc.line > lines.length ? { line: lines.length, column: lines[lines.length - 1]!.length + 1 }
+        : { line: err.loc.line, column: err.loc.line === 1 ? err.loc.column : err.loc.column + 1 };
       throw compileError(source, loc, `The ${what} could not be parsed: ${err.message.replace(/ \(\d+:\d+\)$/, '')}`);
     }
   }
@@ -74,7 +80,48 @@ function parseSource(source: string, name: string, what: string): ParsedFunction
   if (!expr || (expr.type !== 'ArrowFunctionExpression' && expr.type !== 'FunctionExpression')) {
     throw new KernelCompileError(`The ${what} must be a function, found source that is not one: ${source.slice(0, 60)}`);
   }
+  // `(x) => x ) ; other ; ((y) => y` parses as three statements once wrapped in parentheses: the
+  // source must be exactly one function (kernels travel as text), not a function and more.
+  if (program.body.length !== 1 || expr.start < 1 || expr.end > source.length + 1) {
+    const rest = program.body.length > 1 ? (program.body[1] as EsNode) : expr;
+    throw compileError(source, locationOf(rest), `the ${what} source must be exactly one function, but it goes on after the function ends: ${JSON.stringify(source.slice(expr.end - 1, expr.end + 39))}`);
+  }
   return finish(source, name, expr, what);
+}
+
+/**
+ * How deeply expressions and statements may nest in a kernel. Every stage after the parser
+ * (lowering, typing, passes, the code generators, WGSL's own compiler) walks the tree recursively;
+ * a limit here keeps them all far from the call stack's end, so that a deeply nested kernel gets
+ * this error instead of a `RangeError` from somewhere inside.
+ */
+export const MAX_NESTING = 400;
+
+/** The nesting depth of an ESTree, measured without recursion (depth-first with an explicit stack). */
+function nestingDepth(root: EsNode): { depth: number; deepest: EsNode } {
+  const stack: [EsNode, number][] = [[root, 1]];
+  let depth = 0;
+  let deepest = root;
+  while (stack.length > 0) {
+    const [node, d] = stack.pop()!;
+    if (d > depth) {
+      depth = d;
+      deepest = node;
+    }
+    for (const key of Object.keys(node)) {
+      if (key === 'loc') continue;
+      const value = node[key] as unknown;
+      for (const child of Array.isArray(value) ? value : [value]) if (isNode(child)) stack.push([child, d + 1]);
+    }
+  }
+  return { depth, deepest };
+}
+
+function checkNesting(source: string, node: EsNode, what: string): void {
+  const { depth, deepest } = nestingDepth(node);
+  if (depth > MAX_NESTING) {
+    throw compileError(source, locationOf(deepest), `the ${what} nests ${depth} levels deep (expressions and statements within each other); at most ${MAX_NESTING} are supported: split it with \`const\` locals or helper functions`);
+  }
 }
 
 /**
@@ -164,6 +211,7 @@ function unwrapIndirectCalls(node: EsNode): void {
 }
 
 function finish(source: string, name: string, parsed: EsNode, what: string): ParsedFunction {
+  checkNesting(source, parsed, what);
   let node = parsed;
   if (/\(\s*0\s*,/.test(source)) unwrapIndirectCalls(node);
   if (/\bcov_[0-9a-z]+\(\)/i.test(source)) {

@@ -90,6 +90,13 @@ async function compile(ctx: GpuContext, kernel: TypedKernel, layout: ShaderLayou
     if (errors.length) {
       const lines = code.split('\n');
       const detail = errors.map((m) => `${m.lineNum}:${m.linePos}: ${m.message}\n    ${lines[m.lineNum - 1]?.trim() ?? ''}`).join('\n');
+      // WGSL compilers bound how deeply expressions and statements nest (Tint: 128 levels); a
+      // kernel within the kernel language's own bound can exceed theirs. Not a bug: the kernel's shape.
+      if (errors.some((m) => /recursive depth|nesting depth/.test(m.message))) {
+        throw new KernelCompileError(
+          `The kernel \`${kernel.name}\` nests expressions or statements more deeply than the device's WGSL compiler allows (${errors[0]!.message}): split deep expressions with \`const\` locals, or deep \`if\`/loop nests with helper functions, or use target 'cpu' or 'parallel'.`,
+        );
+      }
       throw new KernelCompileError(
         `The gpu target generated WGSL for \`${kernel.name}\` that does not compile (a bug in ufunc; please report it with this message):\n${detail}`,
       );
