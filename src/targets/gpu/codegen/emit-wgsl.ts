@@ -317,7 +317,8 @@ export class FunctionEmitter {
     const code = this.expr(e, context, pre, ind);
     const from = this.rep(e, context);
     if (from === rep) return code;
-    if (from === 'i32' && rep === 'f32') return { text: `f32(${unparen(code.text)})`, effects: code.effects };
+    // Hidden, as convert()'s integer → f32 (the driver may know the integer: a counter after an unrolled loop).
+    if (from === 'i32' && rep === 'f32') return { text: this.m.support.hide(`f32(${unparen(code.text)})`), effects: code.effects };
     throw new Error(`internal: no representation change from ${from} to ${rep} for a ${e.type} ${e.kind}`);
   }
 
@@ -421,6 +422,9 @@ export class FunctionEmitter {
         const access = this.arrays.get(e.array)!;
         const address = this.address(e, access, pre, ind);
         const load = this.m.memoryReads.has(e) && access.loadFromMemory ? access.loadFromMemory : access.load;
+        // A local array starts zero-filled: the driver can prove such an element zero and fold
+        // `0 / x` to 0 or `0 + x` to x (JS: NaN, and +0 for x = −0). Hidden.
+        if (access.origin.kind === 'local' && isFloat(access.dtype)) return { text: this.m.support.hide(load(address.text)), effects: address.effects };
         return { text: load(address.text), effects: address.effects };
       }
     }
@@ -636,11 +640,11 @@ export class FunctionEmitter {
       // Integers (and integral doubles): exact built-ins.
       switch (e.fn) {
         case 'abs': return done(rep === 'u32' ? t[0]! : `abs(${t[0]})`);
-        case 'sign': return done(rep === 'u32' ? `select(0u, 1u, ${t[0]} != 0u)` : `sign(${t[0]})`);
+        case 'sign': return done(rep === 'u32' ? `select(0u, 1u, ${paren(t[0]!)} != 0u)` : `sign(${t[0]})`);
         case 'min': return done(fold('min'));
         case 'max': return done(fold('max'));
         case 'floor': case 'ceil': case 'round': case 'trunc': return done(t[0]!);
-        case 'imul': return done(`(${t[0]} * ${t[1]})`);
+        case 'imul': return done(`(${paren(t[0]!)} * ${paren(t[1]!)})`);
         case 'clz32': return done(`i32(countLeadingZeros(bitcast<u32>(${t[0]})))`);
         default: throw new Error(`internal: Math.${e.fn} on ${rep}`);
       }
@@ -707,16 +711,18 @@ export class FunctionEmitter {
 /** Conversions with the semantics of the IR's `cast` (JS's, see ir.ts), between reps. */
 export function convert(text: string, from: DType, fromRep: Rep, to: DType, toRep: Rep, support: SupportLibrary): string {
   const x = unparen(text);
-  if (from === to) return fromRep === toRep ? text : fromRep === 'i32' && toRep === 'f32' ? `f32(${x})` : text;
+  // An integer becoming an f32 is hidden from the driver: it may know the integer (a counter after
+  // an unrolled loop) and fold `f32(0) + x` to x or `f32(0) * x` to 0, which JS does not (wgsl-support.ts).
+  if (from === to) return fromRep === toRep ? text : fromRep === 'i32' && toRep === 'f32' ? support.hide(`f32(${x})`) : text;
   if (to === 'bool') {
     if (fromRep === 'f32') return `${support.use('js_f32_to_bool')}(${x})`;
     if (fromRep === 'bool') return text;
     return `(${text} != ${fromRep === 'u32' ? '0u' : '0i'})`;
   }
   if (fromRep === 'bool') {
-    return toRep === 'f32' ? `select(0.0f, 1.0f, ${x})` : toRep === 'u32' ? `select(0u, 1u, ${x})` : `select(0i, 1i, ${x})`;
+    return toRep === 'f32' ? support.hide(`select(0.0f, 1.0f, ${x})`) : toRep === 'u32' ? `select(0u, 1u, ${x})` : `select(0i, 1i, ${x})`;
   }
-  if (toRep === 'f32') return fromRep === 'f32' ? text : `f32(${x})`;
+  if (toRep === 'f32') return fromRep === 'f32' ? text : support.hide(`f32(${x})`);
   // An integral double (i32) from an integer type: uint32 keeps its low 32 bits (modular context).
   if (to === 'float64') return fromRep === 'u32' ? `bitcast<i32>(${x})` : text;
   // Uint8ClampedArray's store: clamp to 0…255 (and for floats round half to even, NaN → 0).
@@ -775,7 +781,7 @@ function f32Literal(n: number, support: SupportLibrary): string {
   if (v === -Infinity) return `(-${support.use('js_inf')}())`;
   // Hidden from the driver, so it cannot apply algebra JS does not allow (wgsl-support.ts).
   const opaque = (text: string) => support.hide(text);
-  if (Object.is(v, -0)) return opaque('bitcast<f32>(0x80000000u)'); // `-0.0f` came out as +0 on lavapipe
+  if (Object.is(v, -0)) return support.hideBits('0x80000000u'); // `-0.0f` came out as +0 on lavapipe
   // The shortest decimal that reads back as the same f32.
   let text = String(v);
   for (let digits = 1; digits <= 9; digits++) {

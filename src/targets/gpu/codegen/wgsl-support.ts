@@ -339,6 +339,16 @@ export class SupportLibrary {
     return `${this.use('js_hide')}(${x}, ${++this.hidden}u)`;
   }
 
+  /**
+   * The f32 with bit pattern `bits` (a u32 literal), unknown to the driver — built from the integer,
+   * so that the shader holds no float constant for it: lavapipe merged the constants −0.0 and +0.0
+   * (equal as floats), so that both zeros of `x > 1 ? 0 : -0` came out as one of them.
+   */
+  hideBits(bits: string): string {
+    this.use('js_opaque');
+    return `bitcast<f32>(${bits} | (js_opaque * ${++this.hidden}u))`;
+  }
+
   /** Whether `name` is used so far. */
   has(name: SupportName): boolean {
     return this.used.has(name);
