@@ -55,8 +55,11 @@ export function requestedCoreAxes(options: CallOptions, nin: number, cores: read
     if (!cores.slice(0, nin).every((x) => x === c) || !cores.slice(nin).every((x) => x === 0)) {
       throw new ArgumentError('`keepdims` needs a layout whose inputs all have the same number of core dimensions and whose outputs have none (a reduction such as `(n)->()`).');
     }
+    // The kept axes: with `axis`, where the inputs' are (NumPy's `axis` names every operand's);
+    // with `axes` that leave the outputs out, an output's default place, last (NumPy: shape (3, 3, 1)
+    // for input axes [(0,)] of a (3, 3, 3) array).
     for (let o = nin; o < cores.length; o++) {
-      if (!requested[o]?.length) requested[o] = requested[0] ?? Array.from({ length: c }, (_, a) => a - c);
+      if (!requested[o]?.length) requested[o] = (axis !== undefined ? requested[0] : undefined) ?? Array.from({ length: c }, (_, a) => a - c);
     }
   }
   return requested;

@@ -12,7 +12,7 @@
  * `reduce`).
  */
 import type { UfuncResult } from './callable.js';
-import { convertConstant } from './compiler/lower.js';
+import { convertConstant, TypedHelper } from './compiler/lower.js';
 import { type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { ArgumentError } from './errors.js';
 import { guvectorize } from './guvectorize/index.js';
@@ -116,7 +116,7 @@ const FOLDS: Record<MethodKind, { layout: string; params: readonly string[]; arg
  * call of the helper `f` for vectorize; for a `(),()->()` guvectorize, whose kernel writes through
  * one-element arrays, the values go through local one-element arrays.
  */
-function foldBody(kind: MethodKind, slices: boolean, arrayType: string, local = false): string {
+function foldBody(kind: MethodKind, slices: boolean, arrayType: string, local = false, scalarInputs = false): string {
   // A local accumulator keeps the running value in a register instead of storing it each step;
   // used where the kernel returns the loop's type (else the store into out[0] converts it, as a
   // vectorize call's store does).
@@ -130,9 +130,11 @@ function foldBody(kind: MethodKind, slices: boolean, arrayType: string, local = 
         break;
     }
   }
+  // A `(),()->()` kernel takes its inputs as scalars (`void(float64, float64, float64[:])`) or as
+  // one-element arrays (`void(float64[:], float64[:], float64[:])`), as its signature declares.
   const combine = (a: string, b: string, into: string) =>
-    slices ? `fa[0] = ${a}; fb[0] = ${b}; f(fa, fb, fo); ${into} = fo[0];` : `${into} = f(${a}, ${b});`;
-  const prelude = slices ? `const fa = new ${arrayType}(1); const fb = new ${arrayType}(1); const fo = new ${arrayType}(1);\n` : '';
+    !slices ? `${into} = f(${a}, ${b});` : scalarInputs ? `f(${a}, ${b}, fo); ${into} = fo[0];` : `fa[0] = ${a}; fb[0] = ${b}; f(fa, fb, fo); ${into} = fo[0];`;
+  const prelude = !slices ? '' : scalarInputs ? `const fo = new ${arrayType}(1);\n` : `const fa = new ${arrayType}(1); const fb = new ${arrayType}(1); const fo = new ${arrayType}(1);\n`;
   switch (kind) {
     case 'reduce':
       return `${prelude}out[0] = x[0];\nfor (let i = 1; i < x.length; i++) { ${combine('out[0]', 'x[i]', 'out[0]')} }`;
@@ -152,7 +154,7 @@ function foldBody(kind: MethodKind, slices: boolean, arrayType: string, local = 
 }`;
     case 'atUnary':
       return slices
-        ? `${prelude}for (let k = 0; k < indices.length; k++) { const j = indices[k]; fa[0] = out[j]; f(fa, fo); out[j] = fo[0]; }`
+        ? `${prelude}for (let k = 0; k < indices.length; k++) { const j = indices[k]; ${scalarInputs ? 'f(out[j], fo)' : 'fa[0] = out[j]; f(fa, fo)'}; out[j] = fo[0]; }`
         : `for (let k = 0; k < indices.length; k++) { const j = indices[k]; out[j] = f(out[j]); }`;
     case 'at':
       return `${prelude}for (let k = 0; k < indices.length; k++) { const j = indices[k]; ${combine('out[j]', 'b[k]', 'out[j]')} }`;
@@ -188,6 +190,13 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     return types[0]!;
   };
 
+  /** Whether the `(),()->()` kernel's loop for T takes its inputs as scalars (rather than one-element arrays). */
+  const scalarInputs = (t: DType): boolean => {
+    const probe = toOperand({ data: new DTYPES[t].arrayType(0), shape: [0], dtype: t }, 'argument 1');
+    const spec = def.select(def.nin === 1 ? [probe] : [probe, probe]);
+    return spec.signature.args.slice(0, def.nin).every((a) => a.kind === 'scalar');
+  };
+
   /** The fold kernel of one kind for loop type T, compiled once. */
   const fold = (kind: MethodKind, t: DType) => {
     const key = `${kind}:${t}`;
@@ -195,11 +204,13 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     if (!g) {
       const spec = FOLDS[kind];
       const make = (local: boolean) => {
-        const kernel = new Function(...spec.params, foldBody(kind, slices, ARRAY_NAMES[t]!, local));
+        const kernel = new Function(...spec.params, foldBody(kind, slices, ARRAY_NAMES[t]!, local, slices && scalarInputs(t)));
         Object.defineProperty(kernel, 'name', { value: `${def.parsed.name || 'ufunc'}_${kind}` });
         return guvectorize([`void(${spec.args(t)})`], spec.layout, {
           target: def.target,
-          env: { ...def.env, f: def.fn },
+          // A vectorize kernel's result is converted to the loop's type at every step, as a call's is
+          // (NumPy's loops): `if (d === 0) return 0; return n / d;` folds in int64, not in doubles.
+          env: { ...def.env, f: slices ? def.fn : new TypedHelper(def.fn, t) },
           // The fold kernels index inside their rows by construction; a (),()->() kernel indexes its own arrays.
           boundsCheck: slices && def.boundsCheck,
           ...(def.options.float64 ? { float64: def.options.float64 } : {}),
@@ -256,7 +267,51 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     return { kind: 'array', data, dtype: t, shape: op.shape, strides: cOrderStrides(op.shape), offset: 0, plain: false, original: undefined };
   };
 
-  const identity = (options: ReduceOptions) => options.initial ?? options.identity ?? def.options.identity;
+  /** The fold's starting value: `initial`, or the ufunc's identity converted to the loop's dtype T (NumPy's cast). */
+  const identity = (options: ReduceOptions, t: DType) => {
+    const given = options.initial ?? options.identity;
+    if (given !== undefined) return given;
+    const own = def.options.identity;
+    return own === undefined || own === 'reorderable' ? undefined : t === 'bool' ? own !== 0 && own !== 0n && own !== false : convertConstant(own, t);
+  };
+
+  /**
+   * NumPy folds in the dtype of a given `out` when no `dtype` is asked for (1,000 uint8 ones into a
+   * uint16 `out` sum to 1,000): that dtype, where the ufunc has a loop for it and x is in host memory.
+   */
+  const foldDtype = (op: ArrayOperand | DeviceOperand, options: { readonly dtype?: unknown; readonly out?: unknown }): unknown => {
+    if (options.dtype !== undefined && options.dtype !== null) return options.dtype;
+    if (options.out === undefined || op.kind !== 'array') return undefined;
+    const out = toOperand(options.out, '`out`');
+    if (out.kind !== 'array' || out.dtype === op.dtype) return undefined;
+    try {
+      return loopType(out.dtype, 'reduce') === out.dtype ? out.dtype : undefined;
+    } catch {
+      return undefined; // no loop of that dtype: fold in x's, and cast into out
+    }
+  };
+
+  /** Refuses an `out` whose shape is not the result's (NumPy does not broadcast into `out` of a method). */
+  const checkOutShape = (out: unknown, expected: readonly number[], method: string, why: string) => {
+    if (out === undefined) return;
+    const o = arrayArgument(out, '`out`');
+    // A 0-d result may go into one element of a 1-D array: a plain typed array cannot be 0-d.
+    if (expected.length === 0 && o.shape.length === 1 && o.shape[0] === 1) return;
+    if (o.shape.length !== expected.length || o.shape.some((s, d) => s !== expected[d])) {
+      throw new ArgumentError(`\`out\` of \`${method}\` must have the result's shape [${expected.join(', ')}] (${why}), found shape [${o.shape.join(', ')}].`);
+    }
+  };
+
+  /** A scalar argument as a 0-d array of the dtype a loop takes it in (NumPy: np.add.reduce(5) is 5). */
+  const asArray = (x: unknown): unknown => {
+    const op = toOperand(x, 'argument 1');
+    if (op.kind !== 'scalar') return x;
+    const spec = def.select(def.nin === 1 ? [op] : [op, op]);
+    const t = def.operandTypes(spec.signature)[0]!.dtype;
+    const data = new DTYPES[t].arrayType(1);
+    (data as unknown as unknown[])[0] = t === 'bool' ? (op.value ? 1 : 0) : convertConstant(op.value, t);
+    return { data, shape: [], dtype: t };
+  };
 
   /** The target's own folds of associative kernels over device arrays, if it has them. */
   const foldsOfTarget = async () => (loadTargetSync(def.target) ?? (await loadTarget(def.target))).associativeFolds;
@@ -264,7 +319,8 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
   /** The shared default of each method, for targets that do not run it themselves. */
   const defaults: UfuncMethods = {
     async reduce(x, options = {}) {
-      const op = inDtype(arrayArgument(x, 'argument 1'), options.dtype, 'reduce');
+      const given = arrayArgument(asArray(x), 'argument 1');
+      const op = inDtype(given, foldDtype(given, options), 'reduce');
       const rank = op.shape.length;
       const rawAxes = options.axis === null ? [...op.shape.keys()] : Array.isArray(options.axis) ? options.axis : [options.axis ?? 0];
       if (rank === 0 && rawAxes.length) {
@@ -275,6 +331,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       // NumPy: a ufunc without an identity (and not declared associative) is not reorderable, so it
       // folds over one axis at a time (np.subtract.reduce(x, axis=(0, 1)) is a ValueError).
       if (axes.length > 1 && !def.options.associative && def.options.identity === undefined) {
+        // (`identity: 'reorderable'` declares it reorderable without a value, as Numba's.)
         throw new ArgumentError(
           `\`reduce\` over several axes ([${axes.join(', ')}]${options.axis === null ? ', from `axis: null`' : ''}) needs a reorderable ufunc, and this one has no \`identity\` and is not declared \`associative\` (NumPy: "reduction operation is not reorderable, so at most one axis may be specified"): reduce one axis at a time, or make the ufunc with \`identity\` or \`associative: true\` when its fold order does not matter.`,
         );
@@ -282,7 +339,8 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       axes.sort((a, b) => a - b);
       const kept = [...op.shape.keys()].filter((d) => !axes.includes(d));
       const n = sizeOf(axes.map((d) => op.shape[d]!));
-      const start = identity(options);
+      const t = loopType(op.dtype, 'reduce');
+      const start = identity(options, t);
       const hasWhere = options.where !== undefined && options.where !== true;
       if (start === undefined && (n === 0 || hasWhere)) {
         throw new ArgumentError(
@@ -291,12 +349,12 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
             : `Cannot reduce an empty axis (zero-size reduction over axes [${axes.join(', ')}] of shape [${op.shape.join(', ')}]) without a starting value: pass \`initial\`, or give the ufunc an \`identity\`, as NumPy requires.`,
         );
       }
-      const t = loopType(op.dtype, 'reduce');
       // View x as [...kept, n]: the folded axes last, merged into one (copied where they cannot be).
       const rows = rowsView(op, kept, axes);
       const keptShape = kept.map((d) => op.shape[d]!);
       const outShapeKeep = op.shape.map((s, d) => (axes.includes(d) ? 1 : s));
       let outArg: unknown;
+      checkOutShape(options.out, options.keepdims ? outShapeKeep : keptShape, 'reduce', options.keepdims ? 'the folded axes kept as size 1' : 'x\'s shape without the folded axes');
       if (options.out !== undefined) {
         const o = arrayArgument(options.out, '`out`');
         const squeeze = options.keepdims ? o.shape.length === rank : false;
@@ -341,10 +399,11 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
 
     async accumulate(x, options = {}) {
       const given = arrayArgument(x, 'argument 1');
-      const op = inDtype(given, options.dtype, 'accumulate');
+      const op = inDtype(given, foldDtype(given, options), 'accumulate');
       if (op !== given) x = given.kind === 'array' && given.plain ? (op as ArrayOperand).data : asArgument(op, op.shape, op.strides);
       if (op.shape.length === 0) throw new ArgumentError('`accumulate` needs an array of at least one dimension, found a 0-d array.');
       const axis = normaliseAxis(options.axis ?? 0, op.shape.length);
+      checkOutShape(options.out, op.shape, 'accumulate', 'x\'s');
       const t = loopType(op.dtype, 'accumulate');
       const outOp = options.out === undefined ? undefined : toOperand(options.out, '`out`');
       if (op.kind === 'device' && def.options.associative && (outOp === undefined || outOp.kind === 'device')) {
@@ -369,8 +428,18 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
 
     async reduceat(x, indices, options = {}) {
       const given = arrayArgument(x, 'argument 1');
-      const op = inDtype(given, options.dtype, 'reduceat');
+      const op = inDtype(given, foldDtype(given, options), 'reduceat');
       if (op !== given) x = given.kind === 'array' && given.plain ? (op as ArrayOperand).data : asArgument(op, op.shape, op.strides);
+      // Slices are folded out of order of their positions (indices may go back), so an `out` that
+      // shares memory with x, even as the same view, would be read after being written: NumPy's
+      // rule copies x first.
+      if (op === given && op.kind === 'array' && options.out !== undefined) {
+        const o = toOperand(options.out, '`out`');
+        if (o.kind === 'array' && o.data.buffer === op.data.buffer) {
+          const data = copyToContiguous(op, op.dtype);
+          x = { data, shape: op.shape, strides: cOrderStrides(op.shape), offset: 0, dtype: op.dtype };
+        }
+      }
       if (op.shape.length === 0) throw new ArgumentError('`reduceat` needs an array of at least one dimension, found a 0-d array.');
       const axis = normaliseAxis(options.axis ?? 0, op.shape.length);
       const n = op.shape[axis]!;
@@ -378,6 +447,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
         if (v < 0 || v >= n) throw new ArgumentError(`\`indices[${k}]\` is ${v}, out of bounds for axis ${axis} of length ${n} (reduceat takes indices 0 … ${n - 1}).`);
         return v;
       });
+      checkOutShape(options.out, op.shape.map((s, d) => (d === axis ? starts.length : s)), 'reduceat', `x's, with axis ${axis} as long as \`indices\``);
       const t = loopType(op.dtype, 'reduceat');
       const placed = axis === op.shape.length - 1 ? {} : { axes: [[axis], [0], [axis]] };
       return fold('reduceat', t)(x, starts, options.out === undefined ? placed : { ...placed, out: options.out });
@@ -387,13 +457,16 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       const unary = def.nin === 1;
       const op = arrayArgument(a, 'argument 1');
       const rank = op.shape.length;
-      if (rank === 0) throw new ArgumentError('`at` updates an array of at least one dimension in place; argument 1 is 0-d.');
       // Element k is updated at offset Σ_d index_d[k]·stride_d: the kernel sees the span of memory the
-      // array covers as one 1-D array and these offsets into it.
-      const tuple = indexTuple(indices, op.shape);
+      // array covers as one 1-D array and these offsets into it. A 0-d array has one element, indexed
+      // by the empty tuple (NumPy's `np.add.at(a, (), b)`).
+      if (rank === 0 && !(Array.isArray(indices) && indices.length === 0)) {
+        throw new ArgumentError(`\`indices\` of \`at\` on a 0-d array must be the empty tuple \`[]\` (NumPy's \`()\`), found ${describe(indices)}.`);
+      }
+      const tuple = rank === 0 ? [] : indexTuple(indices, op.shape);
       if (sizeOf(op.shape) === 0) return; // no index is in bounds, so there were none
       const { low, high } = reachOf(op.shape, op.strides, op.offset)!;
-      const idx = new Int32Array(tuple[0]!.length);
+      const idx = new Int32Array(rank === 0 ? 1 : tuple[0]!.length);
       for (let k = 0; k < idx.length; k++) {
         let at = op.offset - low;
         for (let d = 0; d < rank; d++) at += tuple[d]![k]! * op.strides[d]!;
@@ -556,6 +629,14 @@ function indexTuple(indices: unknown, shape: readonly number[]): number[][] {
 }
 
 function indexList(indices: ArrayLike<number>, what: string): number[] {
+  // A 1-D ndarray-like ({ data, shape }) stands for its elements, as NumPy takes an index array.
+  if (indices !== null && typeof indices === 'object' && 'data' in indices && 'shape' in indices) {
+    const op = toOperand(indices, `\`${what}\``);
+    if (op.kind !== 'array' || op.shape.length !== 1) {
+      throw new ArgumentError(`\`${what}\` must be a 1-D array of integers, found ${op.kind === 'array' ? `shape [${op.shape.join(', ')}]` : describe(indices)}.`);
+    }
+    return indexList(copyToContiguous(op, op.dtype) as unknown as ArrayLike<number>, what);
+  }
   if (indices === null || typeof indices !== 'object' || typeof (indices as ArrayLike<number>).length !== 'number') {
     throw new ArgumentError(`\`${what}\` must be an array of integers, found ${describe(indices)}.`);
   }

@@ -34,8 +34,12 @@ export interface UfuncOptions {
   readonly env?: KernelEnv;
   /** Check array indices in kernels against core dimensions (a `KernelRuntimeError` when outside). @default true */
   readonly boundsCheck?: boolean;
-  /** The identity of a two-input vectorize ufunc, used by `reduce` on empty axes (as NumPy's `identity`). */
-  readonly identity?: number | bigint | boolean;
+  /**
+   * The identity of a two-input vectorize ufunc, used by `reduce` on empty axes (as NumPy's
+   * `identity`; converted to the loop's dtype as NumPy does, so −1 is all ones on an unsigned loop),
+   * or `'reorderable'` (Numba's): no identity, but `reduce` may fold several axes at once.
+   */
+  readonly identity?: number | bigint | boolean | 'reorderable';
   /**
    * What a target without float64 (gpu: WGSL has no 64-bit floats) does with a float64 signature
    * when no other signature fits the inputs: 'error' refuses it; 'float32' runs it in float32
@@ -75,7 +79,10 @@ export const GUVECTORIZE_OPTIONS: OptionRules = {
 };
 
 /** The options of `vectorize(…)`: those of guvectorize, and the identity its `reduce` starts from. */
-export const VECTORIZE_OPTIONS: OptionRules = { ...GUVECTORIZE_OPTIONS, identity: rule.scalar() };
+export const VECTORIZE_OPTIONS: OptionRules = {
+  ...GUVECTORIZE_OPTIONS,
+  identity: (v) => (v === 'reorderable' || rule.scalar()(v) === undefined ? undefined : "a number, a bigint, a boolean or 'reorderable'"),
+};
 
 export type { CallOptions };
 
@@ -142,8 +149,17 @@ export class UfuncDefinition {
     this.parsed = parseFunction(fn);
     for (const text of signatures) {
       const signature = parseSignature(text);
+      const key = `${this.id}:${this.specialisations.length}`;
+      if (kind === 'vectorize' && signature.returnType === 'void' && text.trim().startsWith('(')) {
+        // Argument types only (Numba's `'(float64, float64)'`): the result type is the kernel's own.
+        this.checkSignature({ ...signature, returnType: 'float64' });
+        const typed = this.specialise({ ...signature, returnType: 'float64' }, key, 'infer');
+        const returnType = typed.kernel!.returnType as DType;
+        this.specialisations.push({ ...typed, signature: { ...signature, returnType, text: `${returnType}${text.trim()}` } });
+        continue;
+      }
       this.checkSignature(signature);
-      this.specialisations.push(this.specialise(signature, `${this.id}:${this.specialisations.length}`));
+      this.specialisations.push(this.specialise(signature, key));
     }
     // Once the definition is known good: the parallel target's workers start now, in the background.
     warmUpTarget(this.target);
@@ -337,6 +353,17 @@ export class UfuncDefinition {
     let spec = this.lazy.get(key);
     if (!spec) {
       const provisional: Signature = { text: `(${dtypes.join(', ')})`, returnType: returnType ?? 'float64', args: dtypes.map((dtype) => ({ kind: 'scalar', dtype })) };
+      if (returnType && this.kind === 'vectorize') {
+        // A forced result type is the loop's output, cast from what the kernel computes under the
+        // call's casting rule, as NumPy casts a loop's result (`dtype: 'int8'` of a float kernel
+        // is refused under 'same_kind', not truncated).
+        const natural = this.specialise(provisional, `${this.id}:lazy:${key}:natural`, 'infer').kernel!.returnType as DType;
+        if (!canCast(natural, returnType, request.casting)) {
+          throw new ArgumentError(
+            `The kernel computes a ${natural} result for inputs (${dtypes.join(', ')}), which cannot be cast to the forced ${returnType} with casting '${request.casting}' (NumPy's rule): pass \`casting: 'unsafe'\` to convert it anyway, or another \`dtype\`.`,
+          );
+        }
+      }
       const typed = this.specialise(provisional, `${this.id}:lazy:${key}`, returnType ?? 'infer');
       const inferred = typed.kernel!.returnType as DType;
       const signature: Signature = { ...provisional, text: `${inferred}(${dtypes.join(', ')})`, returnType: inferred };

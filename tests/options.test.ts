@@ -19,7 +19,7 @@ describe('options', () => {
 
   it('refuse values that are not allowed, saying what is', () => {
     expect(() => vectorize([], { identity: 'none' } as never)).toThrowErrorMatchingInlineSnapshot(
-      `[ArgumentError: \`identity\` must be a number, a bigint or a boolean, found the string "none".]`,
+      `[ArgumentError: \`identity\` must be a number, a bigint, a boolean or 'reorderable', found the string "none".]`,
     );
     expect(() => vectorize([], { boundsCheck: 'yes' } as never)).toThrowErrorMatchingInlineSnapshot(
       `[ArgumentError: \`boundsCheck\` must be a boolean (true or false), found the string "yes".]`,

@@ -25,10 +25,20 @@ export type KernelEnv = Readonly<Record<string, unknown>>;
 
 /** A helper in `env`: a function, or its source text (which no minifier or coverage tool changes). */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-type HelperSource = Function | string;
+type HelperSource = Function | string | TypedHelper;
+
+/**
+ * A helper whose results are converted to one dtype, as a vectorize kernel's are to its return
+ * type: the ufunc methods call the ufunc's kernel this way, so that every step of a fold is the
+ * loop's type (NumPy's), whatever type the kernel's own expressions have (`return 0` is a double).
+ */
+export class TypedHelper {
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  constructor(readonly fn: Function | string, readonly returns: DType) {}
+}
 
 function isHelper(value: unknown): value is HelperSource {
-  return typeof value === 'function' || typeof value === 'string';
+  return typeof value === 'function' || typeof value === 'string' || value instanceof TypedHelper;
 }
 
 /** The parameters a kernel is specialised for: a scalar dtype or an array per parameter. */
@@ -956,10 +966,12 @@ class KernelContext {
     const done = this.specialisations.get(key);
     if (done) return done;
     if (this.inProgress.has(key)) caller.fail(node, `\`${name}\` calls itself; recursion is not supported in kernels (GPUs have no call stack): write a loop`);
-    let parsed = this.parsedHelpers.get(fn);
+    const returns = fn instanceof TypedHelper ? fn.returns : 'infer';
+    const source = fn instanceof TypedHelper ? fn.fn : fn;
+    let parsed = this.parsedHelpers.get(source);
     if (!parsed) {
-      parsed = parseFunction(fn, `helper \`${name}\``);
-      this.parsedHelpers.set(fn, parsed);
+      parsed = parseFunction(source, `helper \`${name}\``);
+      this.parsedHelpers.set(source, parsed);
     }
     if (parsed.params.length !== types.length) {
       caller.fail(node, `\`${name}\` takes ${parsed.params.length} argument${parsed.params.length === 1 ? '' : 's'}, found ${types.length}`);
@@ -971,7 +983,7 @@ class KernelContext {
       const helperName = count === 0 ? name : `${name}_${count}`;
       // Whether a helper may write an array is decided at each call site, which knows the array.
       const roles: ParamRoles = { readOnly: () => false, coreDim: () => undefined };
-      const { params, body, locals, returnType, written } = lowerToFixpoint(parsed, types, 'infer', this, roles);
+      const { params, body, locals, returnType, written } = lowerToFixpoint(parsed, types, returns, this, roles);
       const writesParam = params.map((p) => written.has(p));
       const helper: HelperFunction = { name: helperName, params, body, locals, returnType, writesParam };
       this.specialisations.set(key, helper);

@@ -2,6 +2,7 @@
  * `guvectorize`: a kernel over core slices (rows, matrices) of broadcast arrays, as Numba's
  * `@guvectorize`, plus output-only core dimensions (`()->(n)`) that Numba refuses.
  */
+import { LayoutError } from '../errors.js';
 import { makeCallable, type Ufunc } from '../callable.js';
 import { ufuncMethods, type UfuncMethods } from '../methods.js';
 import { parseLayout } from '../signature-parser/index.js';
@@ -55,6 +56,14 @@ export function guvectorize(
   options: UfuncOptions = {},
 ): (kernel: Function | string) => Ufunc & Partial<UfuncMethods> {
   const sigs = typeof signatures === 'string' ? [signatures] : signatures;
+  if (typeof signatures === 'string' && (layout === undefined || (typeof layout === 'object' && layout !== null)) && signatures.includes('->')) {
+    // Numba's dynamic gufunc, `@guvectorize('(n)->()')`, compiles a loop per call from the argument
+    // types; this library types kernels when the ufunc is made, so it needs the signatures.
+    throw new LayoutError(
+      `\`guvectorize('${signatures}')\` is given a layout but no signatures: a gufunc without signatures (Numba's dynamic gufunc) is not supported. Pass the signatures first, then the layout: \`guvectorize(['void(float64[:], float64[:])'], '${signatures}')\`.`,
+      signatures,
+    );
+  }
   checkOptions(options, GUVECTORIZE_OPTIONS, '`guvectorize`');
   const parsedLayout = parseLayout(layout);
   // A kernel over scalars (`(),()->()`) is a binary ufunc in all but name: it gets reduce, accumulate,
