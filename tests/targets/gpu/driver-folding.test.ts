@@ -58,3 +58,22 @@ describeGpu('the device compiler cannot fold what JS would not', { timeout: 60_0
     expect(await runU('gpu')).toEqual(await runU('cpu'));
   });
 });
+
+describeGpu('Math functions of one argument that stand for it', { timeout: 60_000 }, () => {
+  it('keep its parentheses (`x - Math.max(a >>> b)` did not compile: "mixing - and >> requires parenthesis")', async () => {
+    const kernels = [
+      (x: number) => x - Math.max(x >>> 1),
+      (x: number) => x - Math.min(x << 1),
+      (x: number) => x - Math.floor(x >>> 2),
+      (x: number) => x - Math.abs(x >>> 3),
+      (x: number) => x * Math.trunc(x & 5) - 1,
+    ];
+    const x = Uint32Array.of(0, 1, 7, 4294967295, 2147483648);
+    for (const k of kernels) {
+      const run = async (target: 'cpu' | 'gpu') => Array.from((await vectorize(['uint32(uint32)'], { target })(k)(x)) as Uint32Array);
+      expect(await run('gpu'), k.toString()).toEqual(await run('cpu'));
+    }
+    const f = async (target: 'cpu' | 'gpu') => bits((await vectorize(['float32(float32, int32)'], { target })((a: number, b: number) => a - Math.fround(b >> 1))(SPECIAL, Int32Array.from(SPECIAL, (v, i) => i * 1000 - 3))) as Float32Array);
+    expect(await f('gpu')).toEqual(await f('cpu'));
+  });
+});

@@ -634,16 +634,18 @@ export class FunctionEmitter {
     const effects = args.some((a) => a.effects);
     const t = args.map((a) => unparen(a.text));
     const s = this.m.support;
-    const fold = (fn: string) => t.reduce((acc, x) => `${fn}(${acc}, ${x})`);
+    // An argument that stands for the whole call (`Math.max(a >> b)`, `Math.floor(i)` of an integer)
+    // keeps parentheses: WGSL refuses `x - a >> b` unparenthesised.
+    const fold = (fn: string) => (t.length === 1 ? paren(t[0]!) : t.reduce((acc, x) => `${fn}(${acc}, ${x})`));
     const done = (text: string): Code => ({ text, effects });
     if (rep !== 'f32') {
       // Integers (and integral doubles): exact built-ins.
       switch (e.fn) {
-        case 'abs': return done(rep === 'u32' ? t[0]! : `abs(${t[0]})`);
+        case 'abs': return done(rep === 'u32' ? paren(t[0]!) : `abs(${t[0]})`);
         case 'sign': return done(rep === 'u32' ? `select(0u, 1u, ${paren(t[0]!)} != 0u)` : `sign(${t[0]})`);
         case 'min': return done(fold('min'));
         case 'max': return done(fold('max'));
-        case 'floor': case 'ceil': case 'round': case 'trunc': return done(t[0]!);
+        case 'floor': case 'ceil': case 'round': case 'trunc': return done(paren(t[0]!));
         case 'imul': return done(`(${paren(t[0]!)} * ${paren(t[1]!)})`);
         case 'clz32': return done(`i32(countLeadingZeros(bitcast<u32>(${t[0]})))`);
         default: throw new Error(`internal: Math.${e.fn} on ${rep}`);
@@ -660,7 +662,7 @@ export class FunctionEmitter {
     if (builtin[e.fn]) return done(`${builtin[e.fn]}(${t.join(', ')})`);
     if (supported[e.fn]) return done(`${s.use(supported[e.fn]!)}(${t.join(', ')})`);
     switch (e.fn) {
-      case 'fround': return done(t[0]!); // the argument is already an f32
+      case 'fround': return done(paren(t[0]!)); // the argument is already an f32
       case 'min': return done(fold(s.use('js_min')));
       case 'max': return done(fold(s.use('js_max')));
       case 'hypot': return done(t.length === 1 ? `abs(${t[0]})` : fold(s.use('js_hypot')));
