@@ -9,6 +9,10 @@ import type { Target } from '../target.js';
 import { checkGpuKernel } from './codegen/check-kernel.js';
 import { outputArray, outputArrayNow } from './runtime/device-array.js';
 import { runOnGpu } from './runtime/dispatch.js';
+import { overlappingInputs, withInputsCopied } from './runtime/overlaps.js';
+import type { CallPlan } from '../../plan.js';
+import type { DeviceArray } from './runtime/device-array.js';
+import type { DType } from '../../dtypes.js';
 import { treeAccumulate, treeReduce } from './runtime/tree-fold.js';
 
 /** The gpu target, as registered in targets/registry.ts. */
@@ -18,8 +22,35 @@ export const gpuTarget: Target = {
   checkKernel: checkGpuKernel,
   // WGSL has no 64-bit types (see check-kernel.ts).
   canStore: (dtype) => dtype !== 'float64' && dtype !== 'int64' && dtype !== 'uint64',
-  run: runOnGpu,
+  run: runSeparated,
   allocateDeviceArray: outputArray,
   allocateDeviceArrayNow: outputArrayNow,
   associativeFolds: { reduce: treeReduce, accumulate: treeAccumulate },
 };
+
+/** Runs a call, first copying device inputs that overlap an output otherwise than in place (overlaps.ts). */
+function runSeparated(plan: CallPlan): Promise<void> {
+  const overlapping = overlappingInputs(plan);
+  if (overlapping.length === 0) return runOnGpu(plan);
+  return withInputsCopied(plan, overlapping, copyOnDevice).then(async (separated) => {
+    try {
+      await runOnGpu(separated);
+    } finally {
+      // Recorded already: the queue runs the call before anything that reuses the copies' memory.
+      for (const i of overlapping) (separated.operands[i]!.data as unknown as DeviceArray).destroy();
+    }
+  });
+}
+
+const copies = new Map<DType, (x: DeviceArray) => Promise<unknown>>();
+
+/** A copy of a 1-D device array, by an identity kernel on the gpu (loaded late: the front imports this module). */
+async function copyOnDevice(whole: DeviceArray): Promise<DeviceArray> {
+  let copy = copies.get(whole.dtype);
+  if (!copy) {
+    const { vectorize } = await import('../../vectorize/index.js');
+    copy = vectorize([`${whole.dtype}(${whole.dtype})`], { target: 'gpu' })('(x) => x') as unknown as (x: DeviceArray) => Promise<unknown>;
+    copies.set(whole.dtype, copy);
+  }
+  return (await copy(whole)) as DeviceArray;
+}
