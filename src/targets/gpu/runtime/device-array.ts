@@ -86,6 +86,11 @@ export function contentsUnspecified(buffer: GPUBuffer): boolean {
  * @param buffer the output buffer
  */
 export function noteKernelWrite(buffer: GPUBuffer): void {
+  forgetContents(buffer);
+}
+
+/** Forgets what was known of a buffer's contents (written, or handed to another user). */
+function forgetContents(buffer: GPUBuffer): void {
   knownZero.delete(buffer);
   unspecified.delete(buffer);
 }
@@ -106,6 +111,10 @@ export interface SharedStorage {
 function releaseStorage(storage: SharedStorage): void {
   if (storage.released) return;
   storage.released = true;
+  // What was known of its contents belonged to this array: the pool's next user (toDevice, which
+  // writes data into it) must not inherit "holds zeros" from an output no kernel ever wrote (a
+  // zero-row call's), nor "left over" (issue 26).
+  forgetContents(storage.buffer);
   if (!isDeviceAlive(storage.ctx)) return; // its buffers went with the device
   if (storage.pooled) {
     releaseBuffer(storage.ctx, storage.buffer);
@@ -344,7 +353,7 @@ export class DeviceArray implements StridedView {
     } finally {
       setsInFlight--;
     }
-    knownZero.delete(this.buffer);
+    forgetContents(this.buffer);
   }
 
   /**
