@@ -31,6 +31,18 @@ export const cpuCompiler: KernelCompiler<MemoryLayout, CompiledRunner> = {
 /** Runners by typed kernel (one per signature), then by bounds checking and memory layout. */
 const runners = new ExecutableCache(cpuCompiler, { scopedByKernel: true });
 
+/**
+ * Runners whose loops check a deadline every few thousand iterations (emit-js.ts, DEADLINE_CHECK),
+ * for calls with a `timeout`: compiled apart, so calls without one run the loops as they were.
+ */
+const timedRunners = new ExecutableCache<MemoryLayout, CompiledRunner>({
+  layoutKey,
+  compile(spec, layout) {
+    const { source, sites } = generateRunner(spec, layout, true);
+    return { source, sites, runner: instantiateRunner(source, sites) };
+  },
+}, { scopedByKernel: true });
+
 /** The compiled runner for a plan's kernel and memory layout, generated on first use. */
 export function runnerFor(plan: CallPlan): { runner: Runner; args: RunnerArgs } {
   const { args, layout } = prepareRunnerArgs(plan);
@@ -45,6 +57,8 @@ function runOnThisThread(plan: CallPlan): void {
   });
   const n = loopSize(plan);
   if (n === 0) return;
+  const deadline = plan.limits?.deadline;
+  if (deadline !== undefined) return runWithDeadline(plan, n, deadline);
   if (surelyJs(plan, n)) return runJs(plan, n);
   const decision = decideEngine(plan, n, 'cpu', chooseEngine(plan, n, undefined, true));
   if (!decision.trial) {
@@ -63,16 +77,32 @@ function runOnThisThread(plan: CallPlan): void {
   }
 }
 
+/**
+ * A call with a timeout runs the JS runner that looks at the clock in its loops, so that a kernel
+ * that runs long, or never ends, stops with CallTimeoutError (the Wasm engine has no such checks:
+ * docs/reliability.md).
+ */
+function runWithDeadline(plan: CallPlan, n: number, deadline: number): void {
+  const { args, layout } = prepareRunnerArgs(plan);
+  try {
+    timedRunners.get(plan, layout).runner({ ...args, deadline }, 0, n);
+  } catch (e) {
+    // The runner's own error knows no limits; the call's says which timeout passed.
+    throw e instanceof CallTimeoutError ? (limitExceeded(plan.limits, 'cpu') ?? e) : e;
+  }
+}
+
 function runJs(plan: CallPlan, n: number): void {
   const { runner, args } = runnerFor(plan);
   runner(args, 0, n);
 }
 
 /**
- * An async call. Its `signal` and `timeout` are honoured before the kernel starts and checked when
- * it ends, but not in between: the kernel runs on the calling thread, which cannot also watch a
- * clock or receive an abort (a kernel that never ends hangs the thread). The error of a call that
- * ran past its limit says so and points to the parallel target, which can stop kernels.
+ * An async call. Its `signal` and `timeout` are honoured before the kernel starts; a `timeout` also
+ * inside the kernel's loops, which look at the clock every few thousand iterations and stop the
+ * call with CallTimeoutError. An abort of the `signal` cannot reach a kernel running on the calling
+ * thread (it arrives through the event loop): it is seen when the kernel ends, and the error says
+ * so and points to the parallel target, which can stop kernels on any limit.
  */
 async function run(plan: CallPlan): Promise<void> {
   runOnThisThread(plan);

@@ -37,6 +37,8 @@ export interface RunnerArgs {
   readonly coreShape: readonly (readonly number[])[];
   readonly coreStrides: readonly (readonly number[])[];
   readonly scalars: readonly (number | bigint | boolean | undefined)[];
+  /** `performance.now()` by which a runner compiled with deadline checks must stop (a call's `timeout`). */
+  readonly deadline?: number;
 }
 
 export type Runner = (args: RunnerArgs, start: number, end: number) => void;

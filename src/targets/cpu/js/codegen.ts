@@ -7,12 +7,12 @@
  * hand chunks of one call to several workers and run the very same code.
  */
 import { type DType, isBigInt, isFloat } from '../../../dtypes.js';
-import { KernelRuntimeError } from '../../../errors.js';
+import { CallTimeoutError, KernelRuntimeError } from '../../../errors.js';
 import type { Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { fastExpF32 } from '../fast-exp.js';
 import type { CallPlan } from '../../../plan.js';
-import { type ArrayAccess, declareLocalArrays, JsEmitter, RT } from './emit-js.js';
+import { type ArrayAccess, DEADLINE_CHECK, DEADLINE_SUPPORT, declareLocalArrays, JsEmitter, RT } from './emit-js.js';
 import type { MemoryLayout, Runner } from '../memory-layout.js';
 
 /** The default result of a vectorize kernel that ends without `return`: what JS stores for `undefined`. */
@@ -27,7 +27,7 @@ function undefinedAs(t: DType): string {
  *
  * @returns the function body (for `new Function(...RUNTIME_NAMES, body)`) and the index-check sites
  */
-export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 'boundsCheck'>, layout: MemoryLayout): { source: string; sites: string[] } {
+export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 'boundsCheck'>, layout: MemoryLayout, deadlineChecks = false): { source: string; sites: string[] } {
   const { kernel } = plan;
   const nops = layout.inner.length;
   const arrays = new Map<Variable, ArrayAccess>();
@@ -59,7 +59,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
   const singleReturn = vectorized && kernel.body.length === 1 && kernel.body[0]!.kind === 'return';
   const emitter = new JsEmitter(arrays, plan.boundsCheck, (value) =>
     vectorized ? `{ $r = ${value ?? undefinedAs(kernel.returnType as DType)}; break $kernel; }` : 'break $kernel;',
-  [], kernel.fastmath === true);
+  [], kernel.fastmath === true, deadlineChecks);
   emitter.prove(kernel.body);
   const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');
   const localArrays = declareLocalArrays(kernel.body, arrays);
@@ -92,6 +92,8 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
     }
   }
 
+  // With a deadline, the element loop checks it too (a long call of short kernels), and `$a.deadline` sets it.
+  if (deadlineChecks) element = `${ind}${DEADLINE_CHECK}\n${element}`;
   let loop: string;
   if (layout.rank < 2) {
     loop = `  for (let $k = $start; $k < $end; $k++) {\n${element}  }\n`;
@@ -116,8 +118,9 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
       '',
     ].join('\n');
   }
+  if (deadlineChecks) head.unshift('$deadline = $a.deadline ?? Infinity;');
   const source =
-    `"use strict";\n${helpers}${localArrays}` +
+    `"use strict";\n${deadlineChecks ? DEADLINE_SUPPORT : ''}${helpers}${localArrays}` +
     `return function ${safeName(kernel.name)}$run($a, $start, $end) {\n  ${head.join('\n  ')}\n${loop}};\n`;
   return { source, sites: emitter.sites };
 }
@@ -131,6 +134,9 @@ const CLAMP_SCRATCH = new Uint8ClampedArray(1);
 /** Support functions the generated code calls; passed in by name so the code has no imports. */
 export function runtimeFunctions(sites: readonly string[]): Record<string, Function> {
   return {
+    [RT.timeout]: () => {
+      throw new CallTimeoutError('The call on the cpu target did not finish within its `timeout` and was stopped inside the kernel. Its outputs may be partially written.');
+    },
     [RT.oob]: (site: number, index: number[], dims: number[]) => {
       throw new KernelRuntimeError(
         `Index [${index.join(', ')}] is out of bounds for ${sites[site]} (its shape is [${dims.join(', ')}]). ` +

@@ -32,7 +32,26 @@ export const RT = {
   div64: '$div64',
   rem64: '$rem64',
   fastExpF32: '$fastExpF32',
+  timeout: '$timeout',
 } as const;
+
+/**
+ * Loop iterations between two looks at the clock in a kernel run with a `timeout` (a decrement and
+ * a compare per iteration; `performance.now()` every this many).
+ */
+export const DEADLINE_TICKS = 4096;
+
+/**
+ * Module-level code of a runner that checks a deadline: `$tock()` runs every {@link DEADLINE_TICKS}
+ * loop iterations (kernel loops, helpers' loops and the element loop) and throws the call's
+ * CallTimeoutError once `$deadline` (`performance.now()` time) has passed.
+ */
+export const DEADLINE_SUPPORT =
+  `let $tick = ${DEADLINE_TICKS}, $deadline = Infinity;\n` +
+  `function $tock() { $tick = ${DEADLINE_TICKS}; if (performance.now() >= $deadline) ${RT.timeout}(); }\n`;
+
+/** The statement a checked loop starts each iteration with. */
+export const DEADLINE_CHECK = 'if (--$tick === 0) $tock();';
 
 export class JsEmitter {
   private labelCount = 0;
@@ -49,6 +68,8 @@ export class JsEmitter {
     readonly sites: string[] = [],
     /** The kernel's `fastmath` option: float32 `Math.exp` as targets/cpu/fast-exp.ts computes it. */
     private readonly fastmath = false,
+    /** Every loop checks the call's deadline ({@link DEADLINE_CHECK}): a call with a `timeout`. */
+    private readonly deadlineChecks = false,
   ) {}
 
   /** A float32 `Math.exp` that `fastmath` computes in float32 (targets/cpu/fast-exp.ts). */
@@ -119,7 +140,8 @@ export class JsEmitter {
     const cond = s.cond ? this.expr(s.cond) : 'true';
     const label = s.update.length && continues(s.body) ? `$body${this.labelCount++}` : '';
     this.loops.push(label);
-    const body = this.stmts(s.body, label ? ind + '    ' : ind + '  ');
+    const check = this.deadlineChecks ? `${label ? ind + '    ' : ind + '  '}${DEADLINE_CHECK}\n` : '';
+    const body = check + this.stmts(s.body, label ? ind + '    ' : ind + '  ');
     this.loops.pop();
     const update = this.stmts(s.update, ind + '  ');
     let out: string;
@@ -233,7 +255,7 @@ export class JsEmitter {
       return [`${n}$d`, `${n}$o`, ...axes.map((a) => `${n}$s${a}`), ...axes.map((a) => `${n}$n${a}`)];
     });
     const localArrays = declareLocalArrays(h.body, arrays, `${helperName(h)}$`);
-    const emitter = new JsEmitter(arrays, this.boundsCheck, (value) => `return${value === undefined ? '' : ` ${value}`};`, this.sites, this.fastmath);
+    const emitter = new JsEmitter(arrays, this.boundsCheck, (value) => `return${value === undefined ? '' : ` ${value}`};`, this.sites, this.fastmath, this.deadlineChecks);
     emitter.prove(h.body);
     const body = emitter.stmts(h.body, '  ');
     return `${localArrays}function ${helperName(h)}(${params.join(', ')}) {\n${body}}\n`;
