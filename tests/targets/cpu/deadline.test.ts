@@ -56,17 +56,22 @@ describe('cpu calls with a timeout', () => {
     expect([...((await sum(x, { timeout: 10_000 })) as Float64Array)]).toEqual([...((await sum(x)) as Float64Array)]);
   });
 
-  it('only runners for calls with a timeout carry the checks', () => {
+  it('only runners for calls with a timeout carry the checks, and short counting loops need none', () => {
     const def = new UfuncDefinition('vectorize', (x: number) => {
       let s = 0;
-      for (let i = 0; i < 3; i++) s += x;
-      return s;
+      for (let i = 0; i < 3; i++) s += x; // innermost, at most 3 iterations: no check of its own
+      let k = 0;
+      while (s > k) k += 1; // may run long: checked
+      for (let i = 0; i < 3; i++) {
+        for (let j = 0; j < 3; j++) s += j; // innermost counting: unchecked; its outer loop: checked
+      }
+      return s + k;
     }, ['float64(float64)'], parseLayout('()->()'), {});
     const { plan } = prepareCall(def, [new Float64Array(4)], cpuTarget);
     const { layout } = prepareRunnerArgs(plan);
     expect(generateRunner(plan, layout).source).not.toContain(DEADLINE_CHECK);
     const timed = generateRunner(plan, layout, true).source;
-    expect(timed.split(DEADLINE_CHECK).length - 1).toBe(2); // the kernel's loop and the element loop
+    expect(timed.split(DEADLINE_CHECK).length - 1).toBe(3); // the while loop, the outer for loop, the element loop
     expect(timed).toContain(`$tick = ${DEADLINE_TICKS}`);
   });
 });

@@ -12,7 +12,7 @@ import type { Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { fastExpF32 } from '../fast-exp.js';
 import type { CallPlan } from '../../../plan.js';
-import { type ArrayAccess, DEADLINE_CHECK, DEADLINE_SUPPORT, declareLocalArrays, JsEmitter, RT } from './emit-js.js';
+import { type ArrayAccess, DEADLINE_CHECK, DEADLINE_COUNTER, DEADLINE_SUPPORT, declareLocalArrays, JsEmitter, RT } from './emit-js.js';
 import type { MemoryLayout, Runner } from '../memory-layout.js';
 
 /** The default result of a vectorize kernel that ends without `return`: what JS stores for `undefined`. */
@@ -118,7 +118,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
       '',
     ].join('\n');
   }
-  if (deadlineChecks) head.unshift('$deadline = $a.deadline ?? Infinity;');
+  if (deadlineChecks) head.unshift('$deadline = $a.deadline ?? Infinity;', DEADLINE_COUNTER);
   const source =
     `"use strict";\n${deadlineChecks ? DEADLINE_SUPPORT : ''}${helpers}${localArrays}` +
     `return function ${safeName(kernel.name)}$run($a, $start, $end) {\n  ${head.join('\n  ')}\n${loop}};\n`;
