@@ -29,9 +29,9 @@ export function emptyTally(): Tally {
 }
 
 /** Operands for a kernel: random values, reversed or spaced strides, a broadcast scalar or row, in place. */
-export function operandsFor(k: Kernel, rng: Rng, profile: Profile): Case {
+export function operandsFor(k: Kernel, rng: Rng, profile: Profile, maxRows = 300): Case {
   // The gpu compiles a shader per kernel (tenths of a second on lavapipe): many rows per kernel there.
-  const rows = 1 + rng.int(profile === 'gpu' ? (rng.chance(0.5) ? 4096 : 64) : rng.chance(0.2) ? 300 : 24);
+  const rows = 1 + rng.int(profile === 'gpu' ? (rng.chance(0.5) ? 4096 : 64) : rng.chance(0.2) ? maxRows : 24);
   const n = 1 + rng.int(6);
   const m = 1 + rng.int(4);
   const make = (dtype: DT, core: number[], broadcastable: boolean): Operand => {
@@ -78,7 +78,7 @@ export const WHERE: Record<Profile, readonly Where[]> = { cpu: ['js', 'wasm', 'p
  * Runs kernels from `seed` until `deadline` (ms since epoch) on `wheres`; findings are shrunk and
  * recorded (at most `maxFindings`).
  */
-export async function campaign(seed: number, deadline: number, wheres: readonly Where[], tally: Tally, maxFindings = 20, maxKernels = Infinity): Promise<void> {
+export async function campaign(seed: number, deadline: number, wheres: readonly Where[], tally: Tally, maxFindings = 20, maxKernels = Infinity, maxRows = 300): Promise<void> {
   setParallelOptions({ threshold: 0 });
   const cpu = wheres.filter((w) => WHERE.cpu.includes(w));
   const gpu = wheres.filter((w) => WHERE.gpu.includes(w));
@@ -89,7 +89,7 @@ export async function campaign(seed: number, deadline: number, wheres: readonly 
       const rng = new Rng(caseSeed);
       const gen = new KernelGenerator(rng, profile, tally.coverage);
       const kernel = rng.chance(0.5) ? gen.vectorize() : gen.guvectorize();
-      const c = operandsFor(kernel, rng, profile);
+      const c = operandsFor(kernel, rng, profile, maxRows);
       for (const where of targets) {
         const outcome = await runCase(c, where);
         tally.kernels.set(where, (tally.kernels.get(where) ?? 0) + 1);
