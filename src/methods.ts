@@ -323,9 +323,8 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       const op = inDtype(given, foldDtype(given, options), 'reduce');
       const rank = op.shape.length;
       const rawAxes = options.axis === null ? [...op.shape.keys()] : Array.isArray(options.axis) ? options.axis : [options.axis ?? 0];
-      if (rank === 0 && rawAxes.length) {
-        if (options.axis === null || options.axis === undefined) return reduceScalar();
-      }
+      // A 0-d array folds to its element over `axis` null, 0 or −1 (NumPy: np.sum(3, axis=0) is 3).
+      if (rank === 0 && (options.axis === null || options.axis === undefined || options.axis === 0 || options.axis === -1)) return reduceScalar();
       const axes = (rawAxes as number[]).map((a) => normaliseAxis(a, rank));
       if (new Set(axes).size !== axes.length) throw new ArgumentError(`\`axis\` lists an axis twice: [${(rawAxes as number[]).join(', ')}].`);
       // NumPy: a ufunc without an identity (and not declared associative) is not reorderable, so it

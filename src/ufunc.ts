@@ -478,7 +478,9 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   });
   resultTypes.forEach((to, o) => {
     const from = types[def.nin + o]!.dtype;
-    if (!canCast(from, to, spec.accepts ? 'same_kind' : casting)) {
+    // A loop run in other types than its signature's (float64 run in float32) casts its outputs at
+    // least as freely as 'same_kind' allows, and 'unsafe' when the call asks for it.
+    if (!canCast(from, to, spec.accepts && casting !== 'unsafe' ? 'same_kind' : casting)) {
       throw new ArgumentError(`Cannot cast output ${o + 1} of the loop \`${spec.signature.text}\` from ${from} to ${to} with casting '${casting}'${casting === 'unsafe' ? '' : ": pass `casting: 'unsafe'` to allow it, or an output of another dtype"}.`);
     }
   });
