@@ -405,9 +405,14 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       checkOutShape(options.out, op.shape, 'accumulate', 'x\'s');
       const t = loopType(op.dtype, 'accumulate');
       const outOp = options.out === undefined ? undefined : toOperand(options.out, '`out`');
-      if (op.kind === 'device' && def.options.associative && (outOp === undefined || outOp.kind === 'device')) {
+      if (def.options.associative && (outOp === undefined || outOp.kind === 'device')) {
         const tree = await (await foldsOfTarget())?.accumulate(def, op, axis, outOp as DeviceOperand | undefined);
-        if (tree) return (outOp ? options.out : tree) as unknown as UfuncResult;
+        if (tree) {
+          if (outOp) return options.out as unknown as UfuncResult;
+          // A 1-D typed array in, a typed array out (as the fold kernels give it).
+          const plainRow = op.kind === 'array' && op.shape.length === 1 && ArrayBuffer.isView(x);
+          return (plainRow ? (tree as NDArray).data : tree) as unknown as UfuncResult;
+        }
       }
       // The last axis is the core axis anyway; leaving `axis` out then keeps a 1-D typed array a typed array.
       const where = axis === op.shape.length - 1 ? {} : { axis };

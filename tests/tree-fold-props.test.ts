@@ -106,7 +106,7 @@ describe.skipIf(!GPU).each([
     );
   });
 
-  it('reduce into a device `out`, and accumulate along every axis, equal the cpu', async () => {
+  it('reduce into a device `out`, and accumulate of device and host arrays along every axis, equal the cpu', async () => {
     for (const dtype of dtypes) {
       const gpu = sumOf(dtype, 'gpu');
       const cpu = sumOf(dtype, 'cpu');
@@ -117,7 +117,9 @@ describe.skipIf(!GPU).each([
           const axis = axisPick % shape.length;
           const x = await toDevice(host);
           const scanned = await gpu.accumulate(x, { axis });
-          expect(await valuesOf(scanned), `${dtype} accumulate shape [${shape}] axis ${axis}`).toEqual(await valuesOf(await cpu.accumulate(host, { axis })));
+          const expectedScan = await valuesOf(await cpu.accumulate(host, { axis }));
+          expect(await valuesOf(scanned), `${dtype} accumulate shape [${shape}] axis ${axis}`).toEqual(expectedScan);
+          expect(await valuesOf(await gpu.accumulate(host, { axis })), `${dtype} accumulate of a host array, shape [${shape}] axis ${axis}`).toEqual(expectedScan);
           const kept = shape.filter((_, d) => d !== axis);
           const out = await deviceArray(kept, dtype);
           const r = await gpu.reduce(x, { axis, out });

@@ -142,6 +142,9 @@ export interface AssociativeFolds {
     initial: number | bigint | boolean | undefined,
     extras?: { readonly mask?: ArrayOperand | DeviceOperand; readonly out?: DeviceOperand },
   ): Promise<unknown>;
-  /** The running fold of `x` along `axis`, into `out` (a device array of x's shape and dtype) or a new device array. */
-  accumulate(def: UfuncDefinition, x: DeviceOperand, axis: number, out?: DeviceOperand): Promise<DeviceArrayLike | undefined>;
+  /**
+   * The running fold of `x` along `axis`: into `out` (a device array of x's shape and dtype) when
+   * given, else a new device array for a device `x`, a new host `{ data, shape }` for a host one.
+   */
+  accumulate(def: UfuncDefinition, x: ArrayOperand | DeviceOperand, axis: number, out?: DeviceOperand): Promise<unknown>;
 }

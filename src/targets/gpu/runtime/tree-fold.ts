@@ -462,12 +462,28 @@ async function treeReduceOnDevice(def: UfuncDefinition, rows: DeviceOperand, ini
 }
 
 /**
- * `accumulate` of a device array along `axis` by a tree scan, or undefined where it does not apply.
+ * `accumulate` along `axis` by a tree scan, or undefined where it does not apply. A host array is
+ * copied to the device first and the result copied back.
  *
- * @param out where the result goes (x's shape and dtype), else a new C-ordered DeviceArray
- * @returns `out` or the new array
+ * @param out where the result goes (x's shape and dtype, on the device), else a new C-ordered array
+ * @returns `out`, a new DeviceArray for a device `x`, or a host `{ data, shape }` for a host `x`
  */
-export async function treeAccumulate(def: UfuncDefinition, x: DeviceOperand, axis: number, out?: DeviceOperand): Promise<DeviceArray | undefined> {
+export async function treeAccumulate(def: UfuncDefinition, x: ArrayOperand | DeviceOperand, axis: number, out?: DeviceOperand): Promise<unknown> {
+  if (x.kind === 'device') return accumulateOnDevice(def, x, axis, out);
+  if (sizeOf(x.shape) === 0 || !treeKernel(def, x.dtype)) return undefined;
+  const copy = await toDevice({ data: x.data, shape: x.shape, strides: x.strides, offset: x.offset, dtype: x.dtype });
+  try {
+    const result = await accumulateOnDevice(def, toOperand(copy, 'argument 1') as DeviceOperand, axis, out);
+    if (!result || out) return result;
+    const data = await result.toHost();
+    result.destroy();
+    return { data, shape: [...x.shape] };
+  } finally {
+    copy.destroy();
+  }
+}
+
+async function accumulateOnDevice(def: UfuncDefinition, x: DeviceOperand, axis: number, out?: DeviceOperand): Promise<DeviceArray | undefined> {
   const dtype = x.dtype;
   const n = x.shape[axis]!;
   if (sizeOf(x.shape) === 0) return undefined;
