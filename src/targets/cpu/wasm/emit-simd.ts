@@ -27,7 +27,7 @@ import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter, ModuleContext } from './emit-scalar.js';
 import { emitFastExpF32 } from './fast-exp.js';
 import { emitExpLanes } from './fdlibm.js';
-import { type IntLanesPlan, intLanesPlan } from './int-lanes.js';
+import { integralSource, type IntLanesPlan, intLanesPlan } from './int-lanes.js';
 
 const NATIVE_FLOAT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'sqrt', 'floor', 'ceil', 'trunc', 'round', 'sign']);
 const NATIVE_INT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'imul']);
@@ -147,7 +147,7 @@ function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layou
       case 'select': visit(e.cond); visit(e.then); visit(e.otherwise); return;
       case 'cast':
         // Every conversion between lane types (and bool) has a lane form (SimdEmitter.cast).
-        visit(e.value);
+        visit(integralSource(e) ?? e.value);
         return;
       case 'math':
         if (laneType(e.type) === 'int32' || e.type === 'uint32') {
@@ -461,10 +461,12 @@ export class SimdEmitter {
         this.simd(SimdOp.v128_bitselect);
         return;
       }
-      case 'cast':
-        this.expr(e.value);
-        this.cast(e.value.type, t);
+      case 'cast': {
+        const value = integralSource(e) ?? e.value;
+        this.expr(value);
+        this.cast(value.type, t);
         return;
+      }
       case 'math':
         this.math(e.fn, e.args, t);
         return;

@@ -40,6 +40,32 @@ const OPERAND_RANGE: Partial<Record<DType, Range>> = {
   int8: [-128, 127], uint8: [0, 255], uint8c: [0, 255], int16: [-32768, 32767], bool: [0, 1],
 };
 
+const INT_TYPES: ReadonlySet<DType> = new Set<DType>(['int32', 'uint32', 'int8', 'uint8', 'uint8c', 'int16', 'uint16']);
+
+/**
+ * The value of a conversion to an integer type as an int32 expression, where it is float64 only
+ * because of its literals — `p > t ? 255 : 0` stored to uint8 is a select of doubles (the
+ * language's rule 1) — or undefined. Integer literals in int32 range, and selects of them: the
+ * conversion of such a double is the integer itself, so lanes compute it in int32 lanes instead
+ * of float64 ones.
+ */
+export function integralSource(e: Expr): Expr | undefined {
+  if (e.kind !== 'cast' || !INT_TYPES.has(e.type) || e.value.type !== 'float64') return undefined;
+  const retype = (x: Expr): Expr | undefined => {
+    if (x.kind === 'const') {
+      const v = x.value;
+      return typeof v === 'number' && Number.isInteger(v) && Math.abs(v) < 2 ** 31 && !Object.is(v, -0) ? { ...x, type: 'int32' } : undefined;
+    }
+    if (x.kind === 'select') {
+      const then = retype(x.then);
+      const otherwise = retype(x.otherwise);
+      return then && otherwise ? { ...x, type: 'int32', then, otherwise } : undefined;
+    }
+    return undefined;
+  };
+  return retype(e.value);
+}
+
 /** How a kernel computes in narrow integer lanes: which, and the sums done with saturation. */
 export interface IntLanesPlan {
   readonly lanes: IntLanes;
@@ -157,6 +183,8 @@ function analyse(kernel: TypedKernel, lanes: IntLanes): IntLanesPlan {
         return [Math.min(a[0], b[0]), Math.max(a[1], b[1])];
       }
       case 'cast': {
+        const integral = integralSource(e);
+        if (integral) return rangeOf({ ...e, value: integral });
         // int16, int8, uint8 keep the low bits of the int32 value: + − × & | ^ << and negation are
         // exact modulo 2¹⁶ (a ring homomorphism), so 16-bit lanes compute those bits whatever the
         // range of the value (its operands must fit, to be exact in the lanes).

@@ -63,6 +63,11 @@ const KERNELS: [string, (...xs: number[]) => number, string][] = [
   ['uint8c(uint8, uint8)', (a, b) => a - b, '16 lanes)'],
   ['int8(int8, int8)', (a, b) => Math.min(Math.max(a + b, -128), 127), '16 lanes)'],
   ['int8(int8, int8)', (a, b) => a - b + (b << 2), '16 lanes)'],
+  // Selects of integer literals (doubles by the language's rule 1) stored to an integer type: int lanes.
+  ['uint8(uint8, uint8)', (a, b) => (a > b ? 255 : 0), '16 lanes)'],
+  ['int16(int16, int16)', (a, b) => (a > b ? -7 : a < -b ? 70000 : 3), '4 lanes × 2 vectors'],
+  ['int32(float32, float32)', (a, b) => (a > b ? 1 : -1), '4 lanes)'],
+  ['uint8(uint8, uint8)', (a, b) => (a > b ? 255.5 : 0), '2 lanes × 8 vectors'],
   ['uint8(uint8, uint8)', (a, b) => (a + b) >> 1, '8 lanes × 2 vectors'],
   ['uint8(uint8, uint8)', (a, b) => (a > b ? a - b : b - a), '8 lanes × 2 vectors'],
   ['int8(int8, int8)', (a, b) => (a > b ? a - b : b * 3), '8 lanes × 2 vectors'],
