@@ -234,7 +234,7 @@ export class UfuncDefinition {
     return new Set(this.kind === 'guvectorize' ? [...Array(this.nout).keys()].map((o) => this.nin + o) : []);
   }
 
-  /** The kernel with this ufunc's `fastmath` option on it (the engines read it there). */
+  /** The kernel with this ufunc's `fastmath` option on it, for the fastmath pass (passes/fastmath.ts). */
   private marked(kernel: TypedKernel): TypedKernel {
     return this.fastmath ? { ...kernel, fastmath: true } : kernel;
   }
@@ -242,7 +242,7 @@ export class UfuncDefinition {
   /** Types the kernel for a signature now, so that type errors surface when the ufunc is made. */
   private specialise(signature: Signature, key: string, returnType?: 'infer' | DType): Specialisation {
     let consulted = false;
-    const kernel = this.marked(runPasses(typeKernel(
+    const kernel = runPasses(this.marked(typeKernel(
       this.parsed,
       { params: this.paramTypes(signature), returnType: returnType ?? (this.kind === 'vectorize' ? (signature.returnType as DType) : 'void'), env: this.env },
       { writable: this.writable(), coreDims: () => ((consulted = true), 1) },
@@ -256,7 +256,7 @@ export class UfuncDefinition {
     const dimsKey = JSON.stringify(coreShapes);
     let kernel = spec.byCoreDims.get(dimsKey);
     if (!kernel) {
-      kernel = this.marked(runPasses(typeKernel(
+      kernel = runPasses(this.marked(typeKernel(
         this.parsed,
         { params: this.paramTypes(spec.signature), returnType: 'void', env: this.env },
         { writable: this.writable(), coreDims: (p, axis) => coreShapes[p]?.[axis] },

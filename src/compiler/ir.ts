@@ -32,14 +32,9 @@ export type CompareOp = '<' | '<=' | '>' | '>=' | '==' | '!=';
 export type LogicalOp = '&&' | '||';
 export type UnaryOp = '-' | '!' | '~';
 
-/** The `Math.*` functions kernels may call. Each backend maps every one of them. */
-export const MATH_FUNCTIONS = [
-  'abs', 'sign', 'floor', 'ceil', 'round', 'trunc', 'fround',
-  'sqrt', 'cbrt', 'exp', 'expm1', 'log', 'log1p', 'log2', 'log10',
-  'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'tanh', 'asinh', 'acosh', 'atanh',
-  'atan2', 'pow', 'hypot', 'min', 'max', 'imul', 'clz32',
-] as const;
-export type MathFunction = (typeof MATH_FUNCTIONS)[number];
+/** The `Math.*` functions kernels may call: the table is math-functions.ts. */
+export { MATH_FUNCTIONS, type MathFunction } from './math-functions.js';
+import type { MathFunction } from './math-functions.js';
 
 export const MATH_CONSTANTS: Readonly<Record<string, number>> = {
   PI: Math.PI, E: Math.E, LN2: Math.LN2, LN10: Math.LN10, LOG2E: Math.LOG2E, LOG10E: Math.LOG10E,
@@ -75,7 +70,11 @@ export type Expr =
    * `!= 0` (NaN → false); bool → number is 0 or 1.
    */
   | (ExprBase & { readonly kind: 'cast'; readonly value: Expr })
-  | (ExprBase & { readonly kind: 'math'; readonly fn: MathFunction; readonly args: readonly Expr[] })
+  /**
+   * `fastmath`: set by the fastmath pass (passes/fastmath.ts) where the ufunc's `fastmath` option
+   * lets the cpu compute this call in its own type (float32 `Math.exp`: targets/cpu/fast-exp.ts).
+   */
+  | (ExprBase & { readonly kind: 'math'; readonly fn: MathFunction; readonly args: readonly Expr[]; readonly fastmath?: true })
   | (ExprBase & { readonly kind: 'call'; readonly helper: HelperFunction; readonly args: readonly Argument[] })
   /**
    * `a[i]`, `a[i][j]`: one index per dimension of the array. An index is int32, or a float (a JS
@@ -143,7 +142,8 @@ export interface TypedKernel {
   readonly source: string;
   /**
    * The ufunc's `fastmath` option: `Math.exp` of a float32 may be computed in float32
-   * (targets/cpu/fast-exp.ts, within 1 ulp) instead of as V8's `Math.exp` rounded to float32.
+   * (targets/cpu/fast-exp.ts, within 1 ulp) instead of as V8's `Math.exp` rounded to float32. The
+   * fastmath pass marks the calls it changes (`fastmath` on a `math` expression).
    */
   readonly fastmath?: boolean;
 }

@@ -14,10 +14,11 @@
 import { type DType, DTYPES, isBigInt, isFloat, isInteger } from '../dtypes.js';
 import { KernelCompileError, type SourceLocation } from '../errors.js';
 import {
-  type Argument, type ArrayType, type Expr, type HelperFunction, MATH_CONSTANTS, MATH_FUNCTIONS,
-  type MathFunction, type Stmt, type TypedKernel, type ValueType, type Variable, isArrayType,
+  type Argument, type ArrayType, type Expr, type HelperFunction, MATH_CONSTANTS,
+  type Stmt, type TypedKernel, type ValueType, type Variable, isArrayType,
 } from './ir.js';
 import { compileError, type EsNode, locationOf, type ParsedFunction, parseFunction } from './parse.js';
+import { isMathFunction, MATH, MATH_FUNCTIONS, type MathFunction } from './math-functions.js';
 import { arithmeticType, floatFor, isMixedSignComparison, joinTypes, promote } from './typing-rules.js';
 
 /** Names a kernel may use besides its parameters: helper functions and numeric constants. */
@@ -291,7 +292,7 @@ class FunctionLowering {
       }
       case 'math': {
         const args = v.args.map(known);
-        if (!['min', 'max', 'floor', 'ceil', 'trunc', 'round', 'abs'].includes(v.fn) || args.some((a) => a === undefined)) return undefined;
+        if (!MATH[v.fn].integral || args.some((a) => a === undefined)) return undefined;
         return typed((Math[v.fn as 'min'] as (...xs: number[]) => number)(...(args as number[])), v.type);
       }
       default: return undefined;
@@ -701,10 +702,10 @@ class FunctionLowering {
     if (callee.type === 'MemberExpression' && !callee.computed && callee.object.type === 'Identifier' && callee.object.name === 'Math' && !this.lookup('Math')) {
       const name = callee.property.name as string;
       if (name === 'random') this.fail(callee, '`Math.random` is not supported in kernels: results must not depend on the target or the thread; pass random numbers in as an input array');
-      if (!(MATH_FUNCTIONS as readonly string[]).includes(name)) {
+      if (!isMathFunction(name)) {
         this.fail(callee, `\`Math.${name}\` is not supported in kernels (supported: ${MATH_FUNCTIONS.join(', ')})`);
       }
-      return this.math(name as MathFunction, args.map((a) => this.expression(a)), node);
+      return this.math(name, args.map((a) => this.expression(a)), node);
     }
     if (callee.type === 'Identifier' && !this.lookup(callee.name)) {
       const name = callee.name as string;
@@ -759,15 +760,11 @@ class FunctionLowering {
     return { kind: 'call', helper, args, type, loc: locationOf(node) };
   }
 
-  /**
-   * `Math.*` typing: float functions compute in the float type of their argument (ints use the
-   * kernel's float type); abs/sign/min/max and the rounding functions keep integers integral;
-   * imul and clz32 work on int32 as in JS.
-   */
+  /** `Math.*` typing, as the function's entry in math-functions.ts says (`MathTyping`). */
   math(fn: MathFunction, args: Value[], node: EsNode): Value {
     const loc = locationOf(node);
-    const arity: Partial<Record<MathFunction, [number, number]>> = { atan2: [2, 2], pow: [2, 2], imul: [2, 2], hypot: [1, 64], min: [1, 64], max: [1, 64] };
-    const [lo, hi] = arity[fn] ?? [1, 1];
+    const info = MATH[fn];
+    const [lo, hi] = info.arity;
     if (args.length < lo || args.length > hi) {
       this.fail(node, `\`Math.${fn}\` takes ${lo === hi ? lo : `${lo} or more`} argument${hi === 1 ? '' : 's'} in kernels, found ${args.length}`);
     }
@@ -780,25 +777,24 @@ class FunctionLowering {
     const withWeak = args.reduce<DType>((acc, a) => (a.kind === 'weak' ? arithmeticType(acc, weakTypeAgainst(a.value, acc)) : acc), joined);
     let argType: DType;
     let type: DType;
-    switch (fn) {
-      case 'imul':
-      case 'clz32':
+    switch (info.typing) {
+      case 'int32':
         return { kind: 'math', fn, args: args.map((a) => this.toInt32Family(a, 'int32')), type: 'int32', loc };
-      case 'fround':
+      case 'float32':
         argType = isFloat(withWeak) ? withWeak : KERNEL_FLOAT;
         type = 'float32';
         if (argType === 'float32') return this.coerce(args[0]!, 'float32');
         break;
-      case 'abs': case 'sign': case 'min': case 'max': case 'floor': case 'ceil': case 'round': case 'trunc':
+      case 'keeps': case 'rounding':
         argType = withWeak;
         type = withWeak;
-        if (isInteger(withWeak) && ['floor', 'ceil', 'round', 'trunc'].includes(fn)) return this.coerce(args[0]!, withWeak);
+        if (isInteger(withWeak) && info.typing === 'rounding') return this.coerce(args[0]!, withWeak);
         break;
-      default:
+      case 'float':
         argType = floatFor(withWeak);
         type = argType;
     }
-    if (isBigInt(argType) && !['abs', 'sign', 'min', 'max'].includes(fn)) {
+    if (isBigInt(argType) && info.typing !== 'keeps') {
       argType = 'float64';
       type = 'float64';
     }

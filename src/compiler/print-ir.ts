@@ -93,7 +93,7 @@ function expression(x: Expr, names: Namer): string {
     case 'compare': return `(${e(x.left)} ${x.op} ${e(x.right)}):bool`;
     case 'select': return `(${e(x.cond)} ? ${e(x.then)} : ${e(x.otherwise)}):${x.type}`;
     case 'cast': return `${x.type}(${e(x.value)})`;
-    case 'math': return `Math.${x.fn}(${x.args.map(e).join(', ')}):${x.type}`;
+    case 'math': return `Math.${x.fn}${x.fastmath ? '[fastmath]' : ''}(${x.args.map(e).join(', ')}):${x.type}`;
     case 'call': return `${(x.helper as HelperFunction).name}(${x.args.map((a) => argument(a, names)).join(', ')}):${x.type}`;
     case 'index': return `${names.of(x.array)}[${x.indices.map(e).join(', ')}]:${x.type}`;
     case 'dim': return `${names.of(x.array)}.shape[${x.axis}]:int32`;

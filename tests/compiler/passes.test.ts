@@ -4,6 +4,7 @@ import type { TypedKernel, ValueType } from '../../src/compiler/ir.js';
 import { typeKernel } from '../../src/compiler/lower.js';
 import { parseFunction } from '../../src/compiler/parse.js';
 import { propagateConstants } from '../../src/compiler/passes/constant-propagation.js';
+import { markFastMath } from '../../src/compiler/passes/fastmath.js';
 import { runPasses, TRANSFORMS } from '../../src/compiler/passes/index.js';
 import { printKernel } from '../../src/compiler/print-ir.js';
 import { guvectorize, KernelCompileError, type NDArray, vectorize } from '../../src/index.js';
@@ -12,6 +13,8 @@ import { TARGETS } from '../targets.js';
 const f32a: ValueType = { kind: 'array', dtype: 'float32', ndim: 1 };
 /** A name the kernels below take from `env`. */
 declare const SCALE: number;
+/** A helper the fastmath tests take from `env`. */
+declare function expHelper(u: number): number;
 
 function typed(fn: Function, params: ValueType[], returnType: 'float32' | 'float64' | 'void', env = {}, writable: number[] = []): TypedKernel {
   return typeKernel(parseFunction(fn), { params, returnType, env }, { writable: new Set(writable) });
@@ -94,7 +97,28 @@ describe('constant propagation', () => {
   });
 
   it('is in the visible list of passes', () => {
-    expect(TRANSFORMS.map((p) => p.name)).toEqual(['constant-propagation']);
+    expect(TRANSFORMS.map((p) => p.name)).toEqual(['constant-propagation', 'fastmath']);
+  });
+});
+
+describe('the fastmath pass', () => {
+  const f32: ValueType = 'float32';
+  const kernel = (v: number) => Math.exp(v) + expHelper(v) + Math.exp(2 * v) * 0 + Math.sin(v);
+  const env = { expHelper: (u: number) => Math.exp(u) };
+
+  it('marks float32 Math.exp, in the body and in helpers, only under the option', () => {
+    const k = typed(kernel, [f32], 'float32', env);
+    expect(markFastMath(k)).toBe(k);
+    const marked = markFastMath({ ...k, fastmath: true });
+    const printed = printKernel(marked);
+    expect(printed.match(/Math\.exp\[fastmath\]/g)).toHaveLength(3);
+    expect(printed).not.toContain('Math.sin[fastmath]');
+    expect(markFastMath(marked)).toBe(marked);
+  });
+
+  it('leaves float64 Math.exp as it is', () => {
+    const k = { ...typed((v: number) => Math.exp(v), ['float64'], 'float64'), fastmath: true };
+    expect(markFastMath(k)).toBe(k);
   });
 });
 
@@ -147,6 +171,7 @@ describe('UFUNC_DUMP_IR', () => {
     expect(written.map((w) => w.split('\n')[0])).toEqual([
       '// ufunc IR of `kernel` after typing',
       '// ufunc IR of `kernel` after constant-propagation',
+      '// ufunc IR of `kernel` after fastmath',
     ]);
     expect(written[1]).toContain('(x:float64 * 2:float64)');
     written.length = 0;

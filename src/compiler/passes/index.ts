@@ -20,6 +20,7 @@
 import type { TypedKernel } from '../ir.js';
 import { printKernel } from '../print-ir.js';
 import { propagateConstants } from './constant-propagation.js';
+import { markFastMath } from './fastmath.js';
 
 /** A transform over the typed IR. */
 export interface Pass {
@@ -31,6 +32,7 @@ export interface Pass {
 /** The transforms, in the order they run. */
 export const TRANSFORMS: readonly Pass[] = [
   { name: 'constant-propagation', run: propagateConstants },
+  { name: 'fastmath', run: markFastMath },
 ];
 
 export { findIntegralDoubles, IntegralDoubles } from './integral-doubles.js';

@@ -30,11 +30,11 @@
  */
 import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../ir.js';
 import { isArrayType } from '../ir.js';
+import { MATH } from '../math-functions.js';
 import { constantValue } from './constant-values.js';
 import { forEachExpr, forEachStmt } from '../ir-walk.js';
 
 const INT_SOURCES = new Set(['int32', 'int16', 'int8', 'uint16', 'uint8', 'uint8c', 'bool']);
-const INTEGRAL_MATH = new Set(['abs', 'min', 'max', 'sign', 'floor', 'ceil', 'round', 'trunc']);
 
 /**
  * Where an expression's value goes: a plain value, an array index (used modulo 2³²), or a
@@ -98,7 +98,7 @@ function integral(e: Expr, context: ValueContext, vars: ReadonlySet<Variable>): 
     case 'select':
       return sub(e.then, 'value') && sub(e.otherwise, 'value');
     case 'math':
-      return INTEGRAL_MATH.has(e.fn) && e.args.every((a) => sub(a, 'value'));
+      return MATH[e.fn].integral && e.args.every((a) => sub(a, 'value'));
     default:
       return false;
   }

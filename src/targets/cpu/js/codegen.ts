@@ -59,7 +59,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
   const singleReturn = vectorized && kernel.body.length === 1 && kernel.body[0]!.kind === 'return';
   const emitter = new JsEmitter(arrays, plan.boundsCheck, (value) =>
     vectorized ? `{ $r = ${value ?? undefinedAs(kernel.returnType as DType)}; break $kernel; }` : 'break $kernel;',
-  [], kernel.fastmath === true, deadlineChecks);
+  [], deadlineChecks);
   emitter.prove(kernel.body);
   const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');
   const localArrays = declareLocalArrays(kernel.body, arrays);
@@ -165,7 +165,7 @@ export function instantiateRunner(source: string, sites: readonly string[]): Run
  * (`reduce`, `accumulate`) that fold one element at a time.
  */
 export function generateScalarFunction(kernel: TypedKernel): { source: string; sites: string[] } {
-  const emitter = new JsEmitter(new Map(), true, (value) => `return ${value ?? undefinedAs(kernel.returnType as DType)};`, [], kernel.fastmath === true);
+  const emitter = new JsEmitter(new Map(), true, (value) => `return ${value ?? undefinedAs(kernel.returnType as DType)};`);
   const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');
   const params = kernel.params.map((p) => JsEmitter.varName(p)).join(', ');
   emitter.prove(kernel.body);

@@ -8,6 +8,7 @@
 import { type DType, DTYPES, isBigInt, isFloat } from '../../../dtypes.js';
 import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
+import { MATH, type MathFunction } from '../../../compiler/math-functions.js';
 import { type ArrayAccessNode, findInBoundsAccesses } from '../../../compiler/passes/bounds.js';
 
 /** How generated code reaches the elements and dimensions of one array variable. */
@@ -69,15 +70,13 @@ export class JsEmitter {
     private readonly onReturn: (value: string | undefined) => string,
     /** Sites of index checks: `$oob(site, …)` reports `sites[site]`; shared with helpers' emitters. */
     readonly sites: string[] = [],
-    /** The kernel's `fastmath` option: float32 `Math.exp` as targets/cpu/fast-exp.ts computes it. */
-    private readonly fastmath = false,
     /** Every loop checks the call's deadline ({@link DEADLINE_CHECK}): a call with a `timeout`. */
     private readonly deadlineChecks = false,
   ) {}
 
-  /** A float32 `Math.exp` that `fastmath` computes in float32 (targets/cpu/fast-exp.ts). */
+  /** A float32 `Math.exp` the fastmath pass marked: computed in float32 (targets/cpu/fast-exp.ts). */
   private isFastExp(e: Expr): boolean {
-    return this.fastmath && e.kind === 'math' && e.fn === 'exp' && e.type === 'float32';
+    return e.kind === 'math' && e.fastmath === true;
   }
 
   static varName(v: Variable): string {
@@ -170,7 +169,7 @@ export class JsEmitter {
     if (dtype !== 'float32' || e.type !== 'float32') return this.expr(e);
     if (e.kind === 'binary') return `(${this.expr(e.left)} ${e.op} ${this.expr(e.right)})`;
     if (e.kind === 'cast' && (e.value.type === 'float64' || e.value.type === 'int32' || e.value.type === 'uint32')) return this.expr(e.value);
-    if (e.kind === 'math' && !EXACT_ON_FLOAT32.has(e.fn) && e.args.every((a) => a.type === 'float32') && !this.isFastExp(e)) return `Math.${e.fn}(${e.args.map((a) => this.expr(a)).join(', ')})`;
+    if (e.kind === 'math' && !MATH[e.fn].exactInFloat32 && e.args.every((a) => a.type === 'float32') && !this.isFastExp(e)) return `Math.${e.fn}(${e.args.map((a) => this.expr(a)).join(', ')})`;
     return this.expr(e);
   }
 
@@ -258,7 +257,7 @@ export class JsEmitter {
       return [`${n}$d`, `${n}$o`, ...axes.map((a) => `${n}$s${a}`), ...axes.map((a) => `${n}$n${a}`)];
     });
     const localArrays = declareLocalArrays(h.body, arrays, `${helperName(h)}$`);
-    const emitter = new JsEmitter(arrays, this.boundsCheck, (value) => `return${value === undefined ? '' : ` ${value}`};`, this.sites, this.fastmath, this.deadlineChecks);
+    const emitter = new JsEmitter(arrays, this.boundsCheck, (value) => `return${value === undefined ? '' : ` ${value}`};`, this.sites, this.deadlineChecks);
     emitter.prove(h.body);
     const body = emitter.stmts(h.body, '  ');
     const ticks = this.deadlineChecks ? `  ${DEADLINE_COUNTER}\n` : '';
@@ -396,22 +395,26 @@ export function cast(v: string, from: DType, to: DType): string {
   }
 }
 
-/** Functions whose float32 result is exact without rounding again. */
-const EXACT_ON_FLOAT32 = new Set(['abs', 'sign', 'floor', 'ceil', 'round', 'trunc', 'min', 'max', 'fround']);
+/**
+ * How generated JS computes each Math function: V8's own `Math.*`, and for the functions whose
+ * typing keeps 64-bit integers (math-functions.ts), their bigint form.
+ */
+const JS_MATH: Readonly<Record<MathFunction, { readonly bigint?: (args: readonly string[]) => string }>> = {
+  abs: { bigint: ([a]) => `(${a} < 0n ? BigInt.asIntN(64, -${a}) : ${a})` },
+  sign: { bigint: ([a]) => `(${a} > 0n ? 1n : ${a} < 0n ? -1n : 0n)` },
+  min: { bigint: (args) => args.reduce((x, y) => `(${x} < ${y} ? ${x} : ${y})`) },
+  max: { bigint: (args) => args.reduce((x, y) => `(${x} > ${y} ? ${x} : ${y})`) },
+  floor: {}, ceil: {}, round: {}, trunc: {}, fround: {},
+  sqrt: {}, cbrt: {}, exp: {}, expm1: {}, log: {}, log1p: {}, log2: {}, log10: {},
+  sin: {}, cos: {}, tan: {}, asin: {}, acos: {}, atan: {}, sinh: {}, cosh: {}, tanh: {}, asinh: {}, acosh: {}, atanh: {},
+  atan2: {}, pow: {}, hypot: {}, imul: {}, clz32: {},
+};
 
-function math(fn: string, args: string[], type: DType): string {
-  if (isBigInt(type)) {
-    const [a, b] = args;
-    switch (fn) {
-      case 'abs': return `(${a} < 0n ? BigInt.asIntN(64, -${a}) : ${a})`;
-      case 'sign': return `(${a} > 0n ? 1n : ${a} < 0n ? -1n : 0n)`;
-      case 'min': return args.reduce((x, y) => `(${x} < ${y} ? ${x} : ${y})`);
-      case 'max': return args.reduce((x, y) => `(${x} > ${y} ? ${x} : ${y})`);
-    }
-    void b;
-  }
+function math(fn: MathFunction, args: string[], type: DType): string {
+  const bigint = JS_MATH[fn].bigint;
+  if (isBigInt(type) && bigint) return bigint(args);
   const call = `Math.${fn}(${args.join(', ')})`;
-  if (type === 'float32' && !EXACT_ON_FLOAT32.has(fn)) return `Math.fround(${call})`;
+  if (type === 'float32' && !MATH[fn].exactInFloat32) return `Math.fround(${call})`;
   if (type === 'int32' && fn === 'abs') return `(${call} | 0)`;
   return call;
 }

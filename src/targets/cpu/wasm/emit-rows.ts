@@ -38,6 +38,7 @@ import type { MemoryLayout } from '../memory-layout.js';
 import { MiscOp, Op, SimdOp, ValType } from './encoder.js';
 import { emitLoop, type FunctionEmitter, type LoopLabels, type ModuleContext, sizeShift, type WasmArray } from './emit-scalar.js';
 import { laneType as laneTypeOf, SimdEmitter } from './emit-simd.js';
+import { WASM_MATH } from './math-support.js';
 import { analyseCoverage } from '../../../compiler/passes/output-coverage.js';
 
 /** Bytes of each thread's scratch area for lane-interleaved rows and local arrays. */
@@ -46,7 +47,6 @@ export const ROW_SCRATCH_BYTES = 64 * 1024;
 /** Types lanes hold: 8- and 16-bit integers as exact int32 values (as element-wise lanes do). */
 const LANE_TYPES = new Set<DType>(['float32', 'float64', 'int32', 'uint32', 'int8', 'uint8', 'uint8c', 'int16', 'uint16']);
 const SIGNED_NARROW = new Set<DType>(['int8', 'int16']);
-const INT_MATH = new Set(['abs', 'min', 'max', 'imul']);
 
 /**
  * Emits a branch to `exit` unless the elements of one row of `a` (strides ≥ 0, in elements) are at
@@ -240,7 +240,7 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
         // Every conversion between lane types has a lane form (SimdEmitter.cast); the types were checked above.
         break;
       case 'math':
-        if ((laneTypeOf(e.type) === 'int32' || e.type === 'uint32') && (!INT_MATH.has(e.fn) || (e.fn === 'abs' && e.type === 'uint32'))) refuse(`Math.${e.fn} on integers per row`);
+        if ((laneTypeOf(e.type) === 'int32' || e.type === 'uint32') && (!WASM_MATH[e.fn].intLanes || (e.fn === 'abs' && e.type === 'uint32'))) refuse(`Math.${e.fn} on integers per row`);
         if (e.fn === 'fround' && e.args[0]!.type !== 'float32') wide = true;
         break;
       default:
@@ -411,13 +411,13 @@ export class RowSimdEmitter extends SimdEmitter {
     super.expr(x);
   }
 
-  protected override math(fn: Parameters<SimdEmitter['math']>[0], args: readonly Expr[], t: DType): void {
+  protected override math(fn: Parameters<SimdEmitter['math']>[0], args: readonly Expr[], t: DType, fastmath: boolean): void {
     if (fn === 'fround') {
       this.expr(args[0]!);
       if (args[0]!.type === 'float64') this.simd(SimdOp.f32x4_demote_f64x2_zero);
       return;
     }
-    super.math(fn, args, t);
+    super.math(fn, args, t, fastmath);
   }
 
   protected override stmt(s: Stmt): void {

@@ -92,8 +92,6 @@ export interface ModuleContext {
   localArrayOffset(v: Variable): number;
   /** Descriptions of index-check sites, shared by all functions of the module. */
   readonly sites: string[];
-  /** The kernel's `fastmath` option: float32 `Math.exp` computed in float32 (fast-exp.ts). */
-  readonly fastmath: boolean;
   /** Per index axis (`site#axis`), whether a bounds check is emitted (for `explain` and tests). */
   readonly indexChecks: Map<string, boolean>;
   /** float64 loop counters kept in i32 (see loop-counters.ts). */
@@ -514,7 +512,7 @@ export class FunctionEmitter {
         this.cast(e.value.type, e.type);
         return;
       case 'math':
-        this.math(e.fn, e.args, e.type);
+        this.math(e.fn, e.args, e.type, e.fastmath === true);
         return;
       case 'call':
         e.args.forEach((a) => this.argument(a));
@@ -674,7 +672,8 @@ export class FunctionEmitter {
     this.misc(MiscOp.i64_trunc_sat_f64_s).op(Op.i32_wrap_i64);
   }
 
-  private math(fn: MathFunction, args: readonly Expr[], type: DType): void {
+  /** `fastmath`: the fastmath pass marked the call (float32 exp computed in float32, fast-exp.ts). */
+  private math(fn: MathFunction, args: readonly Expr[], type: DType, fastmath: boolean): void {
     const f64 = type === 'float64';
     const f32 = type === 'float32';
     const one = (a: Op, b: Op) => {
@@ -727,7 +726,7 @@ export class FunctionEmitter {
           return;
         }
         default: {
-          if (fn === 'exp' && f32 && this.ctx.fastmath) {
+          if (fastmath) {
             this.expr(args[0]!);
             emitFastExpF32(this, 1);
             return;

@@ -28,9 +28,8 @@ import type { FunctionEmitter, ModuleContext } from './emit-scalar.js';
 import { emitFastExpF32 } from './fast-exp.js';
 import { emitExpLanes } from './fdlibm.js';
 import { integralSource, type IntLanesPlan, intLanesPlan } from './int-lanes.js';
+import { WASM_MATH } from './math-support.js';
 
-const NATIVE_FLOAT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'sqrt', 'floor', 'ceil', 'trunc', 'round', 'sign']);
-const NATIVE_INT_MATH = new Set<MathFunction>(['abs', 'min', 'max', 'imul']);
 
 /** Integer types narrower than the lanes: held in them as exact int32 values. */
 const NARROW_INTS: ReadonlySet<DType> = new Set<DType>(['int8', 'uint8', 'uint8c', 'int16', 'uint16']);
@@ -67,7 +66,7 @@ function callsOutOfLine(kernel: TypedKernel): boolean {
   let found = false;
   for (const body of [kernel.body, ...kernel.helpers.map((h) => h.body)]) {
     forEachExpr(body, (e) => {
-      if (e.kind === 'math' && !NATIVE_FLOAT_MATH.has(e.fn)) found = true;
+      if (e.kind === 'math' && WASM_MATH[e.fn].floatLanes !== 'instructions') found = true;
       if (e.kind === 'binary' && e.op === '%') found = true; // fmod, lane by lane
     });
   }
@@ -151,7 +150,7 @@ function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layou
         return;
       case 'math':
         if (laneType(e.type) === 'int32' || e.type === 'uint32') {
-          if (!NATIVE_INT_MATH.has(e.fn) || (e.fn === 'abs' && e.type === 'uint32')) refusal ??= `Math.${e.fn} on integers`;
+          if (!WASM_MATH[e.fn].intLanes || (e.fn === 'abs' && e.type === 'uint32')) refusal ??= `Math.${e.fn} on integers`;
         } else if (e.fn === 'fround') refusal ??= 'Math.fround mixes float64 and float32';
         e.args.forEach(visit);
         return;
@@ -468,7 +467,7 @@ export class SimdEmitter {
         return;
       }
       case 'math':
-        this.math(e.fn, e.args, t);
+        this.math(e.fn, e.args, t, e.fastmath === true);
         return;
       case 'call':
         this.inlineHelper(e);
@@ -658,7 +657,7 @@ export class SimdEmitter {
     this.simd(SimdOp.i32x4_max_s);
   }
 
-  protected math(fn: MathFunction, args: readonly Expr[], t: DType): void {
+  protected math(fn: MathFunction, args: readonly Expr[], t: DType, fastmath: boolean): void {
     const f32 = t === 'float32';
     if (laneType(t) === 'int32' || t === 'uint32') {
       const u = t === 'uint32';
@@ -674,7 +673,7 @@ export class SimdEmitter {
       }
       return;
     }
-    if (fn === 'exp' && f32 && this.ctx.fastmath) {
+    if (fastmath) {
       this.expr(args[0]!);
       emitFastExpF32(this.e, 4);
       return;
@@ -685,7 +684,7 @@ export class SimdEmitter {
       emitExpLanes(this.e, this.ctx.mathImport('exp', 1), !f32 ? 'f64x2' : this.lanes === 4 ? 'f32x4' : 'f32x2');
       return;
     }
-    if (!NATIVE_FLOAT_MATH.has(fn)) return this.perLane(`${fn}/${args.length}`, args, t);
+    if (WASM_MATH[fn].floatLanes !== 'instructions') return this.perLane(`${fn}/${args.length}`, args, t);
     const one = (a32: SimdOp, a64: SimdOp) => {
       this.expr(args[0]!);
       this.simd(f32 ? a32 : a64);

@@ -8,6 +8,7 @@ import { DTYPES } from '../../../dtypes.js';
 import { ArgumentError } from '../../../errors.js';
 import type { Expr, MathFunction, Stmt, TypedKernel } from '../../../compiler/ir.js';
 import { forEachExpr } from '../../../compiler/ir-walk.js';
+import { WASM_MATH } from './math-support.js';
 import type { CallPlan } from '../../../plan.js';
 import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../memory-layout.js';
 import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
@@ -118,14 +119,13 @@ function kernelRefusal(kernel: TypedKernel): string | undefined {
   return r ?? undefined;
 }
 
-/** Math functions the engine computes with Wasm instructions; the others cost more in Wasm than in JS. */
-const INLINE_MATH: ReadonlySet<MathFunction> = new Set<MathFunction>(['abs', 'floor', 'ceil', 'trunc', 'sqrt', 'fround', 'min', 'max', 'round', 'sign', 'imul', 'clz32']);
 const slowMath = new WeakMap<TypedKernel, { other: MathFunction | undefined; exp: boolean }>();
 
 /**
- * The Math functions of a kernel (helpers included) that Wasm does not compute with instructions:
- * the first one other than `exp` (`other`: imported, a call out of Wasm per element, slower than
- * JS), and whether it calls `exp` outside `fastmath` (`exp`: fdlibm's port, see {@link expRunsScalar}).
+ * The Math functions of a kernel (helpers included) that do not run in Wasm everywhere
+ * (math-support.ts): the first one the engine leaves to JS (`other`: imported, a call out of Wasm
+ * per element, slower than JS), and whether it calls `exp` outside `fastmath` (`exp`: fdlibm's
+ * port, worth it only in lanes, see {@link expRunsScalar}).
  */
 function slowMathOf(kernel: TypedKernel): { other: MathFunction | undefined; exp: boolean } {
   let found = slowMath.get(kernel);
@@ -136,8 +136,8 @@ function slowMathOf(kernel: TypedKernel): { other: MathFunction | undefined; exp
       if (seen.has(body)) return;
       seen.add(body);
       forEachExpr(body, (e: Expr) => {
-        if (e.kind === 'math' && !INLINE_MATH.has(e.fn) && !isFastExp(kernel, e)) {
-          if (e.fn === 'exp') f.exp = true;
+        if (e.kind === 'math' && WASM_MATH[e.fn].engine !== 'wasm' && !isFastExp(kernel, e)) {
+          if (WASM_MATH[e.fn].engine === 'lanes') f.exp = true;
           else f.other ??= e.fn;
         } else if (e.kind === 'call') visit(e.helper.body);
       });
@@ -176,7 +176,7 @@ function expRunsScalar(plan: CallPlan): string | undefined {
 
 /** Whether an expression is a float32 `Math.exp` that `fastmath` computes inline in float32 (fast-exp.ts). */
 function isFastExp(kernel: TypedKernel, e: Expr): boolean {
-  return kernel.fastmath === true && e.kind === 'math' && e.fn === 'exp' && e.type === 'float32';
+  return e.kind === 'math' && e.fastmath === true;
 }
 
 /**

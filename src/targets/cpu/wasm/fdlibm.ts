@@ -9,7 +9,6 @@
  * float32 lanes through f64x2 halves, where a cheaper approximation with a rounding test gives the
  * same float32 wherever it is far enough from a rounding midpoint). Other functions call V8's own `Math.*` through an import.
  */
-import type { MathFunction } from '../../../compiler/ir.js';
 import { MiscOp, Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter } from './emit-scalar.js';
 
@@ -34,9 +33,6 @@ const P5 = fromWords(0x3e663769, 0x72bea4d0);
 const E = fromWords(0x4005bf0a, 0x8b145769);
 const TWO_M1000 = fromWords(0x01700000, 0);
 const TWO_1023 = fromWords(0x7fe00000, 0);
-
-/** The functions ported here. */
-export const PORTED: ReadonlySet<MathFunction> = new Set<MathFunction>(['exp']);
 
 /**
  * Emits the body of `exp(x: f64) → f64` (parameter 0), fdlibm's e_exp.c as V8 has it (including

@@ -19,7 +19,8 @@ import type { CallPlan } from '../../../plan.js';
 import { SimdEmitter, type SimdShape, simdShape } from './emit-simd.js';
 import { IntLanesEmitter } from './emit-int-lanes.js';
 import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
-import { emitExp, PORTED } from './fdlibm.js';
+import { emitExp } from './fdlibm.js';
+import { WASM_MATH } from './math-support.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
 
 export interface CompiledModule {
@@ -130,13 +131,12 @@ function emit(
   });
   const counters = findLoopCounters(kernel);
   const ctx: ModuleContext = {
-    mathImport: (fn: MathFunction, arity: number) => importIndex(PORTED.has(fn) && arity === 1 ? `fdlibm:${fn}` : `${fn}/${arity}`),
+    mathImport: (fn: MathFunction, arity: number) => importIndex(WASM_MATH[fn].scalar === 'port' && arity === 1 ? `fdlibm:${fn}` : `${fn}/${arity}`),
     fmodImport: () => importIndex('fmod'),
     oobImport: (ndim: number) => importIndex(`oob/${ndim}`),
     helperIndex: (h) => helperIndices.get(h)!,
     localArrayOffset: (v) => scratch.get(v)!,
     sites,
-    fastmath: kernel.fastmath === true,
     indexChecks,
     counters,
     bounds: counterBounds(kernel, counters),

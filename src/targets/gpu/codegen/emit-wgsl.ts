@@ -22,6 +22,7 @@
  */
 import { type DType, isFloat } from '../../../dtypes.js';
 import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../../compiler/ir.js';
+import type { MathFunction } from '../../../compiler/math-functions.js';
 import { KernelCompileError } from '../../../errors.js';
 import { constantValue } from '../../../compiler/passes/constant-values.js';
 import type { IntegralDoubles, ValueContext } from '../../../compiler/passes/integral-doubles.js';
@@ -632,42 +633,11 @@ export class FunctionEmitter {
     const argRep = (x: Expr): Rep => (rep === 'f32' ? 'f32' : this.rep(x, 'value'));
     const args = this.operands(e.args.map((x) => ({ e: x, context: 'value' as ValueContext, rep: argRep(x) })), pre, ind);
     const effects = args.some((a) => a.effects);
-    const t = args.map((a) => unparen(a.text));
-    const s = this.m.support;
-    // An argument that stands for the whole call (`Math.max(a >> b)`, `Math.floor(i)` of an integer)
-    // keeps parentheses: WGSL refuses `x - a >> b` unparenthesised.
-    const fold = (fn: string) => (t.length === 1 ? paren(t[0]!) : t.reduce((acc, x) => `${fn}(${acc}, ${x})`));
-    const done = (text: string): Code => ({ text, effects });
-    if (rep !== 'f32') {
-      // Integers (and integral doubles): exact built-ins.
-      switch (e.fn) {
-        case 'abs': return done(rep === 'u32' ? paren(t[0]!) : `abs(${t[0]})`);
-        case 'sign': return done(rep === 'u32' ? `select(0u, 1u, ${paren(t[0]!)} != 0u)` : `sign(${t[0]})`);
-        case 'min': return done(fold('min'));
-        case 'max': return done(fold('max'));
-        case 'floor': case 'ceil': case 'round': case 'trunc': return done(paren(t[0]!));
-        case 'imul': return done(`(${paren(t[0]!)} * ${paren(t[1]!)})`);
-        case 'clz32': return done(`i32(countLeadingZeros(bitcast<u32>(${t[0]})))`);
-        default: throw new Error(`internal: Math.${e.fn} on ${rep}`);
-      }
-    }
-    const builtin: Partial<Record<string, string>> = {
-      abs: 'abs', floor: 'floor', ceil: 'ceil', trunc: 'trunc', exp: 'exp', sin: 'sin', cos: 'cos', tan: 'tan', atan: 'atan', cosh: 'cosh',
-    };
-    const supported: Partial<Record<string, SupportName>> = {
-      sign: 'js_sign', round: 'js_round', sqrt: 'js_sqrt', cbrt: 'js_cbrt', expm1: 'js_expm1', log: 'js_log', log1p: 'js_log1p',
-      log2: 'js_log2', log10: 'js_log10', asin: 'js_asin', acos: 'js_acos', sinh: 'js_sinh', tanh: 'js_tanh', asinh: 'js_asinh',
-      acosh: 'js_acosh', atanh: 'js_atanh', atan2: 'js_atan2', pow: 'js_pow',
-    };
-    if (builtin[e.fn]) return done(`${builtin[e.fn]}(${t.join(', ')})`);
-    if (supported[e.fn]) return done(`${s.use(supported[e.fn]!)}(${t.join(', ')})`);
-    switch (e.fn) {
-      case 'fround': return done(paren(t[0]!)); // the argument is already an f32
-      case 'min': return done(fold(s.use('js_min')));
-      case 'max': return done(fold(s.use('js_max')));
-      case 'hypot': return done(t.length === 1 ? `abs(${t[0]})` : fold(s.use('js_hypot')));
-      default: throw new Error(`internal: Math.${e.fn} has no WGSL mapping`);
-    }
+    const mapping = WGSL_MATH[e.fn];
+    // Integers (and integral doubles) take exact built-ins; floats their f32 mapping.
+    const code = rep === 'f32' ? mapping.f32 : mapping.int;
+    if (!code) throw new Error(`internal: Math.${e.fn} on ${rep}`);
+    return { text: code(args.map((a) => unparen(a.text)), { rep, support: this.m.support }), effects };
   }
 
   private call(e: Extract<Expr, { kind: 'call' }>, pre: string[], ind: string): Code {
@@ -826,3 +796,64 @@ function isWrapped(text: string): boolean {
   }
   return true;
 }
+
+/** What a Math function's WGSL code is written with: the operands' rep and the support library. */
+interface WgslMathContext {
+  readonly rep: Rep;
+  readonly support: SupportLibrary;
+}
+type WgslMathCode = (args: readonly string[], c: WgslMathContext) => string;
+
+/**
+ * How WGSL computes each Math function: `f32` for float values (float32, and float64 computed in
+ * f32), `int` for i32/u32 values and integral doubles (exact built-ins). A function whose typing
+ * never gives that rep leaves it out (math-functions.ts).
+ */
+interface WgslMath {
+  readonly f32?: WgslMathCode;
+  readonly int?: WgslMathCode;
+}
+
+// An argument that stands for the whole call (`Math.max(a >> b)`, `Math.floor(i)` of an integer)
+// keeps parentheses: WGSL refuses `x - a >> b` unparenthesised.
+const fold = (fn: string, args: readonly string[]) => (args.length === 1 ? paren(args[0]!) : args.reduce((acc, x) => `${fn}(${acc}, ${x})`));
+const builtin = (fn: string): WgslMathCode => (args) => `${fn}(${args.join(', ')})`;
+const supported = (name: SupportName): WgslMathCode => (args, c) => `${c.support.use(name)}(${args.join(', ')})`;
+const same: WgslMathCode = ([x]) => paren(x!);
+
+const WGSL_MATH: Readonly<Record<MathFunction, WgslMath>> = {
+  abs: { f32: builtin('abs'), int: ([x], c) => (c.rep === 'u32' ? paren(x!) : `abs(${x})`) },
+  sign: { f32: supported('js_sign'), int: ([x], c) => (c.rep === 'u32' ? `select(0u, 1u, ${paren(x!)} != 0u)` : `sign(${x})`) },
+  floor: { f32: builtin('floor'), int: same },
+  ceil: { f32: builtin('ceil'), int: same },
+  round: { f32: supported('js_round'), int: same },
+  trunc: { f32: builtin('trunc'), int: same },
+  fround: { f32: same }, // the argument is already an f32
+  sqrt: { f32: supported('js_sqrt') },
+  cbrt: { f32: supported('js_cbrt') },
+  exp: { f32: builtin('exp') },
+  expm1: { f32: supported('js_expm1') },
+  log: { f32: supported('js_log') },
+  log1p: { f32: supported('js_log1p') },
+  log2: { f32: supported('js_log2') },
+  log10: { f32: supported('js_log10') },
+  sin: { f32: builtin('sin') },
+  cos: { f32: builtin('cos') },
+  tan: { f32: builtin('tan') },
+  asin: { f32: supported('js_asin') },
+  acos: { f32: supported('js_acos') },
+  atan: { f32: builtin('atan') },
+  sinh: { f32: supported('js_sinh') },
+  cosh: { f32: builtin('cosh') },
+  tanh: { f32: supported('js_tanh') },
+  asinh: { f32: supported('js_asinh') },
+  acosh: { f32: supported('js_acosh') },
+  atanh: { f32: supported('js_atanh') },
+  atan2: { f32: supported('js_atan2') },
+  pow: { f32: supported('js_pow') },
+  hypot: { f32: (args, c) => (args.length === 1 ? `abs(${args[0]})` : fold(c.support.use('js_hypot'), args)) },
+  min: { f32: (args, c) => fold(c.support.use('js_min'), args), int: (args) => fold('min', args) },
+  max: { f32: (args, c) => fold(c.support.use('js_max'), args), int: (args) => fold('max', args) },
+  imul: { int: ([a, b]) => `(${paren(a!)} * ${paren(b!)})` },
+  clz32: { int: ([x]) => `i32(countLeadingZeros(bitcast<u32>(${x})))` },
+};
