@@ -14,7 +14,7 @@ export type { CallOptions, UfuncOptions } from './ufunc.js';
 export type { NDArray, NDArrayLike } from './ndarray.js';
 export type { Slice, Slice2 } from './kernel-types.js';
 export type { DType, TypedArray } from './dtypes.js';
-export type { TargetName } from './targets/target.js';
+export type { TargetName } from './targets/registry.js';
 export { availableTargets, ready } from './targets/registry.js';
 export { DeviceArray, deviceArray, toDevice } from './targets/gpu/runtime/device-array.js';
 export type { HostArrayView } from './targets/gpu/runtime/device-array.js';

@@ -5,7 +5,7 @@
 import { ArgumentError, TargetUnavailableError } from './errors.js';
 import { isDetached } from './ndarray.js';
 import { formatTargetNames, loadTarget, loadTargetSync, targetNames } from './targets/registry.js';
-import type { TargetName } from './targets/target.js';
+import type { TargetName } from './targets/registry.js';
 import { canCastScalar, DTYPES } from './dtypes.js';
 import { deviceFastKey, type FastEntry, fastDtypesMatch, fastKey, fastPlan } from './fast-call.js';
 import { deviceRowsCall, learnDeviceRows } from './fast-device-rows.js';

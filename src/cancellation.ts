@@ -120,13 +120,14 @@ export function whenShutdown(): Promise<void> {
  *
  * @param target - the target's name
  * @param cause - what the call failed with
+ * @param restarts - what later calls start again: the target's workers, or its device
  * @returns the ShutdownError
  * @example
  * throw shutdownError('parallel', e);
  */
-export function shutdownError(target: string, cause?: unknown): ShutdownError {
+export function shutdownError(target: string, cause?: unknown, restarts: 'device' | 'workers' = 'workers'): ShutdownError {
   return new ShutdownError(
-    `The call on the ${target} target was stopped by \`shutdown()\` while it was running. Its outputs may be partially written; later calls start the ${target === 'gpu' ? 'device' : 'workers'} again.`,
+    `The call on the ${target} target was stopped by \`shutdown()\` while it was running. Its outputs may be partially written; later calls start the ${restarts} again.`,
     cause === undefined ? undefined : { cause },
   );
 }

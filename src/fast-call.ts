@@ -8,16 +8,10 @@
 import { convertConstant } from './compiler/lower.js';
 import { DTYPES, dtypeOfArray, type TypedArray } from './dtypes.js';
 import { isDetached } from './ndarray.js';
-import type { CallPlan, OperandView } from './plan.js';
+import type { CallPlan, FastEntry, OperandView } from './plan.js';
 import type { UfuncDefinition } from './ufunc.js';
 
-/** What a call with the same argument kinds can reuse. */
-export interface FastEntry {
-  readonly plan: Omit<CallPlan, 'operands' | 'loopShape'>;
-  /** Per input: the dtype the signature reads it as. */
-  readonly inputTypes: readonly OperandView['dtype'][];
-  readonly outputType: OperandView['dtype'];
-}
+export type { FastEntry } from './plan.js';
 
 const NO_DIMS: readonly number[] = [];
 

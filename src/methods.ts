@@ -15,13 +15,13 @@ import type { UfuncResult } from './callable.js';
 import { convertConstant, TypedHelper } from './compiler/lower.js';
 import { type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { ArgumentError } from './errors.js';
-import { guvectorize } from './guvectorize/index.js';
 import { cOrderStrides, reachOf, sizeOf } from './layout.js';
 import { type ArrayOperand, copyToContiguous, describe, type DeviceOperand, type NDArray, toOperand } from './ndarray.js';
 import { forcedTypes } from './call-options.js';
 import { checkOptions, type OptionRules, rule } from './options.js';
-import { prepareCall, runPrepared, type UfuncDefinition } from './ufunc.js';
+import { prepareCall, runPrepared, type UfuncDefinition, type UfuncOptions } from './ufunc.js';
 import { loadTarget, loadTargetSync } from './targets/registry.js';
+import type { FoldKernels, Target } from './targets/target.js';
 
 /** Options of `reduce`. */
 export interface ReduceOptions {
@@ -167,8 +167,19 @@ const ARRAY_NAMES: Record<DType, string> = {
   uint16: 'Uint16Array', int8: 'Int8Array', uint8: 'Uint8Array', uint8c: 'Uint8ClampedArray', bool: 'Uint8Array', int64: 'BigInt64Array', uint64: 'BigUint64Array',
 };
 
+/**
+ * Makes the fold kernels the methods run: `guvectorize`, which the factories pass in (this module
+ * does not import them, so a method is not a cycle through the factory that made its ufunc).
+ */
+export type FoldFactory = (
+  signatures: readonly string[],
+  layout: string,
+  options: UfuncOptions,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+) => (kernel: Function) => (...args: any[]) => Promise<unknown>;
+
 /** A ufunc's methods; `undefined` members where the ufunc is not binary. */
-export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
+export function ufuncMethods(def: UfuncDefinition, guvectorize: FoldFactory): UfuncMethods {
   const scalarCore = def.layout.inputs.every((c) => c.length === 0) && def.layout.outputs.every((c) => c.length === 0);
   const slices = def.kind === 'guvectorize';
   const binary = (method: string) => {
@@ -176,7 +187,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       throw new ArgumentError(`\`${method}\` needs a ufunc of two inputs and one output without core dimensions (layout \`(),()->()\`); this one has layout \`${def.layout.text}\`.`);
     }
   };
-  const folds = new Map<string, ReturnType<ReturnType<typeof guvectorize>>>();
+  const folds = new Map<string, ReturnType<ReturnType<FoldFactory>>>();
 
   /** The dtype T of the ufunc's loop `T(T, T)` that takes `dtype` inputs. */
   const loopType = (dtype: DType, method: string): DType => {
@@ -313,8 +324,32 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
     return { data, shape: [], dtype: t };
   };
 
-  /** The target's own folds of associative kernels over device arrays, if it has them. */
-  const foldsOfTarget = async () => (loadTargetSync(def.target) ?? (await loadTarget(def.target))).associativeFolds;
+  /**
+   * The ufunc's associative loop `T(T, T)` for a target's own folds: signature dispatch stays in
+   * the front, and the target gets the typed kernel (Target.associativeFolds).
+   */
+  const foldKernels = (target: Target): FoldKernels => ({
+    name: def.parsed.name || 'ufunc',
+    kernelFor(dtype) {
+      if (!def.options.associative || def.nin !== 2 || def.nout !== 1) return undefined;
+      if (def.kind === 'guvectorize' && def.layout.text.replace(/\s/g, '') !== '(),()->()') return undefined;
+      const probe = toOperand({ data: new DTYPES[dtype].arrayType(0), shape: [0], dtype }, 'argument 1');
+      let spec;
+      try {
+        spec = def.select([probe, probe], { casting: 'same_kind', canStore: target.canStore });
+      } catch {
+        return undefined;
+      }
+      if (!def.acceptedTypes(spec).every((t) => t.dtype === dtype)) return undefined;
+      return def.kernelFor(spec, []);
+    },
+  });
+
+  /** The target's own folds of associative kernels over device arrays, if it has them, with the ufunc's loop. */
+  const foldsOfTarget = async () => {
+    const target = loadTargetSync(def.target) ?? (await loadTarget(def.target));
+    return target.associativeFolds && { ...target.associativeFolds, kernels: foldKernels(target) };
+  };
 
   /** The shared default of each method, for targets that do not run it themselves. */
   const defaults: UfuncMethods = {
@@ -370,7 +405,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
         if (folds && (outOp === undefined || outOp.kind === 'device')) {
           const mask = hasWhere ? toOperand(maskRows(options.where, op.shape, kept, axes), '`where`') : undefined;
           const rowsOp = toOperand(rows, 'argument 1') as ArrayOperand | DeviceOperand;
-          tree = await folds.reduce(def, rowsOp, hasWhere ? start : explicitStart, { mask: mask as ArrayOperand | DeviceOperand | undefined, out: outOp as DeviceOperand | undefined });
+          tree = await folds.reduce(folds.kernels, rowsOp, hasWhere ? start : explicitStart, { mask: mask as ArrayOperand | DeviceOperand | undefined, out: outOp as DeviceOperand | undefined });
         }
       }
       if (tree) {
@@ -406,7 +441,8 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       const t = loopType(op.dtype, 'accumulate');
       const outOp = options.out === undefined ? undefined : toOperand(options.out, '`out`');
       if (def.options.associative && (outOp === undefined || outOp.kind === 'device')) {
-        const tree = await (await foldsOfTarget())?.accumulate(def, op, axis, outOp as DeviceOperand | undefined);
+        const own = await foldsOfTarget();
+        const tree = await own?.accumulate(own.kernels, op, axis, outOp as DeviceOperand | undefined);
         if (tree) {
           if (outOp) return options.out as unknown as UfuncResult;
           // A 1-D typed array in, a typed array out (as the fold kernels give it).
@@ -507,7 +543,7 @@ export function ufuncMethods(def: UfuncDefinition): UfuncMethods {
       const target = loadTargetSync(def.target) ?? (await loadTarget(def.target));
       const fallback = () => (defaults[name] as (...a: unknown[]) => Promise<UfuncResult>)(...args);
       const hook = target.methods?.[name];
-      return hook ? hook({ def, args, target, fallback }) : fallback();
+      return hook ? hook({ args, target, fallback }) : fallback();
     }) as UfuncMethods[M];
   return { reduce: method('reduce'), accumulate: method('accumulate'), outer: method('outer'), reduceat: method('reduceat'), at: method('at') };
 

@@ -6,6 +6,7 @@
 import { type DType, DTYPES, dtypeOfArray, isTypedArray, type TypedArray } from './dtypes.js';
 import { ArgumentError } from './errors.js';
 import { cOrderStrides, isFContiguous, reachOf, sizeOf, type StridedView } from './layout.js';
+import type { ArrayOperand, DeviceArrayLike, DeviceOperand } from './plan.js';
 
 /** A strided n-dimensional view of a typed array; what ufuncs return for results that are not 1-D. */
 export interface NDArray<T extends TypedArray = TypedArray> extends Omit<StridedView, 'offset'> {
@@ -35,15 +36,6 @@ export interface NDArrayLike {
   readonly dtype?: DType | 'uint8_clamped';
 }
 
-/** A checked array argument. */
-export interface ArrayOperand extends StridedView {
-  readonly kind: 'array';
-  readonly data: TypedArray;
-  /** The caller passed a bare typed array (so a 1-D result may be one too). */
-  readonly plain: boolean;
-  /** What the caller passed, returned as is when it is an `out`. */
-  readonly original: unknown;
-}
 
 export interface ScalarOperand {
   readonly kind: 'scalar';
@@ -51,15 +43,7 @@ export interface ScalarOperand {
 }
 
 /** An array resident on a device (gpu target); checked by that target. */
-export interface DeviceOperand extends StridedView {
-  readonly kind: 'device';
-  readonly array: DeviceArrayLike;
-}
-
-/** The shape of the gpu target's DeviceArray, as far as the front needs to know it. */
-export interface DeviceArrayLike extends StridedView {
-  readonly kind: 'device';
-}
+export type { ArrayOperand, DeviceArrayLike, DeviceOperand } from './plan.js';
 
 export type Operand = ArrayOperand | ScalarOperand | DeviceOperand;
 

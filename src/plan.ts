@@ -4,7 +4,7 @@
  */
 import type { DType, TypedArray } from './dtypes.js';
 import type { TypedKernel } from './compiler/ir.js';
-import { type LoopOperandLayout, sizeOf } from './layout.js';
+import { type LoopOperandLayout, sizeOf, type StridedView } from './layout.js';
 
 /**
  * One operand as the kernel sees it. Element (i₀ … i_{L−1}; c₀ … c_{C−1}) of the operand lives at
@@ -63,3 +63,35 @@ export function loopSize(plan: CallPlan): number {
 
 export const isDeviceResident = (d: OperandView['data']): d is DeviceResident =>
   (d as DeviceResident).kind === 'device';
+
+/**
+ * The device-array interface the front and targets share: an array in a device target's memory
+ * (the gpu's `DeviceArray` implements it), and an operand viewing one.
+ */
+export interface DeviceOperand extends StridedView {
+  readonly kind: 'device';
+  readonly array: DeviceArrayLike;
+}
+
+/** The shape of the gpu target's DeviceArray, as far as the front needs to know it. */
+export interface DeviceArrayLike extends StridedView {
+  readonly kind: 'device';
+}
+
+/** What a later call with the same argument kinds can reuse of a call's plan (fast-call.ts). */
+export interface FastEntry {
+  readonly plan: Omit<CallPlan, 'operands' | 'loopShape'>;
+  /** Per input: the dtype the signature reads it as. */
+  readonly inputTypes: readonly OperandView['dtype'][];
+  readonly outputType: OperandView['dtype'];
+}
+
+/** A checked array argument. */
+export interface ArrayOperand extends StridedView {
+  readonly kind: 'array';
+  readonly data: TypedArray;
+  /** The caller passed a bare typed array (so a 1-D result may be one too). */
+  readonly plain: boolean;
+  /** What the caller passed, returned as is when it is an `out`. */
+  readonly original: unknown;
+}

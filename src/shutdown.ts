@@ -3,8 +3,7 @@
  * worker pool and the gpu target's device — for a clean exit or to recover from stuck work.
  */
 import { beginShutdown } from './cancellation.js';
-import { shutdownPool } from './targets/parallel/index.js';
-import { loadTargetSync } from './targets/registry.js';
+import { shutdownTargets } from './targets/registry.js';
 
 /**
  * Terminates the parallel target's workers and lets go of the gpu target's device (destroyed once
@@ -19,8 +18,5 @@ import { loadTargetSync } from './targets/registry.js';
  */
 export async function shutdown(): Promise<void> {
   beginShutdown();
-  // The gpu module is loaded only by programs that used the gpu target.
-  // Abandoned rather than destroyed at once: destroying waits for running kernels (see abandonDevice).
-  if (loadTargetSync('gpu')) (await import('./targets/gpu/runtime/device.js')).abandonDevice('it was shut down with shutdown()');
-  await shutdownPool();
+  await shutdownTargets();
 }

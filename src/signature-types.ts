@@ -16,7 +16,7 @@ import type { Slice, Slice2 } from './kernel-types.js';
 import type { NDArray, NDArrayLike } from './ndarray.js';
 import type { TypedArrayOf } from './shared-memory.js';
 import type { DeviceArray } from './targets/gpu/runtime/device-array.js';
-import type { TargetName } from './targets/target.js';
+import type { TargetName } from './targets/registry.js';
 
 /** Numba's other names for the dtypes (the runtime's table is in signature-parser/types.ts). */
 interface DTypeAliases {

@@ -20,11 +20,10 @@ import {
   type ArrayOperand, assertAttached, copyToContiguous, describe, type DeviceOperand, type NDArray, type Operand, orderOf, toOperand,
 } from './ndarray.js';
 import { checkOptions, type OptionRules, rule } from './options.js';
-import type { CallPlan, OperandView } from './plan.js';
-import type { FastEntry } from './fast-call.js';
-import { type ArgType, formatArgType, type Layout, parseSignature, type Signature } from './signature-parser/index.js';
-import { DEFAULT_TARGET, formatTargetNames, targetEntry, targetNames, warmUpTarget } from './targets/registry.js';
-import { ENQUEUED, type Target, type TargetName } from './targets/target.js';
+import type { CallPlan, FastEntry, OperandView } from './plan.js';
+import { type ArgType, formatArgType, type Layout, parseLayout, parseSignature, type Signature } from './signature-parser/index.js';
+import { DEFAULT_TARGET, formatTargetNames, targetEntry, type TargetName, targetNames, warmUpTarget } from './targets/registry.js';
+import { ENQUEUED, type Target } from './targets/target.js';
 
 /** Options of `vectorize(…)` and `guvectorize(…)`. */
 export interface UfuncOptions {
@@ -108,6 +107,8 @@ export interface LoopRequest {
   readonly casting: Casting;
   readonly forced?: readonly (DType | undefined)[];
   readonly canStore?: (dtype: DType) => boolean;
+  /** Why the target cannot store what `canStore` refuses (Target.storeLimit), for the message. */
+  readonly storeLimit?: string;
 }
 
 let nextUfuncId = 0;
@@ -273,7 +274,7 @@ export class UfuncDefinition {
    * argument dtypes. Outputs do not take part; they are cast from the loop's types afterwards.
    */
   select(inputs: readonly Operand[], request: LoopRequest = { casting: 'same_kind' }): Specialisation {
-    const { casting, forced, canStore } = request;
+    const { casting, forced, canStore, storeLimit } = request;
     if (this.specialisations.length === 0) return this.lazySignature(inputs, request);
     const rule = forced ? casting : inputCasting(casting);
     const fits = (types: readonly ArgType[]) =>
@@ -306,7 +307,7 @@ export class UfuncDefinition {
       if (this.options.float64 === 'float32' && demotable) return this.demoted(first);
       const missing = [...new Set(types.map((t) => t.dtype).filter((t) => !canStore(t)))].join(', ');
       throw new TargetUnavailableError(
-        `No signature of this ufunc that the '${this.target}' target can run accepts the inputs (${describeInputs(inputs)}): \`${first.signature.text}\` fits them but needs ${missing}, which the target does not have (WGSL has no 64-bit types). Declare a float32 or int32 signature${missing === 'float64' ? ', pass `{ float64: \'float32\' }` to vectorize/guvectorize to run float64 signatures in float32,' : ''} or use target 'cpu' or 'parallel'.`,
+        `No signature of this ufunc that the '${this.target}' target can run accepts the inputs (${describeInputs(inputs)}): \`${first.signature.text}\` fits them but needs ${missing}, which the target does not have${storeLimit ? ` (${storeLimit})` : ''}. Declare a float32 or int32 signature${missing === 'float64' ? ', pass `{ float64: \'float32\' }` to vectorize/guvectorize to run float64 signatures in float32,' : ''} or use target ${formatTargetNames(targetNames('host'))}.`,
       );
     }
     const forcedText = forced ? `; forced loop types: ${forced.map((t) => t ?? 'any').join(', ')} with casting '${casting}'` : '';
@@ -463,7 +464,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   });
 
   const forced = forcedTypes(options, def.nin, def.nout, (sig) => def.operandTypes(sig));
-  const spec = def.select(inputs, { casting, forced, canStore: target.canStore });
+  const spec = def.select(inputs, { casting, forced, canStore: target.canStore, storeLimit: target.storeLimit });
   const types = def.operandTypes(spec.signature);
   const accepted = def.acceptedTypes(spec);
   const anyDevice = [...inputs, ...outs].some((op) => op?.kind === 'device');
@@ -646,7 +647,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
         shape: [...new Array<number>(loopRank - mask.shape.length).fill(1), ...mask.shape, ...new Array<number>(st.shape.length - loopRank).fill(1)],
         strides: [...new Array<number>(loopRank - mask.shape.length).fill(0), ...mask.strides, ...new Array<number>(st.shape.length - loopRank).fill(0)],
       };
-      await deviceStore(temp, into, types[def.nin + o]!.dtype, st.resultType, maskAll ? false : maskView, st.given !== undefined);
+      await deviceStore(target, temp, into, types[def.nin + o]!.dtype, st.resultType, maskAll ? false : maskView, st.given !== undefined);
       temp.destroy();
       deviceResults[o] = dest;
     }
@@ -827,7 +828,7 @@ export async function runGuarded(target: Target, plan: CallPlan): Promise<void> 
       const shut = Symbol('shutdown');
       if ((await Promise.race([work, whenShutdown().then(() => shut)])) === shut) {
         work.catch(() => {});
-        throw shutdownError(target.name);
+        throw shutdownError(target.name, undefined, 'device');
       }
     } else {
       await work;
@@ -835,7 +836,7 @@ export async function runGuarded(target: Target, plan: CallPlan): Promise<void> 
   } catch (e) {
     if (e instanceof TypeError || e instanceof RangeError) throwIfDetached(plan, 0);
     // `shutdown()` ran meanwhile: whatever the call failed with (a lost device, a stopped worker), that is why.
-    if (epoch !== shutdownEpoch() && !(e instanceof CallCancelledError)) throw shutdownError(target.name, e);
+    if (epoch !== shutdownEpoch() && !(e instanceof CallCancelledError)) throw shutdownError(target.name, e, target.memory === 'device' ? 'device' : 'workers');
     throw e;
   }
   throwIfDetached(plan, plan.nin);
@@ -850,8 +851,8 @@ function throwIfDetached(plan: CallPlan, from: number): void {
   }
 }
 
-/** The store kernels of device outputs with `where` or a cast, by (from, to, masked, keep). */
-const deviceStores = new Map<string, (...args: unknown[]) => Promise<unknown>>();
+/** The store ufuncs of device outputs with `where` or a cast, by (target, from, to, masked, keep). */
+const deviceStores = new Map<string, UfuncDefinition>();
 
 /**
  * Stores a device temporary into a device output on the device itself: converted from the loop's
@@ -859,10 +860,9 @@ const deviceStores = new Map<string, (...args: unknown[]) => Promise<unknown>>()
  * with a mask, only where it is true; elsewhere the output keeps its elements (`keep`, a given
  * `out`) or gets zeros (an allocated output, as host outputs do).
  */
-async function deviceStore(temp: unknown, dest: unknown, from: DType, to: DType, mask: false | object | undefined, keep: boolean): Promise<void> {
-  const { vectorize } = await import('./vectorize/index.js');
+async function deviceStore(target: Target, temp: unknown, dest: unknown, from: DType, to: DType, mask: false | object | undefined, keep: boolean): Promise<void> {
   const masked = mask !== undefined;
-  const key = `${from}>${to}:${masked}:${keep}`;
+  const key = `${target.name}:${from}>${to}:${masked}:${keep}`;
   let store = deviceStores.get(key);
   if (!store) {
     const kernel = !masked
@@ -883,11 +883,13 @@ async function deviceStore(temp: unknown, dest: unknown, from: DType, to: DType,
             return 0;
           };
     const signature = !masked ? `${to}(${from})` : keep ? `${to}(${from}, bool, ${to})` : `${to}(${from}, bool)`;
-    store = vectorize([signature], { target: 'gpu' })(kernel as never) as unknown as (...args: unknown[]) => Promise<unknown>;
+    const layout = parseLayout(!masked ? '()->()' : keep ? '(),(),()->()' : '(),()->()');
+    store = new UfuncDefinition('vectorize', kernel, [signature], layout, { target: target.name as TargetName });
     deviceStores.set(key, store);
   }
   const args = !masked ? [temp] : keep ? [temp, mask, dest] : [temp, mask];
-  await store(...args, { out: dest, casting: 'unsafe' });
+  // A call with `casting` takes no fast path (callable.ts): the general path is the whole call.
+  await runPrepared(prepareCall(store, [...args, { out: dest, casting: 'unsafe' }], target));
 }
 
 /** Whether a loop may read an input of dtype `stored` as `read` in place: bool, uint8 and uint8c are all bytes of 0…255 (bool: 0 or 1). */

@@ -9,7 +9,7 @@ import { parseLayout } from '../signature-parser/index.js';
 import { checkOptions } from '../options.js';
 import { GUVECTORIZE_OPTIONS, UfuncDefinition, type UfuncOptions } from '../ufunc.js';
 import type { AllParsed, GuvectorizeKernel, MergedKernel, TargetOf, TypedGuvectorize } from '../signature-types.js';
-import type { TargetName } from '../targets/target.js';
+import type { TargetName } from '../targets/registry.js';
 
 /**
  * What `guvectorize(signatures, layout, options)` returns: give it the kernel, get the ufunc. With
@@ -71,6 +71,6 @@ export function guvectorize(
   const scalarBinary = parsedLayout.inputs.length === 2 && parsedLayout.outputs.length === 1 && [...parsedLayout.inputs, ...parsedLayout.outputs].every((c) => c.length === 0);
   return (kernel: Function | string) => {
     const def = new UfuncDefinition('guvectorize', kernel, sigs, parsedLayout, options);
-    return makeCallable(def, scalarBinary ? ufuncMethods(def) : {});
+    return makeCallable(def, scalarBinary ? ufuncMethods(def, guvectorize) : {});
   };
 }

@@ -10,7 +10,7 @@ import { TargetUnavailableError } from '../errors.js';
 import { platform } from '../platform/platform.js';
 import { cpuTarget } from './cpu/index.js';
 import { parallelTarget, poolReady, warmUpPool } from './parallel/index.js';
-import type { Target, TargetName } from './target.js';
+import type { Target } from './target.js';
 
 /** One line of the table. */
 export interface TargetEntry {
@@ -30,7 +30,7 @@ export interface TargetEntry {
   readonly ready?: () => Promise<void>;
 }
 
-const TABLE: TargetEntry[] = [
+const BUILT_IN = [
   { name: 'cpu', memory: 'host', load: () => cpuTarget },
   {
     name: 'parallel', memory: 'host', load: () => parallelTarget,
@@ -43,7 +43,12 @@ const TABLE: TargetEntry[] = [
     name: 'gpu', memory: 'device', load: () => import('./gpu/index.js').then((m) => m.gpuTarget),
     available: () => import('./gpu/runtime/device.js').then((m) => m.isGpuAvailable()).catch(() => false),
   },
-];
+] as const satisfies readonly TargetEntry[];
+
+/** The names of the built-in targets, from their lines above (the registry may hold others: a test target, say). */
+export type TargetName = (typeof BUILT_IN)[number]['name'];
+
+const TABLE: TargetEntry[] = [...BUILT_IN];
 
 /** The target a ufunc runs on when its options name none. */
 export const DEFAULT_TARGET = 'cpu';
@@ -107,6 +112,17 @@ function remember(entry: TargetEntry, target: Target): Target {
   }
   loaded.set(entry.name, target);
   return target;
+}
+
+/**
+ * Runs every target's `shutdown` hook (workers, devices), for `shutdown()`. A target that loads
+ * on first use and was never used has nothing to stop.
+ *
+ * @returns once every hook is done
+ */
+export async function shutdownTargets(): Promise<void> {
+  const targets = TABLE.map((e) => loadTargetSync(e.name));
+  await Promise.all(targets.map((t) => t?.shutdown?.()));
 }
 
 /**

@@ -5,16 +5,14 @@
  * gave, and then only uses the hooks below. docs/architecture.md walks one call through them.
  *
  * A target is a folder with an `index.ts` exporting a `Target`, plus one line in registry.ts.
+ * This contract, the plan (plan.ts) and the executables cache sit below both: they import the
+ * compiler's IR, dtypes and layout, never the front, and targets never import the front either.
+ * What differs between targets the front learns from their capabilities (`memory`, `canStore`,
+ * `runSync`, `shutdown`, …), never from their names.
  */
-import type { UfuncResult } from '../callable.js';
 import type { TypedKernel } from '../compiler/ir.js';
 import type { DType, TypedArray } from '../dtypes.js';
-import type { ArrayOperand, DeviceArrayLike, DeviceOperand } from '../ndarray.js';
-import type { CallPlan } from '../plan.js';
-import type { UfuncDefinition } from '../ufunc.js';
-
-/** The built-in targets; the registry may hold others (a test target, say). */
-export type TargetName = 'cpu' | 'parallel' | 'gpu';
+import type { ArrayOperand, CallPlan, DeviceArrayLike, DeviceOperand } from '../plan.js';
 
 /** What a kernel is compiled for, beyond its memory layout: equal specs compile to equal code. */
 export interface KernelToCompile {
@@ -45,12 +43,11 @@ export interface KernelCompiler<Layout, Executable, Context = undefined> {
 
 /** One call of a ufunc method, as a target's method hook receives it. */
 export interface MethodCall {
-  readonly def: UfuncDefinition;
   /** The method's arguments: the array(s), then the options object, checked already. */
   readonly args: readonly unknown[];
   readonly target: Target;
   /** The shared default (methods.ts), for a hook that handles only some cases. */
-  readonly fallback: () => Promise<UfuncResult>;
+  readonly fallback: () => Promise<unknown>;
 }
 
 /**
@@ -60,7 +57,7 @@ export interface MethodCall {
 export const ENQUEUED: Promise<void> = Promise.resolve();
 
 /** A ufunc method's hook: returns the method's result. */
-export type MethodHook = (call: MethodCall) => Promise<UfuncResult>;
+export type MethodHook = (call: MethodCall) => Promise<unknown>;
 
 export interface Target {
   /** The name users pass as `target` (the registry's key). */
@@ -82,6 +79,8 @@ export interface Target {
    * Signature dispatch skips loops with a type the target cannot store.
    */
   canStore?(dtype: DType): boolean;
+  /** Why it cannot store the dtypes `canStore` refuses, for messages (the gpu: "WGSL has no 64-bit types"). */
+  readonly storeLimit?: string;
   /**
    * Runs a call; resolves when every output is written (or, for device outputs, enqueued). A device
    * target returns {@link ENQUEUED} itself when the call's work is recorded and nothing is left to
@@ -126,6 +125,24 @@ export interface Target {
    * undefined where it does not apply, and methods.ts then folds rows in order with fold kernels.
    */
   readonly associativeFolds?: AssociativeFolds;
+  /**
+   * Lets go of what the target runs beside the calling thread (the parallel target's workers, the
+   * gpu's device), for `shutdown()`: calls in flight reject with a `ShutdownError`, later calls
+   * start again. Absent: nothing to stop.
+   */
+  shutdown?(): Promise<void> | void;
+}
+
+/** What a target's associative folds need of the ufunc: its name, and its loop `T(T, T)` as a typed kernel. */
+export interface FoldKernels {
+  /** The ufunc's name, for messages and labels. */
+  readonly name: string;
+  /**
+   * The typed kernel of the ufunc's loop `dtype(dtype, dtype)` that this target can run, or
+   * undefined where the ufunc is not associative or has no such loop (the front decides: signature
+   * dispatch is the front's).
+   */
+  kernelFor(dtype: DType): { readonly kernel: TypedKernel; readonly key: string } | undefined;
 }
 
 /** See {@link Target.associativeFolds}. */
@@ -137,7 +154,7 @@ export interface AssociativeFolds {
    * array `{ data, shape }` for host rows.
    */
   reduce(
-    def: UfuncDefinition,
+    fold: FoldKernels,
     rows: ArrayOperand | DeviceOperand,
     initial: number | bigint | boolean | undefined,
     extras?: { readonly mask?: ArrayOperand | DeviceOperand; readonly out?: DeviceOperand },
@@ -146,5 +163,5 @@ export interface AssociativeFolds {
    * The running fold of `x` along `axis`: into `out` (a device array of x's shape and dtype) when
    * given, else a new device array for a device `x`, a new host `{ data, shape }` for a host one.
    */
-  accumulate(def: UfuncDefinition, x: ArrayOperand | DeviceOperand, axis: number, out?: DeviceOperand): Promise<unknown>;
+  accumulate(fold: FoldKernels, x: ArrayOperand | DeviceOperand, axis: number, out?: DeviceOperand): Promise<unknown>;
 }

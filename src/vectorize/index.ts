@@ -7,7 +7,8 @@ import { parseLayout } from '../signature-parser/index.js';
 import { checkOptions } from '../options.js';
 import { UfuncDefinition, type UfuncOptions, VECTORIZE_OPTIONS } from '../ufunc.js';
 import { ufuncMethods, type UfuncMethods } from '../methods.js';
-import type { TargetName } from '../targets/target.js';
+import { guvectorize } from '../guvectorize/index.js';
+import type { TargetName } from '../targets/registry.js';
 import type { AllParsed, MergedKernel, TargetOf, TypedVectorize, VectorizeKernel } from '../signature-types.js';
 
 export type VectorizeUfunc = Ufunc & UfuncMethods;
@@ -57,7 +58,7 @@ export function vectorize(
     const arity = kernelArity(kernel);
     const layout = parseLayout(`${Array(arity).fill('()').join(',')}->()`);
     const def = new UfuncDefinition('vectorize', kernel, sigs, layout, options);
-    return makeCallable(def, ufuncMethods(def));
+    return makeCallable(def, ufuncMethods(def, guvectorize));
   };
 }
 

@@ -8,6 +8,7 @@
 import type { Target } from '../target.js';
 import { checkGpuKernel } from './codegen/check-kernel.js';
 import { outputArray, outputArrayNow } from './runtime/device-array.js';
+import { abandonDevice } from './runtime/device.js';
 import { runOnGpu } from './runtime/dispatch.js';
 import { overlappingInputs, withInputsCopied } from './runtime/overlaps.js';
 import type { CallPlan } from '../../plan.js';
@@ -22,10 +23,13 @@ export const gpuTarget: Target = {
   checkKernel: checkGpuKernel,
   // WGSL has no 64-bit types (see check-kernel.ts).
   canStore: (dtype) => dtype !== 'float64' && dtype !== 'int64' && dtype !== 'uint64',
+  storeLimit: 'WGSL has no 64-bit types',
   run: runSeparated,
   allocateDeviceArray: outputArray,
   allocateDeviceArrayNow: outputArrayNow,
   associativeFolds: { reduce: treeReduce, accumulate: treeAccumulate },
+  // Abandoned rather than destroyed at once: destroying waits for running kernels (see abandonDevice).
+  shutdown: () => abandonDevice('it was shut down with shutdown()'),
 };
 
 /** Runs a call, first copying device inputs that overlap an output otherwise than in place (overlaps.ts). */

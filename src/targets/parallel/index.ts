@@ -471,7 +471,7 @@ export async function shutdownPool(): Promise<void> {
   await old?.terminate();
 }
 
-export const parallelTarget: Target = { name: 'parallel', memory: 'host', explain, run, runSync, runIfOnCallingThread, allocateOutput };
+export const parallelTarget: Target = { name: 'parallel', memory: 'host', explain, run, runSync, runIfOnCallingThread, allocateOutput, shutdown: shutdownPool };
 
 /**
  * Hooks for tests: not part of the public API.

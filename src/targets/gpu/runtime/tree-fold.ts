@@ -22,8 +22,8 @@ import { convertConstant } from '../../../compiler/lower.js';
 import { type DType, DTYPES } from '../../../dtypes.js';
 import { KernelCompileError } from '../../../errors.js';
 import { cOrderStrides, sizeOf } from '../../../layout.js';
-import { type ArrayOperand, type DeviceOperand, toOperand } from '../../../ndarray.js';
-import type { UfuncDefinition } from '../../../ufunc.js';
+import type { ArrayOperand, DeviceOperand } from '../../../plan.js';
+import type { FoldKernels } from '../../target.js';
 import { releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { beginCall, endCall, noteWrite, taintsOf } from './chain.js';
 import { DeviceArray, noteKernelWrite, outputArray, toDevice } from './device-array.js';
@@ -133,24 +133,14 @@ async function compileFold(ctx: GpuContext, kernel: TypedKernel, dtype: DType): 
 }
 
 /** What a tree fold needs of the ufunc: its kernel for loop T(T, T), or undefined where it cannot run one. */
-function treeKernel(def: UfuncDefinition, dtype: DType): { kernel: TypedKernel; key: string } | undefined {
-  if (!def.options.associative || def.nin !== 2 || def.nout !== 1) return undefined;
-  const gufunc = def.kind === 'guvectorize';
-  if (gufunc && def.layout.text.replace(/\s/g, '') !== '(),()->()') return undefined;
+function treeKernel(fold: FoldKernels, dtype: DType): { kernel: TypedKernel; key: string } | undefined {
   if (!TREE_DTYPES.includes(dtype)) return undefined;
-  const probe = toOperand({ data: new DTYPES[dtype].arrayType(0), shape: [0], dtype }, 'argument 1');
-  let spec;
-  try {
-    spec = def.select([probe, probe], { casting: 'same_kind', canStore: (t: DType) => t !== 'float64' && t !== 'int64' && t !== 'uint64' });
-  } catch {
-    return undefined;
-  }
-  if (!def.acceptedTypes(spec).every((t) => t.dtype === dtype)) return undefined;
-  const typed = def.kernelFor(spec, []);
+  const typed = fold.kernelFor(dtype);
+  if (!typed) return undefined;
   const { params, returnType } = typed.kernel;
-  if (gufunc) {
-    // void(T[:], T[:], T[:]): one-element arrays in and out.
-    const ok = params.length === 3 && returnType === 'void' && params.every((p) => typeof p.type === 'object' && (p.type as { dtype?: DType }).dtype === dtype);
+  if (returnType === 'void') {
+    // A (),()->() gufunc's loop void(T[:], T[:], T[:]): one-element arrays in and out.
+    const ok = params.length === 3 && params.every((p) => typeof p.type === 'object' && (p.type as { dtype?: DType }).dtype === dtype);
     return ok ? typed : undefined;
   }
   if (params.length !== 2 || returnType !== dtype || params.some((p) => p.type !== dtype)) return undefined;
@@ -390,13 +380,13 @@ export interface TreeReduceExtras {
  * folds rows in order). Host rows (and a host mask) are copied to the device first and the result
  * copied back.
  *
- * @param def the ufunc (vectorize, associative, loop T(T, T))
+ * @param fold the ufunc's associative loop T(T, T), from the front
  * @param rows the array viewed as [...kept, n]: the folded axes merged into the last
  * @param initial the fold's start, if any
  * @param extras `mask` (bool, the shape of `rows`), `out` (T, shape `kept`, on the device)
  * @returns `out`; else a new DeviceArray of shape `kept` for device rows, a host `{ data, shape }` for host rows
  */
-export async function treeReduce(def: UfuncDefinition, rows: ArrayOperand | DeviceOperand, initial: number | bigint | boolean | undefined, extras: TreeReduceExtras = {}): Promise<unknown> {
+export async function treeReduce(fold: FoldKernels, rows: ArrayOperand | DeviceOperand, initial: number | bigint | boolean | undefined, extras: TreeReduceExtras = {}): Promise<unknown> {
   const dtype = rows.dtype;
   const n = rows.shape[rows.shape.length - 1]!;
   const keptShape = rows.shape.slice(0, -1);
@@ -404,8 +394,8 @@ export async function treeReduce(def: UfuncDefinition, rows: ArrayOperand | Devi
   const { mask, out } = extras;
   if (mask && (mask.dtype !== 'bool' || mask.shape.length !== rows.shape.length)) return undefined;
   if (out && (out.dtype !== dtype || out.shape.length !== keptShape.length || out.shape.some((s, d) => s !== keptShape[d]))) return undefined;
-  if (!treeKernel(def, dtype)) return undefined;
-  if (rows.kind === 'device' && (!mask || mask.kind === 'device')) return treeReduceOnDevice(def, rows, initial, mask as DeviceOperand | undefined, out);
+  if (!treeKernel(fold, dtype)) return undefined;
+  if (rows.kind === 'device' && (!mask || mask.kind === 'device')) return treeReduceOnDevice(fold, rows, initial, mask as DeviceOperand | undefined, out);
   // Host operands go to the device first (their copies are destroyed after the fold is recorded:
   // buffers are reused in queue order).
   const copies: DeviceArray[] = [];
@@ -413,10 +403,10 @@ export async function treeReduce(def: UfuncDefinition, rows: ArrayOperand | Devi
     if (op.kind === 'device') return op;
     const array = await toDevice({ data: op.data, shape: op.shape, strides: op.strides, offset: op.offset, dtype: op.dtype });
     copies.push(array);
-    return toOperand(array, what) as DeviceOperand;
+    return { kind: 'device', array, dtype: array.dtype, shape: array.shape, strides: array.strides, offset: array.offset };
   };
   try {
-    const result = await treeReduceOnDevice(def, await onDevice(rows, 'argument 1'), initial, mask && (await onDevice(mask, '`where`')), out);
+    const result = await treeReduceOnDevice(fold, await onDevice(rows, 'argument 1'), initial, mask && (await onDevice(mask, '`where`')), out);
     if (!result || out || rows.kind === 'device') return result;
     const data = await result.toHost();
     result.destroy();
@@ -426,11 +416,11 @@ export async function treeReduce(def: UfuncDefinition, rows: ArrayOperand | Devi
   }
 }
 
-async function treeReduceOnDevice(def: UfuncDefinition, rows: DeviceOperand, initial: number | bigint | boolean | undefined, mask: DeviceOperand | undefined, out: DeviceOperand | undefined): Promise<DeviceArray | undefined> {
+async function treeReduceOnDevice(fold: FoldKernels, rows: DeviceOperand, initial: number | bigint | boolean | undefined, mask: DeviceOperand | undefined, out: DeviceOperand | undefined): Promise<DeviceArray | undefined> {
   const dtype = rows.dtype;
   const n = rows.shape[rows.shape.length - 1]!;
   const keptShape = rows.shape.slice(0, -1);
-  const typed = treeKernel(def, dtype)!;
+  const typed = treeKernel(fold, dtype)!;
   return withDevice(async (ctx) => {
     const buffer = bindable(ctx, rows, dtype);
     const maskBuffer = mask ? bindable(ctx, mask, 'bool') : undefined;
@@ -448,7 +438,7 @@ async function treeReduceOnDevice(def: UfuncDefinition, rows: DeviceOperand, ini
     if (out) (out.array as unknown as DeviceArray).assertUsable();
     const p = await foldPipelines(ctx, typed.kernel, typed.key, dtype);
     const result = out ? (out.array as unknown as DeviceArray) : await outputArray(keptShape, dtype);
-    const rec = new Recorder(ctx, p, dtype, `${def.parsed.name || 'ufunc'}.reduce`);
+    const rec = new Recorder(ctx, p, dtype, `${fold.name}.reduce`);
     const x: Rows = { buffer, offset: rows.offset, rowShape: compact.shape, rowStrides: compact.strides[0]!, step: rows.strides[rows.strides.length - 1]!, format: 'dtype' };
     const o: Rows = { buffer: result.buffer, offset: out ? out.offset : 0, rowShape: compact.shape, rowStrides: compact.strides[1]!, step: 0, format: 'dtype' };
     const m: Rows | undefined = mask && maskBuffer
@@ -468,12 +458,12 @@ async function treeReduceOnDevice(def: UfuncDefinition, rows: DeviceOperand, ini
  * @param out where the result goes (x's shape and dtype, on the device), else a new C-ordered array
  * @returns `out`, a new DeviceArray for a device `x`, or a host `{ data, shape }` for a host `x`
  */
-export async function treeAccumulate(def: UfuncDefinition, x: ArrayOperand | DeviceOperand, axis: number, out?: DeviceOperand): Promise<unknown> {
-  if (x.kind === 'device') return accumulateOnDevice(def, x, axis, out);
-  if (sizeOf(x.shape) === 0 || !treeKernel(def, x.dtype)) return undefined;
+export async function treeAccumulate(fold: FoldKernels, x: ArrayOperand | DeviceOperand, axis: number, out?: DeviceOperand): Promise<unknown> {
+  if (x.kind === 'device') return accumulateOnDevice(fold, x, axis, out);
+  if (sizeOf(x.shape) === 0 || !treeKernel(fold, x.dtype)) return undefined;
   const copy = await toDevice({ data: x.data, shape: x.shape, strides: x.strides, offset: x.offset, dtype: x.dtype });
   try {
-    const result = await accumulateOnDevice(def, toOperand(copy, 'argument 1') as DeviceOperand, axis, out);
+    const result = await accumulateOnDevice(fold, { kind: 'device', array: copy, dtype: copy.dtype, shape: copy.shape, strides: copy.strides, offset: copy.offset }, axis, out);
     if (!result || out) return result;
     const data = await result.toHost();
     result.destroy();
@@ -483,12 +473,12 @@ export async function treeAccumulate(def: UfuncDefinition, x: ArrayOperand | Dev
   }
 }
 
-async function accumulateOnDevice(def: UfuncDefinition, x: DeviceOperand, axis: number, out?: DeviceOperand): Promise<DeviceArray | undefined> {
+async function accumulateOnDevice(fold: FoldKernels, x: DeviceOperand, axis: number, out?: DeviceOperand): Promise<DeviceArray | undefined> {
   const dtype = x.dtype;
   const n = x.shape[axis]!;
   if (sizeOf(x.shape) === 0) return undefined;
   if (out && (out.dtype !== dtype || out.shape.length !== x.shape.length || out.shape.some((s, d) => s !== x.shape[d]))) return undefined;
-  const typed = treeKernel(def, dtype);
+  const typed = treeKernel(fold, dtype);
   if (!typed) return undefined;
   return withDevice(async (ctx) => {
     const buffer = bindable(ctx, x, dtype);
@@ -501,7 +491,7 @@ async function accumulateOnDevice(def: UfuncDefinition, x: DeviceOperand, axis: 
     if (out) (out.array as unknown as DeviceArray).assertUsable();
     const p = await foldPipelines(ctx, typed.kernel, typed.key, dtype);
     const result = out ? (out.array as unknown as DeviceArray) : await outputArray(x.shape, dtype);
-    const rec = new Recorder(ctx, p, dtype, `${def.parsed.name || 'ufunc'}.accumulate`);
+    const rec = new Recorder(ctx, p, dtype, `${fold.name}.accumulate`);
     const xRows: Rows = { buffer, offset: x.offset, rowShape: compact.shape, rowStrides: compact.strides[0]!, step: x.strides[axis]!, format: 'dtype' };
     const o: Rows = { buffer: result.buffer, offset: out ? out.offset : 0, rowShape: compact.shape, rowStrides: compact.strides[1]!, step: outStrides[axis]!, format: 'dtype' };
     scanRows(rec, xRows, n, o, outStrides[axis]!);
