@@ -73,9 +73,15 @@ export interface DeviceOperand extends StridedView {
   readonly array: DeviceArrayLike;
 }
 
-/** The shape of the gpu target's DeviceArray, as far as the front needs to know it. */
+/** An array in a device target's memory (the gpu's `DeviceArray`), as far as the front uses one. */
 export interface DeviceArrayLike extends StridedView {
   readonly kind: 'device';
+  /** Its number of elements. */
+  readonly size: number;
+  /** Another view of the same memory (methods and staged outputs read and write through views). */
+  view(shape: readonly number[], strides: readonly number[], offset: number): DeviceArrayLike;
+  /** Frees its memory now (a call's device temporaries). */
+  destroy(): void;
 }
 
 /** What a later call with the same argument kinds can reuse of a call's plan (fast-call.ts). */
