@@ -174,8 +174,3 @@ export function generateScalarFunction(kernel: TypedKernel): { source: string; s
   return { source, sites: emitter.sites };
 }
 
-export function instantiateScalarFunction(kernel: TypedKernel): (...args: unknown[]) => unknown {
-  const { source, sites } = generateScalarFunction(kernel);
-  const rt = runtimeFunctions(sites);
-  return (new Function(...Object.keys(rt), source) as (...fns: Function[]) => (...args: unknown[]) => unknown)(...Object.values(rt));
-}

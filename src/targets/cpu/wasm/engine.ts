@@ -30,8 +30,6 @@ export interface WasmKernel {
   readonly spec: DriveSpec;
   /** Address of this instance's scratch area for local arrays. */
   readonly scratch: number;
-  /** Milliseconds spent generating, compiling and instantiating. */
-  readonly compileMs: number;
 }
 
 /**
@@ -369,7 +367,6 @@ export function wasmKernelFor(plan: CallPlan, layout: MemoryLayout): WasmKernel 
   const key = plan.coreNames ? `${layoutKey(layout)}|${JSON.stringify(plan.coreNames)}` : layoutKey(layout);
   let k = byLayout.get(key);
   if (!k) {
-    const t0 = performance.now();
     const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout, plan.coreNames);
     const wasmModule = new WebAssemblyApi.Module(module.bytes);
     const run = instantiateKernel(wasmModule, module.imports, module.sites, wasmMemory());
@@ -384,7 +381,7 @@ export function wasmKernelFor(plan: CallPlan, layout: MemoryLayout): WasmKernel 
       }),
       bytes: plan.operands.map((o) => DTYPES[o.dtype as DType].bytes),
     };
-    k = { run, module, wasmModule, spec, scratch, compileMs: performance.now() - t0 };
+    k = { run, module, wasmModule, spec, scratch };
     byLayout.set(key, k);
   }
   return k;
@@ -500,7 +497,3 @@ export function runWasm(plan: CallPlan, start = 0, end?: number): boolean {
   return true;
 }
 
-/** Compile time of the kernels compiled so far for a typed kernel, in ms (for benchmarks). */
-export function wasmCompileTimes(kernel: TypedKernel): number[] {
-  return [...(kernels.get(kernel)?.values() ?? [])].map((k) => k.compileMs);
-}

@@ -3,7 +3,7 @@
  *
  * One invocation per row that reads and writes its own contiguous row touches one word in each
  * memory transaction of its warp: with rows of 16 floats, 32 neighbouring invocations store 32
- * words 64 bytes apart, so most of every transaction is wasted (seed 001 measured 25% store
+ * words 64 bytes apart, so most of every transaction is wasted (a profile measured 25% store
  * efficiency; on an H200 the row-major Hermite kernel runs 5× slower than a column-major one).
  *
  * Instead, a workgroup of W invocations handles W consecutive rows, which are one contiguous span

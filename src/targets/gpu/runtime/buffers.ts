@@ -355,18 +355,6 @@ function wordSpan(byteOffset: number, byteLength: number): { alignedStart: numbe
  */
 export const LEAN_READBACK_MAX_BYTES = 2 ** 20;
 
-/** Whether small read-backs take the lean path (a switch for A/B measurements and tests). */
-let leanReadbacks = true;
-
-/**
- * Turns the lean path of small read-backs off or on (internal: benchmarks and tests).
- *
- * @param on whether {@link startLeanReadback} may start one
- */
-export function setLeanReadbacks(on: boolean): void {
-  leanReadbacks = on;
-}
-
 /** A small read-back whose copy is queued (see {@link startLeanReadback}). */
 export interface LeanReadback {
   /**
@@ -404,7 +392,7 @@ export interface LeanReadback {
  * @returns the read-back to finish, or undefined
  */
 export function startLeanReadback(ctx: GpuContext, buffer: GPUBuffer, byteOffset: number, byteLength: number): LeanReadback | undefined {
-  if (!leanReadbacks || byteLength <= 0 || byteLength > LEAN_READBACK_MAX_BYTES) return undefined;
+  if (byteLength <= 0 || byteLength > LEAN_READBACK_MAX_BYTES) return undefined;
   const { alignedStart, alignedEnd } = wordSpan(byteOffset, byteLength);
   if (alignedStart < 0 || alignedEnd > buffer.size || (buffer.usage & GPUBufferUsage.COPY_SRC) === 0) return undefined;
   if (scopedSectionsPending(ctx.device) > 0) return undefined;

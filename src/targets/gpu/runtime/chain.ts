@@ -41,16 +41,8 @@ export const MAX_CALLS_PER_BATCH = 128;
  * A batch is also submitted once its calls have bound this many bytes (a rough measure of their
  * GPU time: 1 GiB is about 0.3 ms of an H100's memory traffic), so that the GPU starts on a chain
  * of large calls while the host still records the rest. Every binding of every call counts, also a
- * buffer bound again (the same `out`): the measure is of work, not of memory. On an H100 (chains
- * of 20 calls, clock warm), submitting every 4 calls instead of once per chain gave exp 2^24 0.087
- * instead of 0.092–0.095 ms per call, Hermite ()->(n) 4,194,304 × 16 0.169 instead of 0.182–0.189,
- * SAXPY 2^26 0.318 instead of 0.334. With host cost per call down to a few µs, 1 GiB measured
- * better than 512 MiB (H100, chains of 20 into `out`, means of two rounds in one process; µs per
- * call): Hermite 120.6 against 128.6 (submitted every 4 calls instead of 2: about 30 µs per
- * submission saved), SAXPY 329.5 against 356, exp 82.6 against 84.5. 2 GiB, 4 GiB, once per chain
- * (Hermite 122–124), counting each distinct buffer once per batch (131: Hermite is then submitted
- * once per chain, SAXPY still every call) and a limit that doubles after each early submission
- * (124) were no better for Hermite, and worse for exp (84–92). Small calls still share one
+ * buffer bound again (the same `out`): the measure is of work, not of memory. 1 GiB was the best
+ * of the limits measured (bench/results/chain-early-submit.md); small calls still share one
  * submission per 128.
  */
 export const EARLY_SUBMIT_BYTES = 2 ** 30;
@@ -292,7 +284,7 @@ export class Batch {
   private writeParams(): void {
     const { arenas } = this;
     const words = (this.paramSlots * arenas.slotBytes) / 4;
-    if (skipUnchangedParams && words <= arenas.writtenWords && arenas.writer && sameRange(arenas.paramsWords, arenas.written, words)) {
+    if (words <= arenas.writtenWords && arenas.writer && sameRange(arenas.paramsWords, arenas.written, words)) {
       this.paramsWriter = arenas.writer;
       this.paramsWrite = arenas.writer.paramsWrite;
       return;
@@ -321,18 +313,6 @@ export class Batch {
 }
 
 const NO_ERRORS: Promise<string[]> = Promise.resolve([]);
-
-/** Whether a batch skips writing params the arena holds already (a switch for A/B measurements and tests). */
-let skipUnchangedParams = true;
-
-/**
- * Turns the skipping of unchanged params writes off or on (internal: benchmarks and tests).
- *
- * @param on whether a batch whose params words equal the latest write's skips its write
- */
-export function setSkipUnchangedParams(on: boolean): void {
-  skipUnchangedParams = on;
-}
 
 /** The messages of the errors a set of popped error scopes reported (ERROR_FILTERS' order). */
 function scopeErrors(results: readonly PromiseSettledResult<GPUError | null>[]): string[] {
