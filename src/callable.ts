@@ -10,7 +10,9 @@ import { canCastScalar, DTYPES } from './dtypes.js';
 import { deviceFastKey, type FastEntry, fastDtypesMatch, fastKey, fastPlan } from './fast-call.js';
 import { deviceRowsCall, learnDeviceRows } from './fast-device-rows.js';
 import type { Target } from './targets/target.js';
-import { prepareCall, type PreparedCall, runGuarded, runPrepared, type UfuncDefinition } from './ufunc.js';
+import { prepareCall, type PreparedCall } from './prepare-call.js';
+import { runGuarded, runPrepared } from './run-call.js';
+import type { UfuncDefinition } from './ufunc.js';
 
 /**
  * A result: a typed array (1-D results of plain typed-array inputs), an `NDArray`, a scalar (0-D

@@ -16,7 +16,8 @@ import { deviceKind, numberClass, onlyOut } from './fast-call.js';
 import { sameAxes } from './layout.js';
 import type { CallPlan, OperandView } from './plan.js';
 import type { Target } from './targets/target.js';
-import type { PreparedCall, UfuncDefinition } from './ufunc.js';
+import type { PreparedCall } from './run-call.js';
+import type { UfuncDefinition } from './ufunc.js';
 
 /** A device array as this path reads it (the gpu target's DeviceArray). */
 interface DeviceArgument {

@@ -19,7 +19,9 @@ import { cOrderStrides, reachOf, sizeOf } from './layout.js';
 import { type ArrayOperand, copyToContiguous, describe, type DeviceOperand, type NDArray, toOperand } from './ndarray.js';
 import { forcedTypes } from './call-options.js';
 import { checkOptions, type OptionRules, rule } from './options.js';
-import { prepareCall, runPrepared, type UfuncDefinition, type UfuncOptions } from './ufunc.js';
+import { prepareCall } from './prepare-call.js';
+import { runPrepared } from './run-call.js';
+import type { UfuncDefinition, UfuncOptions } from './ufunc.js';
 import { loadTarget, loadTargetSync } from './targets/registry.js';
 import type { FoldKernels, Target } from './targets/target.js';
 

@@ -8,7 +8,8 @@ import { CallTimeoutError, guvectorize, vectorize } from '../../../src/index.js'
 import { DEADLINE_CHECK, DEADLINE_TICKS } from '../../../src/targets/cpu/js/emit-js.js';
 import { generateRunner } from '../../../src/targets/cpu/js/codegen.js';
 import { prepareRunnerArgs } from '../../../src/targets/cpu/memory-layout.js';
-import { prepareCall, UfuncDefinition } from '../../../src/ufunc.js';
+import { prepareCall } from '../../../src/prepare-call.js';
+import { UfuncDefinition } from '../../../src/ufunc.js';
 import { parseLayout } from '../../../src/signature-parser/index.js';
 import { cpuTarget } from '../../../src/targets/cpu/index.js';
 

@@ -11,7 +11,8 @@ import { checkGpuKernel } from '../../../src/targets/gpu/codegen/check-kernel.js
 import { placeHostOperand, isAllZero } from '../../../src/targets/gpu/runtime/host-operands.js';
 import { generateShader } from '../../../src/targets/gpu/codegen/shader-module.js';
 import type { Target } from '../../../src/targets/target.js';
-import { prepareCall, UfuncDefinition, type UfuncOptions } from '../../../src/ufunc.js';
+import { prepareCall } from '../../../src/prepare-call.js';
+import { UfuncDefinition, type UfuncOptions } from '../../../src/ufunc.js';
 import type { TypedArray } from '../../../src/dtypes.js';
 
 export const LAVAPIPE_LIMITS: LayoutLimits = {

@@ -1,0 +1,94 @@
+/**
+ * The run stage of a call: a prepared call (prepare-call.ts) runs on its target under the guards
+ * every call shares — limits (`signal`, `timeout`), `shutdown()`, arrays detached while it runs —
+ * and hands back what its finish stage gives (call-finish.ts).
+ */
+import { limitExceeded, shutdownEpoch, shutdownError, whenShutdown } from './cancellation.js';
+import type { DType } from './dtypes.js';
+import { CallCancelledError } from './errors.js';
+import { assertAttached } from './ndarray.js';
+import type { CallPlan } from './plan.js';
+import { ENQUEUED, type Target } from './targets/target.js';
+
+/** A call turned into a plan, with what is needed to hand results back. */
+export interface PreparedCall {
+  readonly plan: CallPlan;
+  readonly target: Target;
+  /** Outputs to allocate on the device before running (gpu calls with device inputs). */
+  readonly deviceOutputs: readonly { readonly output: number; readonly shape: readonly number[]; readonly dtype: DType }[];
+  readonly finish: () => unknown;
+  readonly setDeviceOutput: (o: number, array: unknown) => void;
+}
+
+/** Runs a prepared call on its target, asynchronously. */
+export function runPrepared(call: PreparedCall): Promise<unknown> {
+  // Without waiting where the target allows it: the call reads its host inputs before returning.
+  try {
+    const now = call.deviceOutputs.map(({ shape, dtype }) => call.target.allocateDeviceArrayNow?.(shape, dtype));
+    if (now.every((a) => a !== undefined)) {
+      now.forEach((a, k) => call.setDeviceOutput(call.deviceOutputs[k]!.output, a));
+      return runGuarded(call.target, call.plan).then(() => call.finish());
+    }
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return runPreparedAsync(call);
+}
+
+async function runPreparedAsync(call: PreparedCall): Promise<unknown> {
+  if (call.deviceOutputs.length) {
+    for (const { output, shape, dtype } of call.deviceOutputs) {
+      call.setDeviceOutput(output, await call.target.allocateDeviceArray!(shape, dtype));
+    }
+  }
+  await runGuarded(call.target, call.plan);
+  return call.finish();
+}
+
+/**
+ * Runs a plan on its target, asynchronously. An array whose buffer is detached (transferred)
+ * while the call runs makes V8 throw a bare `TypeError` wherever the call next touches it (a
+ * copy to or from the GPU, a copy back from shared memory): such failures, and outputs detached by
+ * the time the call ends, become an `ArgumentError` naming the operand.
+ *
+ * @param target - the call's target
+ * @param plan - the call's plan
+ * @example
+ * await runGuarded(target, plan);
+ */
+export async function runGuarded(target: Target, plan: CallPlan): Promise<void> {
+  const stop = limitExceeded(plan.limits, target.name);
+  if (stop) throw stop; // an already aborted signal: nothing runs
+  const epoch = shutdownEpoch();
+  try {
+    const work = target.run(plan);
+    // Recorded on the device with nothing to wait for (a chained gpu call): no shutdown race, whose
+    // promises cost more than the rest of a small call and pile reactions onto the shutdown promise.
+    if (work === ENQUEUED) return;
+    if (target.memory === 'device') {
+      // Work on a device cannot be stopped: the call is answered at `shutdown()` without it.
+      const shut = Symbol('shutdown');
+      if ((await Promise.race([work, whenShutdown().then(() => shut)])) === shut) {
+        work.catch(() => {});
+        throw shutdownError(target.name, undefined, 'device');
+      }
+    } else {
+      await work;
+    }
+  } catch (e) {
+    if (e instanceof TypeError || e instanceof RangeError) throwIfDetached(plan, 0);
+    // `shutdown()` ran meanwhile: whatever the call failed with (a lost device, a stopped worker), that is why.
+    if (epoch !== shutdownEpoch() && !(e instanceof CallCancelledError)) throw shutdownError(target.name, e, target.memory === 'device' ? 'device' : 'workers');
+    throw e;
+  }
+  throwIfDetached(plan, plan.nin);
+}
+
+function throwIfDetached(plan: CallPlan, from: number): void {
+  for (let k = from; k < plan.operands.length; k++) {
+    const data = plan.operands[k]!.data;
+    if (ArrayBuffer.isView(data)) {
+      assertAttached(data, k < plan.nin ? `argument ${k + 1}` : plan.operands.length - plan.nin === 1 ? '`out`' : `\`out[${k - plan.nin}]\``, true);
+    }
+  }
+}
