@@ -1,7 +1,7 @@
 /**
  * NumPy's call surface for a ufunc call: outputs positional or as `out`, and the options `where`,
  * `dtype`, `signature`, `casting`, `axes`, `axis`, `keepdims` (and this library's `dims`). Here the
- * arguments are split and the options checked; ufunc.ts applies them.
+ * arguments are split and the options checked; the planner (prepare-call.ts) applies them.
  */
 import { type Casting, CASTING_RULES, checkCasting } from './casting.js';
 import { checkOptions, type OptionRules, rule } from './options.js';

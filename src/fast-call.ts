@@ -1,6 +1,6 @@
 /**
  * The fast path for the most common call: a vectorize ufunc on plain typed arrays of one length
- * and JS numbers, with or without one `out` array. The general path (ufunc.ts `prepareCall`)
+ * and JS numbers, with or without one `out` array. The general path (prepare-call.ts `prepareCall`)
  * checks, broadcasts and builds a plan from scratch; here a call whose argument kinds match an
  * earlier call reuses that call's signature, kernel and plan shape, so a small call costs little
  * more than the loop itself. Any call that does not fit takes the general path.

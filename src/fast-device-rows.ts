@@ -2,7 +2,7 @@
  * The device fast path for guvectorize calls (per-row kernels such as Hermite `()->(n)` or a
  * Lorenz-96 step): a call on device arrays (and JS numbers) whose arguments have the same dtypes,
  * shapes, strides and offsets as an earlier call's, with or without one `out`, reuses that call's
- * plan with the new arrays put in. The general path (ufunc.ts `prepareCall`: splitting the
+ * plan with the new arrays put in. The general path (prepare-call.ts `prepareCall`: splitting the
  * arguments, picking the loop, broadcasting, the core-dimension check, typing the kernel for the
  * core sizes) cost 15–20 µs of host time per call; everything it decides depends only on what the
  * key and the shape comparison below cover, so a call that matches would get the same plan, and a
