@@ -77,7 +77,6 @@ export function isDType(s: string): s is DType {
 
 export const isFloat = (t: DType): boolean => DTYPES[t].kind === 'f';
 export const isInteger = (t: DType): boolean => DTYPES[t].kind === 'i' || DTYPES[t].kind === 'u';
-export const isSigned = (t: DType): boolean => DTYPES[t].kind === 'i';
 export const isBigInt = (t: DType): boolean => DTYPES[t].bigint;
 
 /**
@@ -151,9 +150,4 @@ export function maxOf(t: DType): bigint {
   if (d.kind === 'u') return (1n << BigInt(d.bits)) - 1n;
   if (d.kind === 'b') return 1n;
   return BigInt(Number.MAX_SAFE_INTEGER);
-}
-
-/** The value zero of a dtype, as its storage holds it (0n for the 64-bit integers). */
-export function zeroOf(t: DType): number | bigint {
-  return isBigInt(t) ? 0n : 0;
 }

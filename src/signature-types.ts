@@ -235,6 +235,3 @@ export type TypedGuvectorize<Sigs extends readonly string[], L extends string, T
 > & {
   sync: TypedSyncCall<GuvectorizeShape<Sigs>, LayoutCounts<L>['nin'], LayoutCounts<L>['nout'], false>;
 } & UfuncProperties<T>;
-
-/** Options whose target the types can follow. */
-export type OptionsFor<T extends TargetName> = UfuncOptions & { readonly target?: T };

@@ -493,11 +493,6 @@ export function recordReadback(ctx: GpuContext, source: GPUBuffer, offset: numbe
   return Promise.allSettled(popped).then((results) => results.every((r) => r.status === 'fulfilled' && r.value === null));
 }
 
-/** Whether the device has an open (unsubmitted) batch. */
-export function hasOpenBatch(device: GPUDevice): boolean {
-  return open.has(device);
-}
-
 /**
  * Waits for every gpu call made so far to finish, and reports the first error of the calls made
  * since the previous `synchronize()` that was not already thrown (by the call itself, or by a
@@ -582,11 +577,6 @@ const EMPTY: readonly CallRef[] = [];
  */
 export function noteWrite(buffer: GPUBuffer, call: CallRef, inputs: readonly CallRef[]): void {
   taints.set(buffer, inputs.length ? [...inputs, call] : [call]);
-}
-
-/** Forgets a buffer's history (it was overwritten from the host). */
-export function clearTaints(buffer: GPUBuffer): void {
-  taints.delete(buffer);
 }
 
 function lostError(batch: Batch, when: string): DeviceError {
