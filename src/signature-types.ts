@@ -10,7 +10,7 @@
  * const z = await f(xs, ys); // Float32Array when xs, ys are typed arrays
  */
 import type { Ufunc } from './callable.js';
-import type { CallOptions, UfuncOptions } from './ufunc.js';
+import type { CallOptions } from './ufunc.js';
 import type { DType } from './dtypes.js';
 import type { Slice, Slice2 } from './kernel-types.js';
 import type { NDArray, NDArrayLike } from './ndarray.js';
