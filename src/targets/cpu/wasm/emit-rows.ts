@@ -157,20 +157,11 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
   const refuse = (why: string): never => {
     throw new Refusal(why);
   };
-  const varying = new Set<Variable>();
   let wide = false;
-  kernel.params.forEach((p, i) => {
-    if (isArrayType(p.type)) {
-      if (!LANE_TYPES.has(p.type.dtype)) refuse(`\`${p.name}\` is a ${p.type.dtype} array`);
-      if (p.type.ndim > 2) refuse(`\`${p.name}\` has ${p.type.ndim} core dimensions (at most 2 are vectorised)`);
-      // Its rows are copied through the lane-interleaved slots whether or not the kernel reads it,
-      // and a float64 slot holds 2 lanes.
-      if (p.type.dtype === 'float64') wide = true;
-    } else if (layout.inner[i] !== 'scalar' && layout.inner[i] !== 'broadcast') {
-      if (!LANE_TYPES.has(p.type)) refuse(`\`${p.name}\` is a ${p.type} per row`);
-      varying.add(p);
-    }
-  });
+  const varying = varyingParams(kernel, layout, refuse);
+  // An array's rows are copied through the lane-interleaved slots whether or not the kernel reads
+  // it, and a float64 slot holds 2 lanes.
+  if (kernel.params.some((p) => isArrayType(p.type) && p.type.dtype === 'float64')) wide = true;
   const written = new Set<number>();
   const masked = new Set<Stmt>();
   /** Loops with a `break` under a per-row condition, and one such `break`. */
@@ -356,6 +347,26 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
     if (!l.cond || !varies(l.cond, varying)) refuse(`\`break\` at kernel line ${exit.loc.line}:${exit.loc.column} leaves a loop early per row (a search: the scalar loop reads each row only up to it)`);
   }
   for (const v of varying) if (v.type === 'float64') wide = true;
+  return { lanes: wide ? 2 : 4, varying, written, covered: coveredRows(kernel, written), masked, localOffsets, localBytes };
+}
+
+/** The parameters that vary per row (refusing those lanes cannot hold): the start of analyse's walk. */
+function varyingParams(kernel: TypedKernel, layout: MemoryLayout, refuse: (why: string) => never): Set<Variable> {
+  const varying = new Set<Variable>();
+  kernel.params.forEach((p, i) => {
+    if (isArrayType(p.type)) {
+      if (!LANE_TYPES.has(p.type.dtype)) refuse(`\`${p.name}\` is a ${p.type.dtype} array`);
+      if (p.type.ndim > 2) refuse(`\`${p.name}\` has ${p.type.ndim} core dimensions (at most 2 are vectorised)`);
+    } else if (layout.inner[i] !== 'scalar' && layout.inner[i] !== 'broadcast') {
+      if (!LANE_TYPES.has(p.type)) refuse(`\`${p.name}\` is a ${p.type} per row`);
+      varying.add(p);
+    }
+  });
+  return varying;
+}
+
+/** The written 1-D array parameters whose rows the kernel writes whole before reading them. */
+function coveredRows(kernel: TypedKernel, written: ReadonlySet<number>): Set<number> {
   const covered = new Set<number>();
   for (const p of written) {
     const t = kernel.params[p]!.type;
@@ -364,7 +375,7 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
     const coverage = analyseCoverage(kernel, [p], 2 ** 30);
     if (coverage.writesAll && coverage.memoryReads.size === 0) covered.add(p);
   }
-  return { lanes: wide ? 2 : 4, varying, written, covered, masked, localOffsets, localBytes };
+  return covered;
 }
 
 /** Emits the vector body of a per-row kernel (the block runner calls `stmts` on the kernel body). */
