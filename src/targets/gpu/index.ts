@@ -11,7 +11,11 @@ import { outputArray, outputArrayNow } from './runtime/device-array.js';
 import { abandonDevice } from './runtime/device.js';
 import { runOnGpu } from './runtime/dispatch.js';
 import { overlappingInputs, withInputsCopied } from './runtime/overlaps.js';
-import type { CallPlan } from '../../plan.js';
+import type { CallPlan, OperandView } from '../../plan.js';
+import type { TypedKernel } from '../../compiler/ir.js';
+import { typeKernel } from '../../compiler/lower.js';
+import { parseFunction } from '../../compiler/parse.js';
+import { runPasses } from '../../compiler/passes/index.js';
 import type { DeviceArray } from './runtime/device-array.js';
 import type { DType } from '../../dtypes.js';
 import { treeAccumulate, treeReduce } from './runtime/tree-fold.js';
@@ -46,15 +50,20 @@ function runSeparated(plan: CallPlan): Promise<void> {
   });
 }
 
-const copies = new Map<DType, (x: DeviceArray) => Promise<unknown>>();
+/** The identity kernel of each dtype, typed once: what copyOnDevice runs. */
+const copyKernels = new Map<DType, TypedKernel>();
 
-/** A copy of a 1-D device array, by an identity kernel on the gpu (loaded late: the front imports this module). */
+/** A copy of a 1-D device array, by an identity kernel on the gpu, queued like any call. */
 async function copyOnDevice(whole: DeviceArray): Promise<DeviceArray> {
-  let copy = copies.get(whole.dtype);
-  if (!copy) {
-    const { vectorize } = await import('../../vectorize/index.js');
-    copy = vectorize([`${whole.dtype}(${whole.dtype})`], { target: 'gpu' })('(x) => x') as unknown as (x: DeviceArray) => Promise<unknown>;
-    copies.set(whole.dtype, copy);
+  let kernel = copyKernels.get(whole.dtype);
+  if (!kernel) {
+    kernel = runPasses(typeKernel(parseFunction('(x) => x'), { params: [whole.dtype], returnType: whole.dtype, env: {} }));
+    copyKernels.set(whole.dtype, kernel);
   }
-  return (await copy(whole)) as DeviceArray;
+  const copy = await outputArray(whole.shape, whole.dtype);
+  const view = (a: DeviceArray): OperandView => ({
+    dtype: a.dtype, data: a as unknown as OperandView['data'], offset: a.offset, loopStrides: [...a.strides], coreShape: [], coreStrides: [],
+  });
+  await runOnGpu({ kind: 'vectorize', kernel, kernelKey: `gpu-copy:${whole.dtype}`, loopShape: [...whole.shape], operands: [view(whole), view(copy)], nin: 1, boundsCheck: true });
+  return copy;
 }
