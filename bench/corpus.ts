@@ -6,8 +6,9 @@
  *
  * Every contender is called as its users call it: ordinary typed arrays in, the output allocated by
  * the call (`await f(x)`; the loop allocates its own; Numba's `f(x)`). Per kernel: the cpu target
- * with the engine it chooses, then with each engine forced (`setEngineMode('js' | 'wasm')`, to check
- * the choice), with `fastmath: true`, and the parallel target; medians after warm-up. Each row
+ * with the engine it chooses and with each engine forced (`setEngineMode('js' | 'wasm')`, to check
+ * the choice; the three timed in turns), with `fastmath: true`, and the parallel target; medians
+ * after warm-up. Each row
  * names the engine chosen (`f.explain`) and gives cpu ÷ Numba cpu, parallel ÷ Numba parallel and
  * cpu ÷ JS loop. The ufunc's output is checked against the loop's.
  *
@@ -27,7 +28,7 @@ import { formatCount, formatRatio, formatSeconds } from './lib/format.js';
 import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js';
 import { markdownTable } from './lib/markdown.js';
 import { findPython } from './lib/python.js';
-import { timeCalls } from './lib/timing.js';
+import { median } from './lib/timing.js';
 import { CORPUS, type CorpusKernel, type Data, type InputRecipe, type Operand } from './corpus/kernels.js';
 
 const args = process.argv.slice(2);
@@ -38,7 +39,7 @@ const skipPeers = args.includes('--skip-peers');
 const machine = describeMachine({ summary: 'not used by this benchmark' });
 const suffix = quick ? '-quick' : only ? '-partial' : '';
 const outFile = flag('--out') ?? fileURLToPath(new URL(`./results/corpus-${machineSlug(machine)}${suffix}.md`, import.meta.url));
-const timing = quick ? { warmup: 1, samples: 5 } : { warmup: 2, samples: 7 };
+const timing = quick ? { samples: 5 } : { samples: 7 };
 const reps = quick ? 5 : 7;
 
 const kernels = CORPUS.filter((k) => !only || only.includes(k.name));
@@ -152,11 +153,29 @@ interface Measured {
   readonly difference: number;
 }
 
-// Warm-up covers most of the first calls of each call shape, which try both engines (4 to 8 calls,
-// engine-calibration.ts): at most two trials can fall among the 7 samples, which leaves their median alone.
-const seconds = async (call: () => unknown) => (await timeCalls(call, { ...timing, warmup: Math.max(timing.warmup, 6) })).medianSeconds;
-/** Each engine forced (the check of the choice): fewer samples, to keep a full run within minutes. */
-const secondsBeside = async (call: () => unknown) => (await timeCalls(call, { warmup: 2, samples: 5 })).medianSeconds;
+/**
+ * Median seconds per call of each of `calls`, timed in turns: a warm-up call each, then per sample a
+ * batch of each (as many calls as make the slowest last ≥ 5 ms).
+ */
+async function interleaved(calls: readonly (() => Promise<unknown>)[]): Promise<number[]> {
+  const once = async (call: () => Promise<unknown>) => {
+    const start = performance.now();
+    await call();
+    return (performance.now() - start) / 1000;
+  };
+  let slowest = 0;
+  for (const call of calls) slowest = Math.max(slowest, await once(call));
+  const batch = Math.max(1, Math.ceil(0.005 / Math.max(slowest, 1e-7)));
+  const samples = calls.map((): number[] => []);
+  for (let s = 0; s < timing.samples; s++) {
+    for (const [k, call] of calls.entries()) {
+      const start = performance.now();
+      for (let i = 0; i < batch; i++) await call();
+      samples[k]!.push((performance.now() - start) / 1000 / batch);
+    }
+  }
+  return samples.map(median);
+}
 
 async function measure(kernel: CorpusKernel, seed: number): Promise<Measured> {
   const size = sizeOf(kernel);
@@ -169,29 +188,35 @@ async function measure(kernel: CorpusKernel, seed: number): Promise<Measured> {
   await ready();
   const expected = kernel.loop(operands);
   const difference = largestDifference(flat(await cpuUfunc(...callArgs)), expected);
-  const cpu = await seconds(() => cpuUfunc(...callArgs));
-  // After the calls: the engine measured for the call's shape, or the guess where none was.
-  const cpuEngine = engineLabel(cpuUfunc.explain(...callArgs));
-  const forced = async (mode: 'js' | 'wasm') => {
+  // The engine chosen and each engine forced, sample by sample in turn, so that all three see the
+  // same load (on a shared machine it moves by several times within seconds).
+  const inMode = (mode: 'auto' | 'js' | 'wasm') => async () => {
     const before = setEngineMode(mode);
     try {
-      return await secondsBeside(() => cpuUfunc(...callArgs));
+      await cpuUfunc(...callArgs);
     } finally {
       setEngineMode(before);
     }
   };
-  const cpuJs = await forced('js');
-  const cpuWasm = await forced('wasm');
-  const fastmath = await seconds(() => cpuFastmath(...callArgs));
-  const parallel = await seconds(() => parallelUfunc(...callArgs));
-  const parallelEngine = engineLabel(parallelUfunc.explain(...callArgs));
-  const loop = await seconds(() => kernel.loop(operands));
   // What ordinary arrays cost (issue 20, item 4): the same calls on sharedArray inputs into a given sharedArray `out`.
   const sharedArgs = operands.map((a) => (typeof a === 'number' ? a : callArgument({ data: toShared(a.data), shape: a.shape })));
   const result = await cpuUfunc(...callArgs);
   const out = ArrayBuffer.isView(result) ? toShared(result as Data) : { data: toShared((result as { data: Data }).data), shape: (result as { shape: number[] }).shape };
-  const cpuShared = await seconds(() => cpuUfunc(...sharedArgs, { out }));
-  const parallelShared = await seconds(() => parallelUfunc(...sharedArgs, { out }));
+  // Most of the calls that try both engines, for each call shape (engine-calibration.ts).
+  for (let i = 0; i < 6; i++) {
+    await cpuUfunc(...callArgs);
+    await cpuFastmath(...callArgs);
+    await cpuUfunc(...sharedArgs, { out });
+    await parallelUfunc(...callArgs);
+    await parallelUfunc(...sharedArgs, { out });
+  }
+  const [cpu, cpuJs, cpuWasm, fastmath, cpuShared, loop] = await interleaved([
+    inMode('auto'), inMode('js'), inMode('wasm'), () => cpuFastmath(...callArgs), () => cpuUfunc(...sharedArgs, { out }), async () => kernel.loop(operands),
+  ]);
+  const [parallel, parallelShared] = await interleaved([() => parallelUfunc(...callArgs), () => parallelUfunc(...sharedArgs, { out })]);
+  // After the calls: the engine measured for the call's shape, or the guess where none was.
+  const cpuEngine = engineLabel(cpuUfunc.explain(...callArgs));
+  const parallelEngine = engineLabel(parallelUfunc.explain(...callArgs));
   return { kernel, size, cpuEngine, parallelEngine, cpu, cpuJs, cpuWasm, cpuFastmath: fastmath, parallel, loop, difference, cpuShared, parallelShared };
 }
 
@@ -244,6 +269,7 @@ const report = [
   '',
   'Ordinary typed arrays in, outputs allocated by the call, on every side; medians after warm-up. ' +
     '"cpu" is the engine the library chooses; "JS" and "Wasm" force one engine (`setEngineMode`), and "chosen ÷ best" is cpu ÷ the faster of the two. ' +
+    'Each kernel\'s cpu figures (chosen, JS, Wasm, fastmath, shared, JS loop) are timed in turns, sample by sample, and so are its two parallel ones: their ratios compare like with like on a loaded machine. ' +
     '"fastmath ÷ cpu" is the same kernel with `fastmath: true`. "ordinary ÷ shared": the call as users write it against the same call on `sharedArray` inputs into a given `sharedArray` `out` (what ordinary arrays cost: copies, and the fresh output). Ratios below 1 mean ufunc is faster.',
   '',
   markdownTable(

@@ -4,8 +4,8 @@
  */
 export function engineLabel(explained: string): string {
   const where = explained.startsWith('On the calling thread') ? 'calling thread, ' : explained.startsWith('On ') ? 'workers, ' : '';
-  const simd = /WebAssembly \(SIMD, (\d) lanes\)/.exec(explained);
-  if (simd) return `${where}Wasm SIMD×${simd[1]}`;
+  const simd = /WebAssembly \(SIMD, (\d+) lanes(?: × (\d+) vectors)?/.exec(explained);
+  if (simd) return `${where}Wasm SIMD×${simd[1]}${simd[2] ? `, ${simd[2]} vectors` : ''}`;
   const rows = /WebAssembly \(SIMD, (\d) rows per vector/.exec(explained);
   if (rows) return `${where}Wasm SIMD×${rows[1]} rows`;
   if (/WebAssembly \(scalar/.test(explained)) return `${where}Wasm scalar`;

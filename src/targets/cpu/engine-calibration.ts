@@ -17,8 +17,8 @@
  * before.
  *
  * What it costs: the first four to eight large calls of a shape each run whole on one engine, so two
- * to four of them run the slower one; nothing is measured on small calls (a 1-element call looks
- * nothing up). The best time of each engine counts: the first calls on an engine pay its warm-up
+ * to four of them run the slower one, and then one call in 16, 64, 256, … re-checks the choice;
+ * nothing is measured on small calls (a 1-element call looks nothing up). The best time of each engine counts: the first calls on an engine pay its warm-up
  * (compiling, JIT tiers, Wasm tier-up), later ones run warm.
  */
 import type { TypedKernel } from '../../compiler/ir.js';
@@ -47,6 +47,13 @@ const MIN_TRIAL_SECONDS = 20e-6;
 const MIN_TRIALS = 4;
 const MAX_TRIALS = 8;
 const STILL_WARMING = 0.8;
+/**
+ * After the choice, the losing engine and the winner are timed once more after 16 large calls of the
+ * shape, then after 64, 256, …: a choice made while something else loaded the machine is corrected
+ * (each engine's best time only improves), at a cost that vanishes as calls go on.
+ */
+const FIRST_RECHECK = 16;
+const RECHECK_GROWTH = 4;
 
 /** What was measured for one call shape. */
 export interface Calibration {
@@ -58,6 +65,11 @@ export interface Calibration {
   winner?: Engine;
   /** A trial is running: calls meanwhile (awaited calls overlap) run the guess, untimed. */
   pending?: boolean;
+  /** Large calls since the choice, and after how many the next re-check (a trial of each engine) runs. */
+  callsSinceChoice: number;
+  nextRecheck: number;
+  /** The engines of the re-check under way, in order (the loser first). */
+  recheck: Engine[];
 }
 
 const calibrations = new WeakMap<TypedKernel, Map<string, Calibration>>();
@@ -93,7 +105,7 @@ function calibrationFor(kernel: TypedKernel, key: string, guess: Engine): Calibr
   let byShape = calibrations.get(kernel);
   if (!byShape) calibrations.set(kernel, (byShape = new Map()));
   let c = byShape.get(key);
-  if (!c) byShape.set(key, (c = { guess, trials: [] }));
+  if (!c) byShape.set(key, (c = { guess, trials: [], callsSinceChoice: 0, nextRecheck: FIRST_RECHECK, recheck: [] }));
   return c;
 }
 
@@ -120,8 +132,14 @@ export interface EngineForCall {
  */
 export function engineForCall(kernel: TypedKernel, key: string, guess: Engine, touched: number): EngineForCall {
   const known = calibrations.get(kernel)?.get(key);
-  if (known?.winner) return { engine: known.winner };
-  if (touched < MIN_TIMED_ELEMENTS || known?.pending) return { engine: guess };
+  if (known?.winner) {
+    if (touched < MIN_TIMED_ELEMENTS || known.pending) return { engine: known.winner };
+    if (known.recheck.length === 0 && ++known.callsSinceChoice < known.nextRecheck) return { engine: known.winner };
+    if (known.recheck.length === 0) known.recheck.push(other(known.winner), known.winner);
+    known.pending = true;
+    return { engine: known.recheck[0]!, trial: known };
+  }
+  if (touched < MIN_TIMED_ELEMENTS || known?.pending) return { engine: known?.winner ?? guess };
   const c = known ?? calibrationFor(kernel, key, guess);
   c.pending = true;
   return { engine: c.trials.length % 2 === 0 ? c.guess : other(c.guess), trial: c };
@@ -133,7 +151,8 @@ export function engineForCall(kernel: TypedKernel, key: string, guess: Engine, t
  */
 export function recordTrial(c: Calibration, engine: Engine, seconds: number | undefined, loop: number): void {
   c.pending = false;
-  if (seconds === undefined || seconds < MIN_TRIAL_SECONDS || c.winner) return;
+  if (c.winner) return recordRecheck(c, engine, seconds, loop);
+  if (seconds === undefined || seconds < MIN_TRIAL_SECONDS) return;
   // Alternation holds: a call whose engine was not the one due (a Wasm call that ran JS) records nothing.
   if (engine !== (c.trials.length % 2 === 0 ? c.guess : other(c.guess))) return;
   c.trials.push({ engine, secondsPerIndex: seconds / loop });
@@ -142,9 +161,25 @@ export function recordTrial(c: Calibration, engine: Engine, seconds: number | un
   c.winner = bestOf(c, 'wasm') < bestOf(c, 'js') ? 'wasm' : 'js';
 }
 
+/** Records a re-check's trial; after its last, the choice again from every time measured. */
+function recordRecheck(c: Calibration, engine: Engine, seconds: number | undefined, loop: number): void {
+  if (c.recheck[0] !== engine) return;
+  if (seconds === undefined || seconds < MIN_TRIAL_SECONDS) return; // the same engine is tried again next time
+  c.recheck.shift();
+  c.trials.push({ engine, secondsPerIndex: seconds / loop });
+  if (c.recheck.length > 0) return;
+  c.winner = bestOf(c, 'wasm') < bestOf(c, 'js') ? 'wasm' : 'js';
+  c.callsSinceChoice = 0;
+  c.nextRecheck *= RECHECK_GROWTH;
+}
+
 /** The lowest time per loop index measured for an engine (Infinity where none). */
 function bestOf(c: Calibration, engine: Engine): number {
   return Math.min(...c.trials.filter((t) => t.engine === engine).map((t) => t.secondsPerIndex));
+}
+
+function count(c: Calibration, engine: Engine): number {
+  return c.trials.filter((t) => t.engine === engine).length;
 }
 
 /** Whether an engine's latest trial was well under its best before (it is still warming up). */
@@ -187,7 +222,7 @@ export function measuredChoice(plan: CallPlan, elements: number, where: string, 
     return Number.isFinite(t) ? `${formatSeconds(t)} per ${unit}` : 'not yet timed';
   };
   if (c?.winner) {
-    return { engine: c.winner, reason: `chosen by measurement: JS ${best('js')}, Wasm ${best('wasm')} (the best of ${c.trials.length / 2} timed calls each, of this call shape). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}` };
+    return { engine: c.winner, reason: `chosen by measurement: JS ${best('js')}, Wasm ${best('wasm')} (the best of ${count(c, 'js')} and ${count(c, 'wasm')} timed calls of this call shape). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}` };
   }
   if (c && c.trials.length > 0) {
     return { ...guess, reason: `${guess.reason} (A guess until measured: ${c.trials.length} timed calls of this call shape so far, JS ${best('js')}, Wasm ${best('wasm')}.)` };

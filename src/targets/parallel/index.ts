@@ -281,7 +281,7 @@ function planJob(plan: CallPlan, deferCopies = false): PlannedJob | undefined {
   if (decision.trial && !workers.idle) {
     // Behind other calls its time would count theirs too: not a trial.
     recordTrial(decision.trial, decision.engine, undefined, decision.loop);
-    decision = { engine: decision.trial.guess, loop: decision.loop };
+    decision = { engine: decision.trial.winner ?? decision.trial.guess, loop: decision.loop };
   }
   let runner: RunnerSource;
   let staged: StagedOperands;

@@ -65,6 +65,30 @@ describe('calibration of one call shape', () => {
     expect(engineForCall(k2, 's', 'js', big)).toEqual({ engine: 'js' });
   });
 
+  it('re-checks the choice after 16 large calls, then 64 later, and corrects a choice made under load', () => {
+    const k = kernel();
+    // Measured while the machine was busy: Wasm looked faster.
+    const noisy: Record<string, number[]> = { js: [5, 5], wasm: [3, 3] };
+    for (let i = 0; i < 4; i++) {
+      const d = engineForCall(k, 's', 'js', big);
+      recordTrial(d.trial!, d.engine, noisy[d.engine]!.shift()!, big);
+    }
+    expect(engineForCall(k, 's', 'js', big)).toEqual({ engine: 'wasm' }); // large call 1 since the choice
+    for (let i = 2; i < 16; i++) expect(engineForCall(k, 's', 'js', big)).toEqual({ engine: 'wasm' });
+    expect(engineForCall(k, 's', 'js', 10)).toEqual({ engine: 'wasm' }); // small calls do not count
+    // The 16th large call re-checks: the loser first, then the winner, on a quiet machine.
+    const first = engineForCall(k, 's', 'js', big);
+    expect(first.engine).toBe('js');
+    recordTrial(first.trial!, 'js', 1, big);
+    const second = engineForCall(k, 's', 'js', big);
+    expect(second.engine).toBe('wasm');
+    recordTrial(second.trial!, 'wasm', 2.8, big);
+    expect(engineForCall(k, 's', 'js', big)).toEqual({ engine: 'js' });
+    // The next re-check comes 64 large calls later.
+    for (let i = 2; i < 64; i++) expect(engineForCall(k, 's', 'js', big).trial).toBeUndefined();
+    expect(engineForCall(k, 's', 'js', big).trial).toBeDefined();
+  });
+
   it('compares time per unit of work, so calls of different sizes can be trials of one shape', () => {
     const k = kernel();
     const sizes = [big, 8 * big, 2 * big, big];
@@ -109,7 +133,7 @@ describe('explain, through the public API', () => {
     expect(f.explain(xs)).toMatch(/\(A guess until measured: the first 4 or more calls of this call shape/);
     const results = [];
     for (let i = 0; i < 10; i++) results.push(await f(xs));
-    expect(f.explain(xs)).toMatch(/^(WebAssembly \([^)]*\)|JavaScript): chosen by measurement: JS [\d.]+ [nµm]s per element, Wasm [\d.]+ [nµm]s per element \(the best of \d timed calls each, of this call shape\)\. The guess was /);
+    expect(f.explain(xs)).toMatch(/^(WebAssembly \([^)]*\)|JavaScript): chosen by measurement: JS [\d.]+ [nµm]s per element, Wasm [\d.]+ [nµm]s per element \(the best of \d and \d timed calls of this call shape\)\. The guess was /);
     // Whichever engine ran each call, the results are the same (the engines are bit-identical).
     for (const r of results) expect(r).toEqual(results[0]);
     // The small call's shape is the same layout with every array outside Wasm memory: the winner applies.
