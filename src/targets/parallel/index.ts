@@ -273,7 +273,6 @@ function planJob(plan: CallPlan, deferCopies = false): PlannedJob | undefined {
     declinedUnsplittable = reason === UNSPLITTABLE;
     return undefined;
   }
-  const splittable = canSplitLoop(plan);
   const total = loopSize(plan);
   const workers = currentPool();
   const startedAt = performance.now();
@@ -283,6 +282,19 @@ function planJob(plan: CallPlan, deferCopies = false): PlannedJob | undefined {
     recordTrial(decision.trial, decision.engine, undefined, decision.loop);
     decision = { engine: decision.trial.winner ?? decision.trial.guess, loop: decision.loop };
   }
+  try {
+    return jobFor(plan, workers, decision, deferCopies, startedAt);
+  } catch (error) {
+    // Nothing ran: the trial recorded no time, and the shape's next large call is one.
+    if (decision.trial) recordTrial(decision.trial, decision.engine, undefined, decision.loop);
+    throw error;
+  }
+}
+
+/** The job of {@link planJob}, on the engine decided. */
+function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, deferCopies: boolean, startedAt: number): PlannedJob {
+  const splittable = canSplitLoop(plan);
+  const total = loopSize(plan);
   let runner: RunnerSource;
   let staged: StagedOperands;
   let stagedPlan: CallPlan;

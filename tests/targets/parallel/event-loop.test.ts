@@ -1,7 +1,7 @@
 /**
  * An awaited call on the parallel target leaves the calling thread's event loop running: the
  * workers compute, the calling thread only waits (`Atomics.waitAsync`). A 5 ms interval timer counts
- * its ticks during a call of about a second and records the longest gap between two ticks.
+ * its ticks during a call of about a second and records the gaps between two ticks.
  *
  * The bounds asserted here are generous and relative to the same timer with nothing running (a
  * loaded CI machine with 2 cores runs two busy workers beside this thread, and the OS may deschedule
@@ -20,23 +20,22 @@ const kernel = (x: number): number => {
 };
 const onParallel = vectorize(['float64(float64)'], { target: 'parallel' })(kernel);
 
-/** Runs `call` while a 5 ms interval ticks; returns the ticks seen and the longest gap between two. */
-async function ticksDuring(call: () => Promise<unknown>): Promise<{ ticks: number; longestGap: number; ms: number }> {
-  let ticks = 0;
+/** Runs `call` while a 5 ms interval ticks; returns the ticks seen and the 90th percentile of the gaps between them. */
+async function ticksDuring(call: () => Promise<unknown>): Promise<{ ticks: number; gap90: number; ms: number }> {
+  const gaps: number[] = [];
   let last = performance.now();
-  let longestGap = 0;
   const timer = setInterval(() => {
     const now = performance.now();
-    longestGap = Math.max(longestGap, now - last);
+    gaps.push(now - last);
     last = now;
-    ticks++;
   }, 5);
   const t0 = performance.now();
   await call();
   const ms = performance.now() - t0;
   clearInterval(timer);
-  longestGap = Math.max(longestGap, performance.now() - last);
-  return { ticks, longestGap, ms };
+  gaps.push(performance.now() - last);
+  gaps.sort((a, b) => a - b);
+  return { ticks: gaps.length - 1, gap90: gaps[Math.floor(0.9 * (gaps.length - 1))]!, ms };
 }
 
 describe('an awaited parallel call', () => {
@@ -61,12 +60,13 @@ describe('an awaited parallel call', () => {
     // (other processes may delay any thread, this one included).
     const idle = await ticksDuring(() => new Promise((resolve) => setTimeout(resolve, 500)));
     __testing.callCounts(true);
-    const { ticks, longestGap, ms } = await ticksDuring(() => onParallel(xs));
+    const { ticks, gap90, ms } = await ticksDuring(() => onParallel(xs));
     expect(__testing.callCounts(true).pool).toBe(1);
     // Timers fired throughout the call: at least a quarter of the rate of the free loop (a blocked
-    // thread gives none until the call ends), and no gap much longer than the free loop's.
+    // thread gives none until the call ends), and nine gaps in ten not much longer than the free
+    // loop's (on a loaded machine the OS deschedules any thread now and then, for 100 ms and more).
     expect(ticks / ms).toBeGreaterThanOrEqual(idle.ticks / idle.ms / 4);
-    expect(longestGap).toBeLessThan(Math.max(100, 3 * idle.longestGap));
+    expect(gap90).toBeLessThan(Math.max(50, 4 * idle.gap90));
   }, 60_000);
 
   it('gives the same results as the sync call, which also computes on the calling thread', async () => {
