@@ -14,7 +14,7 @@ import { type Job, Queue, QueueEvents } from 'bullmq';
 import { Redis, type RedisOptions as RedisClientOptions } from 'ioredis';
 import { ChunkError, ClusterError } from './errors.js';
 import { canonicalJson, describeUfunc, descriptorHash } from './descriptor.js';
-import { type ChunkJob, DEFAULT_QUEUE, descriptorKey, encodeScalar, type JobOperand, MAX_CHUNKS_PER_JOB, type RedisConnection, redisOptions } from './jobs.js';
+import { type ChunkJob, DEFAULT_QUEUE, descriptorKey, encodeScalar, type JobOperand, MAX_CHUNKS_PER_JOB, type RedisConnection, redisOptions, whenReachable } from './jobs.js';
 import type { ChunkedCall } from '../zarr/run-chunk.js';
 import { isZarrArray } from '../zarr/run-chunk.js';
 import { chunkCoords, type ChunkGrid } from '../zarr/chunk-grid.js';
@@ -27,6 +27,8 @@ export interface ClusterOptions extends RedisConnection {
   readonly chunksPerJob?: number;
   /** Tries per job before the call fails (a worker's death or an I/O error is retried). @default 5 */
   readonly attempts?: number;
+  /** How long to wait for Redis at the start of the call, in ms. @default 10000 */
+  readonly connectTimeoutMs?: number;
 }
 
 /** How often the caller asks Redis about jobs it has not heard of, in ms. */
@@ -63,9 +65,12 @@ export async function runOnCluster(call: ChunkedCall, grid: ChunkGrid, options: 
   const redis = new Redis(connection as RedisClientOptions);
   // While Redis is away, commands wait for the reconnect; the errors are only news of that.
   const events = new QueueEvents(queueName, { connection });
-  queue.on('error', () => undefined);
-  events.on('error', () => undefined);
-  redis.on('error', () => undefined);
+  // While Redis is away, commands wait for the reconnect; the errors are news of that, kept for a message.
+  let lastError: string | undefined;
+  const noteError = (e: Error): void => void (lastError = e.message);
+  queue.on('error', noteError);
+  events.on('error', noteError);
+  redis.on('error', noteError);
   const pending = new Set(jobs.keys());
   let chunksDone = 0;
   let settle!: (error?: Error) => void;
@@ -117,6 +122,7 @@ export async function runOnCluster(call: ChunkedCall, grid: ChunkGrid, options: 
     if (missing.length > 0 && pending.size > 0) await add(missing.filter((id) => pending.has(id)));
   };
   let timer: NodeJS.Timeout | undefined;
+  let connected = false;
   const loop = (): void => {
     timer = setTimeout(() => {
       reconcile().catch(() => undefined).finally(() => {
@@ -125,18 +131,23 @@ export async function runOnCluster(call: ChunkedCall, grid: ChunkGrid, options: 
     }, RECONCILE_MS);
   };
   try {
-    await events.waitUntilReady();
+    await whenReachable(Promise.all([events.waitUntilReady(), redis.ping()]), options.url, () => lastError, options.connectTimeoutMs);
+    connected = true;
     await add([...jobs.keys()]);
     loop();
     await finished;
   } finally {
     clearTimeout(timer);
-    if (pending.size > 0) {
-      // The call failed: take its jobs that no worker has started off the queue.
-      await Promise.all([...pending].map((id) => queue.remove(id).catch(() => 0))).catch(() => undefined);
+    if (pending.size > 0 && connected) {
+      // The call failed: take its jobs that no worker has started off the queue (while Redis answers).
+      const removed = Promise.all([...pending].map((id) => queue.remove(id).catch(() => 0))).catch(() => undefined);
+      await Promise.race([removed, new Promise((r) => setTimeout(r, 2000).unref())]);
     }
-    await events.close();
-    await queue.close();
+    // Closing waits for commands in flight; against a Redis that went away it would wait for ever.
+    const closed = Promise.all([events.close(), queue.close()]).catch(() => undefined);
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 2000).unref())]);
     redis.disconnect();
+    void (events as unknown as { disconnect?: () => Promise<void> }).disconnect?.().catch(() => undefined);
+    void queue.disconnect().catch(() => undefined);
   }
 }

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { RedisOptions } from 'bullmq';
 import { checkStorePath } from '../zarr/store.js';
-import { ChunkError } from './errors.js';
+import { ChunkError, ClusterError } from './errors.js';
 
 /** The queue's default name. */
 export const DEFAULT_QUEUE = 'ufunc';
@@ -126,4 +126,33 @@ export function redisOptions(c: RedisConnection): RedisOptions {
     ...(url.protocol === 'rediss:' && { tls: { ...(!isIP(url.hostname) && { servername: url.hostname }), ...(c.tlsCaFile && { ca: readFileSync(c.tlsCaFile) }) } }),
     maxRetriesPerRequest: null,
   };
+}
+
+/** How long a caller or a worker waits for Redis at the start before it gives up, in ms. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Waits for `ready` (a connection's first contact with Redis); rejects with a ClusterError saying
+ * where and the last error seen (wrong password, refused connection, TLS failure) after `ms`, rather
+ * than waiting for ever as a reconnecting client would.
+ */
+export async function whenReachable<T>(ready: Promise<T>, url: string, lastError: () => string | undefined, ms = CONNECT_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const where = new URL(url);
+  where.password = where.password ? '***' : '';
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new ClusterError(`Redis at ${where.href} did not answer within ${ms / 1000} s${lastError() ? `: ${lastError()}` : ''}.`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([
+      ready.catch((e: unknown) => {
+        throw new ClusterError(`Redis at ${where.href} refused the connection: ${(e as Error).message}.`);
+      }),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

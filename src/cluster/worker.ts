@@ -23,7 +23,7 @@ import { storeAt } from '../zarr/arrays.js';
 import { checkStorePath } from '../zarr/store.js';
 import { DEFAULT_DESCRIPTOR_LIMITS, type DescriptorLimits, descriptorHash, ufuncFromDescriptor, validateDescriptor } from './descriptor.js';
 import { DescriptorError } from './errors.js';
-import { type ChunkJob, DEFAULT_QUEUE, decodeScalar, descriptorKey, type JobOperand, type RedisConnection, redisOptions, validateJob } from './jobs.js';
+import { type ChunkJob, DEFAULT_QUEUE, decodeScalar, descriptorKey, type JobOperand, type RedisConnection, redisOptions, validateJob, whenReachable } from './jobs.js';
 
 export interface WorkerOptions extends RedisConnection {
   /** The Zarr store's root directory: every array a job names is below it. */
@@ -91,7 +91,9 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
   const root = storeAt(options.store).root;
   const connection = redisOptions(options);
   const redis = new Redis(connection as RedisClientOptions);
-  redis.on('error', () => undefined); // reconnects by itself; jobs report what fails
+  let lastError: string | undefined;
+  const noteError = (e: Error): void => void (lastError = e.message);
+  redis.on('error', noteError); // reconnects by itself; jobs report what fails
   const ufuncs = new Map<string, Ufunc>();
 
   const ufuncFor = async (hash: string): Promise<Ufunc> => {
@@ -156,8 +158,14 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
     maxStalledCount: 3,
   });
   // A worker reports errors through its jobs; a lost connection is retried by ioredis.
-  worker.on('error', () => undefined);
-  await worker.waitUntilReady();
+  worker.on('error', noteError);
+  try {
+    await whenReachable(Promise.all([worker.waitUntilReady(), redis.ping()]), options.url, () => lastError);
+  } catch (e) {
+    await worker.close(true).catch(() => undefined);
+    redis.disconnect();
+    throw e;
+  }
   return {
     name,
     async close() {

@@ -205,6 +205,35 @@ describe.skipIf(!hasRedis)('a cluster of workers over Redis', () => {
   }, 120_000);
 });
 
+describe.skipIf(!hasRedis)('a Redis that cannot be reached', () => {
+  it('fails the call with a ClusterError after the connect timeout, saying where and why', async () => {
+    const { freePort } = await import('./redis-server.js');
+    const root = mkdtempSync(path.join(tmpdir(), 'ufunc-cluster-noredis-'));
+    const x = await input(root, 'x', 16, 8);
+    const out = await createZarr(root, 'out', { shape: [16], chunkShape: [8], dtype: 'float32' });
+    const f = vectorize(['float32(float32)'])((v) => v + 1);
+    const port = await freePort();
+    const error = await mapChunks(f, [x], out, { cluster: { url: `redis://:pw@127.0.0.1:${port}`, connectTimeoutMs: 1500 } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ClusterError);
+    expect((error as Error).message).toMatch(new RegExp(`^Redis at redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port} did not answer within 1\\.5 s: connect ECONNREFUSED`));
+  }, 30_000);
+
+  it('fails the call when the password is wrong', async () => {
+    const redis = await startRedis(['--requirepass', 'right']);
+    try {
+      const root = mkdtempSync(path.join(tmpdir(), 'ufunc-cluster-badpass-'));
+      const x = await input(root, 'x', 16, 8);
+      const out = await createZarr(root, 'out', { shape: [16], chunkShape: [8], dtype: 'float32' });
+      const f = vectorize(['float32(float32)'])((v) => v + 1);
+      const error = await mapChunks(f, [x], out, { cluster: { url: `redis://:wrong@127.0.0.1:${redis.port}`, connectTimeoutMs: 1500 } }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ClusterError);
+      expect((error as Error).message).toMatch(/WRONGPASS|invalid username-password/);
+    } finally {
+      await redis.stop();
+    }
+  }, 30_000);
+});
+
 describe.skipIf(!hasRedis)('a cluster over TLS', () => {
   it('runs a call through rediss:// with the server’s CA', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'ufunc-tls-'));
