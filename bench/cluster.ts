@@ -4,12 +4,15 @@
  * Dask with Numba over the same store's chunks (bench/peers/dask_zarr.py, with Debian's python3).
  *
  *   npx tsx bench/cluster.ts [--gib 0.25] [--chunk-mib 8] [--workers 1,2] [--reps 3] [--dir DIR]
- *                            [--redis-server redis-server] [--python /usr/bin/python3] [--out FILE.md]
+ *                            [--kinds compute,memory] [--local 1] [--peer 1] [--python /usr/bin/python3]
+ *                            [--out FILE.md]
  *
- * Each figure is the median wall time of `reps` calls of `mapChunks(f, [x], y, { cluster })`, after
- * one warm-up call, the workers started beforehand (one target 'cpu' worker = one core). The
- * per-chunk overhead is one worker's time per chunk minus the kernel's own time on one chunk in
- * this process (the read, the queue and the write around it).
+ * Each figure is the median wall time of `reps` calls of `mapChunks(f, [x], y, { cluster })`, the
+ * workers started beforehand (one target 'cpu' worker = one core) and warmed up by a call over a
+ * small array of the same kernel (each worker compiles the descriptor once). The per-chunk overhead
+ * is one worker's time per chunk minus the kernel's own time on one chunk in this process (the
+ * read, the queue and the write around it). `--local 0` leaves out the run in this process and
+ * `--peer 0` the Dask peer (for sizes where they would take too long).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +30,9 @@ const chunkMiB = Number(args.get('chunk-mib') ?? 8);
 const workerCounts = (args.get('workers') ?? '1,2').split(',').map(Number);
 const reps = Number(args.get('reps') ?? 3);
 const python = args.get('python') ?? '/usr/bin/python3';
+const kinds = (args.get('kinds') ?? 'compute,memory').split(',');
+const withLocal = args.get('local') !== '0';
+const withPeer = args.get('peer') !== '0';
 const dir = args.get('dir') ?? mkdtempSync(path.join(tmpdir(), 'ufunc-bench-cluster-'));
 const repo = path.resolve(import.meta.dirname, '..');
 
@@ -37,7 +43,7 @@ const chunk = Math.round((chunkMiB * 2 ** 20) / 4);
 const KERNELS = {
   compute: vectorize(['float32(float32)'])((x) => {
     let s = x;
-    for (let k = 0; k < 4; k++) s = Math.fround(Math.sin(s) * 0.5 + Math.cos(s * 0.25));
+    for (let k = 0; k < 32; k++) s = s * 0.999 + 0.5 / (1 + s * s);
     return s;
   }),
   memory: vectorize(['float32(float32)'])((x) => 2 * x + 1),
@@ -59,10 +65,12 @@ async function main(): Promise<void> {
     await zarr.set(x.array as never, [zarr.slice(c * chunk, c * chunk + len)], { data, shape: [len], stride: [1] } as never);
   }
   const y = await createZarr(root, 'y', { shape: [n], chunkShape: [chunk], dtype: 'float32' });
+  const warm = await createZarr(root, 'warm', { shape: [4 * chunk], chunkShape: [chunk], dtype: 'float32' });
+  const warmOut = await createZarr(root, 'warm-out', { shape: [4 * chunk], chunkShape: [chunk], dtype: 'float32' });
   const chunks = Math.ceil(n / chunk);
   const rows: string[] = [];
   const report: Record<string, unknown> = { n, chunk, chunks, cores: cpus().length, cpu: cpus()[0]?.model, results: [] };
-  for (const [kind, f] of Object.entries(KERNELS)) {
+  for (const [kind, f] of Object.entries(KERNELS).filter(([k]) => kinds.includes(k))) {
     // The kernel alone on one chunk, in this process.
     const one = new Float32Array(chunk).map((_, i) => (i % 10007) / 1000);
     await f(one);
@@ -73,13 +81,16 @@ async function main(): Promise<void> {
       kernelTimes.push(performance.now() - s);
     }
     const kernelMs = median(kernelTimes);
-    const local: number[] = [];
-    for (let r = 0; r < reps; r++) {
-      const s = performance.now();
-      await mapChunks(f, [x], y, { concurrency: 2 });
-      local.push(performance.now() - s);
+    if (withLocal) {
+      const local: number[] = [];
+      for (let r = 0; r < reps; r++) {
+        const s = performance.now();
+        await mapChunks(f, [x], y, { concurrency: 2 });
+        local.push(performance.now() - s);
+      }
+      rows.push(`| ${kind} | this process (cpu target, 2 chunks in flight) | ${(median(local) / 1000).toFixed(2)} | | |`);
     }
-    rows.push(`| ${kind} | this process (cpu target, 2 chunks in flight) | ${(median(local) / 1000).toFixed(2)} | | |`);
+    rows.push(`| ${kind} | the kernel alone on one chunk, this process | ${(kernelMs / 1000).toFixed(4)} | | |`);
     let oneWorker = 0;
     for (const w of workerCounts) {
       const queue = `bench${w}${kind}`;
@@ -94,7 +105,7 @@ async function main(): Promise<void> {
       }
       while (ready < w) await new Promise((r) => setTimeout(r, 100));
       const cluster = { url: redis.url, queue };
-      await mapChunks(f, [x], y, { cluster });
+      await mapChunks(f, [warm], warmOut, { cluster });
       const times: number[] = [];
       for (let r = 0; r < reps; r++) {
         const s = performance.now();
@@ -109,7 +120,7 @@ async function main(): Promise<void> {
       (report.results as unknown[]).push({ kind, workers: w, medianMs: t, runs: times, kernelMsPerChunk: kernelMs });
       console.error(rows.at(-1));
     }
-    for (const w of workerCounts) {
+    for (const w of withPeer ? workerCounts : []) {
       try {
         const out = execFileSync(python, [path.join(repo, 'bench/peers/dask_zarr.py'), root, kind, String(w), String(reps)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
         const peer = JSON.parse(out) as { medianMs?: number; skipped?: string };
