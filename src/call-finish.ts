@@ -5,28 +5,17 @@
  * typed arrays, an `NDArray` otherwise, a scalar for scalar inputs, device arrays for device calls.
  */
 import { loopStridesFor } from './broadcast.js';
-import type { CallOperands } from './call-operands.js';
-import { coreLast, type CallOutputs } from './call-outputs.js';
+import { type CallLoop, coreLast, type CallOutputs } from './call-outputs.js';
 import { deviceView, viewOf } from './call-views.js';
 import { storeCast } from './casting.js';
 import { type DeviceStoreCall, deviceStoreCall } from './device-store.js';
-import type { DType } from './dtypes.js';
 import { type ArrayOperand, type DeviceOperand, type NDArray, orderOf } from './ndarray.js';
 import type { OperandView } from './plan.js';
-import type { ArgType } from './signature-parser/index.js';
-import type { Target } from './targets/target.js';
-import type { UfuncDefinition } from './ufunc.js';
 
 /** What the finish stage reads of the earlier stages. */
-export interface FinishInput {
-  readonly def: UfuncDefinition;
-  readonly target: Target;
-  readonly ops: CallOperands;
+export interface FinishInput extends CallLoop {
   readonly outputs: CallOutputs;
-  readonly types: readonly ArgType[];
-  readonly resultTypes: readonly DType[];
   readonly loopRank: number;
-  readonly coreShapes: readonly (readonly number[])[];
   /** The plan's operands (device outputs are put in when allocated) and its number of inputs. */
   readonly views: OperandView[];
   readonly nin: number;

@@ -56,8 +56,8 @@ export interface FusedStore {
   readonly given: DeviceOperand | undefined;
 }
 
-/** What the outputs stage reads of the earlier stages. */
-export interface OutputsInput {
+/** What the planner decided before the outputs: the stages after it read these. */
+export interface CallLoop {
   readonly def: UfuncDefinition;
   readonly target: Target;
   readonly ops: CallOperands;
@@ -65,9 +65,13 @@ export interface OutputsInput {
   readonly types: readonly ArgType[];
   /** The dtype each output ends up with. */
   readonly resultTypes: readonly DType[];
-  readonly sched: Schedule;
   /** Core shapes as the kernel sees them, inputs then outputs. */
   readonly coreShapes: readonly (readonly number[])[];
+}
+
+/** What the outputs stage reads of the earlier stages. */
+export interface OutputsInput extends CallLoop {
+  readonly sched: Schedule;
   /** Whether any operand is a device array. */
   readonly anyDevice: boolean;
 }
