@@ -99,8 +99,10 @@ export class KernelGenerator {
   // ------------------------------------------------------------------ expressions
 
   /** An expression of exactly type `t` (numeric types are those of promote; bool for conditions). */
-  expr(t: DT, s: Scope, depth: number): Expr {
-    if (t === 'bool') return this.condition(s, depth);
+  expr(asked: DT, s: Scope, depth: number): Expr {
+    if (asked === 'bool') return this.condition(s, depth);
+    // Values compute in promoted types (an int16 operand is an int32 value): never ask for less.
+    const t = promote(asked);
     if (depth <= 0) return this.leaf(t, s) ?? this.convertTo(t, s);
     if (this.rng.chance(0.25)) {
       const l = this.leaf(t, s);
@@ -303,7 +305,7 @@ export class KernelGenerator {
       b = { k: 'lit', v, t: bt };
     } else {
       let t2 = this.valueType();
-      if (mixedSign(a.t, t2)) t2 = a.t;
+      if (mixedSign(a.t, t2)) t2 = promote(a.t);
       b = this.expr(t2, s, depth - 1);
       bt = b.t;
     }
