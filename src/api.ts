@@ -9,6 +9,8 @@ export { vectorize } from './vectorize/index.js';
 export type { VectorizeUfunc } from './vectorize/index.js';
 export type { AxisOptions, ReduceOptions, UfuncMethods } from './methods.js';
 export { guvectorize } from './guvectorize/index.js';
+export { fuse } from './fusion/fuse.js';
+export type { FusedFunction, FuseOptions } from './fusion/fuse.js';
 export type { Ufunc, UfuncResult } from './callable.js';
 export type { CallOptions, UfuncOptions } from './ufunc.js';
 export type { NDArray, NDArrayLike } from './ndarray.js';
@@ -31,7 +33,7 @@ export type { ParallelOptions } from './targets/parallel/index.js';
 export {
   UfuncError, SignatureError, LayoutError, BroadcastError, ArgumentError, KernelCompileError,
   KernelRuntimeError, TargetUnavailableError, DeviceError, WorkerError, CallCancelledError, CallAbortedError,
-  CallTimeoutError, ShutdownError,
+  CallTimeoutError, ShutdownError, FusionError,
 } from './errors.js';
 // The cpu target's engines (WebAssembly or generated JS): see docs/wasm-engine.md.
 export { engineMode, setEngineMode } from './targets/cpu/wasm/index.js';

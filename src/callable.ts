@@ -2,6 +2,8 @@
  * The function a user calls: the same code on every target. Every call returns a Promise; targets
  * that can block (cpu, parallel) also offer `.sync(…)`.
  */
+import { traceCall } from './fusion/trace.js';
+
 import { ArgumentError, TargetUnavailableError } from './errors.js';
 import { isDetached } from './ndarray.js';
 import { formatTargetNames, loadTarget, loadTargetSync, targetNames } from './targets/registry.js';
@@ -159,7 +161,9 @@ function snapshotInputs(args: unknown[], nin: number): unknown[] {
 }
 
 export function makeCallable<T extends object>(def: UfuncDefinition, methods: T): Ufunc & T {
-  const call = async (...args: unknown[]) => {
+  // Called by a function that `fuse` is tracing (a tracer among the arguments): recorded, not run.
+  const call = (...args: unknown[]): Promise<unknown> => (traceCall(def, 'call', args, run) as unknown as Promise<unknown>) ?? run(...args);
+  const run = async (...args: unknown[]) => {
     let target = loadTargetSync(def.target);
     if (!target) {
       // The first call of a target that loads on first use (gpu): the inputs are read after the
@@ -183,6 +187,8 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     return running;
   };
   const sync = (...args: unknown[]) => {
+    const traced = traceCall(def, 'call', args, run);
+    if (traced) return traced;
     const target = loadTargetSync(def.target);
     if (!target?.runSync) {
       throw new TargetUnavailableError(`The '${def.target}' target has no synchronous call (its device cannot be waited for without a Promise): use \`await f(…)\`, or target ${formatTargetNames(targetNames('host'))}.`);
@@ -219,5 +225,19 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     name: { value: def.parsed.name },
     [UFUNC_DEFINITION]: { value: def },
   });
-  return Object.assign(call, methods) as unknown as Ufunc & T;
+  return Object.assign(call, traceableMethods(def, methods)) as unknown as Ufunc & T;
+}
+
+/** The methods, each recorded instead of run when `fuse` is tracing the function that calls it. */
+function traceableMethods<T extends object>(def: UfuncDefinition, methods: T): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(methods)) {
+    if (typeof method !== 'function') {
+      wrapped[name] = method;
+      continue;
+    }
+    const run = method as (...args: unknown[]) => Promise<unknown>;
+    wrapped[name] = (...args: unknown[]) => traceCall(def, name, args, run) ?? run(...args);
+  }
+  return wrapped as T;
 }

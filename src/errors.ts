@@ -57,6 +57,14 @@ export class KernelCompileError extends UfuncError {
   }
 }
 
+/**
+ * A function given to `fuse` composes ufunc calls that cannot run as one kernel (a guvectorize
+ * ufunc, a method other than a trailing `reduce`, ufuncs of different targets, arithmetic on a
+ * traced array, …). The message names the call and says why; `fuse(fn, { unfusable: 'separate' })`
+ * runs such compositions as separate calls instead.
+ */
+export class FusionError extends UfuncError {}
+
 /** The kernel threw while running (e.g. a failed bounds check), on any target. */
 export class KernelRuntimeError extends UfuncError {}
 

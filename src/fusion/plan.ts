@@ -1,0 +1,238 @@
+/**
+ * From a trace to one kernel: which calls fuse, the loop each call selects (exactly as the
+ * separate call would: same signature dispatch, same casting), the fused kernel's parameters, and
+ * the key under which its compiled ufunc is cached. Or the reason the trace does not fuse.
+ *
+ * The front sees the result as an ordinary vectorize ufunc (`FusedDefinition`): its one signature
+ * takes each parameter in the dtype its step's loop reads, so the front converts arrays and scalars
+ * as the separate calls did, and `out`, `where`, `casting`, broadcasting, device arrays and every
+ * target work as for any ufunc.
+ */
+import { makeCallable, type Ufunc } from '../callable.js';
+import { type CallOptions, forcedTypes, splitArguments } from '../call-options.js';
+import type { TypedKernel } from '../compiler/ir.js';
+import { convertConstant } from '../compiler/lower.js';
+import { runPasses } from '../compiler/passes/index.js';
+import type { DType } from '../dtypes.js';
+import { ArgumentError } from '../errors.js';
+import { type Operand, toOperand } from '../ndarray.js';
+import { parseLayout } from '../signature-parser/index.js';
+import type { Target, TargetName } from '../targets/target.js';
+import { UfuncDefinition } from '../ufunc.js';
+import { type ComposedStep, composeKernels, type StepInput } from './compose.js';
+import { type TracedCall, Tracer } from './trace.js';
+
+/** The options the chain's last call takes from the fused call: they pick its loop. */
+export interface LoopOptions {
+  readonly dtype?: CallOptions['dtype'];
+  readonly signature?: CallOptions['signature'];
+  readonly casting?: CallOptions['casting'];
+}
+
+/** A trace that fuses: the fused ufunc's arguments and what the fused kernel computes. */
+export interface FusedChain {
+  readonly kind: 'fused';
+  /** A key equal for traces that compile to the same kernel. */
+  readonly key: string;
+  /** The fused kernel's arguments: the arrays (host or device) and converted scalars. */
+  readonly args: readonly unknown[];
+  /** The calls fused, in order (`saxpy(…) (call 1)`, …). */
+  readonly calls: readonly TracedCall[];
+  /** The fused kernel, made on first use of the key. */
+  readonly build: () => { readonly kernel: TypedKernel; readonly params: readonly FusedParam[] };
+  readonly target: TargetName;
+  readonly boundsCheck: boolean;
+  /** A trailing `reduce` that runs as a second call over the fused result. */
+  readonly reduce?: TracedCall;
+}
+
+/** A parameter of the fused kernel, as `explain` shows it. */
+export interface FusedParam {
+  readonly name: string;
+  readonly dtype: DType;
+  /** `argument 1`, `a captured array`, `the scalar 2` */
+  readonly from: string;
+}
+
+/** A trace that does not fuse, and why (a sentence naming the call). */
+export interface Unfusable {
+  readonly kind: 'unfusable';
+  readonly reason: string;
+}
+
+/** Which of a call's options may appear on a call inside a fused function (they pick its loop). */
+const INNER_OPTIONS = new Set(['dtype', 'signature', 'casting']);
+
+/**
+ * Plans one trace: the loop of every call, the fused kernel's parameters and the cache key.
+ *
+ * @param calls - the trace's calls, in the order the function made them
+ * @param result - what the function returned
+ * @param rawArgs - the fused function's arguments (the arrays the tracers stand for)
+ * @param loop - `dtype`, `signature`, `casting` of the fused call: the last call's loop
+ * @param target - the target of the ufuncs (all must share it)
+ * @returns the plan, or why the trace does not fuse
+ * @throws the errors the separate calls would throw (no signature accepts the inputs, …)
+ */
+export function planChain(calls: readonly TracedCall[], result: unknown, rawArgs: readonly unknown[], loop: LoopOptions, target: Target): FusedChain | Unfusable {
+  if (!(result instanceof Tracer)) {
+    return { kind: 'unfusable', reason: `the function returned ${Array.isArray(result) ? 'an array of values' : 'something other than the result of a ufunc call'}; a fused function returns the result of its last ufunc call` };
+  }
+  if (result.value.kind === 'input') return { kind: 'unfusable', reason: `the function returned ${result.what} without calling a ufunc on it` };
+  let last = calls[result.value.index]!;
+  let reduce: TracedCall | undefined;
+  if (last.method === 'reduce') {
+    reduce = last;
+    const x = last.args[0];
+    if (!(x instanceof Tracer) || x.value.kind !== 'call') return { kind: 'unfusable', reason: `${last.what} reduces ${x instanceof Tracer ? x.what : 'a value'} that no fused call computed: nothing to fuse` };
+    last = calls[x.value.index]!;
+  }
+  const used = usedCalls(calls, last);
+  for (const call of calls) {
+    if (!used.has(call) && call !== reduce) return { kind: 'unfusable', reason: `${call.what} does not contribute to the result${call.method === 'reduce' ? '' : ' (a fused function computes one result from a chain of calls)'}` };
+  }
+  for (const call of used) {
+    if (call.method !== 'call') return { kind: 'unfusable', reason: `${call.what} is a method other than a trailing \`reduce\`; only a \`reduce\` of the fused result can end a fused function` };
+    if (call.def.kind !== 'vectorize') return { kind: 'unfusable', reason: `${call.what} is a guvectorize ufunc; only vectorize ufuncs fuse so far` };
+    if (call.def.target !== target.name) return { kind: 'unfusable', reason: `${call.what} runs on the '${call.def.target}' target and ${last.what} on '${target.name}'; the calls of a fused function share one target` };
+  }
+  return planCalls(calls.filter((c) => used.has(c)), rawArgs, loop, target, reduce);
+}
+
+/** The calls the result depends on. */
+function usedCalls(calls: readonly TracedCall[], last: TracedCall): Set<TracedCall> {
+  const used = new Set<TracedCall>();
+  const visit = (call: TracedCall) => {
+    if (used.has(call)) return;
+    used.add(call);
+    for (const a of call.args) if (a instanceof Tracer && a.value.kind === 'call') visit(calls[a.value.index]!);
+  };
+  visit(last);
+  return used;
+}
+
+function planCalls(calls: readonly TracedCall[], rawArgs: readonly unknown[], loop: LoopOptions, target: Target, reduce: TracedCall | undefined): FusedChain | Unfusable {
+  const params: FusedParam[] = [];
+  const args: unknown[] = [];
+  const arrayParams = new Map<unknown, Map<DType, number>>();
+  const steps: { call: TracedCall; kernel: TypedKernel; inputs: StepInput[]; key: string }[] = [];
+  const stepOf = new Map<number, number>(); // trace call index → step index
+  const resultDtypes: DType[] = [];
+  const keyParts: string[] = [];
+  let captured = 0;
+  const fastmath = new Set<boolean>();
+  for (const call of calls) {
+    const { def } = call;
+    const { inputs: rawInputs, outs, options } = splitArguments(call.args, def.nin, def.nout);
+    if (outs) return { kind: 'unfusable', reason: `${call.what} writes a given \`out\`; inside a fused function, results pass from call to call and only the fused call takes \`out\`` };
+    const extra = Object.keys(options).filter((k) => !INNER_OPTIONS.has(k) && options[k as keyof CallOptions] !== undefined);
+    if (extra.length) return { kind: 'unfusable', reason: `${call.what} passes \`${extra[0]}\`; calls inside a fused function may pass only \`dtype\`, \`signature\` and \`casting\` (the fused call takes \`${extra[0]}\`)` };
+    const isLast = call === calls[calls.length - 1] && !reduce;
+    const own = isLast ? mergeLoopOptions(options, loop, call) : options;
+    const operands = rawInputs.map((x, i): Operand => {
+      if (x instanceof Tracer) {
+        if (x.value.kind === 'call') return { kind: 'array', dtype: resultDtypes[stepOf.get(x.value.index)!]!, data: new Float32Array(0), shape: [], strides: [], offset: 0, plain: true, original: undefined };
+        return toOperand(rawArgs[x.value.index], `argument ${x.value.index + 1} of the fused function`);
+      }
+      return toOperand(x, `argument ${i + 1} of ${call.what}`);
+    });
+    const casting = own.casting ?? 'same_kind';
+    const forced = forcedTypes(own, def.nin, def.nout, (sig) => def.operandTypes(sig));
+    const spec = def.select(operands, { casting, forced, canStore: target.canStore });
+    const types = def.operandTypes(spec.signature);
+    if (def.acceptedTypes(spec).some((t, k) => t.dtype !== types[k]!.dtype)) {
+      return { kind: 'unfusable', reason: `${call.what} runs a float64 signature in float32 (option \`float64: 'float32'\`), which converts its arrays outside the kernel` };
+    }
+    const { kernel } = def.kernelFor(spec, types.map(() => []));
+    def.checkTarget(target, spec, kernel);
+    fastmath.add(def.fastmath);
+    const inputs = rawInputs.map((x, i): StepInput => {
+      const dtype = types[i]!.dtype;
+      // (select() took the earlier result's dtype as an array's: the cast it allowed is the one the copy did.)
+      if (x instanceof Tracer && x.value.kind === 'call') return { kind: 'step', index: stepOf.get(x.value.index)! };
+      const op = operands[i]!;
+      if (op.kind === 'scalar') {
+        params.push({ name: `s${params.length}`, dtype, from: `the scalar ${String(op.value)}` });
+        args.push(convertConstant(op.value, dtype));
+        return { kind: 'param', index: params.length - 1 };
+      }
+      if (op.kind === 'device' && op.dtype !== dtype) {
+        throw new ArgumentError(`Argument ${i + 1} of ${call.what} is a ${op.dtype} DeviceArray but the loop \`${spec.signature.text}\` reads ${dtype}; device arrays are not converted: pass a ${dtype} one.`);
+      }
+      const raw = x instanceof Tracer ? rawArgs[x.value.index] : x;
+      let byDtype = arrayParams.get(raw);
+      if (!byDtype) arrayParams.set(raw, (byDtype = new Map()));
+      let index = byDtype.get(dtype);
+      if (index === undefined) {
+        const from = x instanceof Tracer ? x.what : `a captured array (${++captured})`;
+        params.push({ name: x instanceof Tracer && x.value.kind === 'input' ? `arg${x.value.index + 1}` : `captured${captured}`, dtype, from });
+        args.push(raw);
+        index = params.length - 1;
+        byDtype.set(dtype, index);
+      }
+      return { kind: 'param', index };
+    });
+    stepOf.set(call.index, steps.length);
+    resultDtypes.push(types[def.nin]!.dtype);
+    const key = `${def.id}/${spec.key}(${inputs.map((s) => (s.kind === 'param' ? `p${s.index}` : `s${s.index}`)).join(',')})`;
+    steps.push({ call, kernel, inputs, key });
+    keyParts.push(key);
+  }
+  if (fastmath.size > 1) return { kind: 'unfusable', reason: 'some of its ufuncs were made with `fastmath` and some without; one kernel computes `Math.exp` one way' };
+  const boundsCheck = calls.some((c) => c.def.boundsCheck);
+  const key = `${target.name}|${boundsCheck}|${params.map((p) => p.dtype).join(',')}|${keyParts.join(';')}`;
+  const build = () => {
+    const composed: ComposedStep[] = steps.map((s) => ({ kernel: s.kernel, inputs: s.inputs }));
+    return { kernel: runPasses(composeKernels(params, composed)), params };
+  };
+  return { kind: 'fused', key, args, calls: steps.map((s) => s.call), build, target: target.name as TargetName, boundsCheck, ...(reduce ? { reduce } : {}) };
+}
+
+/** The last call's own loop options and the fused call's: the fused call's win; both giving one is an error. */
+function mergeLoopOptions(own: CallOptions, loop: LoopOptions, call: TracedCall): LoopOptions {
+  for (const key of ['dtype', 'signature', 'casting'] as const) {
+    if (own[key] !== undefined && loop[key] !== undefined) {
+      throw new ArgumentError(`Both the fused call and ${call.what}, the call whose result it returns, pass \`${key}\`: pass it once.`);
+    }
+  }
+  return { dtype: loop.dtype ?? own.dtype, signature: loop.signature ?? own.signature, casting: loop.casting ?? own.casting };
+}
+
+/**
+ * The fused kernel as a vectorize ufunc the front runs like any other: one signature (each
+ * parameter in the dtype its step reads, the last step's dtype returned), and the composed
+ * kernel in place of a typed source.
+ */
+class FusedDefinition extends UfuncDefinition {
+  constructor(
+    private readonly fused: TypedKernel,
+    private readonly fusedKey: string,
+    target: TargetName,
+    boundsCheck: boolean,
+  ) {
+    const names = fused.params.map((_, i) => `p${i}`);
+    // The front types this stand-in for the signature; kernelFor hands out the composed kernel instead.
+    const placeholder = `function fused(${names.join(', ')}) { return 0; }`;
+    const signature = `${fused.returnType}(${fused.params.map((p) => p.type).join(', ')})`;
+    super('vectorize', placeholder, [signature], parseLayout(`${names.map(() => '()').join(',')}->()`), { target, boundsCheck });
+  }
+
+  override kernelFor(): { kernel: TypedKernel; key: string } {
+    return { kernel: this.fused, key: this.fusedKey };
+  }
+}
+
+let nextFused = 0;
+
+/**
+ * The fused ufunc of a planned chain.
+ *
+ * @param chain - from planChain
+ * @returns a vectorize ufunc over the fused kernel's parameters
+ * @example const ufunc = fusedUfunc(chain); await ufunc(...chain.args);
+ */
+export function fusedUfunc(chain: FusedChain): { ufunc: Ufunc; kernel: TypedKernel; params: readonly FusedParam[] } {
+  const { kernel, params } = chain.build();
+  const def = new FusedDefinition(kernel, `fused:${nextFused++}`, chain.target, chain.boundsCheck);
+  return { ufunc: makeCallable(def, {}), kernel, params };
+}
