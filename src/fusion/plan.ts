@@ -88,15 +88,13 @@ export function planChain(calls: readonly TracedCall[], result: unknown, rawArgs
     last = calls[x.value.index]!;
   }
   const used = usedCalls(calls, last);
-  for (const call of calls) {
-    if (!used.has(call) && call !== reduce) return { kind: 'unfusable', reason: `${call.what} does not contribute to the result${call.method === 'reduce' ? '' : ' (a fused function computes one result from a chain of calls)'}` };
-  }
-  for (const call of used) {
+  const elementwise = calls.filter((c) => c !== reduce);
+  for (const call of elementwise) {
     if (call.method !== 'call') return { kind: 'unfusable', reason: `${call.what} is a method other than a trailing \`reduce\`; only a \`reduce\` of the fused result can end a fused function` };
     if (call.def.kind !== 'vectorize') return { kind: 'unfusable', reason: `${call.what} is a guvectorize ufunc; only vectorize ufuncs fuse so far` };
     if (call.def.target !== target.name) return { kind: 'unfusable', reason: `${call.what} runs on the '${call.def.target}' target and ${last.what} on '${target.name}'; the calls of a fused function share one target` };
   }
-  return planCalls(calls.filter((c) => used.has(c)), rawArgs, loop, target, reduce);
+  return planCalls(elementwise, used, last, rawArgs, loop, target, reduce);
 }
 
 /** The calls the result depends on. */
@@ -111,13 +109,18 @@ function usedCalls(calls: readonly TracedCall[], last: TracedCall): Set<TracedCa
   return used;
 }
 
-function planCalls(calls: readonly TracedCall[], rawArgs: readonly unknown[], loop: LoopOptions, target: Target, reduce: TracedCall | undefined): FusedChain | Unfusable {
+/**
+ * Selects every call's loop in order (a call whose result is not used is checked as its separate
+ * call would be, so it fails alike, and then left out of the kernel: it has no effect) and builds
+ * the kernel's parameters and steps from the calls the result uses.
+ */
+function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, last: TracedCall, rawArgs: readonly unknown[], loop: LoopOptions, target: Target, reduce: TracedCall | undefined): FusedChain | Unfusable {
   const params: FusedParam[] = [];
   const args: unknown[] = [];
   const arrayParams = new Map<unknown, Map<DType, number>>();
   const steps: { call: TracedCall; kernel: TypedKernel; inputs: StepInput[]; key: string }[] = [];
   const stepOf = new Map<number, number>(); // trace call index → step index
-  const resultDtypes: DType[] = [];
+  const resultDtypes = new Map<number, DType>(); // by trace call index
   const keyParts: string[] = [];
   let captured = 0;
   const fastmath = new Set<boolean>();
@@ -127,11 +130,11 @@ function planCalls(calls: readonly TracedCall[], rawArgs: readonly unknown[], lo
     if (outs) return { kind: 'unfusable', reason: `${call.what} writes a given \`out\`; inside a fused function, results pass from call to call and only the fused call takes \`out\`` };
     const extra = Object.keys(options).filter((k) => !INNER_OPTIONS.has(k) && options[k as keyof CallOptions] !== undefined);
     if (extra.length) return { kind: 'unfusable', reason: `${call.what} passes \`${extra[0]}\`; calls inside a fused function may pass only \`dtype\`, \`signature\` and \`casting\` (the fused call takes \`${extra[0]}\`)` };
-    const isLast = call === calls[calls.length - 1] && !reduce;
+    const isLast = call === last && !reduce;
     const own = isLast ? mergeLoopOptions(options, loop, call) : options;
     const operands = rawInputs.map((x, i): Operand => {
       if (x instanceof Tracer) {
-        if (x.value.kind === 'call') return { kind: 'array', dtype: resultDtypes[stepOf.get(x.value.index)!]!, data: new Float32Array(0), shape: [], strides: [], offset: 0, plain: true, original: undefined };
+        if (x.value.kind === 'call') return { kind: 'array', dtype: resultDtypes.get(x.value.index)!, data: new Float32Array(0), shape: [], strides: [], offset: 0, plain: true, original: undefined };
         return toOperand(rawArgs[x.value.index], `argument ${x.value.index + 1} of the fused function`);
       }
       return toOperand(x, `argument ${i + 1} of ${call.what}`);
@@ -145,6 +148,8 @@ function planCalls(calls: readonly TracedCall[], rawArgs: readonly unknown[], lo
     }
     const { kernel } = def.kernelFor(spec, types.map(() => []));
     def.checkTarget(target, spec, kernel);
+    resultDtypes.set(call.index, types[def.nin]!.dtype);
+    if (!used.has(call)) continue;
     fastmath.add(def.fastmath);
     const inputs = rawInputs.map((x, i): StepInput => {
       const dtype = types[i]!.dtype;
@@ -173,7 +178,6 @@ function planCalls(calls: readonly TracedCall[], rawArgs: readonly unknown[], lo
       return { kind: 'param', index };
     });
     stepOf.set(call.index, steps.length);
-    resultDtypes.push(types[def.nin]!.dtype);
     const key = `${def.id}/${spec.key}(${inputs.map((s) => (s.kind === 'param' ? `p${s.index}` : `s${s.index}`)).join(',')})`;
     steps.push({ call, kernel, inputs, key });
     keyParts.push(key);
