@@ -13,7 +13,7 @@ import { isTypedArray } from '../dtypes.js';
 import { checkOptions, type OptionRules, rule } from '../options.js';
 import { loadTarget, loadTargetSync } from '../targets/registry.js';
 import type { Target } from '../targets/target.js';
-import { type FusedChain, type FusedParam, fusedUfunc, planChain, type Unfusable } from './plan.js';
+import { argumentsOf, type FusedChain, type FusedParam, fusedUfunc, planChain, traceKey, type Unfusable } from './plan.js';
 import { Trace, type TracedCall, Tracer } from './trace.js';
 
 /** Options of `fuse(fn, options)`. */
@@ -70,74 +70,92 @@ export function fuse(fn: (...args: any[]) => unknown, options: FuseOptions = {})
   if (typeof fn !== 'function') throw new ArgumentError(`\`fuse\` takes a function whose body calls ufuncs, found ${typeof fn}.`);
   checkOptions(options, FUSE_OPTIONS, '`fuse`');
   const separate = options.unfusable === 'separate';
-  const compiled = new Map<string, { ufunc: Ufunc; kernel: TypedKernel; params: readonly FusedParam[] }>();
-  const compile = (chain: FusedChain) => {
-    let entry = compiled.get(chain.key);
-    if (!entry) {
-      entry = fusedUfunc(chain);
-      compiled.set(chain.key, entry);
+  const compiled = new Map<string, Compiled>();
+  /** Plans by trace key (plan.ts traceKey): a repeated call of a known shape neither plans nor compiles. */
+  const planned = new Map<string, Planned>();
+  const prepare = (trace: Trace, result: unknown, args: readonly unknown[], callOptions: CallOptions, target: Target): Planned => {
+    const loop = splitLoopOptions(callOptions).loop;
+    const key = `${target.name}|${traceKey(trace.calls, result, args, loop)}`;
+    let p = planned.get(key);
+    if (!p) {
+      const chain = trace.calls.length === 0 ? NOTHING_TRACED : planChain(trace.calls, result, args, loop, target);
+      if (chain.kind === 'unfusable') p = chain;
+      else {
+        let entry = compiled.get(chain.key);
+        if (!entry) compiled.set(chain.key, (entry = fusedUfunc(chain)));
+        p = { kind: 'fused', chain, ...entry };
+      }
+      if (planned.size >= MAX_PLANS) planned.delete(planned.keys().next().value!);
+      planned.set(key, p);
     }
-    return entry;
+    return p;
+  };
+  /** Runs `fn` on stand-ins: the trace and what `fn` returned (awaited where `fn` is async). */
+  const traceOf = (args: readonly unknown[]): { trace: Trace; result: unknown } | undefined => {
+    const trace = new Trace(args.map(isArrayArgument));
+    if (trace.inputs.every((t) => t === undefined)) return undefined;
+    return { trace, result: fn(...(args.map((a, i) => trace.inputs[i] ?? a) as never[])) };
   };
 
   const call = async (...rawArgs: unknown[]): Promise<unknown> => {
     const { args, callOptions } = splitFusedArguments(fn, rawArgs);
-    const trace = new Trace(args.map(isArrayArgument));
-    if (trace.inputs.every((t) => t === undefined)) return fn(...(args as never[])); // no arrays: nothing to trace
-    let result = fn(...(args.map((a, i) => trace.inputs[i] ?? a) as never[]));
-    if (isPromiseLike(result)) result = await result;
-    const target = await loadTarget(targetOf(trace, result));
-    const planned = plan(trace, result, args, callOptions, target);
-    if (planned.kind === 'unfusable') {
-      if (!separate) throw unfusableError(planned);
+    const traced = traceOf(args);
+    if (!traced) return fn(...(args as never[])); // no arrays: nothing to trace
+    const { trace } = traced;
+    const result = isPromiseLike(traced.result) ? await traced.result : traced.result;
+    const name = targetOf(trace, result);
+    const target = loadTargetSync(name) ?? (await loadTarget(name));
+    const p = prepare(trace, result, args, callOptions, target);
+    if (p.kind === 'unfusable') {
+      if (!separate) throw unfusableError(p);
       return runSeparately(trace, result, args, callOptions);
     }
-    return runFused(compile(planned), planned, callOptions, false);
+    return runFused(p, trace, args, callOptions, false);
   };
 
   const sync = (...rawArgs: unknown[]): unknown => {
     const { args, callOptions } = splitFusedArguments(fn, rawArgs);
-    const trace = new Trace(args.map(isArrayArgument));
-    if (trace.inputs.every((t) => t === undefined)) return fn(...(args as never[]));
-    const result = fn(...(args.map((a, i) => trace.inputs[i] ?? a) as never[]));
+    const traced = traceOf(args);
+    if (!traced) return fn(...(args as never[]));
+    const { trace, result } = traced;
     if (isPromiseLike(result)) throw new FusionError('`.sync(…)` of a fused function needs a function that returns its result directly; this one returned a Promise (an `async` function): use `await fused(…)`.');
     const target = loadTargetSync(targetOf(trace, result));
     if (!target?.runSync) throw new FusionError(`The '${targetOf(trace, result)}' target has no synchronous call: use \`await fused(…)\`.`);
-    const planned = plan(trace, result, args, callOptions, target);
-    if (planned.kind === 'unfusable') throw unfusableError(planned, separate ? ' (`unfusable: \'separate\'` runs separate calls only with `await fused(…)`)' : '');
-    return runFused(compile(planned), planned, callOptions, true);
+    const p = prepare(trace, result, args, callOptions, target);
+    if (p.kind === 'unfusable') throw unfusableError(p, separate ? ' (`unfusable: \'separate\'` runs separate calls only with `await fused(…)`)' : '');
+    return runFused(p, trace, args, callOptions, true);
   };
 
   /** Traces and plans a call without running it (for `explain`). */
-  const planFor = async (rawArgs: unknown[]): Promise<{ planned: FusedChain | Unfusable; trace: Trace; callOptions: CallOptions } | string> => {
+  const planFor = async (rawArgs: unknown[]): Promise<{ p: Planned; trace: Trace; args: unknown[]; callOptions: CallOptions } | string> => {
     const { args, callOptions } = splitFusedArguments(fn, rawArgs);
-    const trace = new Trace(args.map(isArrayArgument));
-    if (trace.inputs.every((t) => t === undefined)) return 'No argument is an array, so nothing is traced: the function runs as it is.';
-    let result = fn(...(args.map((a, i) => trace.inputs[i] ?? a) as never[]));
-    if (isPromiseLike(result)) result = await result;
+    const traced = traceOf(args);
+    if (!traced) return 'No argument is an array, so nothing is traced: the function runs as it is.';
+    const { trace } = traced;
+    const result = isPromiseLike(traced.result) ? await traced.result : traced.result;
     const target = await loadTarget(targetOf(trace, result));
-    return { planned: plan(trace, result, args, callOptions, target), trace, callOptions };
+    return { p: prepare(trace, result, args, callOptions, target), trace, args, callOptions };
   };
 
   const explain = async (...rawArgs: unknown[]): Promise<string> => {
-    const p = await planFor(rawArgs);
-    if (typeof p === 'string') return p;
-    const { planned, trace } = p;
-    if (planned.kind === 'unfusable') {
-      return `Not fused: ${planned.reason}. ${separate ? `It runs as ${trace.calls.length} separate call${trace.calls.length === 1 ? '' : 's'} (\`unfusable: 'separate'\`).` : 'A call throws a FusionError (`unfusable: \'separate\'` would run the calls one by one).'}`;
+    const planning = await planFor(rawArgs);
+    if (typeof planning === 'string') return planning;
+    const { p, trace } = planning;
+    if (p.kind === 'unfusable') {
+      return `Not fused: ${p.reason}. ${separate ? `It runs as ${trace.calls.length} separate call${trace.calls.length === 1 ? '' : 's'} (\`unfusable: 'separate'\`).` : 'A call throws a FusionError (`unfusable: \'separate\'` would run the calls one by one).'}`;
     }
-    const entry = compile(planned);
-    const calls = planned.calls.map((c) => c.what).join(' → ');
-    const params = entry.params.map((q) => `${q.name}: ${q.dtype} (${q.from})`).join(', ');
-    const reduce = planned.reduce ? `\nThen ${planned.reduce.what} runs as a second call over the fused result (a reduce is not fused into the kernel yet).` : '';
-    return `Fused ${planned.calls.length} call${planned.calls.length === 1 ? '' : 's'} into one kernel on the '${planned.target}' target: ${calls}.\nIts parameters: ${params}.${reduce}\n${entry.ufunc.explain(...planned.args, ...passedOptions(p.callOptions, planned))}`;
+    const { chain } = p;
+    const params = p.params.map((q) => `${q.name}: ${q.dtype} (${q.from})`).join(', ');
+    const reduce = chain.reduce !== undefined ? `\nThen ${trace.calls[chain.reduce]!.what} runs as a second call over the fused result (a reduce is not fused into the kernel yet).` : '';
+    const passed = chain.reduce !== undefined ? [] : optionsArgument(planning.callOptions);
+    const target = p.ufunc.explain(...argumentsOf(chain, trace.calls, planning.args), ...passed);
+    return `Fused ${chain.calls.length} call${chain.calls.length === 1 ? '' : 's'} into one kernel on the '${chain.target}' target: ${chain.calls.join(' → ')}.\nIts parameters: ${params}.${reduce}\n${target}`;
   };
 
   const explainIr = async (...rawArgs: unknown[]): Promise<string> => {
-    const p = await planFor(rawArgs);
-    if (typeof p === 'string') return p;
-    if (p.planned.kind === 'unfusable') return `Not fused: ${p.planned.reason}.`;
-    return printKernel(compile(p.planned).kernel);
+    const planning = await planFor(rawArgs);
+    if (typeof planning === 'string') return planning;
+    return planning.p.kind === 'unfusable' ? `Not fused: ${planning.p.reason}.` : printKernel(planning.p.kernel);
   };
 
   Object.defineProperties(call, {
@@ -175,10 +193,10 @@ function splitLoopOptions(options: CallOptions): { loop: Pick<CallOptions, 'dtyp
   return { loop: { dtype, signature, casting: options.casting }, rest };
 }
 
-/** The options the fused ufunc's call takes (none where a trailing reduce takes them). */
-function passedOptions(options: CallOptions, chain: FusedChain): CallOptions[] {
+/** The options the fused ufunc's call takes, as its trailing argument (none when there are none). */
+function optionsArgument(options: CallOptions): CallOptions[] {
   const { rest } = splitLoopOptions(options);
-  return chain.reduce || Object.keys(rest).length === 0 ? [] : [rest];
+  return Object.keys(rest).length === 0 ? [] : [rest];
 }
 
 /** The target of a trace: that of the call the result comes from (plan.ts checks the others agree). */
@@ -187,27 +205,37 @@ function targetOf(trace: Trace, result: unknown): string {
   return trace.calls[trace.calls.length - 1]?.def.target ?? 'cpu';
 }
 
-function plan(trace: Trace, result: unknown, args: readonly unknown[], options: CallOptions, target: Target): FusedChain | Unfusable {
-  if (trace.calls.length === 0) return { kind: 'unfusable', reason: 'the function called no ufunc on its array arguments' };
-  return planChain(trace.calls, result, args, splitLoopOptions(options).loop, target);
+const NOTHING_TRACED: Unfusable = { kind: 'unfusable', reason: 'the function called no ufunc on its array arguments' };
+
+/** Plans kept per fused function (a new trace shape beyond this many forgets the oldest). */
+const MAX_PLANS = 256;
+
+/** A compiled fused kernel: its ufunc, its IR and its parameters. */
+interface Compiled {
+  readonly ufunc: Ufunc;
+  readonly kernel: TypedKernel;
+  readonly params: readonly FusedParam[];
 }
+
+/** What a trace shape runs: a fused kernel, or why it does not fuse. */
+type Planned = ({ readonly kind: 'fused'; readonly chain: FusedChain } & Compiled) | Unfusable;
 
 function unfusableError(planned: Unfusable, note = ''): FusionError {
   return new FusionError(`These ufunc calls cannot run as one kernel: ${planned.reason}. Pass \`{ unfusable: 'separate' }\` to \`fuse\` to run them as separate calls${note}.`);
 }
 
 /** Runs the fused ufunc (then a trailing reduce over its result). */
-function runFused(entry: { ufunc: Ufunc }, chain: FusedChain, options: CallOptions, sync: boolean): unknown {
-  const { rest } = splitLoopOptions(options);
-  if (!chain.reduce) {
-    const opts = Object.keys(rest).length ? [rest] : [];
-    return sync ? entry.ufunc.sync(...chain.args, ...opts) : entry.ufunc(...chain.args, ...opts);
+function runFused(p: Extract<Planned, { kind: 'fused' }>, trace: Trace, args: readonly unknown[], options: CallOptions, sync: boolean): unknown {
+  const fusedArgs = argumentsOf(p.chain, trace.calls, args);
+  if (p.chain.reduce === undefined) {
+    const opts = optionsArgument(options);
+    return sync ? p.ufunc.sync(...fusedArgs, ...opts) : p.ufunc(...fusedArgs, ...opts);
   }
-  const reduce = chain.reduce;
+  const reduce = trace.calls[p.chain.reduce]!;
   const reduceOptions = { ...((reduce.args[1] as object | undefined) ?? {}), ...options };
   if (sync) throw new FusionError(`${reduce.what}: a fused function that ends in \`reduce\` runs with \`await fused(…)\` only.`);
   return (async () => {
-    const mapped = await entry.ufunc(...chain.args);
+    const mapped = await p.ufunc(...fusedArgs);
     try {
       return await reduce.run(mapped, reduceOptions);
     } finally {

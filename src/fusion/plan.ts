@@ -34,16 +34,41 @@ export interface FusedChain {
   readonly kind: 'fused';
   /** A key equal for traces that compile to the same kernel. */
   readonly key: string;
-  /** The fused kernel's arguments: the arrays (host or device) and converted scalars. */
-  readonly args: readonly unknown[];
+  /** Where each of the fused kernel's arguments comes from, in a trace of this shape. */
+  readonly sources: readonly ParamSource[];
   /** The calls fused, in order (`saxpy(…) (call 1)`, …). */
-  readonly calls: readonly TracedCall[];
+  readonly calls: readonly string[];
   /** The fused kernel, made on first use of the key. */
   readonly build: () => { readonly kernel: TypedKernel; readonly params: readonly FusedParam[] };
   readonly target: TargetName;
   readonly boundsCheck: boolean;
-  /** A trailing `reduce` that runs as a second call over the fused result. */
-  readonly reduce?: TracedCall;
+  /** The index in the trace of a trailing `reduce` that runs as a second call over the fused result. */
+  readonly reduce?: number;
+}
+
+/**
+ * Where an argument of the fused kernel comes from: an argument of the fused function, or an
+ * argument of a traced call (an array it closes over, or a scalar converted to the loop's dtype).
+ */
+export type ParamSource =
+  | { readonly kind: 'input'; readonly index: number }
+  | { readonly kind: 'captured'; readonly call: number; readonly arg: number }
+  | { readonly kind: 'scalar'; readonly call: number; readonly arg: number; readonly dtype: DType };
+
+/**
+ * The fused kernel's arguments for a trace of the shape the chain was planned for.
+ *
+ * @param chain - the plan
+ * @param calls - this call's trace
+ * @param rawArgs - this call's arguments of the fused function
+ * @returns the arguments, in the order of the fused kernel's parameters
+ */
+export function argumentsOf(chain: FusedChain, calls: readonly TracedCall[], rawArgs: readonly unknown[]): unknown[] {
+  return chain.sources.map((s) => {
+    if (s.kind === 'input') return rawArgs[s.index];
+    const value = calls[s.call]!.args[s.arg];
+    return s.kind === 'scalar' ? convertConstant(value as number | bigint | boolean, s.dtype) : value;
+  });
 }
 
 /** A parameter of the fused kernel, as `explain` shows it. */
@@ -97,6 +122,71 @@ export function planChain(calls: readonly TracedCall[], result: unknown, rawArgs
   return planCalls(elementwise, used, last, rawArgs, loop, target, reduce);
 }
 
+/**
+ * A key equal for traces that plan alike, computed without planning: per call its ufunc, method
+ * and the shape of its arguments (which tracer, a scalar's class, a captured array's dtype and
+ * identity pattern, an options object's loop options), the result, the dtypes of the fused
+ * function's arrays and the fused call's loop options. Everything `planChain` decides from is in
+ * it: a scalar's class says which dtypes it casts to (`canCastScalar`), so signature dispatch picks
+ * the same loops; shapes and strides are not (the fused ufunc's call handles them).
+ *
+ * @example traceKey(trace.calls, result, args, { dtype: 'float64' })
+ */
+export function traceKey(calls: readonly TracedCall[], result: unknown, rawArgs: readonly unknown[], loop: LoopOptions): string {
+  const captured = new Map<unknown, number>();
+  let key = '';
+  for (const call of calls) {
+    key += `${call.def.id}.${call.method}(`;
+    for (const a of call.args) key += `${argumentKey(a, captured)},`;
+    key += ')';
+  }
+  key += `=>${result instanceof Tracer ? `${result.value.kind}${result.value.index}` : typeof result}|`;
+  for (const a of rawArgs) key += `${arrayKey(a) ?? '-'},`;
+  if (loop.dtype !== undefined || loop.signature !== undefined || loop.casting !== undefined) key += JSON.stringify([loop.dtype, loop.signature, loop.casting]);
+  return key;
+}
+
+function argumentKey(a: unknown, captured: Map<unknown, number>): string {
+  if (a instanceof Tracer) return `${a.value.kind === 'input' ? 'i' : 'c'}${a.value.index}`;
+  if (typeof a === 'number') return `n${numberClass(a)}`;
+  if (typeof a === 'boolean') return 'b';
+  if (typeof a === 'bigint') return `B${a}`;
+  const array = arrayKey(a);
+  if (array !== undefined) {
+    let k = captured.get(a);
+    if (k === undefined) captured.set(a, (k = captured.size));
+    return `a${k}:${array}`;
+  }
+  if (typeof a === 'object' && a !== null) {
+    const o = a as CallOptions;
+    return `o${Object.keys(o).join('.')}${JSON.stringify([o.dtype, o.signature, o.casting])}`;
+  }
+  return `?${typeof a}`;
+}
+
+/** What planning reads of an array (its dtype and where it lives), or undefined for a non-array. */
+function arrayKey(a: unknown): string | undefined {
+  if (ArrayBuffer.isView(a)) return a.constructor.name;
+  if (typeof a !== 'object' || a === null) return undefined;
+  if ((a as { kind?: unknown }).kind === 'device') return `d${(a as { dtype: string }).dtype}`;
+  const data = (a as { data?: unknown }).data;
+  if (data === undefined || a instanceof Tracer) return undefined;
+  return `n${(data as object)?.constructor?.name}${String((a as { dtype?: unknown }).dtype ?? '')}`;
+}
+
+/**
+ * Which dtypes a JS number casts to by value (`canCastScalar`): floats always; an integer the
+ * integer dtypes whose range holds it, which its sign and the smallest bound above it decide.
+ */
+function numberClass(v: number): string {
+  if (!Number.isInteger(v)) return 'f';
+  const bound = INTEGER_BOUNDS.findIndex((b) => Math.abs(v + (v < 0 ? 1 : 0)) <= b);
+  return `${v < 0 ? '-' : '+'}${bound}`;
+}
+
+/** The largest magnitudes of int8/uint8, int16/uint16, int32/uint32, the safe integers, int64/uint64 as doubles (negatives: |v| − 1). */
+const INTEGER_BOUNDS = [127, 255, 32767, 65535, 2 ** 31 - 1, 2 ** 32 - 1, Number.MAX_SAFE_INTEGER, 2 ** 63, 2 ** 64];
+
 /** The calls the result depends on. */
 function usedCalls(calls: readonly TracedCall[], last: TracedCall): Set<TracedCall> {
   const used = new Set<TracedCall>();
@@ -116,7 +206,7 @@ function usedCalls(calls: readonly TracedCall[], last: TracedCall): Set<TracedCa
  */
 function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, last: TracedCall, rawArgs: readonly unknown[], loop: LoopOptions, target: Target, reduce: TracedCall | undefined): FusedChain | Unfusable {
   const params: FusedParam[] = [];
-  const args: unknown[] = [];
+  const sources: ParamSource[] = [];
   const arrayParams = new Map<unknown, Map<DType, number>>();
   const steps: { call: TracedCall; kernel: TypedKernel; inputs: StepInput[]; key: string }[] = [];
   const stepOf = new Map<number, number>(); // trace call index → step index
@@ -158,7 +248,7 @@ function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, 
       const op = operands[i]!;
       if (op.kind === 'scalar') {
         params.push({ name: `s${params.length}`, dtype, from: `the scalar ${String(op.value)}` });
-        args.push(convertConstant(op.value, dtype));
+        sources.push({ kind: 'scalar', call: call.index, arg: i, dtype });
         return { kind: 'param', index: params.length - 1 };
       }
       if (op.kind === 'device' && op.dtype !== dtype) {
@@ -171,7 +261,7 @@ function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, 
       if (index === undefined) {
         const from = x instanceof Tracer ? x.what : `a captured array (${++captured})`;
         params.push({ name: x instanceof Tracer && x.value.kind === 'input' ? `arg${x.value.index + 1}` : `captured${captured}`, dtype, from });
-        args.push(raw);
+        sources.push(x instanceof Tracer ? { kind: 'input', index: (x.value as { index: number }).index } : { kind: 'captured', call: call.index, arg: i });
         index = params.length - 1;
         byDtype.set(dtype, index);
       }
@@ -189,7 +279,7 @@ function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, 
     const composed: ComposedStep[] = steps.map((s) => ({ kernel: s.kernel, inputs: s.inputs }));
     return { kernel: runPasses(composeKernels(params, composed)), params };
   };
-  return { kind: 'fused', key, args, calls: steps.map((s) => s.call), build, target: target.name as TargetName, boundsCheck, ...(reduce ? { reduce } : {}) };
+  return { kind: 'fused', key, sources, calls: steps.map((s) => s.call.what), build, target: target.name as TargetName, boundsCheck, ...(reduce ? { reduce: reduce.index } : {}) };
 }
 
 /** The last call's own loop options and the fused call's: the fused call's win; both giving one is an error. */
@@ -233,7 +323,7 @@ let nextFused = 0;
  *
  * @param chain - from planChain
  * @returns a vectorize ufunc over the fused kernel's parameters
- * @example const ufunc = fusedUfunc(chain); await ufunc(...chain.args);
+ * @example const { ufunc } = fusedUfunc(chain); await ufunc(...argumentsOf(chain, trace.calls, args));
  */
 export function fusedUfunc(chain: FusedChain): { ufunc: Ufunc; kernel: TypedKernel; params: readonly FusedParam[] } {
   const { kernel, params } = chain.build();

@@ -80,8 +80,13 @@ export class Trace {
         throw new FusionError(`A traced array of another \`fuse\` call (${a.what}) reached ${describeCall(def, method)}: a fused function's arrays stay inside the call that traced them.`);
       }
     }
-    const what = `${describeCall(def, method)} (call ${this.calls.length + 1})`;
-    this.calls.push({ index: this.calls.length, def, method, args, run, what });
+    const index = this.calls.length;
+    this.calls.push({
+      index, def, method, args, run,
+      get what() {
+        return `${describeCall(def, method)} (call ${index + 1})`;
+      },
+    });
     return new Tracer(this, { kind: 'call', index: this.calls.length - 1 });
   }
 }

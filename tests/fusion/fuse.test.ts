@@ -173,6 +173,33 @@ describe('fuse: dtypes and loops as the separate calls select them', () => {
   });
 });
 
+describe('fuse: kernels cached by the shape of the trace', () => {
+  it('selects loops anew when a scalar changes class, as the separate calls do', async () => {
+    const add = vectorize(['int32(int32, int32)', 'float64(float64, float64)'])((a: number, b: number) => a + b);
+    const twice = vectorize(['int32(int32)', 'float64(float64)'])((a: number) => a * 2);
+    const fused = fuse(async (k: number, x) => twice(await add(x, k)));
+    const x = Int32Array.of(1, 2, 3);
+    for (const k of [2, 2.5, 7, 2 ** 40, -3]) {
+      const got = await fused(k, x);
+      const want = await twice(await add(x, k));
+      expect(got.constructor).toBe(want.constructor);
+      expect([...got]).toEqual([...want]);
+    }
+  });
+
+  it('takes the arrays a function closes over on each call', async () => {
+    const mul = vectorize(['float32(float32, float32)'])((a: number, b: number) => a * b);
+    let w = f32([1, 2, 3]);
+    const fused = fuse(async (x) => mul(await mul(x, w), w));
+    expect([...(await fused(f32([1, 1, 1])))]).toEqual([1, 4, 9]);
+    w = f32([3, 3, 3]);
+    expect([...(await fused(f32([1, 1, 1])))]).toEqual([9, 9, 9]);
+    const v = w;
+    const two = fuse(async (x) => mul(await mul(x, v), w)); // the same array twice: one parameter
+    expect([...(await two(f32([1, 2, 3])))]).toEqual([9, 18, 27]);
+  });
+});
+
 describe('fuse: what does not fuse', () => {
   const { saxpy, gauss, mul } = ufuncsOn('cpu');
   const rowSum = guvectorize(['void(float32[:], float32[:])'], '(n)->()')(function sumRow(x: Float32Array, out: Float32Array) {
