@@ -17,8 +17,8 @@ import type { DType } from '../dtypes.js';
 import { ArgumentError } from '../errors.js';
 import { type Operand, toOperand } from '../ndarray.js';
 import { parseLayout } from '../signature-parser/index.js';
-import type { Target, TargetName } from '../targets/target.js';
-import { UfuncDefinition } from '../ufunc.js';
+import type { Target } from '../targets/target.js';
+import { UfuncDefinition, type UfuncOptions } from '../ufunc.js';
 import { type ComposedStep, composeKernels, type StepInput } from './compose.js';
 import { type TracedCall, Tracer } from './trace.js';
 
@@ -40,7 +40,7 @@ export interface FusedChain {
   readonly calls: readonly string[];
   /** The fused kernel, made on first use of the key. */
   readonly build: () => { readonly kernel: TypedKernel; readonly params: readonly FusedParam[] };
-  readonly target: TargetName;
+  readonly target: string;
   readonly boundsCheck: boolean;
   /** The index in the trace of a trailing `reduce` that runs as a second call over the fused result. */
   readonly reduce?: number;
@@ -279,7 +279,7 @@ function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, 
     const composed: ComposedStep[] = steps.map((s) => ({ kernel: s.kernel, inputs: s.inputs }));
     return { kernel: runPasses(composeKernels(params, composed)), params };
   };
-  return { kind: 'fused', key, sources, calls: steps.map((s) => s.call.what), build, target: target.name as TargetName, boundsCheck, ...(reduce ? { reduce: reduce.index } : {}) };
+  return { kind: 'fused', key, sources, calls: steps.map((s) => s.call.what), build, target: target.name, boundsCheck, ...(reduce ? { reduce: reduce.index } : {}) };
 }
 
 /** The last call's own loop options and the fused call's: the fused call's win; both giving one is an error. */
@@ -301,14 +301,14 @@ class FusedDefinition extends UfuncDefinition {
   constructor(
     private readonly fused: TypedKernel,
     private readonly fusedKey: string,
-    target: TargetName,
+    target: string,
     boundsCheck: boolean,
   ) {
     const names = fused.params.map((_, i) => `p${i}`);
     // The front types this stand-in for the signature; kernelFor hands out the composed kernel instead.
     const placeholder = `function fused(${names.join(', ')}) { return 0; }`;
     const signature = `${fused.returnType}(${fused.params.map((p) => p.type).join(', ')})`;
-    super('vectorize', placeholder, [signature], parseLayout(`${names.map(() => '()').join(',')}->()`), { target, boundsCheck });
+    super('vectorize', placeholder, [signature], parseLayout(`${names.map(() => '()').join(',')}->()`), { target: target as NonNullable<UfuncOptions['target']>, boundsCheck });
   }
 
   override kernelFor(): { kernel: TypedKernel; key: string } {
