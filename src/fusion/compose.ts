@@ -71,6 +71,48 @@ export function composeKernels(params: readonly { readonly name: string; readonl
   };
 }
 
+/**
+ * The kernel that runs the steps and stores several of their results: a guvectorize kernel of
+ * layout `(),…->(),…` whose outputs are one-element slices (`out[0] = …`), as a recorded gpu chain
+ * fuses (targets/gpu/runtime/chain-fusion.ts) — every output the user still holds is written.
+ *
+ * @param params - the input parameters (scalars), as for composeKernels
+ * @param steps - as for composeKernels
+ * @param stores - the steps whose results are stored, in the order of the output parameters
+ * @param name - the kernel's name, for messages (`saxpy > gauss > mul`)
+ * @returns a typed kernel with parameters (inputs…, outputs…) returning void
+ * @example composeStores(params, steps, [0, 2], 'saxpy > gauss > mul')
+ */
+export function composeStores(
+  params: readonly { readonly name: string; readonly dtype: DType }[],
+  steps: readonly ComposedStep[],
+  stores: readonly number[],
+  name: string,
+): TypedKernel {
+  const builder = new KernelBuilder();
+  const paramVars = params.map((p) => builder.fresh(p.name, p.dtype));
+  const results: Variable[] = [];
+  const body: Stmt[] = [];
+  steps.forEach((step, k) => {
+    const args = step.inputs.map((input): Expr => builder.read(input.kind === 'param' ? paramVars[input.index]! : results[input.index]!));
+    results.push(builder.inline(step.kernel, args, body, `${step.kernel.name}${k + 1}_`));
+  });
+  const outs = stores.map((k, o) => builder.fresh(`out${o + 1}`, { kind: 'array', dtype: results[k]!.type as DType, ndim: 1 }));
+  const zero: Expr = { kind: 'const', value: 0, type: 'int32', loc: builder.loc };
+  stores.forEach((k, o) => body.push({ kind: 'store', array: outs[o]!, indices: [zero], value: builder.read(results[k]!), loc: builder.loc }));
+  const fastmath = steps.some((s) => s.kernel.fastmath);
+  return {
+    name,
+    params: [...paramVars, ...outs],
+    returnType: 'void',
+    body,
+    locals: builder.locals,
+    helpers: builder.helpers,
+    source: steps.map((s) => s.kernel.source).join('\n'),
+    ...(fastmath ? { fastmath: true } : {}),
+  };
+}
+
 /** The default result of a kernel that ends without `return` (as cpu/codegen.ts's `undefinedAs`). */
 function undefinedValue(t: DType): number | bigint | boolean {
   if (t === 'bool') return false;

@@ -2,12 +2,13 @@
  * Asynchronous call chains (chain.ts), the buffer pool (buffer-pool.ts) and host operands read at
  * call time: on a real WebGPU device (lavapipe here).
  */
-import { afterEach, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { DeviceError, KernelRuntimeError } from '../../../src/errors.js';
 import { DeviceArray, deviceArray, guvectorize, synchronize, toDevice, vectorize } from '../../../src/index.js';
 import { bufferPoolStats, sizeClass } from '../../../src/targets/gpu/runtime/buffer-pool.js';
 import { LEAN_READBACK_MAX_BYTES } from '../../../src/targets/gpu/runtime/buffers.js';
 import { EARLY_SUBMIT_BYTES, flushChain, MAX_CALLS_PER_BATCH } from '../../../src/targets/gpu/runtime/chain.js';
+import { setChainFusion } from '../../../src/targets/gpu/runtime/chain-fusion.js';
 import { acquireDevice, setIdleReleaseMs } from '../../../src/targets/gpu/runtime/device.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
@@ -59,6 +60,10 @@ const reader = guvectorize(['void(float32[:], int32, float32[:])'], '(n),()->()'
 });
 
 describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
+  // These count the submissions, passes, params slots and bindings of calls recorded one by one;
+  // chain-fusion.test.ts covers calls held and fused (an in-place chain of `axpy` would fuse).
+  beforeAll(() => setChainFusion(false));
+  afterAll(() => setChainFusion(true));
   afterEach(async () => {
     setIdleReleaseMs(200);
     await synchronize().catch(() => {});
@@ -469,6 +474,9 @@ describeGpu('the buffer pool', { timeout: 60_000 }, () => {
 });
 
 describeGpu('lean small read-backs', { timeout: 60_000 }, () => {
+  // Counts the submissions and error scopes of calls recorded one by one (see above).
+  beforeAll(() => setChainFusion(false));
+  afterAll(() => setChainFusion(true));
   afterEach(async () => {
     setIdleReleaseMs(200);
     await synchronize().catch(() => {});

@@ -331,6 +331,35 @@ function sameRange(a: Uint32Array, b: Uint32Array, words: number): boolean {
 
 /** The batch being recorded, per device. */
 const open = new Map<GPUDevice, Batch>();
+
+/**
+ * Records calls held back for fusion (chain-fusion.ts registers it): called before anything else
+ * reaches a device's batch or queue, so held calls keep their place in the order (every device
+ * when none is given).
+ */
+let recordHeldWork: (device?: GPUDevice) => void = () => {};
+
+/** Errors of held calls that could not be recorded, reported by the next {@link synchronize}. */
+let lateErrors: UfuncError[] = [];
+
+/**
+ * Registers what records held calls (chain-fusion.ts), and what their errors are reported through.
+ *
+ * @param record records the held calls of a device (all devices when none is given)
+ */
+export function setHeldWork(record: (device?: GPUDevice) => void): void {
+  recordHeldWork = record;
+}
+
+/** Records the calls held for fusion on every device now (before a timing session, say). */
+export function recordHeldCalls(): void {
+  recordHeldWork();
+}
+
+/** Keeps an error of a held call for the next {@link synchronize} (its caller got its promise already). */
+export function reportLate(error: UfuncError): void {
+  lateErrors.push(error);
+}
 const arenasOf = new WeakMap<GPUDevice, Arenas>();
 /** Batches whose calls the next {@link synchronize} reports on. */
 let unsynchronized: Batch[] = [];
@@ -380,6 +409,7 @@ export interface RecordedCall {
  * @param sites the shader's bounds-check sites, or undefined when the shader checks nothing
  */
 export function beginCall(ctx: GpuContext, kernelName: string, params: Uint32Array, sites: readonly string[] | undefined): RecordedCall {
+  recordHeldWork(ctx.device);
   const a = arenas(ctx);
   const slotsNeeded = Math.max(1, Math.ceil((params.length * 4) / a.slotBytes));
   let batch = open.get(ctx.device);
@@ -452,6 +482,7 @@ export function endCall(call: RecordedCall, boundBytes = 0): void {
  * ctx.device.queue.writeBuffer(buffer, 0, data);
  */
 export function flushChain(device: GPUDevice): void {
+  recordHeldWork(device);
   open.get(device)?.submit();
 }
 
@@ -476,6 +507,7 @@ export function flushChain(device: GPUDevice): void {
  *   did, false when it did not (WebGPU reported an error for it, or the device was lost)
  */
 export function recordReadback(ctx: GpuContext, source: GPUBuffer, offset: number, staging: GPUBuffer, length: number): Promise<boolean> {
+  recordHeldWork(ctx.device);
   const batch = open.get(ctx.device);
   if (batch) {
     batch.endPass();
@@ -509,6 +541,9 @@ export function recordReadback(ctx: GpuContext, source: GPUBuffer, offset: numbe
  * await synchronize(); // errors of any of the 1000 calls surface here
  */
 export async function synchronize(): Promise<void> {
+  recordHeldWork();
+  const late = lateErrors;
+  lateErrors = [];
   const batches = unsynchronized;
   unsynchronized = [];
   for (const batch of open.values()) batch.submit();
@@ -519,7 +554,8 @@ export async function synchronize(): Promise<void> {
       if (error && !b.reported.has(i)) errors.push({ error, label: b.calls[i]!.label });
     });
   }
-  if (errors.length > 0) throw reported(errors[0]!.error, errors[0]!.label, errors.length - 1);
+  if (errors.length > 0) throw reported(errors[0]!.error, errors[0]!.label, errors.length - 1 + late.length);
+  if (late.length > 0) throw late[0]!;
 }
 
 /**
@@ -560,6 +596,7 @@ const taints = new WeakMap<GPUBuffer, CallRef[]>();
 
 /** The calls behind a buffer's contents that are still in flight or failed. */
 export function taintsOf(buffer: GPUBuffer): readonly CallRef[] {
+  recordHeldWork(); // a held call may write it
   const list = taints.get(buffer);
   if (!list) return EMPTY;
   let settled = false;

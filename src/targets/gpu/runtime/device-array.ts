@@ -371,6 +371,11 @@ export class DeviceArray implements StridedView {
     this.hold.release();
   }
 
+  /** Whether `destroy()` was called on this array or a view of its memory (chain-fusion.ts leaves such outputs unwritten). */
+  get destroyed(): boolean {
+    return this.storage.released;
+  }
+
   /** e.g. `DeviceArray(float32, [2, 3], generation 1)` */
   toString(): string {
     return `DeviceArray(${this.dtype}, [${this.shape.join(', ')}], generation ${this.generation}${this.storage.released ? ', destroyed' : ''})`;

@@ -23,12 +23,13 @@ import { CallTimeoutError } from '../../../errors.js';
 import { asDeviceError } from './device-errors.js';
 import { abandonDevice, type GpuContext, holdDevice, isDeviceAlive, liveDevice, withDevice } from './device.js';
 import { type HostPlacement, isAllZero, placeHostOperand, scatterResults, uploadData } from './host-operands.js';
-import { passTiming } from './kernel-timing.js';
+import { isTiming, passTiming } from './kernel-timing.js';
 import { type CompiledKernel, compiledKernel, readyKernel } from './pipeline-cache.js';
 import { layoutKey, paramSlots } from '../codegen/shader-layout.js';
 import { OOB_RECORD_BYTES } from '../codegen/shader-module.js';
 import { isSharedArrayBuffer } from '../../../platform/platform.js';
 import { ENQUEUED } from '../../target.js';
+import { holdCall, setHeldRecorder, writesWholeOutputs } from './chain-fusion.js';
 
 /** A host array region the call moves to the device (shared by operands that are the same view). */
 interface HostBuffer {
@@ -60,6 +61,15 @@ const TWO_OFFSETS = [0, 0];
  *   DeviceError when the GPU reports an error or the device is lost
  */
 export function runOnGpu(plan: CallPlan): Promise<void> {
+  const ctx = liveDevice();
+  if (ctx && !plan.limits) {
+    // Held for fusion with the calls after it (chain-fusion.ts): recorded later, in order.
+    try {
+      if (holdCall(ctx, plan)) return pressureYield(ctx) || ENQUEUED;
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
   const started = startOnGpu(plan);
   // Recorded, nothing to wait for (a chained call): handed on as is, without promise layers.
   if (started === ENQUEUED && !plan.limits) {
@@ -246,7 +256,7 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
   const rec = beginCall(ctx, plan.kernel.name, call.params, plan.boundsCheck && kernel.sites.length > 0 ? kernel.sites : undefined);
   const { encoder, batch } = rec;
   // Reused buffers hold old data: zero those a guvectorize kernel may leave partly unwritten.
-  if (plan.kind === 'guvectorize') {
+  if (plan.kind === 'guvectorize' && !writesWholeOutputs(plan.kernel)) {
     const clear = (b: GPUBuffer) => {
       batch.endPass();
       encoder.clearBuffer(b);
@@ -373,7 +383,8 @@ function deviceView(o: OperandView, isOutput: boolean, plan: CallPlan, hostBuffe
   if (isDeviceResident(o.data)) {
     const array = o.data as unknown as DeviceArray;
     // A reused output buffer of a guvectorize call is zeroed before the dispatch (see record).
-    const pristine = bufferIsKnownZero(array.buffer) || (isOutput && plan.kind === 'guvectorize' && contentsUnspecified(array.buffer));
+    // (A fused chain's kernel writes its outputs whole: one layout whatever its buffers held.)
+    const pristine = !writesWholeOutputs(plan.kernel) && (bufferIsKnownZero(array.buffer) || (isOutput && plan.kind === 'guvectorize' && contentsUnspecified(array.buffer)));
     return {
       view: {
         ...common, storage: array.buffer, storageBytes: array.buffer.size, offset: o.offset,
@@ -411,3 +422,37 @@ async function bringBack(ctx: GpuContext, h: HostBuffer): Promise<void> {
   await downloadBuffer(ctx, h.buffer!, 0, h.bytes, results);
   scatterResults(p, results);
 }
+
+// How chain-fusion.ts records the calls it held: a repeated call (its layout and pipeline known,
+// its params taken now, as the memo's words are shared by later calls), and fused plans when
+// their pipeline is ready (compiled in the background otherwise, while the calls run one by one).
+setHeldRecorder({
+  prepare(ctx, plan) {
+    if (isTiming()) return undefined;
+    const signature = deviceCallSignature(plan);
+    if (signature === undefined) return undefined;
+    const memo = memosOf(ctx.device).get(signature);
+    if (memo) {
+      const known = memo.callFor(plan);
+      const call: CallLayout = { ...known, params: known.params.slice() };
+      return () => void record(ctx, plan, [], call, memo.kernel);
+    }
+    // Laid out as startOnGpu does; held only when its pipeline is ready.
+    const call = layoutFor(ctx, plan, plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, [])));
+    const kernel = readyKernel(ctx, call.key);
+    if (!kernel) return undefined;
+    remember(ctx, signature, plan, call, kernel);
+    return () => void record(ctx, plan, [], call, kernel);
+  },
+  recordIfReady(ctx, plan) {
+    const views = plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, []));
+    const call = layoutFor(ctx, plan, views);
+    const kernel = readyKernel(ctx, call.key);
+    if (kernel) {
+      void record(ctx, plan, [], call, kernel);
+      return true;
+    }
+    // A failure leaves such chains unfused (each time: the next try fails alike).
+    return compiledKernel(ctx, plan, call.layout).then(() => undefined, () => undefined);
+  },
+});

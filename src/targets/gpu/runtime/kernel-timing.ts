@@ -3,6 +3,7 @@
  * compute passes of the gpu calls made inside {@link timeKernels} took on the device, without the
  * host's submit and map latency. Internal: not exported from the package.
  */
+import { recordHeldCalls } from './chain.js';
 import type { GpuContext } from './device.js';
 
 interface TimingSession {
@@ -41,6 +42,7 @@ export async function timeKernels<T>(work: () => Promise<T>, options: { span?: n
   const span = options.span;
   if (span !== undefined && !(Number.isInteger(span) && span >= 1)) throw new Error(`timeKernels: span must be a positive integer, got ${span}`);
   const current: TimingSession = { readings: [], span, inSpan: 0, current: undefined };
+  recordHeldCalls(); // calls held for fusion before the session are not part of it
   session = current;
   try {
     const result = await work();
@@ -50,6 +52,11 @@ export async function timeKernels<T>(work: () => Promise<T>, options: { span?: n
   } finally {
     session = undefined;
   }
+}
+
+/** Whether a timing session is running (calls are then recorded as they are made, never held for fusion). */
+export function isTiming(): boolean {
+  return session !== undefined;
 }
 
 /** What a dispatch needs to record its time: a pass descriptor addition and a post-pass step. */

@@ -1,0 +1,288 @@
+/**
+ * Automatic fusion of recorded gpu calls. A chain written as separate calls on device arrays,
+ *
+ *     await saxpy(2, x, y, { out: t }); await gauss(t, { out: g }); await mul(g, x, { out: v });
+ *
+ * reads and writes 8 arrays; run as one kernel that still writes t, g and v it moves 5. So an
+ * element-wise call on device arrays is not recorded at once: it is *held*, and the next call
+ * that reads its output over the same iteration space joins it. The held chain is recorded — as
+ * one kernel when it has several calls and that kernel is compiled, else call by call — before
+ * anything else reaches the device's queue or batch (another call, an upload, a read-back,
+ * `synchronize()`, the end of the current task: chain.ts asks through `setHeldWork`).
+ *
+ * Correct by construction: the fused kernel is the calls' typed kernels composed (fusion/
+ * compose.ts), each step rounded to its output dtype as its store did, run per element in the
+ * same order. A call joins only when nothing can tell the difference:
+ * - it runs over the same loop shape, and reads at least one held output — exactly that view
+ *   (same buffer, offset, strides, dtype): element i of a step reads element i of the one before;
+ * - every other buffer it shares with the held calls is shared view for view (an in-place
+ *   `f(t, { out: t })` joins: each element is read before it is written, in one thread), never a
+ *   shifted or strided view of the same memory;
+ * - it is a vectorize call on device arrays and scalars only, with no `signal`/`timeout`, whose
+ *   own pipeline exists (a repeated call), so recording it later never waits.
+ * Every output the user still holds is written; an output the user `destroy()`ed before the chain
+ * was recorded is not (nothing can read it), and a view written again by a later call of the chain
+ * is written once, with the later value. A fused kernel that is not compiled yet is compiled in the
+ * background while its calls are recorded one by one: recording never waits, so the queue order is
+ * the call order. Errors of a fused dispatch name its calls (`gpu call #12 (\`saxpy > gauss\`)`).
+ */
+import type { TypedKernel } from '../../../compiler/ir.js';
+import type { DType } from '../../../dtypes.js';
+import { composeStores, type ComposedStep, type StepInput } from '../../../fusion/compose.js';
+import { type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
+import { afterCurrentTask } from '../../../platform/platform.js';
+import { UfuncError, DeviceError } from '../../../errors.js';
+import { reportLate, setHeldWork } from './chain.js';
+import type { DeviceArray } from './device-array.js';
+import type { GpuContext } from './device.js';
+import type { GPUBuffer, GPUDevice } from './webgpu-types.js';
+
+/** How held calls are recorded (dispatch.ts provides it). */
+export interface HeldRecorder {
+  /**
+   * What records `plan` later without waiting (its pipeline exists; its params are taken now), or
+   * undefined when it cannot be (a first call, a timed pass, …): then it is not held.
+   */
+  prepare(ctx: GpuContext, plan: CallPlan): (() => void) | undefined;
+  /** Records a fused plan now if its pipeline is ready (true); else starts compiling it (settles when compiled or failed). */
+  recordIfReady(ctx: GpuContext, plan: CallPlan): true | Promise<void>;
+}
+
+/** The calls held on one device, in call order, with what records each alone. */
+interface HeldChain {
+  readonly ctx: GpuContext;
+  readonly calls: CallPlan[];
+  readonly records: (() => void)[];
+}
+
+/** Calls one fused kernel takes at most (its parameters grow with the chain). */
+const MAX_CHAIN = 8;
+
+const held = new Map<GPUDevice, HeldChain>();
+let recorder: HeldRecorder | undefined;
+let enabled = true;
+
+/** What automatic fusion has done in this process (for tests, benchmarks and `explain`). */
+export const chainFusionStats = { held: 0, fusedDispatches: 0, fusedCalls: 0, unfusedForCompile: 0, lastStores: 0 };
+
+/** Fused kernels being compiled in the background (their chains meanwhile run call by call). */
+const compiling = new Set<Promise<void>>();
+
+/**
+ * Resolves once the fused kernels being compiled are ready (or failed): a chain seen again after
+ * this runs fused. For tests and benchmarks that want the fused path from a known point on.
+ *
+ * @example await chain(); await fusedKernelsCompiled(); await chain(); // the second runs fused
+ */
+export async function fusedKernelsCompiled(): Promise<void> {
+  recordHeld();
+  await Promise.all([...compiling]);
+}
+
+/** Lets dispatch.ts record held calls (it imports this module; this one does not import it). */
+export function setHeldRecorder(r: HeldRecorder): void {
+  recorder = r;
+}
+
+/**
+ * Turns automatic fusion off or on (on by default): for A/B measurements and tests. Turning it
+ * off records whatever is held.
+ *
+ * @param on whether element-wise calls on device arrays are held for fusion
+ */
+export function setChainFusion(on: boolean): void {
+  enabled = on;
+  if (!on) recordHeld();
+}
+
+/**
+ * Holds a call for fusion with the calls after it, or records what is held and says no.
+ *
+ * @param ctx the live device
+ * @param plan the call
+ * @returns true when the call is held (its work is recorded later, before anything that could see
+ *   it); false when it must run now (whatever was held is recorded already)
+ */
+export function holdCall(ctx: GpuContext, plan: CallPlan): boolean {
+  const recordLater = enabled && recorder && holdable(plan) ? recorder.prepare(ctx, plan) : undefined;
+  if (!recordLater) {
+    recordHeld(ctx.device);
+    return false;
+  }
+  for (const o of plan.operands) if (o.scalar === undefined) (o.data as unknown as DeviceArray).assertUsable();
+  const chain = held.get(ctx.device);
+  chainFusionStats.held++;
+  if (chain && chain.ctx === ctx && joins(chain, plan)) {
+    chain.calls.push(plan);
+    chain.records.push(recordLater);
+    return true;
+  }
+  recordHeld(ctx.device);
+  const started: HeldChain = { ctx, calls: [plan], records: [recordLater] };
+  held.set(ctx.device, started);
+  afterCurrentTask(() => {
+    if (held.get(ctx.device) === started) recordHeld(ctx.device);
+  });
+  return true;
+}
+
+/**
+ * Records the calls held on a device (every device when none is given): fused, or one by one.
+ * Idempotent; chain.ts calls it before anything else uses the queue. An error recording them
+ * (their callers have their promises already) is reported by the next `synchronize()`.
+ *
+ * @param device the device, or undefined for all
+ */
+export function recordHeld(device?: GPUDevice): void {
+  if (held.size === 0) return;
+  if (device === undefined) {
+    for (const d of [...held.keys()]) recordHeld(d);
+    return;
+  }
+  const chain = held.get(device);
+  if (!chain) return;
+  held.delete(device);
+  const { ctx, calls } = chain;
+  try {
+    if (calls.length > 1) {
+      const fused = fusedPlan(calls);
+      if (fused === 'nothing') return;
+      const recorded = fused && recorder!.recordIfReady(ctx, fused);
+      if (recorded === true) {
+        chainFusionStats.fusedDispatches++;
+        chainFusionStats.fusedCalls += calls.length;
+        return;
+      }
+      if (recorded) {
+        chainFusionStats.unfusedForCompile++;
+        compiling.add(recorded);
+        void recorded.then(() => compiling.delete(recorded));
+      }
+    }
+    // A lone call whose output the user destroyed already has nothing to show for its work.
+    if (calls.length === 1 && (calls[0]!.operands[calls[0]!.nin]!.data as unknown as DeviceArray).destroyed) return;
+    for (const record of chain.records) record();
+  } catch (e) {
+    const names = calls.map((c) => `\`${c.kernel.name}\``).join(', ');
+    reportLate(e instanceof UfuncError ? e : new DeviceError(`Recording the gpu calls ${names}, held to be fused, failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e }));
+  }
+}
+
+setHeldWork(recordHeld);
+
+/** A vectorize call on device arrays (and scalars) with one device output and nothing to wait for. */
+function holdable(plan: CallPlan): boolean {
+  if (plan.kind !== 'vectorize' || plan.limits || plan.operands.length !== plan.nin + 1 || loopSize(plan) === 0) return false;
+  if (plan.kernel.returnType === 'void') return false;
+  for (const o of plan.operands) if (o.scalar === undefined && !isDeviceResident(o.data)) return false;
+  return true;
+}
+
+const bufferOf = (o: OperandView): GPUBuffer => (o.data as unknown as DeviceArray).buffer;
+
+/** The same elements in the same order: same buffer, offset, dtype and loop strides. */
+function sameView(a: OperandView, b: OperandView): boolean {
+  if (bufferOf(a) !== bufferOf(b) || a.offset !== b.offset || a.dtype !== b.dtype || a.loopStrides.length !== b.loopStrides.length) return false;
+  for (let d = 0; d < a.loopStrides.length; d++) if (a.loopStrides[d] !== b.loopStrides[d]) return false;
+  return true;
+}
+
+/** Whether `plan` may join the held chain (see the module's comment for the rules). */
+function joins(chain: HeldChain, plan: CallPlan): boolean {
+  const { calls } = chain;
+  if (calls.length >= MAX_CHAIN) return false;
+  const shape = calls[0]!.loopShape;
+  if (plan.loopShape.length !== shape.length || plan.loopShape.some((n, d) => n !== shape[d])) return false;
+  if (calls.some((c) => Boolean(c.kernel.fastmath) !== Boolean(plan.kernel.fastmath))) return false;
+  let feeds = false;
+  for (const o of plan.operands) {
+    if (o.scalar !== undefined) continue;
+    const buffer = bufferOf(o);
+    for (const c of calls) {
+      for (let j = 0; j < c.operands.length; j++) {
+        const h = c.operands[j]!;
+        if (h.scalar !== undefined || bufferOf(h) !== buffer) continue;
+        const written = j === c.nin || o === plan.operands[plan.nin];
+        // The same memory through another view, written by one side: a hazard (read-read is not).
+        if (!sameView(h, o)) {
+          if (written) return false;
+          continue;
+        }
+        if (j === c.nin && o !== plan.operands[plan.nin]) feeds = true;
+      }
+    }
+  }
+  return feeds;
+}
+
+/** Fused kernels by composition key (bounded: a program makes few distinct chains). */
+const composed = new Map<string, TypedKernel>();
+const MAX_COMPOSED = 256;
+/** Kernels this module composed: each writes every element of every output (dispatch.ts skips zeroing them). */
+const wholeOutputs = new WeakSet<TypedKernel>();
+
+/** Whether a kernel is a fused chain's, which writes every element of each output. */
+export function writesWholeOutputs(kernel: TypedKernel): boolean {
+  return wholeOutputs.has(kernel);
+}
+
+/**
+ * The held calls as one plan: a kernel of layout `(),…->(),…` over the calls' loop, its inputs
+ * the calls' inputs that no held call wrote (each view once), its outputs the calls' outputs
+ * still held by the user (each view once, from its last writer). 'nothing' when the user
+ * destroyed every output; undefined when the calls cannot be composed.
+ */
+function fusedPlan(calls: readonly CallPlan[]): CallPlan | 'nothing' | undefined {
+  const inputs: OperandView[] = [];
+  const steps: ComposedStep[] = [];
+  const lastWriter = new Map<GPUBuffer, number>();
+  let key = '';
+  calls.forEach((plan, k) => {
+    const stepInputs = plan.operands.slice(0, plan.nin).map((o): StepInput => {
+      if (o.scalar === undefined) {
+        const writer = lastWriter.get(bufferOf(o));
+        if (writer !== undefined) return { kind: 'step', index: writer };
+        const same = inputs.findIndex((i) => i.scalar === undefined && sameView(i, o));
+        if (same >= 0) return { kind: 'param', index: same };
+      }
+      inputs.push(o);
+      return { kind: 'param', index: inputs.length - 1 };
+    });
+    steps.push({ kernel: plan.kernel, inputs: stepInputs });
+    lastWriter.set(bufferOf(plan.operands[plan.nin]!), k);
+    key += `${plan.kernelKey}(${stepInputs.map((s) => `${s.kind[0]}${s.index}`).join(',')});`;
+  });
+  // Outputs: the last writer of each view, unless the user destroyed the array.
+  const stores: number[] = [];
+  const outputs: OperandView[] = [];
+  calls.forEach((plan, k) => {
+    const out = plan.operands[plan.nin]!;
+    if (lastWriter.get(bufferOf(out)) !== k || (out.data as unknown as DeviceArray).destroyed) return;
+    stores.push(k);
+    outputs.push({ dtype: out.dtype, data: out.data, offset: out.offset, loopStrides: out.loopStrides, coreShape: [1], coreStrides: [1] });
+  });
+  chainFusionStats.lastStores = stores.length;
+  if (stores.length === 0) return 'nothing';
+  key += `|${inputs.map((i) => (i.scalar !== undefined ? `s${i.dtype}` : i.dtype)).join(',')}|${stores.join(',')}`;
+  let kernel = composed.get(key);
+  if (!kernel) {
+    const params = inputs.map((i, n): { name: string; dtype: DType } => ({ name: `in${n + 1}`, dtype: i.dtype }));
+    try {
+      kernel = composeStores(params, steps, stores, calls.map((c) => c.kernel.name).join(' > '));
+    } catch {
+      return undefined; // not composable: the calls run one by one
+    }
+    wholeOutputs.add(kernel);
+    if (composed.size >= MAX_COMPOSED) composed.clear();
+    composed.set(key, kernel);
+  }
+  return {
+    kind: 'guvectorize',
+    kernel,
+    kernelKey: `chain:${key}`,
+    loopShape: calls[0]!.loopShape,
+    operands: [...inputs, ...outputs],
+    nin: inputs.length,
+    boundsCheck: calls.some((c) => c.boundsCheck),
+  };
+}

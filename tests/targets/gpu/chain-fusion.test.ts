@@ -1,0 +1,191 @@
+/**
+ * Automatic fusion of recorded gpu calls (chain-fusion.ts): consecutive element-wise calls whose
+ * output feeds the next run as one kernel that writes every output the user holds — with the
+ * results of the calls recorded one by one (fusion switched off), bit for bit, and a test per
+ * hazard: aliasing views, in place, broadcasting, dtypes, a destroyed output, a host write in
+ * between, errors naming the calls.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { DeviceError } from '../../../src/errors.js';
+import { type DeviceArray, deviceArray, synchronize, toDevice, vectorize } from '../../../src/index.js';
+import { chainFusionStats, fusedKernelsCompiled, setChainFusion } from '../../../src/targets/gpu/runtime/chain-fusion.js';
+import { describeGpu } from '../../gpu-available.js';
+
+const target = 'gpu';
+const saxpy = vectorize(['float32(float32, float32, float32)'], { target })(function saxpy(a: number, x: number, y: number) {
+  return a * x + y;
+});
+const gauss = vectorize(['float32(float32)'], { target })(function gauss(t: number) {
+  return Math.exp(-t * t);
+});
+const mul = vectorize(['float32(float32, float32)'], { target })(function mul(a: number, b: number) {
+  return a * b;
+});
+const toInt = vectorize(['int32(float32)'], { target })(function toInt(t: number) {
+  return t * 1000;
+});
+const quarter = vectorize(['float32(int32)'], { target })(function quarter(k: number) {
+  return k / 4;
+});
+
+const N = 3000;
+const hostX = Float32Array.from({ length: N }, (_, i) => Math.sin(i) * 2);
+const hostY = Float32Array.from({ length: N }, (_, i) => Math.cos(i * 0.37));
+
+/**
+ * Runs `chain` with fusion off, then with fusion on three times (the second compiles the fused
+ * kernel in the background, the third runs it), and returns the arrays `read` gives each time.
+ */
+async function offAndOn(chain: () => Promise<DeviceArray[]>): Promise<{ off: Float32Array[][]; on: Float32Array[][]; fused: number }> {
+  const read = async (arrays: DeviceArray[]) => Promise.all(arrays.map(async (a) => Float32Array.from((await a.toHost()) as ArrayLike<number>)));
+  setChainFusion(false);
+  const off = [await read(await chain())];
+  setChainFusion(true);
+  await read(await chain());
+  await read(await chain());
+  await fusedKernelsCompiled();
+  const before = chainFusionStats.fusedDispatches;
+  const on = [await read(await chain())];
+  return { off, on, fused: chainFusionStats.fusedDispatches - before };
+}
+
+function expectSameBits(on: Float32Array[][], off: Float32Array[][]): void {
+  expect(on.length).toBe(off.length);
+  on.forEach((arrays, r) => arrays.forEach((a, k) => {
+    const b = off[r]![k]!;
+    expect(a.length).toBe(b.length);
+    for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) expect.fail(`run ${r}, array ${k}, element ${i}: fused ${a[i]}, separate ${b[i]}`);
+  }));
+}
+
+describeGpu('automatic fusion of recorded gpu calls', { timeout: 60_000 }, () => {
+  afterEach(async () => {
+    setChainFusion(true);
+    await synchronize().catch(() => {});
+  });
+
+  it('runs three awaited calls into `out` as one kernel that writes all three outputs', async () => {
+    const x = await toDevice(hostX);
+    const y = await toDevice(hostY);
+    const [t, g, v] = await Promise.all([0, 1, 2].map(() => deviceArray([N], 'float32')));
+    const { off, on, fused } = await offAndOn(async () => {
+      await saxpy(2, x, y, { out: t });
+      await gauss(t!, { out: g });
+      await mul(g!, x, { out: v });
+      return [t!, g!, v!];
+    });
+    expect(fused).toBe(1);
+    expectSameBits(on, off);
+  });
+
+  it('fuses calls with fresh outputs, and every output the user holds is written', async () => {
+    const x = await toDevice(hostX);
+    const y = await toDevice(hostY);
+    const { off, on, fused } = await offAndOn(async () => {
+      const t = (await saxpy(2, x, y)) as DeviceArray;
+      const g = (await gauss(t)) as DeviceArray;
+      return [t, g, (await mul(g, x)) as DeviceArray];
+    });
+    expect(fused).toBe(1);
+    expectSameBits(on, off);
+  });
+
+  it('does not write an output destroyed before the chain is recorded', async () => {
+    const x = await toDevice(hostX);
+    const y = await toDevice(hostY);
+    const { off, on, fused } = await offAndOn(async () => {
+      const t = (await saxpy(2, x, y)) as DeviceArray;
+      const g = (await gauss(t)) as DeviceArray;
+      t.destroy();
+      const v = (await mul(g, x)) as DeviceArray;
+      g.destroy(); // after the call that reads it, before the chain is recorded: only v is stored
+      return [v];
+    });
+    expect(fused).toBe(1);
+    expectSameBits(on, off);
+    expect(chainFusionStats.lastStores).toBe(1);
+  });
+
+  it('fuses in-place calls (each element read before it is written) and converts between dtypes as stores did', async () => {
+    const x = await toDevice(hostX);
+    const y = await toDevice(hostY);
+    const k = await deviceArray([N], 'int32');
+    const q = await deviceArray([N], 'float32');
+    const { off, on, fused } = await offAndOn(async () => {
+      const z = await toDevice(hostY);
+      await saxpy(0.5, x, z, { out: z });
+      await gauss(z, { out: z });
+      await toInt(z, { out: k });
+      await quarter(k, { out: q });
+      return [z, q];
+    });
+    expect(fused).toBe(1);
+    expectSameBits(on, off);
+    void y;
+  });
+
+  it('does not fuse a call that reads a held output through another view, or over another loop shape', async () => {
+    const x = await toDevice(hostX);
+    const y = await toDevice(hostY);
+    const shifted = await offAndOn(async () => {
+      const t = (await saxpy(2, x, y)) as DeviceArray;
+      const later = t.view([N - 1], [1], 1); // element i reads t[i + 1], which another thread writes
+      const head = x.view([N - 1], [1], 0);
+      return [t, (await mul(later, head)) as DeviceArray];
+    });
+    expect(shifted.fused).toBe(0);
+    expectSameBits(shifted.on, shifted.off);
+    const rows = await toDevice({ data: Float32Array.from({ length: 4 * N }, (_, i) => i % 7), shape: [4, N] });
+    const broadcast = await offAndOn(async () => {
+      const t = (await saxpy(2, x, y)) as DeviceArray;
+      return [t, (await mul(t, rows)) as DeviceArray]; // [N] against [4, N]: another iteration space
+    });
+    expect(broadcast.fused).toBe(0);
+    expectSameBits(broadcast.on, broadcast.off);
+    const within = await offAndOn(async () => {
+      const t = (await saxpy(2, x, y)) as DeviceArray;
+      const first = x.view([N], [0], 0); // x[0] broadcast along the loop: the same iteration space
+      return [t, (await mul(t, first)) as DeviceArray];
+    });
+    expect(within.fused).toBe(1);
+    expectSameBits(within.on, within.off);
+  });
+
+  it('records held calls before a host write to an array they read', async () => {
+    const y = await toDevice(hostY);
+    const { off, on } = await offAndOn(async () => {
+      const x = await toDevice(hostX);
+      const t = (await saxpy(2, x, y)) as DeviceArray;
+      const g = (await gauss(t)) as DeviceArray;
+      await x.set(new Float32Array(N).fill(100)); // after the calls that read the old x
+      return [t, g, (await mul(g, x)) as DeviceArray];
+    });
+    expectSameBits(on, off);
+  });
+
+  it('reports an error of a fused dispatch naming its calls, and refuses a destroyed input at the call', async () => {
+    const x = await toDevice(hostX);
+    const y = await toDevice(hostY);
+    const [t, g, v] = await Promise.all([0, 1, 2].map(() => deviceArray([N], 'float32')));
+    const chain = async () => {
+      await saxpy(2, x, y, { out: t });
+      await gauss(t!, { out: g });
+      await mul(g!, x, { out: v });
+    };
+    await chain();
+    await chain();
+    await fusedKernelsCompiled();
+    const submit = GPUQueue.prototype.submit;
+    GPUQueue.prototype.submit = function (this: GPUQueue, buffers: Iterable<GPUCommandBuffer>) {
+      GPUQueue.prototype.submit = submit;
+      const list = [...buffers];
+      submit.call(this, list);
+      return submit.call(this, list); // submitted twice: WebGPU reports a validation error
+    } as typeof submit;
+    await chain();
+    await expect(synchronize()).rejects.toThrow(/gpu call #\d+ \(`saxpy\d* > gauss\d* > mul\d*`\)/); // (esbuild may rename the kernels saxpy2, …)
+    const z = await toDevice(hostX);
+    z.destroy();
+    await expect(saxpy(2, z, y, { out: t })).rejects.toThrow(DeviceError);
+  });
+});
