@@ -18,6 +18,8 @@ import { parseFunction } from '../../compiler/parse.js';
 import { runPasses } from '../../compiler/passes/index.js';
 import type { DeviceArray } from './runtime/device-array.js';
 import type { DType } from '../../dtypes.js';
+import { explainHold } from './runtime/chain-fusion.js';
+import { liveDevice } from './runtime/device.js';
 import { treeAccumulate, treeReduce } from './runtime/tree-fold.js';
 
 /** The gpu target, as registered in targets/registry.ts. */
@@ -29,6 +31,7 @@ export const gpuTarget: Target = {
   canStore: (dtype) => dtype !== 'float64' && dtype !== 'int64' && dtype !== 'uint64',
   storeLimit: 'WGSL has no 64-bit types',
   run: runSeparated,
+  explain: (plan) => `Runs on the gpu. ${explainHold(liveDevice(), plan)}`,
   allocateDeviceArray: outputArray,
   allocateDeviceArrayNow: outputArrayNow,
   associativeFolds: { reduce: treeReduce, accumulate: treeAccumulate },

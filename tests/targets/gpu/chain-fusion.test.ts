@@ -163,6 +163,22 @@ describeGpu('automatic fusion of recorded gpu calls', { timeout: 60_000 }, () =>
     expectSameBits(on, off);
   });
 
+  it('explain says whether a call is held, and why it joins the held chain or not', async () => {
+    const x = await toDevice(hostX);
+    const y = await toDevice(hostY);
+    const t = await deviceArray([N], 'float32');
+    await saxpy(2, x, y, { out: t });
+    await gauss(t, { out: t });
+    await synchronize();
+    expect(gauss.explain(hostX)).toMatch(/Recorded at once, not fused with other calls: an operand is a host array/);
+    await saxpy(2, x, y, { out: t }); // held
+    expect(gauss.explain(t, { out: t })).toMatch(/It joins the held chain of 1 call \(`saxpy\d*`\): they run as one kernel\./);
+    expect(gauss.explain(x, { out: t.view([N], [-1], N - 1) })).toMatch(/It starts a new chain \(it writes memory a held call \(`saxpy\d*`\) writes through another view/);
+    expect(gauss.explain(y)).toMatch(/It starts a new chain \(it reads no output of the held calls\)/);
+    setChainFusion(false);
+    expect(gauss.explain(t)).toMatch(/Automatic fusion is off/);
+  });
+
   it('reports an error of a fused dispatch naming its calls, and refuses a destroyed input at the call', async () => {
     const x = await toDevice(hostX);
     const y = await toDevice(hostY);

@@ -104,7 +104,7 @@ export function setChainFusion(on: boolean): void {
  *   it); false when it must run now (whatever was held is recorded already)
  */
 export function holdCall(ctx: GpuContext, plan: CallPlan): boolean {
-  const recordLater = enabled && recorder && holdable(plan) ? recorder.prepare(ctx, plan) : undefined;
+  const recordLater = enabled && recorder && !notHoldable(plan) ? recorder.prepare(ctx, plan) : undefined;
   if (!recordLater) {
     recordHeld(ctx.device);
     return false;
@@ -112,7 +112,7 @@ export function holdCall(ctx: GpuContext, plan: CallPlan): boolean {
   for (const o of plan.operands) if (o.scalar === undefined) (o.data as unknown as DeviceArray).assertUsable();
   const chain = held.get(ctx.device);
   chainFusionStats.held++;
-  if (chain && chain.ctx === ctx && joins(chain, plan)) {
+  if (chain && chain.ctx === ctx && !joinRefusal(chain, plan)) {
     chain.calls.push(plan);
     chain.records.push(recordLater);
     return true;
@@ -170,12 +170,14 @@ export function recordHeld(device?: GPUDevice): void {
 
 setHeldWork(recordHeld);
 
-/** A vectorize call on device arrays (and scalars) with one device output and nothing to wait for. */
-function holdable(plan: CallPlan): boolean {
-  if (plan.kind !== 'vectorize' || plan.limits || plan.operands.length !== plan.nin + 1 || loopSize(plan) === 0) return false;
-  if (plan.kernel.returnType === 'void') return false;
-  for (const o of plan.operands) if (o.scalar === undefined && !isDeviceResident(o.data)) return false;
-  return true;
+/** Why a call is not held for fusion (undefined: it can be): a vectorize call on device arrays and scalars, one device output, nothing to wait for. */
+function notHoldable(plan: CallPlan): string | undefined {
+  if (plan.kind !== 'vectorize' || plan.kernel.returnType === 'void') return 'it is not an element-wise (vectorize) call';
+  if (plan.limits) return 'it has a `signal` or `timeout`, so it is waited for';
+  if (plan.operands.length !== plan.nin + 1) return 'it has several outputs';
+  if (loopSize(plan) === 0) return 'it has no elements';
+  for (const o of plan.operands) if (o.scalar === undefined && !isDeviceResident(o.data)) return 'an operand is a host array (its call moves data and waits)';
+  return undefined;
 }
 
 const bufferOf = (o: OperandView): GPUBuffer => (o.data as unknown as DeviceArray).buffer;
@@ -187,32 +189,52 @@ function sameView(a: OperandView, b: OperandView): boolean {
   return true;
 }
 
-/** Whether `plan` may join the held chain (see the module's comment for the rules). */
-function joins(chain: HeldChain, plan: CallPlan): boolean {
+/** Why `plan` may not join the held chain (undefined: it may; see the module's comment for the rules). */
+function joinRefusal(chain: HeldChain, plan: CallPlan): string | undefined {
   const { calls } = chain;
-  if (calls.length >= MAX_CHAIN) return false;
+  if (calls.length >= MAX_CHAIN) return `the held chain has ${MAX_CHAIN} calls already`;
   const shape = calls[0]!.loopShape;
-  if (plan.loopShape.length !== shape.length || plan.loopShape.some((n, d) => n !== shape[d])) return false;
-  if (calls.some((c) => Boolean(c.kernel.fastmath) !== Boolean(plan.kernel.fastmath))) return false;
+  if (plan.loopShape.length !== shape.length || plan.loopShape.some((n, d) => n !== shape[d])) {
+    return `it runs over [${plan.loopShape.join(', ')}] and the held calls over [${shape.join(', ')}]`;
+  }
+  if (calls.some((c) => Boolean(c.kernel.fastmath) !== Boolean(plan.kernel.fastmath))) return 'its ufunc and a held one differ in `fastmath`';
   let feeds = false;
   for (const o of plan.operands) {
-    if (o.scalar !== undefined) continue;
-    const buffer = bufferOf(o);
-    for (const c of calls) {
-      for (let j = 0; j < c.operands.length; j++) {
-        const h = c.operands[j]!;
-        if (h.scalar !== undefined || bufferOf(h) !== buffer) continue;
-        const written = j === c.nin || o === plan.operands[plan.nin];
-        // The same memory through another view, written by one side: a hazard (read-read is not).
-        if (!sameView(h, o)) {
-          if (written) return false;
-          continue;
+    if (o.scalar === undefined) {
+      const buffer = bufferOf(o);
+      for (const c of calls) {
+        for (let j = 0; j < c.operands.length; j++) {
+          const h = c.operands[j]!;
+          if (h.scalar !== undefined || bufferOf(h) !== buffer) continue;
+          const written = j === c.nin || o === plan.operands[plan.nin];
+          // The same memory through another view, written by one side: a hazard (read-read is not).
+          if (!sameView(h, o)) {
+            if (written) return `it ${o === plan.operands[plan.nin] ? 'writes' : 'reads'} memory a held call (\`${c.kernel.name}\`) ${j === c.nin ? 'writes' : 'reads'} through another view (offset, strides or dtype)`;
+            continue;
+          }
+          if (j === c.nin && o !== plan.operands[plan.nin]) feeds = true;
         }
-        if (j === c.nin && o !== plan.operands[plan.nin]) feeds = true;
       }
     }
   }
-  return feeds;
+  return feeds ? undefined : 'it reads no output of the held calls';
+}
+
+/**
+ * What automatic fusion does with a call like `plan` now, as a sentence (for the gpu target's
+ * `explain`).
+ *
+ * @param ctx the live device, or undefined before one exists
+ * @param plan the call
+ */
+export function explainHold(ctx: GpuContext | undefined, plan: CallPlan): string {
+  if (!enabled) return 'Automatic fusion is off.';
+  const why = notHoldable(plan);
+  if (why) return `Recorded at once, not fused with other calls: ${why}.`;
+  const chain = ctx && held.get(ctx.device);
+  const refusal = chain ? joinRefusal(chain, plan) : 'no calls are held';
+  const joined = refusal ? `It starts a new chain (${refusal}).` : `It joins the held chain of ${chain!.calls.length} call${chain!.calls.length === 1 ? '' : 's'} (${chain!.calls.map((c) => `\`${c.kernel.name}\``).join(', ')}): they run as one kernel.`;
+  return `Held for fusion with the calls after it (once its pipeline exists: a first call runs at once). ${joined}`;
 }
 
 /** Fused kernels by composition key (bounded: a program makes few distinct chains). */
