@@ -49,13 +49,7 @@ export function composeKernels(params: readonly { readonly name: string; readonl
   const last = steps[steps.length - 1];
   if (!last) throw new Error('internal: composeKernels needs at least one step');
   const builder = new KernelBuilder();
-  const paramVars = params.map((p) => builder.fresh(p.name, p.dtype));
-  const results: Variable[] = [];
-  const body: Stmt[] = [];
-  steps.forEach((step, k) => {
-    const args = step.inputs.map((input): Expr => builder.read(input.kind === 'param' ? paramVars[input.index]! : results[input.index]!));
-    results.push(builder.inline(step.kernel, args, body, `${step.kernel.name}${k + 1}_`));
-  });
+  const { paramVars, results, body } = builder.steps(params, steps);
   const result = results[results.length - 1]!;
   body.push({ kind: 'return', value: builder.read(result), loc: builder.loc });
   const fastmath = steps.some((s) => s.kernel.fastmath);
@@ -90,13 +84,7 @@ export function composeStores(
   name: string,
 ): TypedKernel {
   const builder = new KernelBuilder();
-  const paramVars = params.map((p) => builder.fresh(p.name, p.dtype));
-  const results: Variable[] = [];
-  const body: Stmt[] = [];
-  steps.forEach((step, k) => {
-    const args = step.inputs.map((input): Expr => builder.read(input.kind === 'param' ? paramVars[input.index]! : results[input.index]!));
-    results.push(builder.inline(step.kernel, args, body, `${step.kernel.name}${k + 1}_`));
-  });
+  const { paramVars, results, body } = builder.steps(params, steps);
   const outs = stores.map((k, o) => builder.fresh(`out${o + 1}`, { kind: 'array', dtype: results[k]!.type as DType, ndim: 1 }));
   const zero: Expr = { kind: 'const', value: 0, type: 'int32', loc: builder.loc };
   stores.forEach((k, o) => body.push({ kind: 'store', array: outs[o]!, indices: [zero], value: builder.read(results[k]!), loc: builder.loc }));
@@ -148,6 +136,18 @@ class KernelBuilder {
   private readonly helperNames = new Set<string>();
   /** A kernel kept as a helper (a body that returns from a loop), by kernel. */
   private readonly kernelHelpers = new Map<TypedKernel, HelperFunction>();
+
+  /** The parameters as variables, and the steps inlined one after the other: their results and the statements. */
+  steps(params: readonly { readonly name: string; readonly dtype: DType }[], steps: readonly ComposedStep[]): { paramVars: Variable[]; results: Variable[]; body: Stmt[] } {
+    const paramVars = params.map((p) => this.fresh(p.name, p.dtype));
+    const results: Variable[] = [];
+    const body: Stmt[] = [];
+    steps.forEach((step, k) => {
+      const args = step.inputs.map((input): Expr => this.read(input.kind === 'param' ? paramVars[input.index]! : results[input.index]!));
+      results.push(this.inline(step.kernel, args, body, `${step.kernel.name}${k + 1}_`));
+    });
+    return { paramVars, results, body };
+  }
 
   fresh(name: string, type: Variable['type']): Variable {
     return { id: this.nextId++, name, type };
