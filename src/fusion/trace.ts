@@ -80,14 +80,23 @@ export class Trace {
         throw new FusionError(`A traced array of another \`fuse\` call (${a.what}) reached ${describeCall(def, method)}: a fused function's arrays stay inside the call that traced them.`);
       }
     }
-    const index = this.calls.length;
-    this.calls.push({
-      index, def, method, args, run,
-      get what() {
-        return `${describeCall(def, method)} (call ${index + 1})`;
-      },
-    });
+    this.calls.push(new RecordedCall(this.calls.length, def, method, args, run));
     return new Tracer(this, { kind: 'call', index: this.calls.length - 1 });
+  }
+}
+
+/** A TracedCall; its `what` is built only when a message needs it. */
+class RecordedCall implements TracedCall {
+  constructor(
+    readonly index: number,
+    readonly def: UfuncDefinition,
+    readonly method: string,
+    readonly args: readonly unknown[],
+    readonly run: TracedCall['run'],
+  ) {}
+
+  get what(): string {
+    return `${describeCall(this.def, this.method)} (call ${this.index + 1})`;
   }
 }
 
