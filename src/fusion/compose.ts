@@ -54,7 +54,8 @@ export function composeKernels(params: readonly { readonly name: string; readonl
   body.push({ kind: 'return', value: builder.read(result), loc: builder.loc });
   const fastmath = steps.some((s) => s.kernel.fastmath);
   return {
-    name: 'fused',
+    // Named after its calls (`saxpy > gauss > mul`): what messages and the IR dump show.
+    name: steps.map((st) => st.kernel.name).join(' > '),
     params: paramVars,
     returnType: result.type as DType,
     body,
