@@ -1,7 +1,7 @@
 /**
  * `fuse(fn)`: a chain of ufunc calls run as one kernel. Calling the fused function traces `fn`
  * (trace.ts), plans the trace (plan.ts: the loop each call selects, the fused kernel's parameters),
- * composes the calls' typed kernels into one (compose.ts), and runs that kernel as a vectorize
+ * composes the calls' typed kernels into one (compiler/compose.ts), and runs that kernel as a vectorize
  * ufunc on the calls' target — one pass over memory instead of one per call.
  */
 import type { Ufunc, UfuncResult } from '../callable.js';

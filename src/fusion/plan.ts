@@ -19,7 +19,7 @@ import { type Operand, toOperand } from '../ndarray.js';
 import { parseLayout } from '../signature-parser/index.js';
 import type { Target } from '../targets/target.js';
 import { UfuncDefinition, type UfuncOptions } from '../ufunc.js';
-import { type ComposedStep, composeKernels, type StepInput } from './compose.js';
+import { type ComposedStep, composeKernels, type StepInput } from '../compiler/compose.js';
 import { type TracedCall, Tracer } from './trace.js';
 
 /** The options the chain's last call takes from the fused call: they pick its loop. */

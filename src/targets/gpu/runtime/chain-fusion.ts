@@ -10,7 +10,7 @@
  * anything else reaches the device's queue or batch (another call, an upload, a read-back,
  * `synchronize()`, the end of the current task: chain.ts asks through `setHeldWork`).
  *
- * Correct by construction: the fused kernel is the calls' typed kernels composed (fusion/
+ * Correct by construction: the fused kernel is the calls' typed kernels composed (compiler/
  * compose.ts), each step rounded to its output dtype as its store did, run per element in the
  * same order. A call joins only when nothing can tell the difference:
  * - it runs over the same loop shape, and reads at least one held output — exactly that view
@@ -28,7 +28,7 @@
  */
 import type { TypedKernel } from '../../../compiler/ir.js';
 import type { DType } from '../../../dtypes.js';
-import { composeStores, type ComposedStep, type StepInput } from '../../../fusion/compose.js';
+import { composeStores, type ComposedStep, type StepInput } from '../../../compiler/compose.js';
 import { type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
 import { afterCurrentTask } from '../../../platform/platform.js';
 import { UfuncError, DeviceError } from '../../../errors.js';

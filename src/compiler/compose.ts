@@ -21,11 +21,11 @@
  * a loop (rare in element-wise kernels) is kept as a helper and called.
  */
 import type { DType } from '../dtypes.js';
-import type { Argument, Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../compiler/ir.js';
-import { isArrayType } from '../compiler/ir.js';
+import type { Argument, Expr, HelperFunction, Stmt, TypedKernel, Variable } from './ir.js';
+import { isArrayType } from './ir.js';
 import type { SourceLocation } from '../errors.js';
-import { forEachStmt } from '../compiler/ir-walk.js';
-import { convertConstant } from '../compiler/lower.js';
+import { forEachStmt } from './ir-walk.js';
+import { convertConstant } from './lower.js';
 
 /** Where a step's argument comes from: a parameter of the fused kernel, or an earlier step's result. */
 export type StepInput = { readonly kind: 'param'; readonly index: number } | { readonly kind: 'step'; readonly index: number };
