@@ -6,8 +6,9 @@
  * - int32/uint32 wrap as `| 0`, `>>> 0` and `Math.imul` do; `%` by zero gives 0 as `(a % 0) | 0`;
  * - conversions to integers are JS's ToInt32 (truncate, wrap modulo 2³², NaN and ±∞ → 0), which
  *   Wasm's saturating truncation is not: see `toInt32`;
- * - `Math.*` functions without a Wasm instruction call V8's own `Math.*` (imported), so they
- *   are bit-identical by construction.
+ * - `Math.*` functions without a Wasm instruction call a port of V8's own algorithm
+ *   (math-ports.ts: exp, sin, cos, …, checked bit for bit against V8) or else V8's own `Math.*`
+ *   (imported), bit-identical by construction.
  * Indices are always checked (the engine is not chosen when `boundsCheck` is off): an index out
  * of bounds calls the imported `oob`, which throws the same `KernelRuntimeError` as JS.
  */
@@ -731,7 +732,7 @@ export class FunctionEmitter {
             emitFastExpF32(this, 1);
             return;
           }
-          // exp, log, sin, pow, …: V8's own Math.* (imported), in doubles, rounded as JS does.
+          // A port of V8's algorithm (exp, sin, …) or V8's own Math.* (imported), in doubles, rounded as JS does.
           for (const a of args) {
             this.expr(a);
             if (f32) this.op(Op.f64_promote_f32);

@@ -11,8 +11,9 @@
  * (`bitselect`), and `return` records the lanes that are done. A scalar loop runs the tail.
  *
  * Each lane computes exactly what the scalar code computes: f32x4/f64x2 arithmetic is IEEE
- * arithmetic per lane, `Math.exp` is fdlibm's in f64x2 lanes (fdlibm.ts), and other functions
- * without an instruction call V8's `Math.*` lane by lane.
+ * arithmetic per lane, `Math` functions ported from V8's own algorithms (exp, sin, cos, …:
+ * math-ports.ts) run in f64x2 lanes, and other functions without an instruction call V8's `Math.*`
+ * lane by lane.
  *
  * Only kernels that fit are vectorised (see `simdShape`): vectorize kernels with a straight-line
  * or branching body (no loops or arrays; helpers are inlined), contiguous or broadcast operands.
@@ -26,9 +27,9 @@ import type { MemoryLayout } from '../memory-layout.js';
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter, ModuleContext } from './emit-scalar.js';
 import { emitFastExpF32 } from './fast-exp.js';
-import { emitExpLanes } from './fdlibm.js';
 import { integralSource, type IntLanesPlan, intLanesPlan } from './int-lanes.js';
 import { WASM_MATH } from './math-support.js';
+import { MATH_PORTS } from './math-ports.js';
 
 
 /** Integer types narrower than the lanes: held in them as exact int32 values. */
@@ -678,10 +679,11 @@ export class SimdEmitter {
       emitFastExpF32(this.e, 4);
       return;
     }
-    if (fn === 'exp') {
-      // fdlibm's exp in f64x2 lanes, bit for bit V8's Math.exp (fdlibm.ts).
-      this.expr(args[0]!);
-      emitExpLanes(this.e, this.ctx.mathImport('exp', 1), !f32 ? 'f64x2' : this.lanes === 4 ? 'f32x4' : 'f32x2');
+    const port = MATH_PORTS[fn];
+    if (WASM_MATH[fn].floatLanes === 'port' && port?.arity === args.length) {
+      // A port of V8's own algorithm in lanes, bit for bit V8's Math.* (math-ports.ts).
+      for (const a of args) this.expr(a);
+      port.lanes(this.e, this.ctx.mathImport(fn, args.length), !f32 ? 'f64x2' : this.lanes === 4 ? 'f32x4' : 'f32x2');
       return;
     }
     if (WASM_MATH[fn].floatLanes !== 'instructions') return this.perLane(`${fn}/${args.length}`, args, t);

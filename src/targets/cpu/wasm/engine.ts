@@ -15,6 +15,7 @@ import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.j
 import { type CompiledModule, compileKernelModule } from './module.js';
 import { ROW_SCRATCH_BYTES, rowPlan } from './emit-rows.js';
 import { simdShape } from './emit-simd.js';
+import { MATH_PORTS } from './math-ports.js';
 import { blockMemory, type BlockKernel, blockStagingBytes, runInBlocks } from './block-staging.js';
 import { drive, type DriveSpec, instantiateKernel, type WasmRun } from './runner.js';
 import { wasmRefusal } from './support.js';
@@ -117,25 +118,26 @@ function kernelRefusal(kernel: TypedKernel): string | undefined {
   return r ?? undefined;
 }
 
-const slowMath = new WeakMap<TypedKernel, { other: MathFunction | undefined; exp: boolean }>();
+const slowMath = new WeakMap<TypedKernel, { other: MathFunction | undefined; ported: MathFunction | undefined }>();
 
 /**
  * The Math functions of a kernel (helpers included) that do not run in Wasm everywhere
  * (math-support.ts): the first one the engine leaves to JS (`other`: imported, a call out of Wasm
- * per element, slower than JS), and whether it calls `exp` outside `fastmath` (`exp`: fdlibm's
- * port, worth it only in lanes, see {@link expRunsScalar}).
+ * per element, slower than JS), and the first one with a port of V8's algorithm worth running
+ * only in lanes (`ported`: exp, sin, log, pow, …, math-ports.ts; see {@link portRunsScalar}),
+ * `fastmath`'s float32 exp aside.
  */
-function slowMathOf(kernel: TypedKernel): { other: MathFunction | undefined; exp: boolean } {
+function slowMathOf(kernel: TypedKernel): { other: MathFunction | undefined; ported: MathFunction | undefined } {
   let found = slowMath.get(kernel);
   if (found === undefined) {
-    const f = { other: undefined as MathFunction | undefined, exp: false };
+    const f = { other: undefined as MathFunction | undefined, ported: undefined as MathFunction | undefined };
     const seen = new Set<readonly Stmt[]>();
     const visit = (body: readonly Stmt[]): void => {
       if (seen.has(body)) return;
       seen.add(body);
       forEachExpr(body, (e: Expr) => {
         if (e.kind === 'math' && WASM_MATH[e.fn].engine !== 'wasm' && !isFastExp(kernel, e)) {
-          if (WASM_MATH[e.fn].engine === 'lanes') f.exp = true;
+          if (WASM_MATH[e.fn].engine === 'lanes' && MATH_PORTS[e.fn]?.arity === e.args.length) f.ported ??= e.fn;
           else f.other ??= e.fn;
         } else if (e.kind === 'call') visit(e.helper.body);
       });
@@ -158,7 +160,7 @@ const scalarLoops = new WeakMap<TypedKernel, Map<number | string, string | null>
  * (5 M elements: 36.7 vs 37.6 ms float32, 35.7 vs 36.2 ms float64) and was slower on the 16-core
  * Xeon (the former lane-by-lane SIMD path: 220 vs 145 ms), so those calls stay JS.
  */
-function expRunsScalar(plan: CallPlan): string | undefined {
+function portRunsScalar(plan: CallPlan): string | undefined {
   const { layout } = prepareRunnerArgs(plan);
   let byLayout = scalarLoops.get(plan.kernel);
   if (!byLayout) scalarLoops.set(plan.kernel, (byLayout = new Map()));
@@ -264,9 +266,10 @@ export function chooseEngine(plan: CallPlan, elements: number, copiedAnyway?: (d
   if (slow.other && mode !== 'wasm') {
     return guessed({ engine: 'js', reason: `the kernel calls Math.${slow.other}, which runs faster in JS (V8's own) than in this engine (a call out of Wasm per element).` });
   }
-  if (slow.exp && mode !== 'wasm') {
-    const scalar = expRunsScalar(plan);
-    if (scalar) return guessed({ engine: 'js', reason: `the kernel calls Math.exp and its Wasm loop would run one element at a time (${scalar}), where V8's own Math.exp in JS is as fast; Wasm computes exp faster only in SIMD lanes.` });
+  if (slow.ported && mode !== 'wasm') {
+    const scalar = portRunsScalar(plan);
+    const fn = slow.ported;
+    if (scalar) return guessed({ engine: 'js', reason: `the kernel calls Math.${fn} and its Wasm loop would run one element at a time (${scalar}), where V8's own Math.${fn} in JS is as fast; Wasm computes ${fn} faster only in SIMD lanes.` });
   }
   let foreignBytes = 0;
   let elementBytes = 0;

@@ -2,15 +2,17 @@
  * fdlibm's algorithms, ported to Wasm, so that `Math.*` in a Wasm kernel is computed inline and
  * still gives V8's result bit for bit: V8's `Math.*` are fdlibm's (src/base/ieee754.cc, from
  * FreeBSD msun), and every operation below is the C code's, in the same order, on IEEE doubles
- * with round-to-nearest, which C and Wasm share. tests/engines/wasm/fdlibm.test.ts checks every
+ * with round-to-nearest, which C and Wasm share. tests/targets/cpu/wasm/fdlibm.test.ts checks every
  * port against `Math.*` over millions of inputs including the edge values.
  *
- * Ported so far: exp, as a scalar function (`emitExp`) and in SIMD lanes (`emitExpLanes`: f64x2,
+ * This module: exp, as a scalar function (`emitExp`) and in SIMD lanes (`emitExpLanes`: f64x2,
  * float32 lanes through f64x2 halves, where a cheaper approximation with a rounding test gives the
- * same float32 wherever it is far enough from a rounding midpoint). Other functions call V8's own `Math.*` through an import.
+ * same float32 wherever it is far enough from a rounding midpoint). The other ports: math-ports.ts.
  */
+import type { MathFunction } from '../../../compiler/math-functions.js';
 import { MiscOp, Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter } from './emit-scalar.js';
+import type { MathPort, PortFunction } from './math-port.js';
 
 /** A double from its two 32-bit words, as fdlibm writes its constants. */
 function fromWords(hi: number, lo: number): number {
@@ -249,7 +251,7 @@ function splat64(e: FunctionEmitter, v: number): void {
  *    1.5 are doubles) is in [0.5, 1.5), + ½ in [1, 2), and k = ±1; then k·ln2HI = ±ln2HI and
  *    k·ln2LO = ±ln2LO exactly, and x − (−ln2HI) is x + ln2HI.
  * 2^k is built from its exponent bits as fdlibm's INSERT_WORDS (−1021 ≤ k ≤ 1021 here).
- * tests/engines/wasm/fdlibm.test.ts and bench/exp-exhaustive.ts check it against Math.exp.
+ * tests/targets/cpu/wasm/fdlibm.test.ts and bench/exp-exhaustive.ts check it against Math.exp.
  */
 function emitExpF64x2Fast(e: FunctionEmitter): void {
   const x = e.local(ValType.v128);
@@ -512,3 +514,11 @@ function emitExpLanesExact(e: FunctionEmitter, scalarExp: number, x: number, f32
   }
   e.close();
 }
+
+export const EXP_FUNCTIONS: Readonly<Record<string, PortFunction>> = {
+  'fdlibm:exp': { params: [ValType.f64], results: [ValType.f64], calls: [], emit: emitExp },
+};
+
+export const EXP_PORTS: Partial<Record<MathFunction, MathPort>> = {
+  exp: { arity: 1, lanes: emitExpLanes },
+};

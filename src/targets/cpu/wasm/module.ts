@@ -19,13 +19,13 @@ import type { CallPlan } from '../../../plan.js';
 import { SimdEmitter, type SimdShape, simdShape } from './emit-simd.js';
 import { IntLanesEmitter } from './emit-int-lanes.js';
 import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
-import { emitExp } from './fdlibm.js';
+import { isPortFunction, MATH_PORTS, PORT_FUNCTIONS, scalarEntry } from './math-ports.js';
 import { WASM_MATH } from './math-support.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
 
 export interface CompiledModule {
   readonly bytes: Uint8Array;
-  /** Names of the imported functions, in import order: `Math.exp/1`, `fmod`, `oob/2`. */
+  /** Names of the imported functions, in import order: `log/1`, `fmod`, `oob/2`. */
   readonly imports: readonly string[];
   readonly sites: readonly string[];
   /**
@@ -71,13 +71,18 @@ export function compileKernelModule(
   // context that records the imports (and fdlibm ports) they use; the module is then assembled
   // with those in the order recorded, and the bodies are emitted a second time with final indices.
   const recorded: string[] = [];
-  emit(kernel, kind, nin, layout, names, (name) => {
-    if (!recorded.includes(name)) recorded.push(name);
+  const record = (name: string): number => {
+    if (recorded.includes(name)) return 0;
+    recorded.push(name);
+    // What a port's functions call is recorded with them (their bodies are emitted only once the
+    // indices are known).
+    if (isPortFunction(name)) PORT_FUNCTIONS[name]!.calls.forEach(record);
     return 0;
-  }, recorded, memory);
-  const imports = recorded.filter((n) => !n.startsWith('fdlibm:'));
-  const ported = recorded.filter((n) => n.startsWith('fdlibm:'));
-  const index = (name: string) => (name.startsWith('fdlibm:') ? imports.length + ported.indexOf(name) : imports.indexOf(name));
+  };
+  emit(kernel, kind, nin, layout, names, record, recorded, memory);
+  const imports = recorded.filter((n) => !isPortFunction(n));
+  const ported = recorded.filter(isPortFunction);
+  const index = (name: string) => (isPortFunction(name) ? imports.length + ported.indexOf(name) : imports.indexOf(name));
   return emit(kernel, kind, nin, layout, names, index, recorded, memory);
 }
 
@@ -103,10 +108,10 @@ function emit(
 ): CompiledModule {
   const builder = new ModuleBuilder({ min: 1, max: 65536, shared: memory === 'shared' });
   // In the first pass the import count is not known yet: indices are only recorded there.
-  const imports = importNames.filter((n) => !n.startsWith('fdlibm:'));
+  const imports = importNames.filter((n) => !isPortFunction(n));
   for (const name of imports) builder.importFunction('env', name, importType(name));
-  // fdlibm ports come first among defined functions (their indices follow the imports').
-  const ported = importNames.filter((n) => n.startsWith('fdlibm:')).map((name) => ({ name, index: builder.declare({ params: [ValType.f64], results: [ValType.f64] }) }));
+  // Ports' functions come first among defined functions (their indices follow the imports').
+  const ported = importNames.filter(isPortFunction).map((name) => ({ name, port: PORT_FUNCTIONS[name]!, index: builder.declare(PORT_FUNCTIONS[name]!) }));
   const sites: string[] = [];
   const indexChecks = new Map<string, boolean>();
 
@@ -131,7 +136,7 @@ function emit(
   });
   const counters = findLoopCounters(kernel);
   const ctx: ModuleContext = {
-    mathImport: (fn: MathFunction, arity: number) => importIndex(WASM_MATH[fn].scalar === 'port' && arity === 1 ? `fdlibm:${fn}` : `${fn}/${arity}`),
+    mathImport: (fn: MathFunction, arity: number) => importIndex(WASM_MATH[fn].scalar === 'port' && MATH_PORTS[fn]?.arity === arity ? scalarEntry(fn) : `${fn}/${arity}`),
     fmodImport: () => importIndex('fmod'),
     oobImport: (ndim: number) => importIndex(`oob/${ndim}`),
     helperIndex: (h) => helperIndices.get(h)!,
@@ -158,10 +163,10 @@ function emit(
   for (let i = 0; i < kernel.helpers.length; i++) helperIndices.set(kernel.helpers[i]!, builder.declare(helperTypes[i]!));
   const runIndex = builder.declare({ params: runParams, results: [] });
 
-  for (const p of ported) {
-    const e = new FunctionEmitter(ctx, 1, -1);
-    emitExp(e);
-    builder.define(p.index, { type: { params: [ValType.f64], results: [ValType.f64] }, locals: e.locals, code: e.code });
+  for (const { port, index } of ported) {
+    const e = new FunctionEmitter(ctx, port.params.length, -1);
+    port.emit(e, importIndex);
+    builder.define(index, { type: port, locals: e.locals, code: e.code });
   }
 
   kernel.helpers.forEach((h, i) => {

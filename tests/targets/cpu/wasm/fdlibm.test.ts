@@ -13,18 +13,12 @@ import { EXP32_TEST } from '../../../../src/targets/cpu/wasm/fdlibm.js';
 import { engineMode, setEngineMode } from '../../../../src/targets/cpu/wasm/index.js';
 import { guvectorize, sharedArray, vectorize } from '../../../../src/index.js';
 import { mulberry32 } from '../../../random.js';
+import { edgeInputs, fromWords, same, ulpsFrom, ulpsFrom32 } from './math-inputs.js';
 
 const initialMode = engineMode();
 afterEach(() => {
   setEngineMode(initialMode);
 });
-
-function fromWords(hi: number, lo: number): number {
-  const v = new DataView(new ArrayBuffer(8));
-  v.setUint32(0, hi >>> 0);
-  v.setUint32(4, lo >>> 0);
-  return v.getFloat64(0);
-}
 
 /** x and its neighbours, a few ulps either side. */
 function around(x: number): number[] {
@@ -65,8 +59,6 @@ function expInputs(count: number): Float64Array {
   return xs;
 }
 
-const same = (a: number, b: number) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
-
 /**
  * Runs `Math.exp` over `xs` as a float64 kernel (2 SIMD lanes) or a float32 one (4 lanes) on arrays
  * in Wasm memory, and fails at the first result that is not `Math.exp(x)` (float32:
@@ -86,34 +78,6 @@ function expectExpInLanes(xs: readonly number[], dtype: 'float32' | 'float64'): 
   }
 }
 
-/** The double `d` ulps from x (through zero to the other sign, as the bit patterns run). */
-function ulpsFrom(x: number, d: number): number {
-  const v = new DataView(new ArrayBuffer(8));
-  v.setFloat64(0, x);
-  let bits = v.getBigInt64(0);
-  // Bit patterns of negative numbers run the other way: work on |x| and keep the sign.
-  const negative = bits < 0n;
-  if (negative) bits &= 0x7fffffffffffffffn;
-  let n = bits + BigInt(negative ? -d : d);
-  const flip = n < 0n;
-  if (flip) n = -n;
-  v.setBigInt64(0, n | (negative !== flip ? -0x8000000000000000n : 0n));
-  return v.getFloat64(0);
-}
-
-/** The float32 `d` ulps from x (x a float32). */
-function ulpsFrom32(x: number, d: number): number {
-  const v = new DataView(new ArrayBuffer(4));
-  v.setFloat32(0, x);
-  const bits = v.getInt32(0);
-  const negative = bits < 0;
-  let n = (bits & 0x7fffffff) + (negative ? -d : d);
-  const flip = n < 0;
-  if (flip) n = -n;
-  v.setUint32(0, (n | (negative !== flip ? 0x80000000 : 0)) >>> 0);
-  return v.getFloat32(0);
-}
-
 const LN2 = Math.LN2;
 /**
  * Where exp's code changes course, in doubles: |x| = 2^-28 (1 + x below), the reduction's cases
@@ -128,31 +92,6 @@ const EXP_CENTRES = [
   fromWords(0x40862e42, 0xfefa39ef), fromWords(0xc0874910, 0xd52d3051), fromWords(0x40862e42, 0), -708.3964185322641, -709.08956571282405,
   709.08956571282405, -745.1332191019411, -744.4400719213812, 2 ** -1022, 2 ** -1074, 0, Number.MAX_VALUE,
 ];
-
-/**
- * Every double within `width` ulps of each centre and of its negation, plus ±0, ±∞ and NaNs, each
- * one placed in every lane of a `lanes`-lane vector whose other lanes hold ordinary inputs.
- */
-function edgeInputs(
-  width: number, lanes: number, round: (x: number) => number, step: (x: number, d: number) => number, centres = EXP_CENTRES,
-): number[] {
-  const edges = new Set<number>([0, -0, Infinity, -Infinity, NaN]);
-  for (const c of centres) {
-    for (const centre of [round(c), round(-c)]) {
-      for (let d = -width; d <= width; d++) edges.add(step(centre, d));
-    }
-  }
-  const out: number[] = [];
-  const ordinary = [0.7, -3.25, 12.5, -0.3];
-  for (const x of edges) {
-    for (let lane = 0; lane < lanes; lane++) {
-      for (let l = 0; l < lanes; l++) out.push(l === lane ? x : round(ordinary[l]!));
-    }
-  }
-  // And whole vectors of edge values.
-  for (const x of edges) out.push(x);
-  return out;
-}
 
 describe('fdlibm in Wasm equals V8 Math.*', () => {
   it('exp, float64, scalar and SIMD lanes, over 2,000,000 inputs', () => {
@@ -184,13 +123,13 @@ describe('fdlibm in Wasm equals V8 Math.*', () => {
 
   it('exp, float64, SIMD lanes: every double within 3,000 ulps of each edge, in every lane beside ordinary values', () => {
     setEngineMode('wasm');
-    const xs = edgeInputs(3000, 2, (x) => x, ulpsFrom);
+    const xs = edgeInputs(3000, 2, (x) => x, ulpsFrom, EXP_CENTRES);
     expectExpInLanes(xs, 'float64');
   });
 
   it('exp, float32, 4 lanes: every float32 within 2,000 ulps of each edge, in every lane beside ordinary values', () => {
     setEngineMode('wasm');
-    const xs = edgeInputs(2000, 4, Math.fround, ulpsFrom32);
+    const xs = edgeInputs(2000, 4, Math.fround, ulpsFrom32, EXP_CENTRES);
     expectExpInLanes(xs, 'float32');
   });
 
@@ -202,7 +141,7 @@ describe('fdlibm in Wasm equals V8 Math.*', () => {
     const n = 7;
     const random = Array.from({ length: rows * n }, (_, i) => (i % 3 === 0 ? (next() - 0.5) * 1500 : (next() - 0.5) * 30));
     // Edge values in every row position and lane, among the random ones.
-    const edges = edgeInputs(40, 4, (x) => x, ulpsFrom);
+    const edges = edgeInputs(40, 4, (x) => x, ulpsFrom, EXP_CENTRES);
     const values = [...edges, ...random];
     const count = Math.floor(values.length / n);
     const f64 = sharedArray(count * n);

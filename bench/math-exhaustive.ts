@@ -1,0 +1,212 @@
+/**
+ * Proves the Wasm ports of `Math` functions (src/targets/cpu/wasm/math-ports.ts) bit-identical to
+ * V8's `Math.*` in this process, through the public API on arrays in Wasm memory:
+ * - every float32 input (all 2^32 bit patterns; for atan2, 2^32 pairs in which every float32 is
+ *   once y and once x): a float32 kernel in SIMD lanes (f32x4) must give
+ *   `Math.fround(Math.f(x))`, the same values as doubles through a float64 kernel (f64x2) and
+ *   through the scalar loop (a strided operand) `Math.f(x)`;
+ * - `--float64 N` random and edge doubles per function (default 10^8: the edges of each
+ *   function, then random inputs over every range of its algorithm and any bit pattern), through
+ *   float64 SIMD lanes and the scalar loop.
+ * NaN matches NaN (payloads are not part of the claim). Work is sharded over worker threads in
+ * chunks; prints one JSON line per function with the counts (the claim: every mismatch count 0).
+ *
+ *   npx tsx bench/math-exhaustive.ts [--functions sin,cos,…] [--workers N] [--float64 N]
+ *                                    [--float32-chunks FROM:TO]   (chunks of 2^22 bit patterns, 0:1024 = all)
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { setEngineMode } from '../src/targets/cpu/wasm/index.js';
+import { sharedArray, vectorize } from '../src/index.js';
+import { mulberry32 } from '../tests/random.js';
+import { edgeInputs, TRIG_CENTRES, trigInput, ulpsFrom } from '../tests/targets/cpu/wasm/math-inputs.js';
+
+/** Per function: arity, random float64 inputs (one per argument), edge values. */
+interface Spec {
+  readonly arity: 1 | 2;
+  random(next: () => number, i: number): number[];
+  readonly centres: readonly number[];
+}
+const SPECS: Record<string, Spec> = {
+  sin: { arity: 1, random: (next, i) => [trigInput(next, i)], centres: TRIG_CENTRES },
+  cos: { arity: 1, random: (next, i) => [trigInput(next, i)], centres: TRIG_CENTRES },
+  tan: { arity: 1, random: (next, i) => [trigInput(next, i)], centres: TRIG_CENTRES },
+};
+
+const CHUNK_BITS = 22;
+const CHUNK = 1 << CHUNK_BITS;
+const FLOAT32_CHUNKS = 2 ** 32 / CHUNK;
+const FLOAT64_CHUNK = 1 << 20;
+
+type Job = { kind: 'float32'; fn: string; chunk: number } | { kind: 'float64'; fn: string; chunk: number; count: number };
+interface Counts {
+  float32: number; float32Lanes: number; float32AsDoubleLanes: number; float32AsDoubleScalar: number;
+  float64: number; float64Lanes: number; float64Scalar: number; first: string;
+}
+const zero = (): Counts => ({ float32: 0, float32Lanes: 0, float32AsDoubleLanes: 0, float32AsDoubleScalar: 0, float64: 0, float64Lanes: 0, float64Scalar: 0, first: '' });
+
+if (isMainThread) await main();
+else worker();
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  const functions = flag('--functions')?.split(',') ?? Object.keys(SPECS);
+  for (const f of functions) if (!SPECS[f]) throw new Error(`unknown function ${f}: choose from ${Object.keys(SPECS).join(', ')}`);
+  const workers = Number(flag('--workers') ?? availableParallelism());
+  const float64 = Number(flag('--float64') ?? 1e8);
+  const [from, to] = (flag('--float32-chunks') ?? `0:${FLOAT32_CHUNKS}`).split(':').map(Number) as [number, number];
+  const jobs: Job[] = [];
+  for (const fn of functions) {
+    for (let chunk = from; chunk < to; chunk++) jobs.push({ kind: 'float32', fn, chunk });
+    for (let done = 0, chunk = 0; done < float64; done += FLOAT64_CHUNK, chunk++) jobs.push({ kind: 'float64', fn, chunk, count: Math.min(FLOAT64_CHUNK, float64 - done) });
+  }
+  const totals = new Map(functions.map((f) => [f, zero()]));
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(workers, jobs.length) }, () => new Promise<void>((resolve, reject) => {
+    const w = startWorker();
+    const give = () => {
+      if (next < jobs.length) w.postMessage(jobs[next++]);
+      else void w.terminate().then(() => resolve());
+    };
+    w.on('message', (m: { fn: string; counts: Counts }) => {
+      const t = totals.get(m.fn)!;
+      for (const k of Object.keys(t) as (keyof Counts)[]) {
+        if (k === 'first') t.first ||= m.counts.first;
+        else t[k] += m.counts[k];
+      }
+      give();
+    });
+    w.on('error', reject);
+    give();
+  })));
+  const seconds = +((performance.now() - t0) / 1000).toFixed(1);
+  for (const [fn, t] of totals) console.log(JSON.stringify({ fn, float32Chunks: `${from}:${to} of ${FLOAT32_CHUNKS}`, ...t, workers, seconds }));
+}
+
+/**
+ * A worker running this script. Node 20 workers do not inherit tsx's module hooks, so a small
+ * bootstrap registers tsx (its ESM API, found through its exports map) before importing it.
+ */
+function startWorker(): Worker {
+  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
+  const entry = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports['./esm/api']!.import.default;
+  const tsx = new URL(entry, pathToFileURL(manifest)).href;
+  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(import.meta.url)}); });`, { eval: true });
+}
+
+function worker(): void {
+  setEngineMode('wasm');
+  const kernels = new Map<string, ReturnType<typeof makeKernels>>();
+  parentPort!.on('message', (job: Job) => {
+    let k = kernels.get(job.fn);
+    if (!k) kernels.set(job.fn, (k = makeKernels(job.fn)));
+    const counts = job.kind === 'float32' ? float32Job(job.fn, k, job.chunk) : float64Job(job.fn, k, job.chunk, job.count);
+    parentPort!.postMessage({ fn: job.fn, counts });
+  });
+  void workerData;
+}
+
+/** The arrays a worker computes in (for two arguments at most), shared by its functions' kernels. */
+let arrays: ReturnType<typeof allocate> | undefined;
+function allocate() {
+  return {
+    in32: [sharedArray(CHUNK, 'float32'), sharedArray(CHUNK, 'float32')],
+    in64: [sharedArray(CHUNK), sharedArray(CHUNK)],
+    out32: sharedArray(CHUNK, 'float32'),
+    out64: sharedArray(CHUNK),
+    // The scalar loop: operands at every other element.
+    strided: [sharedArray(2 * CHUNK), sharedArray(2 * CHUNK)],
+    stridedOut: sharedArray(2 * CHUNK),
+  };
+}
+const view = (data: Float64Array, n: number) => ({ data, shape: [n], strides: [2] });
+
+/** A ufunc called with as many operands as its function's arity (known only at run time here). */
+interface AnyArity {
+  sync(...operands: unknown[]): unknown;
+  explain(...operands: unknown[]): string;
+}
+
+function makeKernels(fn: string) {
+  const { arity } = SPECS[fn]!;
+  const params = arity === 1 ? ['x'] : ['y', 'x'];
+  const body = new Function(...params, `return Math.${fn}(${params.join(', ')})`) as (...a: number[]) => number;
+  const f32 = vectorize([`float32(${params.map(() => 'float32').join(', ')})`])(body) as unknown as AnyArity;
+  const f64 = vectorize([`float64(${params.map(() => 'float64').join(', ')})`])(body) as unknown as AnyArity;
+  const math = (Math as unknown as Record<string, (...a: number[]) => number>)[fn]!;
+  const a = (arrays ??= allocate());
+  const k = { ...a, f32, f64, math, in32: a.in32.slice(0, arity), in64: a.in64.slice(0, arity), strided: a.strided.slice(0, arity) };
+  const lanes32 = f32.explain(...k.in32, { out: k.out32 });
+  const lanes64 = f64.explain(...k.in64, { out: k.out64 });
+  const scalar = f64.explain(...k.strided.map((s) => view(s, CHUNK)), { out: view(k.stridedOut, CHUNK) });
+  if (!lanes32.startsWith('WebAssembly (SIMD, 4 lanes)') || !lanes64.startsWith('WebAssembly (SIMD, 2 lanes)') || !scalar.startsWith('WebAssembly (scalar')) {
+    throw new Error(`unexpected engines: ${lanes32} / ${lanes64} / ${scalar}`);
+  }
+  return k;
+}
+
+const same = (a: number, b: number) => a === b ? a !== 0 || Object.is(a, b) : a !== a && b !== b;
+
+function float32Job(fn: string, k: ReturnType<typeof makeKernels>, chunk: number): Counts {
+  const c = zero();
+  const { arity } = SPECS[fn]!;
+  const bits = k.in32.map((a) => new Int32Array(a.buffer, a.byteOffset, CHUNK));
+  const base = chunk * CHUNK;
+  for (let i = 0; i < CHUNK; i++) {
+    bits[0]![i] = (base + i) | 0;
+    // atan2's x: a bijection of the 32-bit patterns (an odd multiplier), so each float32 is x once.
+    if (arity === 2) bits[1]![i] = Math.imul(base + i, 0x9e3779b1);
+  }
+  k.in32.forEach((a, j) => {
+    k.in64[j]!.set(a);
+    const s = k.strided[j]!;
+    for (let i = 0; i < CHUNK; i++) s[2 * i] = a[i]!;
+  });
+  k.f32.sync(...k.in32, { out: k.out32 });
+  k.f64.sync(...k.in64, { out: k.out64 });
+  k.f64.sync(...k.strided.map((s) => view(s, CHUNK)), { out: view(k.stridedOut, CHUNK) });
+  const x0 = k.in64[0]!;
+  const x1 = k.in64[1];
+  for (let i = 0; i < CHUNK; i++) {
+    const v = arity === 1 ? k.math(x0[i]!) : k.math(x0[i]!, x1![i]!);
+    if (!same(k.out32[i]!, Math.fround(v))) c.float32Lanes++, (c.first ||= `float32 lanes ${fn}(${x0[i]}${x1 ? `, ${x1[i]}` : ''}) = ${k.out32[i]}, V8 ${Math.fround(v)}`);
+    if (!same(k.out64[i]!, v)) c.float32AsDoubleLanes++, (c.first ||= `float64 lanes ${fn}(${x0[i]}${x1 ? `, ${x1[i]}` : ''}) = ${k.out64[i]}, V8 ${v}`);
+    if (!same(k.stridedOut[2 * i]!, v)) c.float32AsDoubleScalar++, (c.first ||= `scalar ${fn}(${x0[i]}${x1 ? `, ${x1[i]}` : ''}) = ${k.stridedOut[2 * i]}, V8 ${v}`);
+  }
+  c.float32 = CHUNK;
+  return c;
+}
+
+function float64Job(fn: string, k: ReturnType<typeof makeKernels>, chunk: number, count: number): Counts {
+  const c = zero();
+  const spec = SPECS[fn]!;
+  const next = mulberry32(0x5eed + chunk * 7919 + fn.length);
+  const values: number[][] = [];
+  // The first chunk starts with every double within 2,000 ulps of each edge (both signs, ±0, ±∞, NaN).
+  if (chunk === 0) {
+    const edges = edgeInputs(2000, 1, (x) => x, ulpsFrom, spec.centres).slice(0, count);
+    for (const x of edges) values.push(spec.arity === 1 ? [x] : [x, spec.random(next, values.length)[1]!]);
+  }
+  for (let i = values.length; i < count; i++) values.push(spec.random(next, i));
+  for (let j = 0; j < spec.arity; j++) {
+    const a = k.in64[j]!;
+    const s = k.strided[j]!;
+    for (let i = 0; i < count; i++) a[i] = s[2 * i] = values[i]![j]!;
+  }
+  const lanes = k.in64.map((a) => a.subarray(0, count));
+  k.f64.sync(...lanes, { out: k.out64.subarray(0, count) });
+  k.f64.sync(...k.strided.map((s) => view(s, count)), { out: view(k.stridedOut, count) });
+  for (let i = 0; i < count; i++) {
+    const args = values[i]!;
+    const v = k.math(...args);
+    if (!same(k.out64[i]!, v)) c.float64Lanes++, (c.first ||= `float64 lanes ${fn}(${args.join(', ')}) = ${k.out64[i]}, V8 ${v}`);
+    if (!same(k.stridedOut[2 * i]!, v)) c.float64Scalar++, (c.first ||= `float64 scalar ${fn}(${args.join(', ')}) = ${k.stridedOut[2 * i]}, V8 ${v}`);
+  }
+  c.float64 = count;
+  return c;
+}

@@ -1,0 +1,103 @@
+/**
+ * A/B of the `Math` functions ported to Wasm (src/targets/cpu/wasm/math-ports.ts) against the JS
+ * engine, float32 and float64, in one run: a kernel `Math.f(x)` (atan2: `Math.atan2(y, x)`) per
+ * function over N elements of ordinary typed arrays, with
+ * - the JS engine (`setEngineMode('js')`: V8's own `Math.f` per element),
+ * - the default engine choice (which must be Wasm SIMD lanes for these kernels),
+ * - the default choice on arrays in Wasm memory (`sharedArray`), no copies,
+ * - the scalar Wasm port (a strided operand, `setEngineMode('wasm')`), for reference.
+ * Each row names the engine that ran (`explain`); ratios are against the JS engine of the same
+ * dtype, and float32 against float64 of the same contender (the goal: ≤ 1).
+ *
+ *   npx tsx bench/math-functions.ts [--quick] [--functions sin,cos] [--size N]
+ */
+import { setEngineMode } from '../src/targets/cpu/wasm/index.js';
+import { sharedArray, vectorize } from '../src/index.js';
+import { engineLabel } from './lib/engine.js';
+import { formatRatio, formatSeconds } from './lib/format.js';
+import { markdownTable } from './lib/markdown.js';
+import { timeCalls } from './lib/timing.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const size = Number(flag('--size') ?? (quick ? 1 << 18 : 1 << 22));
+const timing = quick ? { warmup: 1, samples: 5 } : { warmup: 2, samples: 7 };
+
+/** Each function with the range its inputs are drawn from (where users call it). */
+const FUNCTIONS: Record<string, { range: [number, number]; arity: 1 | 2 }> = {
+  sin: { range: [-10, 10], arity: 1 },
+  cos: { range: [-10, 10], arity: 1 },
+  tan: { range: [-10, 10], arity: 1 },
+  asin: { range: [-1, 1], arity: 1 },
+  acos: { range: [-1, 1], arity: 1 },
+  atan: { range: [-10, 10], arity: 1 },
+  atan2: { range: [-10, 10], arity: 2 },
+};
+const chosen = flag('--functions')?.split(',') ?? Object.keys(FUNCTIONS);
+
+/** Deterministic inputs, uniform over the range. */
+function inputs(n: number, [lo, hi]: [number, number], seed: number): Float64Array {
+  const xs = new Float64Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    xs[i] = lo + (hi - lo) * (((t ^ (t >>> 14)) >>> 0) / 2 ** 32);
+  }
+  return xs;
+}
+
+type Dtype = 'float32' | 'float64';
+const rows: string[][] = [];
+for (const name of chosen) {
+  const spec = FUNCTIONS[name];
+  if (!spec) throw new Error(`unknown function ${name}: choose from ${Object.keys(FUNCTIONS).join(', ')}`);
+  const seconds: Record<string, number> = {};
+  for (const dtype of ['float64', 'float32'] as Dtype[]) {
+    const signature = `${dtype}(${Array(spec.arity).fill(dtype).join(', ')})`;
+    const body = spec.arity === 1 ? `return Math.${name}(x)` : `return Math.${name}(y, x)`;
+    const params = spec.arity === 1 ? ['x'] : ['y', 'x'];
+    const kernel = vectorize([signature])(new Function(...params, body) as (...xs: number[]) => number);
+    const Array_ = dtype === 'float32' ? Float32Array : Float64Array;
+    const ordinary = Array.from({ length: spec.arity }, (_, i) => Array_.from(inputs(size, spec.range, 7 + i)));
+    const shared = ordinary.map((a) => {
+      const s = sharedArray(size, dtype);
+      s.set(a);
+      return s;
+    });
+    const out = new Array_(size);
+    const sharedOut = sharedArray(size, dtype);
+    const strided = ordinary.map((a) => {
+      const data = new Array_(2 * size);
+      for (let i = 0; i < size; i++) data[2 * i] = a[i]!;
+      return { data, shape: [size], strides: [2] };
+    });
+    const contenders: [string, 'js' | 'auto' | 'wasm', unknown[], unknown][] = [
+      ['JS engine', 'js', ordinary, out],
+      ['default, ordinary arrays', 'auto', ordinary, out],
+      ['default, sharedArray', 'auto', shared, sharedOut],
+      ['Wasm scalar (strided)', 'wasm', strided, { data: new Array_(2 * size), shape: [size], strides: [2] }],
+    ];
+    for (const [contender, mode, operands, output] of contenders) {
+      setEngineMode(mode);
+      const call = () => kernel.sync(...(operands as never[]), { out: output as never });
+      const engine = engineLabel(kernel.explain(...(operands as never[]), { out: output as never }));
+      const { medianSeconds } = await timeCalls(call, timing);
+      seconds[`${contender}/${dtype}`] = medianSeconds;
+      const js = seconds[`JS engine/${dtype}`]!;
+      const wide = seconds[`${contender}/float64`];
+      rows.push([
+        name, dtype, contender, engine, formatSeconds(medianSeconds), formatRatio(medianSeconds / js),
+        dtype === 'float32' && wide ? formatRatio(medianSeconds / wide) : '',
+      ]);
+    }
+  }
+}
+setEngineMode('auto');
+console.log(`${size.toLocaleString('en-US')} elements, median of ${timing.samples} samples after ${timing.warmup} warm-up calls\n`);
+console.log(markdownTable(
+  [{ header: 'function' }, { header: 'dtype' }, { header: 'contender' }, { header: 'engine' }, { header: 'time', align: 'right' }, { header: '÷ JS engine', align: 'right' }, { header: 'float32 ÷ float64', align: 'right' }],
+  rows,
+));
