@@ -22,7 +22,9 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { setEngineMode } from '../src/targets/cpu/wasm/index.js';
 import { sharedArray, vectorize } from '../src/index.js';
 import { mulberry32 } from '../tests/random.js';
-import { edgeInputs, TRIG_CENTRES, trigInput, ulpsFrom } from '../tests/targets/cpu/wasm/math-inputs.js';
+import {
+  ASIN_CENTRES, asinInput, ATAN_CENTRES, atan2Input, atanInput, edgeInputs, TRIG_CENTRES, trigInput, ulpsFrom,
+} from '../tests/targets/cpu/wasm/math-inputs.js';
 
 /** Per function: arity, random float64 inputs (one per argument), edge values. */
 interface Spec {
@@ -34,6 +36,10 @@ const SPECS: Record<string, Spec> = {
   sin: { arity: 1, random: (next, i) => [trigInput(next, i)], centres: TRIG_CENTRES },
   cos: { arity: 1, random: (next, i) => [trigInput(next, i)], centres: TRIG_CENTRES },
   tan: { arity: 1, random: (next, i) => [trigInput(next, i)], centres: TRIG_CENTRES },
+  asin: { arity: 1, random: (next, i) => [asinInput(next, i)], centres: ASIN_CENTRES },
+  acos: { arity: 1, random: (next, i) => [asinInput(next, i)], centres: ASIN_CENTRES },
+  atan: { arity: 1, random: (next, i) => [atanInput(next, i)], centres: ATAN_CENTRES },
+  atan2: { arity: 2, random: (next, i) => atan2Input(next, i), centres: ATAN_CENTRES },
 };
 
 const CHUNK_BITS = 22;

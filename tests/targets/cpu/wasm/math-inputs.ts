@@ -109,3 +109,56 @@ export function trigInput(next: () => number, i: number): number {
     default: return logUniform(next, -1075, 0);
   }
 }
+
+/** Where asin and acos change course: 2^-57, 2^-27, 0.5, 0.975 (by the high word), ±1, beyond 1. */
+export const ASIN_CENTRES: readonly number[] = [
+  fromWords(0x3c600000, 0), fromWords(0x3c600001, 0), 2 ** -27, 0.5, fromWords(0x3fef3333, 0), 0.975, 1, 1.5, 0.25, 0.75,
+  2 ** -1022, 2 ** -1074, Number.MAX_VALUE,
+];
+
+/** Random inputs for asin and acos: the whole domain, near ±1 and ±0.5, tiny, just outside, any bits. */
+export function asinInput(next: () => number, i: number): number {
+  switch (i % 5) {
+    case 0: return 2 * next() - 1;
+    case 1: return (next() < 0.5 ? -1 : 1) * (1 - 2 ** (-60 * next())); // toward ±1
+    case 2: return logUniform(next, -1075, 0);
+    case 3: return (next() < 0.5 ? -1 : 1) * (0.5 + (next() - 0.5) * 2 ** (-40 * next()));
+    default: return next() < 0.5 ? randomBits(next) : (next() < 0.5 ? -1 : 1) * (1 + 2 ** (-60 * next()));
+  }
+}
+
+/** Where atan changes course: 2^-27, 7/16, 11/16, 19/16, 39/16, 2^66, and the extremes. */
+export const ATAN_CENTRES: readonly number[] = [
+  2 ** -27, 0.4375, 0.6875, 1.1875, 2.4375, 2 ** 66, 1, 0.5, 1.5, 2 ** 60, 2 ** -1022, 2 ** -1074, Number.MAX_VALUE,
+];
+
+/** Random inputs for atan: every reduction, every exponent, any bits. */
+export function atanInput(next: () => number, i: number): number {
+  switch (i % 4) {
+    case 0: return (next() - 0.5) * 8;
+    case 1: return logUniform(next, -40, 80);
+    case 2: return randomBits(next);
+    default: return logUniform(next, -1075, 1024);
+  }
+}
+
+/** Special values for atan2 pairs: zeros, infinities, NaN, ±1 and ordinary, tiny and huge values. */
+export const ATAN2_SPECIALS: readonly number[] = [0, -0, Infinity, -Infinity, NaN, 1, -1, 2.5, -0.75, 2 ** -1074, -(2 ** -1074), 1e300, -1e300, 2 ** 61, 2 ** -61];
+
+/** Random [y, x] pairs for atan2: every quadrant, exponent differences around ±60, x = 1, special values, any bits. */
+export function atan2Input(next: () => number, i: number): [number, number] {
+  const special = () => ATAN2_SPECIALS[Math.floor(next() * ATAN2_SPECIALS.length)]!;
+  switch (i % 7) {
+    case 0: return [(next() - 0.5) * 20, (next() - 0.5) * 20];
+    case 1: {
+      // exponents differing by up to ±70 (fdlibm's limits at 60)
+      const x = logUniform(next, -20, 20);
+      return [x * logUniform(next, -70, 70), x];
+    }
+    case 2: return [logUniform(next, -1075, 1024), logUniform(next, -1075, 1024)];
+    case 3: return [randomBits(next), randomBits(next)];
+    case 4: return [logUniform(next, -80, 80), next() < 0.5 ? 1 : -1];
+    case 5: return next() < 0.5 ? [special(), logUniform(next, -30, 30)] : [logUniform(next, -30, 30), special()];
+    default: return [special(), special()];
+  }
+}
