@@ -21,8 +21,18 @@ export interface PortFunction {
   readonly results: readonly ValType[];
   /** What its code calls: other port functions (`fdlibm:…`) and V8's `Math.*` imports (`sin/1`). */
   readonly calls: readonly string[];
-  /** Emits the body (parameters are locals 0…); `index(name)` is the index of a name in `calls`. */
-  emit(e: FunctionEmitter, index: (name: string) => number): void;
+  /**
+   * Whether its last parameter is the address of the calling thread's scratch area (the one that
+   * holds the kernel's local arrays), for itself or a function it calls.
+   */
+  readonly takesScratch?: boolean;
+  /** Bytes of the scratch area it uses, at the offset the module gives (`emit`'s `scratchOffset`). */
+  readonly scratchBytes?: number;
+  /**
+   * Emits the body (parameters are locals 0…); `index(name)` is the index of a name in `calls`;
+   * `scratchOffset` is where its `scratchBytes` start in the scratch area.
+   */
+  emit(e: FunctionEmitter, index: (name: string) => number, scratchOffset: number): void;
 }
 
 /** A `Math` function computed in Wasm. */
@@ -31,7 +41,8 @@ export interface MathPort {
   /**
    * Replaces the `arity` vectors on the stack (first argument deepest) by one holding the function
    * of each lane, rounded to float32 once in the float32 shapes (`Math.fround(Math.f(x))`).
-   * `scalar` is the index of the scalar entry `fdlibm:<name>`.
+   * `scalar` is the index of the scalar entry `fdlibm:<name>` (which `e.scratch` is passed to
+   * where it takes the scratch area).
    */
   lanes(e: FunctionEmitter, scalar: number, shape: LaneShape): void;
 }
@@ -48,10 +59,10 @@ export type LaneBody = (e: FunctionEmitter, args: readonly number[]) => void;
  * Emits `body` for the shape: float32 lanes are promoted to f64x2 halves (lanes 0–1, then 2–3),
  * computed, and rounded back to float32 once, as `Math.fround(Math.f(x))` does.
  */
-export function emitLanes(e: FunctionEmitter, scalar: number, shape: LaneShape, arity: 1 | 2, body: LaneBody): void {
+export function emitLanes(e: FunctionEmitter, scalar: number, shape: LaneShape, arity: 1 | 2, body: LaneBody, takesScratch = false): void {
   const args = Array.from({ length: arity }, () => e.local(ValType.v128));
   for (let i = arity - 1; i >= 0; i--) e.set(args[i]!);
-  if (shape === 'f64x2') return emitF64x2(e, scalar, args, body);
+  if (shape === 'f64x2') return emitF64x2(e, scalar, args, body, takesScratch);
   const halves = shape === 'f32x4' ? 2 : 1;
   const wide = args.map(() => e.local(ValType.v128));
   for (let h = 0; h < halves; h++) {
@@ -60,14 +71,14 @@ export function emitLanes(e: FunctionEmitter, scalar: number, shape: LaneShape, 
       if (h === 1) e.get(a).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]);
       e.simd(SimdOp.f64x2_promote_low_f32x4).set(wide[i]!);
     });
-    emitF64x2(e, scalar, wide, body);
+    emitF64x2(e, scalar, wide, body, takesScratch);
     e.simd(SimdOp.f32x4_demote_f64x2_zero);
   }
   // Lanes 0–1 of the first half, then lanes 0–1 of the second.
   if (halves === 2) e.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
 }
 
-function emitF64x2(e: FunctionEmitter, scalar: number, args: readonly number[], body: LaneBody): void {
+function emitF64x2(e: FunctionEmitter, scalar: number, args: readonly number[], body: LaneBody, takesScratch: boolean): void {
   const result = e.local(ValType.v128);
   const ok = e.local(ValType.i32);
   body(e, args);
@@ -83,6 +94,7 @@ function emitF64x2(e: FunctionEmitter, scalar: number, args: readonly number[], 
       e.get(a).simd(SimdOp.f64x2_extract_lane);
       e.code.byte(lane);
     }
+    if (takesScratch) e.get(e.scratch);
     e.code.byte(Op.call).u32(scalar);
     e.simd(SimdOp.f64x2_replace_lane);
     e.code.byte(lane);

@@ -123,6 +123,9 @@ function emit(
     scratch.set(s.variable, scratchBytes);
     scratchBytes += Math.ceil((s.length * DTYPES[(s.variable.type as { dtype: DType }).dtype].bytes) / 16) * 16;
   }
+  // Then the ports' area (one at a time uses it: the huge-argument reduction of sin, cos, tan).
+  const portScratch = scratchBytes;
+  scratchBytes += Math.ceil(Math.max(0, ...ported.map((p) => p.port.scratchBytes ?? 0)) / 16) * 16;
 
   const helperIndices = new Map<HelperFunction, number>();
   const helperTypes = kernel.helpers.map((h) => {
@@ -164,8 +167,8 @@ function emit(
   const runIndex = builder.declare({ params: runParams, results: [] });
 
   for (const { port, index } of ported) {
-    const e = new FunctionEmitter(ctx, port.params.length, -1);
-    port.emit(e, importIndex);
+    const e = new FunctionEmitter(ctx, port.params.length, port.takesScratch ? port.params.length - 1 : -1);
+    port.emit(e, importIndex, portScratch);
     builder.define(index, { type: port, locals: e.locals, code: e.code });
   }
 

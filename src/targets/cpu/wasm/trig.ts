@@ -7,9 +7,9 @@
  * fdlibm's, not the glibc-derived variant: these ports give V8's bits on every input checked
  * (bench/math-exhaustive.ts: every float32, 10^8 doubles), where glibc's sin differs on ~4%.
  *
- * Arguments with |x| > 2^19·π/2 (≈ 823,550) need fdlibm's multi-precision reduction
- * (__kernel_rem_pio2, a loop over a table of 2/π): the scalar functions call V8's own `Math.*`
- * for them, which is that same code, so the result is V8's by construction.
+ * Arguments with |x| > 2^19·π/2 (≈ 823,550) take fdlibm's multi-precision reduction
+ * (__kernel_rem_pio2, a loop over a table of 2/π: rem-pio2-large.ts), which needs the scratch area
+ * of the calling thread: the scalar functions take its address as their last parameter.
  *
  * In lanes (`trigLanes`), a lane is computed in SIMD when |x| ≤ π/4 (no reduction) or when the
  * reduction is fdlibm's first, 85-bit step: |x| ≤ 2^19·π/2, the high word of |x| is not π/2's
@@ -24,6 +24,7 @@ import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter } from './emit-scalar.js';
 import { Floats, fromWords, highWordI32, lowWordI32, splat64, type Value } from './float-ops.js';
 import { emitLanes, type LaneShape, type MathPort, type PortFunction } from './math-port.js';
+import { remPio2Large } from './rem-pio2-large.js';
 
 const HALF = 0.5;
 // __kernel_sin
@@ -287,9 +288,9 @@ type Trig = 'sin' | 'cos' | 'tan';
 
 /** sin, cos or tan (fdlibm's s_sin.c, s_cos.c, s_tan.c). */
 function trigFunction(fn: Trig): PortFunction {
-  const calls = [`fdlibm:rem_pio2`, `${fn}/1`, ...(fn === 'tan' ? ['fdlibm:kernel_tan'] : ['fdlibm:kernel_sin', 'fdlibm:kernel_cos'])];
+  const calls = ['fdlibm:rem_pio2', 'fdlibm:rem_pio2_large', ...(fn === 'tan' ? ['fdlibm:kernel_tan'] : ['fdlibm:kernel_sin', 'fdlibm:kernel_cos'])];
   return {
-    params: [ValType.f64], results: [ValType.f64], calls,
+    params: [ValType.f64, ValType.i32], results: [ValType.f64], calls, takesScratch: true,
     emit(e, index) {
       const F = new Floats(e, false);
       const X = 0;
@@ -305,14 +306,19 @@ function trigFunction(fn: Trig): PortFunction {
         e.op(Op.return);
       });
       ifWord(e, ix, Op.i32_ge_u, 0x7ff00000, () => ret(e, F.sub(F.get(X), F.get(X)))); // NaN
-      // Huge |x|: fdlibm's __kernel_rem_pio2, which is V8's own Math.* here.
-      ifWord(e, ix, Op.i32_gt_u, 0x413921fb, () => ret(e, () => (e.get(X), call(`${fn}/1`))));
       const y0 = e.local(ValType.f64);
       const y1 = e.local(ValType.f64);
       const n = e.local(ValType.i32);
+      // Huge |x| (> 2^19·π/2): __kernel_rem_pio2's multi-precision reduction (rem-pio2-large.ts)
+      e.get(ix).i32(0x413921fb).op(Op.i32_gt_u).open('if');
+      e.get(X).get(1);
+      call('fdlibm:rem_pio2_large');
+      e.set(n).set(y1).set(y0);
+      e.else();
       e.get(X);
       call('fdlibm:rem_pio2');
       e.set(n).set(y1).set(y0);
+      e.close();
       if (fn === 'tan') {
         // 1 − ((n & 1) << 1): 1 for even n, −1 for odd
         e.get(y0).get(y1).i32(1).get(n).i32(1).op(Op.i32_and).i32(1).op(Op.i32_shl).op(Op.i32_sub);
@@ -454,7 +460,7 @@ function tanLanes(F: Floats, x: Value, y0: Value, y1: Value, small: Value, tiny:
 function trigPort(fn: Trig): MathPort {
   return {
     arity: 1,
-    lanes: (e: FunctionEmitter, scalar: number, shape: LaneShape) => emitLanes(e, scalar, shape, 1, trigBody(fn)),
+    lanes: (e: FunctionEmitter, scalar: number, shape: LaneShape) => emitLanes(e, scalar, shape, 1, trigBody(fn), true),
   };
 }
 
@@ -463,6 +469,7 @@ export const TRIG_FUNCTIONS: Readonly<Record<string, PortFunction>> = {
   'fdlibm:kernel_cos': kernelCos,
   'fdlibm:kernel_tan': kernelTan,
   'fdlibm:rem_pio2': remPio2,
+  'fdlibm:rem_pio2_large': remPio2Large,
   'fdlibm:sin': trigFunction('sin'),
   'fdlibm:cos': trigFunction('cos'),
   'fdlibm:tan': trigFunction('tan'),
