@@ -196,3 +196,23 @@ export function highWordI32(e: FunctionEmitter, x: number): void {
 export function lowWordI32(e: FunctionEmitter, x: number): void {
   e.get(x).op(Op.i64_reinterpret_f64).op(Op.i32_wrap_i64);
 }
+
+/** Emits `return` of the value. */
+export function ret(e: FunctionEmitter, v: Value): void {
+  v();
+  e.op(Op.return);
+}
+
+/** `if (word <op> bound) { then }` on an i32 local (a high word, as fdlibm compares them). */
+export function ifWord(e: FunctionEmitter, word: number, op: Op, bound: number, then: () => void): void {
+  e.get(word).i32(bound).op(op).open('if');
+  then();
+  e.close();
+}
+
+/** Sets local `hx` (if any) to the high word of the f64 in local x, and `ix` to that of |x|. */
+export function highWords(e: FunctionEmitter, x: number, hx: number | undefined, ix: number): void {
+  highWordI32(e, x);
+  if (hx !== undefined) e.tee(hx);
+  e.i32(0x7fffffff).op(Op.i32_and).set(ix);
+}

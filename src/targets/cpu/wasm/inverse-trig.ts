@@ -24,7 +24,7 @@
 import type { MathFunction } from '../../../compiler/ir.js';
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter } from './emit-scalar.js';
-import { Floats, fromWords, highWordI32, lowWordI32, type Value } from './float-ops.js';
+import { Floats, fromWords, highWords, ifWord, lowWordI32, ret, type Value } from './float-ops.js';
 import { emitLanes, type LaneShape, type MathPort, type PortFunction } from './math-port.js';
 
 const PIO2_HI = fromWords(0x3ff921fb, 0x54442d18);
@@ -55,25 +55,6 @@ function rational(F: Floats, t: Value): Value {
   return F.div(F.mul(t, F.horner(t, PS)), F.horner(t, QS));
 }
 
-/** Emits `return` of the value. */
-function ret(e: FunctionEmitter, v: Value): void {
-  v();
-  e.op(Op.return);
-}
-
-/** Sets locals hx (high word of x) and ix (high word of |x|). */
-function words(e: FunctionEmitter, x: number, hx: number, ix: number): void {
-  highWordI32(e, x);
-  e.tee(hx).i32(0x7fffffff).op(Op.i32_and).set(ix);
-}
-
-/** `if (ix <op> bound) { then }`. */
-function ifWord(e: FunctionEmitter, ix: number, op: Op, bound: number, then: () => void): void {
-  e.get(ix).i32(bound).op(op).open('if');
-  then();
-  e.close();
-}
-
 /** (ix − 0x3ff00000 | low word) == 0: |x| == 1. */
 function isOne(e: FunctionEmitter, x: number, ix: number): void {
   e.get(ix).i32(0x3ff00000).op(Op.i32_sub);
@@ -99,7 +80,7 @@ const asin: PortFunction = {
     const x = F.get(X);
     const hx = e.local(ValType.i32);
     const ix = e.local(ValType.i32);
-    words(e, X, hx, ix);
+    highWords(e, X, hx, ix);
     ifWord(e, ix, Op.i32_ge_u, 0x3ff00000, () => {
       isOne(e, X, ix);
       e.open('if');
@@ -147,7 +128,7 @@ const acos: PortFunction = {
     const x = F.get(X);
     const hx = e.local(ValType.i32);
     const ix = e.local(ValType.i32);
-    words(e, X, hx, ix);
+    highWords(e, X, hx, ix);
     ifWord(e, ix, Op.i32_ge_u, 0x3ff00000, () => {
       isOne(e, X, ix);
       e.open('if');
@@ -184,7 +165,7 @@ const atan: PortFunction = {
     const x = F.get(X);
     const hx = e.local(ValType.i32);
     const ix = e.local(ValType.i32);
-    words(e, X, hx, ix);
+    highWords(e, X, hx, ix);
     ifWord(e, ix, Op.i32_ge_u, 0x44100000, () => {
       // |x| ≥ 2^66: NaN → x + x, else ±(atanhi[3] + atanlo[3])
       e.get(ix).i32(0x7ff00000).op(Op.i32_gt_u);
@@ -239,8 +220,8 @@ const atan2: PortFunction = {
     const hy = e.local(ValType.i32);
     const iy = e.local(ValType.i32);
     const m = e.local(ValType.i32);
-    words(e, X, hx, ix);
-    words(e, Y, hy, iy);
+    highWords(e, X, hx, ix);
+    highWords(e, Y, hy, iy);
     const callAtan = (v: Value) => () => (v(), e.code.byte(Op.call).u32(index('fdlibm:atan')));
     // x or y NaN: x + y
     F.or(F.ne(x, x), F.ne(y, y))();

@@ -8,7 +8,7 @@
  */
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter } from './emit-scalar.js';
-import { Floats, fromWords, highWordI32, lowWordI32, type Value } from './float-ops.js';
+import { Floats, fromWords, highWords, lowWordI32, type Value } from './float-ops.js';
 import type { PortFunction } from './math-port.js';
 
 /** 2/π in 24-bit pieces (fdlibm's two_over_pi, 396 hex digits). */
@@ -154,8 +154,7 @@ class Reduction {
     const nx = local();
     const z = e.local(ValType.f64);
     const fw = e.local(ValType.f64);
-    highWordI32(e, X);
-    e.tee(hx).i32(0x7fffffff).op(Op.i32_and).set(ix);
+    highWords(e, X, hx, ix);
 
     // z = scalbn(|x|, ilogb(x) − 23): x's low word, high word ix − (e0 << 20)
     e.get(ix).i32(20).op(Op.i32_shr_u).i32(1046).op(Op.i32_sub).set(e0);
@@ -368,13 +367,16 @@ class Reduction {
     const y1 = e.local(ValType.f64);
     F.set(y1, signed(F.get(fw)));
     e.get(n).i32(7).op(Op.i32_and).set(n);
-    // x < 0: −y, −n
-    e.get(hx).i32(0).op(Op.i32_lt_s).open('if');
-    F.neg(F.get(y0))();
-    F.neg(F.get(y1))();
-    e.i32(0).get(n).op(Op.i32_sub).op(Op.return);
-    e.close();
-    e.get(y0).get(y1).get(n);
-    e.op(Op.end);
+    returnReduction(e, hx, y0, y1, n);
   }
+}
+
+/** Ends a reduction of |x|: returns (y0, y1, n), or (−y0, −y1, −n) where x < 0 (hx its high word). */
+export function returnReduction(e: FunctionEmitter, hx: number, y0: number, y1: number, n: number): void {
+  e.get(hx).i32(0).op(Op.i32_lt_s).open('if');
+  e.get(y0).op(Op.f64_neg).get(y1).op(Op.f64_neg);
+  e.i32(0).get(n).op(Op.i32_sub).op(Op.return);
+  e.close();
+  e.get(y0).get(y1).get(n);
+  e.op(Op.end);
 }

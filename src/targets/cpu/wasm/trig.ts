@@ -22,9 +22,9 @@
 import type { MathFunction } from '../../../compiler/ir.js';
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter } from './emit-scalar.js';
-import { Floats, fromWords, highWordI32, lowWordI32, splat64, type Value } from './float-ops.js';
+import { Floats, fromWords, highWordI32, highWords, ifWord, lowWordI32, ret, splat64, type Value } from './float-ops.js';
 import { emitLanes, type LaneShape, type MathPort, type PortFunction } from './math-port.js';
-import { remPio2Large } from './rem-pio2-large.js';
+import { remPio2Large, returnReduction } from './rem-pio2-large.js';
 
 const HALF = 0.5;
 // __kernel_sin
@@ -52,25 +52,6 @@ const PIO2_3T = fromWords(0x397b839a, 0x252049c1);
 /** The double nearest π/2: n·PIO2 rounded has the high word of fdlibm's npio2_hw[n − 1] for every n in 1…32. */
 const PIO2 = Math.PI / 2;
 
-/** Emits `return` of the value. */
-function ret(e: FunctionEmitter, v: Value): void {
-  v();
-  e.op(Op.return);
-}
-
-/** `if (high word of |x| <op> bound) { then }` on an i32 local holding that high word. */
-function ifWord(e: FunctionEmitter, ix: number, op: Op, bound: number, then: () => void): void {
-  e.get(ix).i32(bound).op(op).open('if');
-  then();
-  e.close();
-}
-
-/** Sets local `ix` to the high word of |x| (x: f64 local). */
-function absHighWord(e: FunctionEmitter, x: number, ix: number): void {
-  highWordI32(e, x);
-  e.i32(0x7fffffff).op(Op.i32_and).set(ix);
-}
-
 /** __kernel_sin(x, y, iy): sin(x + y) for |x| ≤ π/4; iy = 0 when y is 0. */
 const kernelSin: PortFunction = {
   params: [ValType.f64, ValType.f64, ValType.i32], results: [ValType.f64], calls: [],
@@ -78,7 +59,7 @@ const kernelSin: PortFunction = {
     const F = new Floats(e, false);
     const [x, y] = [F.get(0), F.get(1)];
     const ix = e.local(ValType.i32);
-    absHighWord(e, 0, ix);
+    highWords(e, 0, undefined, ix);
     ifWord(e, ix, Op.i32_lt_u, 0x3e400000, () => ret(e, x)); // |x| < 2^-27: x ((int)x == 0 always)
     const z = F.let(F.mul(x, x));
     const v = F.let(F.mul(z, x));
@@ -110,7 +91,7 @@ const kernelCos: PortFunction = {
   emit(e) {
     const F = new Floats(e, false);
     const ix = e.local(ValType.i32);
-    absHighWord(e, 0, ix);
+    highWords(e, 0, undefined, ix);
     ifWord(e, ix, Op.i32_lt_u, 0x3e400000, () => ret(e, F.c(1))); // |x| < 2^-27
     kernelCosValue(F, F.get(0), F.get(1))();
     e.op(Op.end);
@@ -127,8 +108,7 @@ const kernelTan: PortFunction = {
     const y = F.get(Y);
     const hx = e.local(ValType.i32);
     const ix = e.local(ValType.i32);
-    highWordI32(e, X);
-    e.tee(hx).i32(0x7fffffff).op(Op.i32_and).set(ix);
+    highWords(e, X, hx, ix);
     /** −1/(x + y) carefully: fdlibm's two-piece reciprocal. */
     const carefulReciprocal = (w: Value, r: Value) => {
       const z = F.let(F.highWord(w));
@@ -202,8 +182,7 @@ const remPio2: PortFunction = {
     const ix = e.local(ValType.i32);
     const y0 = e.local(ValType.f64);
     const y1 = e.local(ValType.f64);
-    highWordI32(e, X);
-    e.tee(hx).i32(0x7fffffff).op(Op.i32_and).set(ix);
+    highWords(e, X, hx, ix);
     // |x| < 3π/4: n = ±1. x ∓ π/2 with 33 + 53 bits of π/2, or 33 + 33 + 53 near π/2 itself.
     const nearPio2 = (towardZero: (a: Value, b: Value) => Value, n: number) => {
       const z = F.let(towardZero(x, F.c(PIO2_1)));
@@ -267,13 +246,7 @@ const remPio2: PortFunction = {
     }
     e.close();
     F.set(y1, F.sub(F.sub(F.get(r), F.get(y0)), F.get(w)));
-    e.get(hx).i32(0).op(Op.i32_lt_s).open('if');
-    F.neg(F.get(y0))();
-    F.neg(F.get(y1))();
-    e.i32(0).get(n).op(Op.i32_sub).op(Op.return);
-    e.close();
-    e.get(y0).get(y1).get(n);
-    e.op(Op.end);
+    returnReduction(e, hx, y0, y1, n);
   },
 };
 
@@ -295,7 +268,7 @@ function trigFunction(fn: Trig): PortFunction {
       const F = new Floats(e, false);
       const X = 0;
       const ix = e.local(ValType.i32);
-      absHighWord(e, X, ix);
+      highWords(e, X, undefined, ix);
       const call = (name: string) => e.code.byte(Op.call).u32(index(name));
       ifWord(e, ix, Op.i32_le_u, 0x3fe921fb, () => {
         // |x| ≤ π/4: no reduction
