@@ -1,7 +1,7 @@
 /**
  * Proves the Wasm ports of `Math` functions (src/targets/cpu/wasm/math-ports.ts) bit-identical to
  * V8's `Math.*` in this process, through the public API on arrays in Wasm memory:
- * - every float32 input (all 2^32 bit patterns; for atan2, 2^32 pairs in which every float32 is
+ * - every float32 input (all 2^32 bit patterns; for atan2, pow, hypot, 2^32 pairs in which every float32 is
  *   once y and once x): a float32 kernel in SIMD lanes (f32x4) must give
  *   `Math.fround(Math.f(x))`, the same values as doubles through a float64 kernel (f64x2) and
  *   through the scalar loop (a strided operand) `Math.f(x)`;
@@ -25,12 +25,21 @@ import { mulberry32 } from '../tests/random.js';
 import {
   ASIN_CENTRES, asinInput, ATAN_CENTRES, atan2Input, atanInput, edgeInputs, TRIG_CENTRES, trigInput, ulpsFrom,
 } from '../tests/targets/cpu/wasm/math-inputs.js';
+import { binaryEdges, PORTED_FUNCTIONS, type PortedFunction, randomBinary, randomUnary, unaryCentres } from './lib/math-inputs.js';
 
 /** Per function: arity, random float64 inputs (one per argument), edge values. */
 interface Spec {
   readonly arity: 1 | 2;
   random(next: () => number, i: number): number[];
   readonly centres: readonly number[];
+  /** Edge inputs of two arguments (pairs), instead of the centres' neighbours with a random y. */
+  readonly pairs?: () => readonly (readonly number[])[];
+}
+/** The logarithms, powers and hyperbolic functions (bench/lib/math-inputs.ts has their inputs). */
+function logPowerSpec(fn: PortedFunction): Spec {
+  if (fn === 'pow' || fn === 'hypot') return { arity: 2, random: (next, i) => randomBinary(fn, next, i), centres: [], pairs: () => binaryEdges(fn) };
+  let previous = 0;
+  return { arity: 1, random: (next, i) => [(previous = randomUnary(fn, next, i, previous))], centres: unaryCentres(fn) };
 }
 const SPECS: Record<string, Spec> = {
   sin: { arity: 1, random: (next, i) => [trigInput(next, i)], centres: TRIG_CENTRES },
@@ -40,6 +49,7 @@ const SPECS: Record<string, Spec> = {
   acos: { arity: 1, random: (next, i) => [asinInput(next, i)], centres: ASIN_CENTRES },
   atan: { arity: 1, random: (next, i) => [atanInput(next, i)], centres: ATAN_CENTRES },
   atan2: { arity: 2, random: (next, i) => atan2Input(next, i), centres: ATAN_CENTRES },
+  ...Object.fromEntries(PORTED_FUNCTIONS.map((fn) => [fn, logPowerSpec(fn)])),
 };
 
 const CHUNK_BITS = 22;
@@ -234,7 +244,8 @@ function float64Job(fn: string, k: ReturnType<typeof makeKernels>, chunk: number
     filled++;
   };
   // The first chunk starts with every double within 2,000 ulps of each edge (both signs, ±0, ±∞, NaN).
-  if (chunk === 0) {
+  if (chunk === 0 && spec.pairs) for (const p of spec.pairs().slice(0, count)) put(p);
+  else if (chunk === 0) {
     for (const x of edgeInputs(2000, 1, (v) => v, ulpsFrom, spec.centres).slice(0, count)) put(spec.arity === 1 ? [x] : [x, spec.random(next, filled)[1]!]);
   }
   while (filled < count) put(spec.random(next, filled));

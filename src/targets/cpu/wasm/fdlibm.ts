@@ -218,13 +218,13 @@ function timesPow2(e: FunctionEmitter, kf: number): void {
 }
 
 /** Pushes the high two float32 lanes of the f32x4 in local x as an f64x2. */
-function promoteHigh(e: FunctionEmitter, x: number): void {
+export function promoteHigh(e: FunctionEmitter, x: number): void {
   e.get(x).get(x).shuffle([8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15]);
   e.simd(SimdOp.f64x2_promote_low_f32x4);
 }
 
 /** Joins two f32x4 whose lanes 0–1 hold values (demoted halves) into one: a's lanes 0–1, then b's. */
-function joinHalves(e: FunctionEmitter): void {
+export function joinHalves(e: FunctionEmitter): void {
   e.shuffle([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
 }
 
@@ -253,7 +253,7 @@ function splat64(e: FunctionEmitter, v: number): void {
  * 2^k is built from its exponent bits as fdlibm's INSERT_WORDS (−1021 ≤ k ≤ 1021 here).
  * tests/targets/cpu/wasm/fdlibm.test.ts and bench/exp-exhaustive.ts check it against Math.exp.
  */
-function emitExpF64x2Fast(e: FunctionEmitter): void {
+export function emitExpF64x2Fast(e: FunctionEmitter): void {
   const x = e.local(ValType.v128);
   const kf = e.local(ValType.v128);
   const hi = e.local(ValType.v128);

@@ -16,12 +16,13 @@ import type { MathPort, PortFunction } from './math-port.js';
 import { EXP_FUNCTIONS, EXP_PORTS } from './fdlibm.js';
 import { INVERSE_TRIG_FUNCTIONS, INVERSE_TRIG_PORTS } from './inverse-trig.js';
 import { TRIG_FUNCTIONS, TRIG_PORTS } from './trig.js';
+import { LOG_POWER_FUNCTIONS, LOG_POWER_PORTS } from './math/ports.js';
 
 /** Every port, by `Math` function name. */
-export const MATH_PORTS: Partial<Record<MathFunction, MathPort>> = { ...EXP_PORTS, ...TRIG_PORTS, ...INVERSE_TRIG_PORTS };
+export const MATH_PORTS: Partial<Record<MathFunction, MathPort>> = { ...EXP_PORTS, ...TRIG_PORTS, ...INVERSE_TRIG_PORTS, ...LOG_POWER_PORTS };
 
 /** Every function ports add to modules, by name. */
-export const PORT_FUNCTIONS: Readonly<Record<string, PortFunction>> = { ...EXP_FUNCTIONS, ...TRIG_FUNCTIONS, ...INVERSE_TRIG_FUNCTIONS };
+export const PORT_FUNCTIONS: Readonly<Record<string, PortFunction>> = { ...EXP_FUNCTIONS, ...TRIG_FUNCTIONS, ...INVERSE_TRIG_FUNCTIONS, ...LOG_POWER_FUNCTIONS };
 
 /** The name of a port's scalar entry. */
 export function scalarEntry(fn: MathFunction): string {

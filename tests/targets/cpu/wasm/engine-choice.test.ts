@@ -51,9 +51,15 @@ describe('engine choice', () => {
     expect(s.explain({ data: sharedArray(2000, 'float32'), shape: [1000], strides: [2] })).toBe(
       'JavaScript: the kernel calls Math.sin and its Wasm loop would run one element at a time (an operand is strided), where V8\'s own Math.sin in JS is as fast; Wasm computes sin faster only in SIMD lanes.',
     );
+    // And log, pow (also `**`), tanh, ….
+    const l = vectorize(['float64(float64)'])((x: number) => Math.log(x) * x ** 1.5 + Math.tanh(x) + Math.exp(x));
+    expect(l.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(startsWith('WebAssembly (SIMD, 2 lanes): every array is in Wasm memory.'));
+    expect(l.explain({ data: sharedArray(2000), shape: [1000], strides: [2] }, { out: sharedArray(1000) })).toMatch(startsWith(
+      'JavaScript: the kernel calls Math.log and its Wasm loop would run one element at a time (an operand is strided), where V8\'s own Math.log in JS is as fast; Wasm computes log faster only in SIMD lanes.',
+    ));
     // Other functions V8 computes (imported: a call out of Wasm per element) keep the kernel in JS.
-    const l = vectorize(['float64(float64)'])((x: number) => Math.exp(x) + Math.log(x));
-    expect(l.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(startsWith("JavaScript: the kernel calls Math.log, which runs faster in JS (V8's own) than in this engine (a call out of Wasm per element)."));
+    const a = vectorize(['float64(float64)'])((x: number) => Math.exp(x) + Math.asinh(x));
+    expect(a.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(startsWith("JavaScript: the kernel calls Math.asinh, which runs faster in JS (V8's own) than in this engine (a call out of Wasm per element)."));
     // float32 beside float64: 2 lanes (the float32 values in lanes 0 and 1), two vectors per step
     // so that the float32 operand moves 16 bytes at a time.
     const h = vectorize(['float64(float32)'])((x: number) => x * 2);
