@@ -1,6 +1,6 @@
 /**
  * A/B of the `Math` functions ported to Wasm (src/targets/cpu/wasm/math-ports.ts) against the JS
- * engine, float32 and float64, in one run: a kernel `Math.f(x)` (atan2: `Math.atan2(y, x)`) per
+ * engine, float32 and float64, in one run: a kernel `Math.f(x)` (atan2, pow, hypot: `Math.f(y, x)`) per
  * function over N elements of ordinary typed arrays, with
  * - the JS engine (`setEngineMode('js')`: V8's own `Math.f` per element),
  * - the default engine choice (which must be Wasm SIMD lanes for these kernels),
@@ -33,6 +33,17 @@ const FUNCTIONS: Record<string, { range: [number, number]; arity: 1 | 2 }> = {
   acos: { range: [-1, 1], arity: 1 },
   atan: { range: [-10, 10], arity: 1 },
   atan2: { range: [-10, 10], arity: 2 },
+  log: { range: [0, 100], arity: 1 },
+  log1p: { range: [-0.5, 10], arity: 1 },
+  log2: { range: [0, 100], arity: 1 },
+  log10: { range: [0, 100], arity: 1 },
+  expm1: { range: [-5, 5], arity: 1 },
+  sinh: { range: [-5, 5], arity: 1 },
+  cosh: { range: [-5, 5], arity: 1 },
+  tanh: { range: [-5, 5], arity: 1 },
+  cbrt: { range: [-100, 100], arity: 1 },
+  pow: { range: [0, 4], arity: 2 },
+  hypot: { range: [-10, 10], arity: 2 },
 };
 const chosen = flag('--functions')?.split(',') ?? Object.keys(FUNCTIONS);
 
