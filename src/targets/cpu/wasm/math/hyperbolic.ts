@@ -261,7 +261,7 @@ export const TANH_LANES: VectorCode = {
 /** exp of lanes 2^-28 ≤ x ≤ 708, x ≠ 1 (fdlibm.ts's vector code). */
 const expFast = (c: CLanes, x: Vec): Vec => () => (x(), emitExpF64x2Fast(c.e));
 
-/** V8's sinh in lanes, for |x| ≤ 708. */
+/** V8's sinh in lanes, for |x| ≤ 708 (exp's code only for vectors with a lane of |x| ≥ 22). */
 export const SINH_LANES: VectorCode = {
   covers: (c, [x]) => c.le(c.abs(x!), c.num(708)),
   compute: (c, [x]) => {
@@ -269,55 +269,103 @@ export const SINH_LANES: VectorCode = {
     const h = c.let(select(c.lt(x!, num(0)), num(-0.5), num(0.5)));
     const ax = c.let(c.abs(x!));
     const t = c.let(expm1Lanes(c, ax));
-    const small = select(c.lt(ax, num(1)), mul(h, sub(mul(num(2), t), div(mul(t, t), add(t, num(1))))), mul(h, add(t, div(t, add(t, num(1))))));
-    return select(c.lt(ax, num(2 ** -28)), x!, select(c.lt(ax, num(22)), small, mul(h, expFast(c, ax))));
+    const result = c.local();
+    select(c.lt(ax, num(1)), mul(h, sub(mul(num(2), t), div(mul(t, t), add(t, num(1))))), mul(h, add(t, div(t, add(t, num(1))))))();
+    c.e.set(result);
+    c.whereAny(c.let(c.ge(ax, num(22))), result, () => mul(h, expFast(c, ax)));
+    return select(c.lt(ax, num(2 ** -28)), x!, c.get(result));
   },
 };
 
-/** V8's cosh in lanes, for |x| ≤ 708. */
+/** V8's cosh in lanes, for |x| ≤ 708 (each of its two methods only for vectors with a lane that takes it). */
 export const COSH_LANES: VectorCode = {
   covers: (c, [x]) => c.le(c.abs(x!), c.num(708)),
   compute: (c, [x]) => {
     const { num, add, mul, div, select } = c;
     const ax = c.let(c.abs(x!));
-    const t = c.let(expm1Lanes(c, ax));
-    const w = c.let(add(num(1), t));
-    const small = select(c.lt(ax, num(2 ** -55)), w, add(num(1), div(mul(t, t), add(w, w))));
-    const te = c.let(select(c.eq(ax, num(1)), num(Math.E), expFast(c, ax))); // fdlibm's exp(1) = E
-    const mid = add(mul(num(0.5), te), div(num(0.5), te));
-    return select(c.lt(ax, num(HALF_LN2_UP)), small, select(c.lt(ax, num(22)), mid, mul(num(0.5), te)));
+    const result = c.local();
+    const small = c.let(c.lt(ax, num(HALF_LN2_UP)));
+    c.whereAny(small, result, () => {
+      // |x| < 0.5·ln2: 1 + expm1(|x|)²/(2·exp(|x|))
+      const t = c.let(expm1Lanes(c, ax));
+      const w = c.let(add(num(1), t));
+      return select(c.lt(ax, num(2 ** -55)), w, add(num(1), div(mul(t, t), add(w, w))));
+    });
+    c.whereAny(c.let(c.ge(ax, num(HALF_LN2_UP))), result, () => {
+      // (exp(|x|) + 1/exp(|x|))/2 below 22, exp(|x|)/2 from 22
+      const te = c.let(select(c.eq(ax, num(1)), num(Math.E), expFast(c, ax))); // fdlibm's exp(1) = E
+      return select(c.lt(ax, num(22)), add(mul(num(0.5), te), div(num(0.5), te)), mul(num(0.5), te));
+    });
+    return c.get(result);
   },
 };
 
 /** expm1(r)/r = Σ rⁿ/(n + 1)!, n = 0…9 (Taylor: the tail is < 2^-40.3 relative for |r| ≤ 0.3466). */
 const EXPM1_TAYLOR = Array.from({ length: 10 }, (_, n) => 1 / Array.from({ length: n + 1 }, (__, i) => i + 1).reduce((a, b) => a * b, 1));
-/** The float32 tanh's rounding test margin, in ulps of the double y (see tanh32Approx). */
-const TANH32_MARGIN = 2 ** 17;
+/** The float32 rounding test's margin, in ulps of the double y (see expm1Approx). */
+const FLOAT32_MARGIN = 2 ** 17;
 
 /**
- * y ≈ tanh(x) for float32 x with 2^-28 ≤ |x| < 22, cheaper than the port: with r = 2|x|,
- * k = nearest(r/ln 2), r′ = r − k·LN2 (|r′| ≤ 0.3466; exact subtraction, error of k·LN2 ≤ 2^-47.6),
- * q = r′·Σ r′ⁿ/(n + 1)! ≈ expm1(r′) (relative error < 2^-40), e^r − 1 = q (k = 0) or
- * (1 + q)·2^k − 1 (k ≥ 1: error amplified by e^r/(e^r − 1) ≤ 3.41, so < 2^-38.2), and
- * y = ±(e^r − 1)/(e^r − 1 + 2): relative error < 2^-37.2, i.e. < 2^15.8 ulps of y; fdlibm's tanh
- * is a few ulps from tanh(x), so |y − f| < 2^17 ulps of y (TANH32_MARGIN). bench/math-exhaustive.ts
- * checks every float32 input.
+ * e^r (`E`) and e^r − 1 (`em1`) in doubles for |r| < 180, cheaper than the ports: k = nearest(r/ln 2),
+ * r′ = r − k·LN2 (|r′| ≤ 0.3466; the subtraction is exact, k·LN2 is within 2^-46.4 of k·ln 2),
+ * q = r′·Σ r′ⁿ/(n + 1)! ≈ expm1(r′) (relative error < 2^-40), E = (1 + q)·2^k, em1 = q where
+ * k = 0, else E − 1 (its error amplified by at most E/|E − 1| ≤ 3.41 for k = ±1 … so < 2^-38.2).
+ * The float32 functions built on them (FLOAT32_CODE) add a few roundings and no cancellation, so
+ * their y is within 2^-37 relative of the true value, < 2^16 ulps of y; the port's double is a
+ * few ulps from it, so |y − f| < 2^17 ulps of y (FLOAT32_MARGIN). bench/math-exhaustive.ts checks
+ * every float32 input.
  */
-function tanh32Approx(c: CLanes, x: Vec): Vec {
-  const { num, add, sub, mul, div, select } = c;
-  const r = c.let(mul(num(2), c.abs(x)));
+function expm1Approx(c: CLanes, r: Vec): { E: Vec; em1: Vec } {
+  const { num, add, sub, mul, select } = c;
   const k = c.let(c.un(mul(r, num(INV_LN2)), SimdOp.f64x2_nearest));
   const rr = c.let(sub(r, mul(k, num(Math.LN2))));
   const q = c.let(mul(rr, c.poly(rr, EXPM1_TAYLOR)));
-  const em1 = c.let(select(c.eq(k, num(0)), q, sub(mul(add(num(1), q), pow2(c, k)), num(1))));
-  return c.or(div(em1, add(em1, num(2))), c.and(x, num(-0)));
+  const E = c.let(mul(add(num(1), q), pow2(c, k)));
+  return { E, em1: c.let(select(c.eq(k, num(0)), q, sub(E, num(1)))) };
 }
 
-/** tanh of a float32 vector (local x): tanh32Approx where its rounding test passes, else `exact`. */
-export function tanh32Lanes(e: FunctionEmitter, x: number, exact: () => void): void {
-  float32WithRoundingTest(e, x, tanh32Approx, (c, v) => {
-    const a = c.let(c.un(v, SimdOp.f32x4_abs));
+/** x's sign on a non-negative value v. */
+const withSign = (c: CLanes, v: Vec, x: Vec): Vec => c.or(v, c.and(x, c.num(-0)));
+
+/**
+ * The float32 versions of expm1, sinh, cosh and tanh in lanes: the cheap double y (on expm1Approx)
+ * and the float32 inputs it is used for (others, and vectors near a rounding midpoint, run the
+ * exact lanes): results of normal float32 magnitude below the overflow threshold.
+ */
+export const FLOAT32_CODE: Record<'expm1' | 'sinh' | 'cosh' | 'tanh', { approx(c: CLanes, x: Vec): Vec; lo: number; hi: number; tiny: number }> = {
+  expm1: { approx: (c, x) => expm1Approx(c, x).em1, lo: -80, hi: 80, tiny: 2 ** -28 },
+  sinh: {
+    approx: (c, x) => {
+      const t = expm1Approx(c, c.abs(x)).em1;
+      return withSign(c, c.mul(c.num(0.5), c.add(t, c.div(t, c.add(t, c.num(1))))), x);
+    },
+    lo: -89, hi: 89, tiny: 2 ** -28,
+  },
+  cosh: {
+    approx: (c, x) => {
+      const { E } = expm1Approx(c, c.abs(x));
+      return c.add(c.mul(c.num(0.5), E), c.div(c.num(0.5), E));
+    },
+    lo: -89, hi: 89, tiny: 0,
+  },
+  tanh: {
+    approx: (c, x) => {
+      const { em1 } = expm1Approx(c, c.mul(c.num(2), c.abs(x)));
+      return withSign(c, c.div(em1, c.add(em1, c.num(2))), x);
+    },
+    lo: -22, hi: 22, tiny: 2 ** -28,
+  },
+};
+
+/**
+ * `fn` of a float32 vector (local x): FLOAT32_CODE's y for lanes with tiny ≤ |x| and lo ≤ x ≤ hi
+ * (float32 compares, false for NaN) where the rounding test passes, else `exact`.
+ */
+export function hyperbolic32Lanes(fn: keyof typeof FLOAT32_CODE, e: FunctionEmitter, x: number, exact: () => void): void {
+  const { approx, lo, hi, tiny } = FLOAT32_CODE[fn];
+  float32WithRoundingTest(e, x, approx, (c, v) => {
     const f32 = (n: number) => () => void e.constant(n, 'float32').simd(SimdOp.f32x4_splat);
-    return c.and(c.binary(SimdOp.f32x4_ge, a, f32(2 ** -28)), c.binary(SimdOp.f32x4_lt, a, f32(22)));
-  }, TANH32_MARGIN, exact);
+    const inRange = c.and(c.binary(SimdOp.f32x4_ge, v, f32(lo)), c.binary(SimdOp.f32x4_le, v, f32(hi)));
+    return tiny > 0 ? c.and(inRange, c.binary(SimdOp.f32x4_ge, c.un(v, SimdOp.f32x4_abs), f32(tiny))) : inRange;
+  }, FLOAT32_MARGIN, exact);
 }

@@ -111,6 +111,19 @@ export class CLanes {
     return p;
   };
 
+  /**
+   * Emits, where any lane of `mask` is set: local `into` = mask ? value : into, the value's code
+   * only then (a branch of the C code that few vectors take costs nothing elsewhere).
+   */
+  whereAny(mask: Vec, into: number, value: () => Vec): void {
+    mask();
+    this.e.simd(SimdOp.v128_any_true);
+    this.e.open('if');
+    this.select(mask, value(), this.get(into))();
+    this.e.set(into);
+    this.e.close();
+  }
+
   /** Evaluates v into a new local (once), returning a reader of it. */
   let = (v: Vec): Vec => {
     const l = this.local();

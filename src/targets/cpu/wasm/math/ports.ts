@@ -10,7 +10,7 @@ import { ValType } from '../encoder.js';
 import type { FunctionEmitter } from '../emit-scalar.js';
 import type { LaneShape, MathPort, PortFunction } from '../math-port.js';
 import { CBRT_LANES, emitCbrt } from './cbrt.js';
-import { COSH_LANES, emitCosh, emitExpm1, emitSinh, emitTanh, EXPM1_LANES, SINH_LANES, tanh32Lanes, TANH_LANES } from './hyperbolic.js';
+import { COSH_LANES, emitCosh, emitExpm1, emitSinh, emitTanh, EXPM1_LANES, hyperbolic32Lanes, SINH_LANES, TANH_LANES } from './hyperbolic.js';
 import { emitHypot, HYPOT_LANES } from './hypot.js';
 import { vectorPort, type VectorCode } from './lanes.js';
 import { emitLog, emitLog10, emitLog1p, emitLog2, LOG10_LANES, LOG1P_LANES, LOG2_LANES, LOG_LANES } from './log.js';
@@ -28,25 +28,22 @@ interface Port {
 
 const withVectorCode = (code: VectorCode): Port['lanes'] => (e, args, shape, scalar) => vectorPort(code, e, args, shape, scalar);
 
+/** Vector code, and for float32 in 4 lanes a cheaper approximation with a rounding test first (hyperbolic.ts). */
+const withFloat32Approximation = (fn: 'expm1' | 'sinh' | 'cosh' | 'tanh', code: VectorCode): Port['lanes'] => (e, args, shape, scalar) => {
+  const exact = () => vectorPort(code, e, args, shape, scalar);
+  if (shape === 'f32x4') hyperbolic32Lanes(fn, e, args[0]!, exact);
+  else exact();
+};
+
 const PORTS: Partial<Record<MathFunction, Port>> = {
   log: { arity: 1, scalar: emitLog, lanes: withVectorCode(LOG_LANES) },
   log1p: { arity: 1, scalar: emitLog1p, lanes: withVectorCode(LOG1P_LANES) },
   log2: { arity: 1, scalar: emitLog2, lanes: withVectorCode(LOG2_LANES) },
   log10: { arity: 1, calls: ['log'], scalar: (e, port) => emitLog10(e, port('log')), lanes: withVectorCode(LOG10_LANES) },
-  expm1: { arity: 1, scalar: emitExpm1, lanes: withVectorCode(EXPM1_LANES) },
-  sinh: { arity: 1, calls: ['expm1', 'exp'], scalar: (e, port) => emitSinh(e, port('expm1'), port('exp')), lanes: withVectorCode(SINH_LANES) },
-  cosh: { arity: 1, calls: ['expm1', 'exp'], scalar: (e, port) => emitCosh(e, port('expm1'), port('exp')), lanes: withVectorCode(COSH_LANES) },
-  tanh: {
-    arity: 1,
-    calls: ['expm1'],
-    scalar: (e, port) => emitTanh(e, port('expm1')),
-    // float32 in 4 lanes: a cheaper approximation with a rounding test first (hyperbolic.ts)
-    lanes: (e, args, shape, scalar) => {
-      const exact = () => vectorPort(TANH_LANES, e, args, shape, scalar);
-      if (shape === 'f32x4') tanh32Lanes(e, args[0]!, exact);
-      else exact();
-    },
-  },
+  expm1: { arity: 1, scalar: emitExpm1, lanes: withFloat32Approximation('expm1', EXPM1_LANES) },
+  sinh: { arity: 1, calls: ['expm1', 'exp'], scalar: (e, port) => emitSinh(e, port('expm1'), port('exp')), lanes: withFloat32Approximation('sinh', SINH_LANES) },
+  cosh: { arity: 1, calls: ['expm1', 'exp'], scalar: (e, port) => emitCosh(e, port('expm1'), port('exp')), lanes: withFloat32Approximation('cosh', COSH_LANES) },
+  tanh: { arity: 1, calls: ['expm1'], scalar: (e, port) => emitTanh(e, port('expm1')), lanes: withFloat32Approximation('tanh', TANH_LANES) },
   cbrt: { arity: 1, scalar: emitCbrt, lanes: withVectorCode(CBRT_LANES) },
   pow: { arity: 2, scalar: emitPow, lanes: withVectorCode(POW_LANES) },
   hypot: { arity: 2, scalar: (e) => emitHypot(e, 2), lanes: withVectorCode(HYPOT_LANES) },
