@@ -46,11 +46,11 @@ describe('engine choice', () => {
     expect(rowExp.explain({ data: sharedArray(4000, 'float32'), shape: [1000, 4] }, { out: { data: sharedArray(4000, 'float32'), shape: [1000, 4] } })).toMatch(/^WebAssembly \(SIMD, 4 rows per vector/);
     // So do the other ports of V8's algorithms (sin, cos, tan, …): Wasm in SIMD lanes, JS where the loop is scalar.
     const s = vectorize(['float32(float32)'])((x: number) => Math.sin(x) * Math.cos(x));
-    expect(s.explain(sharedArray(1000, 'float32'), { out: sharedArray(1000, 'float32') })).toBe('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.');
+    expect(s.explain(sharedArray(1000, 'float32'), { out: sharedArray(1000, 'float32') })).toMatch(startsWith('WebAssembly (SIMD, 4 lanes): every array is in Wasm memory.'));
     expect(s.explain(new Float32Array(10_000))).toMatch(/^WebAssembly \(SIMD, 4 lanes\): the arrays outside Wasm memory are copied in and out in blocks/);
-    expect(s.explain({ data: sharedArray(2000, 'float32'), shape: [1000], strides: [2] })).toBe(
+    expect(s.explain({ data: sharedArray(2000, 'float32'), shape: [1000], strides: [2] })).toMatch(startsWith(
       'JavaScript: the kernel calls Math.sin and its Wasm loop would run one element at a time (an operand is strided), where V8\'s own Math.sin in JS is as fast; Wasm computes sin faster only in SIMD lanes.',
-    );
+    ));
     // And log, pow (also `**`), tanh, ….
     const l = vectorize(['float64(float64)'])((x: number) => Math.log(x) * x ** 1.5 + Math.tanh(x) + Math.exp(x));
     expect(l.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(startsWith('WebAssembly (SIMD, 2 lanes): every array is in Wasm memory.'));
