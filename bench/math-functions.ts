@@ -9,7 +9,11 @@
  * Each row names the engine that ran (`explain`); ratios are against the JS engine of the same
  * dtype, and float32 against float64 of the same contender (the goal: ≤ 1).
  *
- *   npx tsx bench/math-functions.ts [--quick] [--functions sin,cos] [--size N]
+ * `--cpu-time` times each call by the process's CPU time (user + system) instead of the wall clock:
+ * every contender here runs on the calling thread, and on a machine shared with other jobs (load
+ * above the core count) the wall clock measures the scheduler more than the code.
+ *
+ *   npx tsx bench/math-functions.ts [--quick] [--functions sin,cos] [--size N] [--cpu-time]
  */
 import { setEngineMode } from '../src/targets/cpu/wasm/index.js';
 import { sharedArray, vectorize } from '../src/index.js';
@@ -22,7 +26,9 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const size = Number(flag('--size') ?? (quick ? 1 << 18 : 1 << 22));
-const timing = quick ? { warmup: 1, samples: 5 } : { warmup: 2, samples: 7 };
+// Warm-up past the engine choice's trials (up to four calls per engine, engine-calibration.ts), so
+// that the default contenders are timed on the engine they settle on.
+const timing = quick ? { warmup: 9, samples: 5 } : { warmup: 10, samples: 7 };
 
 /** Each function with the range its inputs are drawn from (where users call it). */
 const FUNCTIONS: Record<string, { range: [number, number]; arity: 1 | 2 }> = {
@@ -95,7 +101,7 @@ for (const name of chosen) {
       setEngineMode(mode);
       const call = () => kernel.sync(...(operands as never[]), { out: output as never });
       const engine = engineLabel(kernel.explain(...(operands as never[]), { out: output as never }));
-      const { medianSeconds } = await timeCalls(call, timing);
+      const { medianSeconds } = args.includes('--cpu-time') ? cpuTimeCalls(call, timing) : await timeCalls(call, timing);
       seconds[`${contender}/${dtype}`] = medianSeconds;
       const js = seconds[`JS engine/${dtype}`]!;
       const wide = seconds[`${contender}/float64`];
@@ -107,8 +113,22 @@ for (const name of chosen) {
   }
 }
 setEngineMode('auto');
-console.log(`${size.toLocaleString('en-US')} elements, median of ${timing.samples} samples after ${timing.warmup} warm-up calls\n`);
+console.log(`${size.toLocaleString('en-US')} elements, median of ${timing.samples} samples after ${timing.warmup} warm-up calls${args.includes('--cpu-time') ? ', CPU time of the process' : ''}\n`);
 console.log(markdownTable(
   [{ header: 'function' }, { header: 'dtype' }, { header: 'contender' }, { header: 'engine' }, { header: 'time', align: 'right' }, { header: '÷ JS engine', align: 'right' }, { header: 'float32 ÷ float64', align: 'right' }],
   rows,
 ));
+
+/** Median CPU seconds (user + system) per call over `samples` calls after `warmup` (the calls run on this thread). */
+function cpuTimeCalls(call: () => unknown, { warmup, samples }: { warmup: number; samples: number }): { medianSeconds: number } {
+  for (let i = 0; i < warmup; i++) call();
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const start = process.cpuUsage();
+    call();
+    const used = process.cpuUsage(start);
+    times.push((used.user + used.system) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return { medianSeconds: times[Math.floor(times.length / 2)]! };
+}
