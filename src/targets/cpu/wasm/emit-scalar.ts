@@ -17,7 +17,6 @@ import type { Argument, Expr, HelperFunction, MathFunction, Stmt, Variable } fro
 import { isArrayType } from '../../../compiler/ir.js';
 import { Bytes, MiscOp, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { emitFastExpF32 } from './fast-exp.js';
-import { portTakesScratch } from './math-ports.js';
 import { type CoreAxisNames, type CounterBound, isBoundedIndex, isInt32Exact, isInt32Index, isInt32ModIndex } from './loop-counters.js';
 
 /** The Wasm type that holds a value of a dtype (small integers and bool widen to i32). */
@@ -85,6 +84,8 @@ export interface WasmArray {
 export interface ModuleContext {
   /** The index of the imported `Math.fn` taking `arity` doubles. */
   mathImport(fn: MathFunction, arity: number): number;
+  /** Whether the function `mathImport` gives takes the scratch area's address after its arguments (a port that needs it). */
+  mathTakesScratch(fn: MathFunction, arity: number): boolean;
   /** The imported `fmod(a, b)`: JS's `%` on doubles. */
   fmodImport(): number;
   /** The imported out-of-bounds reporter for `ndim` indices: (site, i…, dims…) → never returns. */
@@ -738,7 +739,7 @@ export class FunctionEmitter {
             this.expr(a);
             if (f32) this.op(Op.f64_promote_f32);
           }
-          if (portTakesScratch(fn, args.length)) this.get(this.scratch);
+          if (this.ctx.mathTakesScratch(fn, args.length)) this.get(this.scratch);
           this.code.byte(Op.call).u32(this.ctx.mathImport(fn, args.length));
           if (f32) this.op(Op.f32_demote_f64);
           return;

@@ -35,7 +35,3 @@ export function isPortFunction(name: string): boolean {
 }
 
 
-/** Whether `Math.<fn>` of `arity` arguments is a port whose scalar entry takes the scratch area's address last. */
-export function portTakesScratch(fn: MathFunction, arity: number): boolean {
-  return MATH_PORTS[fn]?.arity === arity && PORT_FUNCTIONS[scalarEntry(fn)]!.takesScratch === true;
-}

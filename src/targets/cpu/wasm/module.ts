@@ -140,6 +140,7 @@ function emit(
   const counters = findLoopCounters(kernel);
   const ctx: ModuleContext = {
     mathImport: (fn: MathFunction, arity: number) => importIndex(WASM_MATH[fn].scalar === 'port' && MATH_PORTS[fn]?.arity === arity ? scalarEntry(fn) : `${fn}/${arity}`),
+    mathTakesScratch: (fn: MathFunction, arity: number) => WASM_MATH[fn].scalar === 'port' && MATH_PORTS[fn]?.arity === arity && PORT_FUNCTIONS[scalarEntry(fn)]!.takesScratch === true,
     fmodImport: () => importIndex('fmod'),
     oobImport: (ndim: number) => importIndex(`oob/${ndim}`),
     helperIndex: (h) => helperIndices.get(h)!,

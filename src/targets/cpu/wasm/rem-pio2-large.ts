@@ -66,8 +66,15 @@ function writeTables(e: FunctionEmitter, base: number): void {
 /** The reduction's code: locals, array access, loops. */
 class Reduction {
   private readonly F: Floats;
+  /** fdlibm's variables (i32 and f64 locals). */
+  private readonly v: Record<'hx' | 'ix' | 'e0' | 'nx' | 'jx' | 'jv' | 'q0' | 'jz' | 'i' | 'j' | 'k' | 'n' | 'ih' | 'carry' | 'z' | 'fw', number>;
   constructor(private readonly e: FunctionEmitter, private readonly base: number) {
     this.F = new Floats(e, false);
+    const i32 = () => e.local(ValType.i32);
+    this.v = {
+      hx: i32(), ix: i32(), e0: i32(), nx: i32(), jx: i32(), jv: i32(), q0: i32(), jz: i32(), i: i32(), j: i32(), k: i32(), n: i32(), ih: i32(), carry: i32(),
+      z: e.local(ValType.f64), fw: e.local(ValType.f64),
+    };
   }
 
   /** Pushes base + 8·index (index: i32 code); the array's offset goes in the access's immediate. */
@@ -144,16 +151,17 @@ class Reduction {
   }
 
   emit(X: number): void {
+    this.split(X);
+    this.start();
+    this.distill();
+    this.finish();
+  }
+
+  /** |x| in three 24-bit pieces tx[0…2] (nx of them non-zero), scaled by 2^−e0. */
+  private split(X: number): void {
     const { e, F } = this;
-    const get = (l: number) => () => void e.get(l);
+    const { hx, ix, e0, nx, z } = this.v;
     const i32 = (v: number) => () => void e.i32(v);
-    const local = () => e.local(ValType.i32);
-    const hx = local();
-    const ix = local();
-    const e0 = local();
-    const nx = local();
-    const z = e.local(ValType.f64);
-    const fw = e.local(ValType.f64);
     highWords(e, X, hx, ix);
 
     // z = scalbn(|x|, ilogb(x) − 23): x's low word, high word ix − (e0 << 20)
@@ -171,18 +179,13 @@ class Reduction {
     this.store(AT.tx, i32(2), F.get(z));
     e.i32(3).set(nx);
     this.loop(() => {}, () => (F.eq(this.load(AT.tx, () => e.get(nx).i32(1).op(Op.i32_sub)), F.c(0))()), () => {}, () => void e.get(nx).i32(1).op(Op.i32_sub).set(nx));
+  }
 
-    // __kernel_rem_pio2(tx, y, e0, nx, 2, two_over_pi)
-    const jx = local();
-    const jv = local();
-    const q0 = local();
-    const jz = local();
-    const i = local();
-    const j = local();
-    const k = local();
-    const n = local();
-    const ih = local();
-    const carry = local();
+  /** __kernel_rem_pio2(tx, y, e0, nx, 2, two_over_pi): jv, q0, f[] and the first q[]. */
+  private start(): void {
+    const { e, F } = this;
+    const { e0, nx, jx, jv, q0, jz, i, j } = this.v;
+    const get = (l: number) => () => void e.get(l);
     e.get(nx).i32(1).op(Op.i32_sub).set(jx);
     // jv = max(0, (e0 − 3)/24) (C's division truncates toward zero); q0 = e0 − 24·(jv + 1)
     e.get(e0).i32(3).op(Op.i32_sub).i32(24).op(Op.i32_div_s).tee(jv).i32(0).op(Op.i32_lt_s).open('if');
@@ -195,19 +198,18 @@ class Reduction {
       this.store(AT.f, get(i), F.select(() => e.get(j).i32(0).op(Op.i32_lt_s), F.c(0), () => (this.loadI32(AT.ipio2, () => e.get(j).i32(0).get(j).i32(0).op(Op.i32_ge_s).op(Op.select)), e.op(Op.f64_convert_i32_s))));
     });
     // q[i] = Σ_j x[j]·f[jx + i − j], i = 0 … jk
-    const productTerm = (iLocal: number) => {
-      F.set(fw, F.c(0));
-      this.loop(() => e.i32(0).set(j), () => e.get(j).get(jx).op(Op.i32_le_s), () => e.get(j).i32(1).op(Op.i32_add).set(j), () => {
-        F.set(fw, F.add(F.get(fw), F.mul(this.load(AT.tx, get(j)), this.load(AT.f, () => e.get(jx).get(iLocal).op(Op.i32_add).get(j).op(Op.i32_sub)))));
-      });
-      this.store(AT.q, get(iLocal), F.get(fw));
-    };
-    this.loop(() => e.i32(0).set(i), () => e.get(i).i32(JK).op(Op.i32_le_s), () => e.get(i).i32(1).op(Op.i32_add).set(i), () => productTerm(i));
+    this.loop(() => e.i32(0).set(i), () => e.get(i).i32(JK).op(Op.i32_le_s), () => e.get(i).i32(1).op(Op.i32_add).set(i), () => this.productTerm(i));
     e.i32(JK).set(jz);
 
+  }
+
+  /** The integer and fraction of x·2/π from q[], with more terms while the fraction cancels ("recompute"). */
+  private distill(): void {
+    const { e, F } = this;
+    const { jx, jv, q0, jz, i, j, k, n, ih, carry, z, fw } = this.v;
+    const get = (l: number) => () => void e.get(l);
     // recompute:
     e.open('block');
-    const done = e.depth() - 1;
     e.open('loop');
     const recompute = e.depth() - 1;
     {
@@ -302,7 +304,7 @@ class Reduction {
           // q[jz+1 … jz+k], with f[jx + i] = ipio2[jv + i]
           this.loop(() => e.get(jz).i32(1).op(Op.i32_add).set(i), () => e.get(i).get(jz).get(k).op(Op.i32_add).op(Op.i32_le_s), () => e.get(i).i32(1).op(Op.i32_add).set(i), () => {
             this.store(AT.f, () => e.get(jx).get(i).op(Op.i32_add), () => (this.loadI32(AT.ipio2, () => e.get(jv).get(i).op(Op.i32_add)), e.op(Op.f64_convert_i32_s)));
-            productTerm(i);
+            this.productTerm(i);
           });
           e.get(jz).get(k).op(Op.i32_add).set(jz);
           e.br(recompute);
@@ -313,8 +315,15 @@ class Reduction {
     }
     e.close(); // loop
     e.close(); // block
-    void done;
 
+  }
+
+  /** The fraction in 24-bit pieces, times π/2 (fq[]), folded into y0 + y1. */
+  private finish(): void {
+    const { e, F } = this;
+    const { hx, q0, jz, i, k, n, ih, z, fw } = this.v;
+    const get = (l: number) => () => void e.get(l);
+    const i32 = (v: number) => () => void e.i32(v);
     // chop off zero terms, or break z into 24-bit pieces
     F.eq(F.get(z), F.c(0))();
     e.open('if');
@@ -369,6 +378,19 @@ class Reduction {
     e.get(n).i32(7).op(Op.i32_and).set(n);
     returnReduction(e, hx, y0, y1, n);
   }
+
+  /** q[i] = Σ_j x[j]·f[jx + i − j] for the i in local `iLocal`. */
+  private productTerm(iLocal: number): void {
+    const { e, F } = this;
+    const { jx, j, fw } = this.v;
+    const get = (l: number) => () => void e.get(l);
+    F.set(fw, F.c(0));
+    this.loop(() => e.i32(0).set(j), () => e.get(j).get(jx).op(Op.i32_le_s), () => e.get(j).i32(1).op(Op.i32_add).set(j), () => {
+      F.set(fw, F.add(F.get(fw), F.mul(this.load(AT.tx, get(j)), this.load(AT.f, () => e.get(jx).get(iLocal).op(Op.i32_add).get(j).op(Op.i32_sub)))));
+    });
+    this.store(AT.q, get(iLocal), F.get(fw));
+  }
+
 }
 
 /** Ends a reduction of |x|: returns (y0, y1, n), or (−y0, −y1, −n) where x < 0 (hx its high word). */
