@@ -335,7 +335,9 @@ function atanValue(F: Floats, x: Value): Value {
   const m2 = F.let(below(F, ax, 0x40038000));
   const byId = (v: readonly number[]) => F.select(m0, F.c(v[0]!), F.select(m1, F.c(v[1]!), F.select(m2, F.c(v[2]!), F.c(v[3]!))));
   // (a·|x| − b)/(c + d·|x|), see the module comment
-  const reduced = F.let(F.div(F.sub(F.mul(byId([2, 1, 1, 0]), ax), byId([1, 1, 1.5, 1])), F.add(byId([2, 1, 1, 0]), F.mul(byId([1, 1, 1.5, 1]), ax))));
+  const ac = F.let(byId([2, 1, 1, 0])); // a = c
+  const bd = F.let(byId([1, 1, 1.5, 1])); // b = d
+  const reduced = F.let(F.div(F.sub(F.mul(ac, ax), bd), F.add(ac, F.mul(bd, ax))));
   const none = F.let(below(F, ax, 0x3fdc0000));
   const r = F.let(F.select(none, x, reduced));
   const sum = F.let(atanSum(F, r));
