@@ -98,3 +98,24 @@ export function expectPortMatchesV8PerRow(name: string, xs: readonly number[]): 
     if (!same(outMixed[i]!, want)) expect.fail(`mixed row ${name}(${f32[i]}) = ${outMixed[i]}, expected ${want}`);
   }
 }
+
+/**
+ * Runs `Math.<name>(x) + w` element-wise with x float32 beside w float64 (2 lanes, the float32
+ * values in lanes 0 and 1) and fails at the first result that is not `Math.fround(Math.<name>(x)) + w`.
+ */
+export function expectPortMatchesV8BesideFloat64(name: string, xs: readonly number[]): void {
+  const n = xs.length;
+  const kernel = vectorize(['float64(float32, float64)'])(new Function('x', 'w', `return Math.${name}(x) + w`) as (x: number, w: number) => number);
+  const x = sharedArray(n, 'float32');
+  x.set(xs);
+  const w = sharedArray(n);
+  for (let i = 0; i < n; i++) w[i] = (i % 7) - 3;
+  const out = sharedArray(n);
+  expect(kernel.explain(x, w, { out })).toMatch(/^WebAssembly \(SIMD, 2 lanes/);
+  kernel.sync(x, w, { out });
+  const f = (Math as unknown as Record<string, (v: number) => number>)[name]!;
+  for (let i = 0; i < n; i++) {
+    const want = Math.fround(f(x[i]!)) + w[i]!;
+    if (!same(out[i]!, want)) expect.fail(`float32 beside float64: ${name}(${x[i]}) + ${w[i]} = ${out[i]}, V8: ${want}`);
+  }
+}
