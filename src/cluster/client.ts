@@ -17,6 +17,7 @@ import { canonicalJson, describeUfunc, descriptorHash } from './descriptor.js';
 import { type ChunkJob, DEFAULT_QUEUE, descriptorKey, encodeScalar, type JobOperand, MAX_CHUNKS_PER_JOB, type RedisConnection, redisOptions, whenReachable } from './jobs.js';
 import type { ChunkedCall } from '../zarr/run-chunk.js';
 import { isZarrArray } from '../zarr/run-chunk.js';
+import { storeAt } from '../zarr/arrays.js';
 import { chunkCoords, type ChunkGrid } from '../zarr/chunk-grid.js';
 
 /** Where and how a chunked call runs on a cluster. */
@@ -136,6 +137,9 @@ export async function runOnCluster(call: ChunkedCall, grid: ChunkGrid, options: 
     await add([...jobs.keys()]);
     loop();
     await finished;
+    // A worker killed between writing a chunk's temporary file and renaming it left that file
+    // behind; every chunk is written now, so no write can still be in flight there.
+    await Promise.all(call.outputs.map((o) => storeAt(o.root).removeUnfinishedWrites(`${o.path}/c`)));
   } finally {
     clearTimeout(timer);
     if (pending.size > 0 && connected) {

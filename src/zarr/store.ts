@@ -20,6 +20,9 @@ import { ChunkError } from '../cluster/errors.js';
 /** A key of a Zarr store: `/`-separated, absolute (zarrita's `AbsolutePath`). */
 type StoreKey = `/${string}`;
 
+/** The suffix of a chunk's temporary file while it is written. */
+const PARTIAL = '.partial';
+
 /** Segments of keys and array paths: what Zarr writes (`c`, `0`, `zarr.json`, names of arrays). */
 const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
 
@@ -65,7 +68,7 @@ export class ConfinedFileStore {
     const file = await this.resolve(key);
     await fs.promises.mkdir(path.dirname(file), { recursive: true });
     await this.checkInside(path.dirname(file), key);
-    const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.partial`;
+    const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}${PARTIAL}`;
     try {
       await fs.promises.writeFile(temp, value);
       await fs.promises.rename(temp, file);
@@ -73,6 +76,29 @@ export class ConfinedFileStore {
       await fs.promises.rm(temp, { force: true });
       throw e;
     }
+  }
+
+  /**
+   * Removes the temporary files of writes that never finished (a process killed between writing and
+   * renaming) below `prefix`, e.g. an array's chunk folder. Only for when no write there can still
+   * be in flight: the end of a call whose every chunk is written.
+   */
+  async removeUnfinishedWrites(prefix: string): Promise<number> {
+    const dir = path.join(this.root, ...checkStorePath(prefix).split('/').filter(Boolean));
+    let removed = 0;
+    const walk = async (d: string): Promise<void> => {
+      const entries = await fs.promises.readdir(d, { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) await walk(p);
+        else if (e.isFile() && e.name.endsWith(PARTIAL)) {
+          await fs.promises.rm(p, { force: true });
+          removed++;
+        }
+      }
+    };
+    await walk(dir);
+    return removed;
   }
 
   /** The file of `key`, checked to stay inside the store. */

@@ -3,7 +3,7 @@
  * the whole arrays, with broadcasting, `where`, per-row layouts and scalars; and the errors when
  * chunks do not fit the layout or a path leaves the store.
  */
-import { mkdtempSync, readdirSync, symlinkSync, mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as zarr from 'zarrita';
@@ -133,6 +133,16 @@ describe('the store', () => {
     const store = new ConfinedFileStore(root);
     await expect(store.set('/inner/escape/zarr.json', new Uint8Array([1]))).rejects.toThrow(/leads outside the store/);
     expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it('removes the temporary files of writes that never finished, and nothing else', async () => {
+    const root = newStore();
+    const store = new ConfinedFileStore(root);
+    await store.set('/y/c/0/1', new Uint8Array([1]));
+    writeFileSync(path.join(root, 'y', 'c', '0', '2.123.abcdef.partial'), 'torn');
+    writeFileSync(path.join(root, 'y', 'c', '3.9.fedcba.partial'), 'torn');
+    expect(await store.removeUnfinishedWrites('y/c')).toBe(2);
+    expect(readdirSync(path.join(root, 'y', 'c'), { recursive: true }).sort()).toEqual(['0', '0/1']);
   });
 
   it('writes atomically: no partial file is left behind', async () => {
