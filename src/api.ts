@@ -25,6 +25,8 @@ export { describeAdapter, setDevice } from './targets/gpu/runtime/device.js';
 export type { ScriptUrl } from './platform/platform.js';
 export { synchronize } from './targets/gpu/runtime/chain.js';
 export { setBufferPoolLimit } from './targets/gpu/runtime/buffer-pool.js';
+export { getGpuOptions, setGpuOptions } from './targets/gpu/runtime/gpu-options.js';
+export type { GpuOptions } from './targets/gpu/runtime/gpu-options.js';
 // The parallel target: arrays in shared memory (used without copying), the pool's options, its error.
 export { sharedArray, sharedNDArray, isShared } from './shared-memory.js';
 export type { TypedArrayOf } from './shared-memory.js';

@@ -11,6 +11,7 @@ import { outputArray, outputArrayNow } from './runtime/device-array.js';
 import { abandonDevice } from './runtime/device.js';
 import { runOnGpu } from './runtime/dispatch.js';
 import { overlappingInputs, withInputsCopied } from './runtime/overlaps.js';
+import { needsStreaming, runStreamed } from './runtime/streaming.js';
 import type { CallPlan, OperandView } from '../../plan.js';
 import type { TypedKernel } from '../../compiler/ir.js';
 import { typeKernel } from '../../compiler/lower.js';
@@ -42,15 +43,20 @@ export const gpuTarget: Target = {
 /** Runs a call, first copying device inputs that overlap an output otherwise than in place (overlaps.ts). */
 function runSeparated(plan: CallPlan): Promise<void> {
   const overlapping = overlappingInputs(plan);
-  if (overlapping.length === 0) return runOnGpu(plan);
+  if (overlapping.length === 0) return runWithinMemory(plan);
   return withInputsCopied(plan, overlapping, copyOnDevice).then(async (separated) => {
     try {
-      await runOnGpu(separated);
+      await runWithinMemory(separated);
     } finally {
       // Recorded already: the queue runs the call before anything that reuses the copies' memory.
       for (const i of overlapping) (separated.operands[i]!.data as unknown as DeviceArray).destroy();
     }
   });
+}
+
+/** Runs a call whole, or streamed in chunks when its host arrays exceed the memory limit (streaming.ts). */
+function runWithinMemory(plan: CallPlan): Promise<void> {
+  return needsStreaming(plan) ? runStreamed(plan, runOnGpu) : runOnGpu(plan);
 }
 
 /** The identity kernel of each dtype, typed once: what copyOnDevice runs. */

@@ -1,0 +1,178 @@
+/**
+ * Calls whose host arrays do not fit under the memory limit (`setGpuOptions({ memoryLimit })`)
+ * run in chunks along their loop dimensions, each chunk an ordinary call on a slice of the loop,
+ * with {@link IN_FLIGHT} chunks in flight: while the GPU runs one chunk's kernel, the next chunk's
+ * inputs are being uploaded and the previous chunk's results read back. Each chunk takes its
+ * device buffers from the pool and gives them back when its results are home, so a streamed call
+ * holds about `memoryLimit` bytes of device memory however large its arrays are.
+ *
+ * - **Where the loop is cut**: the outermost loop dimension, in slices as large as fit; when one
+ *   index of it is still too large (a few long rows), each slice is cut along the next dimension,
+ *   and so on. Core dimensions (guvectorize) are never cut: one row must fit.
+ * - **Same answer**: each loop index is computed by the same kernel on the same elements, so the
+ *   results are the unstreamed call's bit for bit. A host input that shares memory with a host
+ *   output (otherwise than exactly in place) is copied first, as a chunk's results would
+ *   otherwise reach the host before a later chunk has read its inputs.
+ * - **Device arrays** a streamed call reads or writes stay where they are (they are bound whole,
+ *   each chunk at its offset): they exist already, so they fit; only host arrays are streamed.
+ *   A device array larger than the device's memory cannot be made in the first place.
+ */
+import { DTYPES, type TypedArray } from '../../../dtypes.js';
+import { type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
+import { sizeClass } from './buffer-pool.js';
+import { flushChain } from './chain.js';
+import { liveDevice } from './device.js';
+import { getGpuOptions } from './gpu-options.js';
+import { type HostPlacement, placeHostOperand } from './host-operands.js';
+
+/**
+ * Chunks in flight at once: one uploading, one in the kernel, one downloading. Each chunk's host
+ * arrays take at most `memoryLimit / IN_FLIGHT` bytes of device memory.
+ */
+export const IN_FLIGHT = 3;
+
+/** Counters for tests and benchmarks. */
+export interface StreamingStats {
+  /** Calls that ran in chunks. */
+  streamedCalls: number;
+  /** Chunks run, over all streamed calls. */
+  chunks: number;
+  /** The most chunks of one call that were in flight at once. */
+  maxInFlight: number;
+}
+const stats: StreamingStats = { streamedCalls: 0, chunks: 0, maxInFlight: 0 };
+
+/** The streaming counters (a copy). */
+export function streamingStats(): StreamingStats {
+  return { ...stats };
+}
+
+/**
+ * Device bytes the call's host operands take: each distinct host region once, in the pool's
+ * size classes (what it will actually allocate).
+ */
+export function hostOperandBytes(plan: CallPlan): number {
+  const seen: HostPlacement[] = [];
+  let bytes = 0;
+  for (const o of plan.operands) {
+    if (o.scalar !== undefined || isDeviceResident(o.data)) continue;
+    const p = placeHostOperand(o, plan.loopShape);
+    if (seen.some((s) => s.data === p.data && s.low === p.low && s.high === p.high && s.mode === p.mode)) continue;
+    seen.push(p);
+    bytes += p.length === 0 ? 0 : sizeClass(p.length * DTYPES[o.dtype].bytes);
+  }
+  return bytes;
+}
+
+/**
+ * The part of a call for loop indices `start … start + count − 1` of dimension `dim` (the other
+ * dimensions whole): the same operands, their offsets moved to the slice.
+ */
+export function sliceLoop(plan: CallPlan, dim: number, start: number, count: number): CallPlan {
+  const loopShape = plan.loopShape.slice();
+  loopShape[dim] = count;
+  const operands = plan.operands.map((o): OperandView => (o.scalar !== undefined || start === 0 ? o : { ...o, offset: o.offset + start * (o.loopStrides[dim] ?? 0) }));
+  return { ...plan, loopShape, operands };
+}
+
+/**
+ * Cuts a call into parts whose host operands take at most `budget` bytes each (see the file
+ * comment); a part that cannot be cut further (one row of core dimensions) is yielded as it is.
+ */
+export function* loopChunks(plan: CallPlan, budget: number, dim = 0): Generator<CallPlan> {
+  const bytes = hostOperandBytes(plan);
+  if (bytes <= budget || dim >= plan.loopShape.length) {
+    yield plan;
+    return;
+  }
+  const n = plan.loopShape[dim]!;
+  // Rough at first (broadcast operands do not shrink with the slice): parts still too large are cut again.
+  const step = Math.max(1, Math.floor((n * budget) / bytes));
+  if (step >= n) {
+    yield* loopChunks(plan, budget, dim + 1);
+    return;
+  }
+  for (let start = 0; start < n; start += step) {
+    const part = sliceLoop(plan, dim, start, Math.min(step, n - start));
+    yield* loopChunks(part, budget, step === 1 ? dim + 1 : dim);
+  }
+}
+
+/**
+ * Whether the call must be streamed: its host operands need more than the memory limit.
+ *
+ * @param plan the call
+ * @param limit bytes allowed (default: the `memoryLimit` option)
+ */
+export function needsStreaming(plan: CallPlan, limit = getGpuOptions().memoryLimit): boolean {
+  // Every call asks: first a bound from the arrays' own sizes (no placements), exact only beyond it.
+  let bound = 0;
+  for (const o of plan.operands) if (o.scalar === undefined && !isDeviceResident(o.data)) bound += (o.data as TypedArray).byteLength;
+  if (bound * 1.25 + 256 * plan.operands.length <= limit || loopSize(plan) === 0) return false;
+  return hostOperandBytes(plan) > limit;
+}
+
+/**
+ * Runs a call in chunks of at most `limit / IN_FLIGHT` bytes of host operands, IN_FLIGHT at once.
+ * The first chunk to fail stops new ones from starting; the call rejects with its error once the
+ * chunks in flight have ended (outputs may then be partly written, as with any failed call).
+ *
+ * @param plan the call (its host operands exceed the limit)
+ * @param run runs one chunk on the device (the target's ordinary run)
+ * @param limit bytes the call's host operands may take at once
+ */
+export async function runStreamed(plan: CallPlan, run: (part: CallPlan) => Promise<void>, limit = getGpuOptions().memoryLimit): Promise<void> {
+  const separated = withOverlapsCopied(plan);
+  stats.streamedCalls++;
+  const inFlight: Promise<void>[] = [];
+  let failure: { error: unknown } | undefined;
+  for (const part of loopChunks(separated, Math.max(1, Math.floor(limit / IN_FLIGHT)))) {
+    while (inFlight.length >= IN_FLIGHT) await inFlight.shift()!.catch(() => {});
+    if (failure) break;
+    stats.chunks++;
+    const chunk = runChunk(part, run).catch((error: unknown) => {
+      failure ??= { error };
+    });
+    inFlight.push(chunk);
+    stats.maxInFlight = Math.max(stats.maxInFlight, inFlight.length);
+  }
+  await Promise.all(inFlight);
+  if (failure) throw failure.error;
+}
+
+/**
+ * One chunk: the call, then — for a chunk whose outputs are device arrays, which returns once
+ * recorded — its submission and completion, so that chunks in flight are really on the GPU and
+ * the uploads of later chunks wait for buffers to come back to the pool.
+ */
+async function runChunk(part: CallPlan, run: (part: CallPlan) => Promise<void>): Promise<void> {
+  await run(part);
+  if (part.operands.slice(part.nin).some((o) => !isDeviceResident(o.data))) return;
+  const ctx = liveDevice();
+  if (!ctx) return;
+  flushChain(ctx.device);
+  await ctx.device.queue.onSubmittedWorkDone();
+}
+
+/**
+ * The plan with each host input that shares memory with a host output (other than the very same
+ * view, an in-place call) replaced by a copy of its elements: chunks write results home while
+ * later chunks still have inputs to read.
+ */
+function withOverlapsCopied(plan: CallPlan): CallPlan {
+  const hostOutputs = plan.operands.slice(plan.nin).filter((o) => o.scalar === undefined && !isDeviceResident(o.data));
+  if (hostOutputs.length === 0) return plan;
+  const sameView = (a: OperandView, b: OperandView) =>
+    a.data === b.data && a.offset === b.offset && a.loopStrides.every((s, d) => s === b.loopStrides[d]) && a.coreStrides.every((s, d) => s === b.coreStrides[d]) &&
+    a.coreShape.every((s, d) => s === b.coreShape[d]);
+  let copied = false;
+  const operands = plan.operands.map((o, j) => {
+    if (j >= plan.nin || o.scalar !== undefined || isDeviceResident(o.data)) return o;
+    const data = o.data as TypedArray;
+    const shares = hostOutputs.some((out) => (out.data as TypedArray).buffer === data.buffer && !sameView(out, o));
+    if (!shares) return o;
+    copied = true;
+    return { ...o, data: data.slice() as TypedArray };
+  });
+  return copied ? { ...plan, operands } : plan;
+}

@@ -1,0 +1,152 @@
+/**
+ * Calls whose host arrays exceed `setGpuOptions({ memoryLimit })` run in chunks along their loop
+ * dimensions, several in flight (streaming.ts): same results as the cpu target, device memory held
+ * within the limit. A small limit makes small arrays stream, as a GPU's memory would large ones.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ArgumentError, type DeviceArray, deviceArray, getGpuOptions, guvectorize, type NDArray, setGpuOptions, toDevice, vectorize } from '../../../src/index.js';
+import { bufferPoolStats } from '../../../src/targets/gpu/runtime/buffer-pool.js';
+import { acquireDevice, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
+import { hostOperandBytes, IN_FLIGHT, loopChunks, streamingStats } from '../../../src/targets/gpu/runtime/streaming.js';
+import type { CallPlan } from '../../../src/plan.js';
+import { hermiteUfuncs } from '../../../examples/hermite.js';
+import { describeGpu } from '../../gpu-available.js';
+import { differences } from './compare-targets.js';
+
+const KiB = 1024;
+const DEFAULT_LIMIT = getGpuOptions().memoryLimit;
+const values = (n: number, seed = 1) => new Float32Array(n).map((_, i) => (((i + seed) * 7919) % 1000) / 100 - 5);
+
+afterEach(() => {
+  setGpuOptions({ memoryLimit: DEFAULT_LIMIT });
+  setIdleReleaseMs(200);
+});
+afterAll(() => shutdownDevice());
+
+describe('setGpuOptions', () => {
+  it('rejects a memory limit that is not a positive number, naming what it found', () => {
+    expect(() => setGpuOptions({ memoryLimit: 0 })).toThrow(ArgumentError);
+    expect(() => setGpuOptions({ memoryLimit: -1 })).toThrow(/memoryLimit must be a number of bytes > 0, found -1/);
+    expect(() => setGpuOptions({ memoryLimit: '1GB' as unknown as number })).toThrow(/found 1GB/);
+    expect(() => setGpuOptions(null as unknown as object)).toThrow(/expected an object of options, found null/);
+    setGpuOptions({});
+    expect(getGpuOptions().memoryLimit).toBe(DEFAULT_LIMIT);
+  });
+});
+
+describe('loopChunks', () => {
+  const plan = (loopShape: number[], strides: number[][], n: number): CallPlan =>
+    ({
+      kind: 'vectorize', kernel: undefined as never, kernelKey: 'k', loopShape, nin: strides.length - 1, boundsCheck: true,
+      operands: strides.map((s) => ({ dtype: 'float32', data: new Float32Array(n), offset: 0, loopStrides: s, coreShape: [], coreStrides: [] })),
+    }) as CallPlan;
+
+  it('cuts the outermost dimension into slices that fit, and covers every index once', () => {
+    const p = plan([1000], [[1], [1]], 1000);
+    const parts = [...loopChunks(p, 1024)];
+    expect(parts.length).toBeGreaterThan(4);
+    for (const part of parts) expect(hostOperandBytes(part)).toBeLessThanOrEqual(1024);
+    const starts = parts.map((part) => part.operands[0]!.offset);
+    expect(starts[0]).toBe(0);
+    expect(parts.reduce((sum, part) => sum + part.loopShape[0]!, 0)).toBe(1000);
+    parts.forEach((part, k) => k > 0 && expect(starts[k]).toBe(starts[k - 1]! + parts[k - 1]!.loopShape[0]!));
+  });
+
+  it('cuts the next dimension when one index of the outer one does not fit; a broadcast row stays whole', () => {
+    const p = plan([4, 2000], [[2000, 1], [0, 1], [2000, 1]], 8000); // x[4, 2000] + row[2000] -> out
+    const parts = [...loopChunks(p, 6 * KiB)];
+    for (const part of parts) {
+      expect(part.loopShape[0]).toBe(1);
+      expect(hostOperandBytes(part)).toBeLessThanOrEqual(6 * KiB);
+    }
+    expect(parts.reduce((sum, part) => sum + part.loopShape[1]!, 0)).toBe(4 * 2000);
+  });
+});
+
+describeGpu('streamed calls', { timeout: 120_000 }, () => {
+  const axpy = (target: 'cpu' | 'gpu') => vectorize(['float32(float32, float32, float32)'], { target })((a: number, x: number, y: number) => a * x + y);
+  const gpuAxpy = axpy('gpu');
+  const cpuAxpy = axpy('cpu');
+
+  it('SAXPY over host arrays 12× the limit: cpu results, chunks in flight, device memory held within the limit', async () => {
+    const n = 96 * KiB; // 384 KiB a vector, 1.1 MiB of host operands
+    const limit = 96 * KiB;
+    const x = values(n);
+    const y = values(n, 5);
+    const expected = (await cpuAxpy(2.5, x, y)) as Float32Array;
+    setIdleReleaseMs(Infinity);
+    shutdownDevice(); // a fresh device: its pool's peak is this test's
+    setGpuOptions({ memoryLimit: limit });
+    const before = streamingStats();
+    const got = (await gpuAxpy(2.5, x, y)) as Float32Array;
+    const after = streamingStats();
+    expect(differences(expected, got)).toEqual([]);
+    expect(after.streamedCalls).toBe(before.streamedCalls + 1);
+    expect(after.chunks - before.chunks).toBeGreaterThanOrEqual(12);
+    expect(after.maxInFlight).toBe(IN_FLIGHT);
+    expect(bufferPoolStats(await acquireDevice()).peakHeldBytes).toBeLessThanOrEqual(limit);
+  });
+
+  it('under the default limit the same call is one chunk', async () => {
+    const before = streamingStats();
+    const x = values(4096);
+    expect(differences((await cpuAxpy(2, x, 1)) as Float32Array, (await gpuAxpy(2, x, 1)) as Float32Array)).toEqual([]);
+    expect(streamingStats().streamedCalls).toBe(before.streamedCalls);
+  });
+
+  it('2-D views, broadcasting and rows longer than a chunk', async () => {
+    setGpuOptions({ memoryLimit: 24 * KiB });
+    const m = { data: values(6 * 3000), shape: [3000, 6], strides: [1, 3000] }; // transposed
+    const row = values(6, 3);
+    const [c, g] = [(await cpuAxpy(m, row, 1)) as NDArray, (await gpuAxpy(m, row, 1)) as NDArray];
+    expect(differences(c.data, g.data)).toEqual([]);
+    const long = { data: values(3 * 20000), shape: [3, 20000] }; // one row is 78 KiB: cut within rows
+    const before = streamingStats().chunks;
+    const [c2, g2] = [(await cpuAxpy(0.5, long, row.subarray(0, 1))) as NDArray, (await gpuAxpy(0.5, long, row.subarray(0, 1))) as NDArray];
+    expect(differences(c2.data, g2.data)).toEqual([]);
+    expect(streamingStats().chunks - before).toBeGreaterThanOrEqual(9);
+  });
+
+  it('an output that overlaps an input, shifted, gets what it would unstreamed', async () => {
+    setGpuOptions({ memoryLimit: 16 * KiB });
+    const base = values(20001);
+    const [bc, bg] = [base.slice(), base.slice()];
+    await cpuAxpy(2, bc.subarray(1), 1, { out: bc.subarray(0, 20000) });
+    await gpuAxpy(2, bg.subarray(1), 1, { out: bg.subarray(0, 20000) });
+    expect(differences(bc, bg)).toEqual([]);
+    const [ic, ig] = [base.slice(), base.slice()]; // exactly in place
+    await cpuAxpy(3, ic, ic, { out: ic });
+    await gpuAxpy(3, ig, ig, { out: ig });
+    expect(differences(ic, ig)).toEqual([]);
+  });
+
+  it('host inputs into a device output, and a device input beside host ones', async () => {
+    setGpuOptions({ memoryLimit: 32 * KiB });
+    const x = values(40000);
+    const expected = (await cpuAxpy(1.5, x, x)) as Float32Array;
+    const out = await deviceArray([40000], 'float32');
+    const before = streamingStats().chunks;
+    await gpuAxpy(1.5, x, x, { out });
+    expect(streamingStats().chunks - before).toBeGreaterThanOrEqual(4);
+    expect(differences(expected, (await out.toHost()) as Float32Array)).toEqual([]);
+    out.destroy();
+    const dx = await toDevice(x);
+    const result = (await gpuAxpy(1.5, dx, x)) as unknown as DeviceArray; // a device input: a device result
+    expect(differences(expected, (await result.toHost()) as Float32Array)).toEqual([]);
+    dx.destroy();
+    result.destroy();
+  });
+
+  it('the Hermite table ()->(n) streamed over its rows: the bits of the unstreamed gpu call', async () => {
+    // (The gpu's sqrt and division may differ from the cpu's in the last bit: compared with itself.)
+    const gpu = hermiteUfuncs('gpu').fromScalar;
+    const xs = values(5000).map((v) => v / 2.5);
+    const whole = (await gpu(xs, { dims: { n: 16 } })) as NDArray;
+    setGpuOptions({ memoryLimit: 48 * KiB });
+    const before = streamingStats().chunks;
+    const g = (await gpu(xs, { dims: { n: 16 } })) as NDArray;
+    expect(g.shape).toEqual([5000, 16]);
+    expect(differences(whole.data, g.data)).toEqual([]);
+    expect(streamingStats().chunks - before).toBeGreaterThanOrEqual(8);
+  });
+});
