@@ -5,6 +5,11 @@
  *
  *   npx tsx bench/pace.ts            # full sizes (the GPU machine)
  *   npx tsx bench/pace.ts --quick    # small sizes, for lavapipe
+ *   npx tsx bench/pace.ts --quick --host-only --host-log2=22   # only the host-array cases, 2^22
+ *
+ * The host-array cases include an A/B of how a call uploads its large host inputs: through pooled
+ * mapped staging buffers (the default) and through one `queue.writeBuffer` per input (the earlier
+ * path), in the same process.
  *
  * The small-call case runs first, so that its first 1,000 calls are the first of the process
  * (compilation, V8's tiers and the first submissions included, as a user's short loop pays them).
@@ -15,21 +20,25 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type DeviceArray, deviceArray, synchronize, toDevice, vectorize } from '../src/index.js';
+import { type DeviceArray, deviceArray, guvectorize, synchronize, toDevice, vectorize } from '../src/index.js';
 import { acquireDevice, describeAdapter, setIdleReleaseMs } from '../src/targets/gpu/runtime/device.js';
+import { setHostUploadPath } from '../src/targets/gpu/runtime/dispatch.js';
 import { timeKernels } from '../src/targets/gpu/runtime/kernel-timing.js';
 import { markdownTable } from './lib/markdown.js';
 import { median } from './lib/timing.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
+/** Only the host-array cases (`--host-only`), at 2^k elements with `--host-log2=k`. */
+const hostOnly = argv.includes('--host-only');
+const hostLog2 = Number(argv.find((a) => a.startsWith('--host-log2='))?.split('=')[1] ?? (quick ? 20 : 24));
 const REPS = quick ? 5 : 15;
 const SUM_N = quick ? 1 << 20 : 1 << 24;
 const ROWS = quick ? 1024 : 4096;
 const SMALL_N = 4096;
 const SMALL_CALLS = 1000;
 const THREE_N = 1 << 16;
-const HOST_N = quick ? 1 << 20 : 1 << 24;
+const HOST_N = 2 ** hostLog2;
 const COPY_BYTES = quick ? 16 << 20 : 256 << 20;
 const WARMUP_MS = quick ? 0 : 1000;
 
@@ -63,7 +72,7 @@ const log = (r: Result) => {
 const sx = await toDevice(data(SMALL_N));
 const sy = await toDevice(data(SMALL_N));
 const sz = await deviceArray([SMALL_N], 'float32');
-{
+if (!hostOnly) {
   const t0 = performance.now();
   await saxpy(2, sx, sy, { out: sz });
   const t1 = performance.now();
@@ -95,6 +104,34 @@ async function wall(fn: () => Promise<unknown>, per = 1): Promise<number> {
   for (let r = 0; r < REPS; r++) runs.push(await once());
   return median(runs);
 }
+/** Median wall ms of `a` and of `b` (each awaited, then synchronize()), in alternating rounds after warm-up. */
+async function interleaved(a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number, number]> {
+  const once = async (fn: () => Promise<unknown>) => {
+    const t0 = performance.now();
+    await fn();
+    await synchronize();
+    return performance.now() - t0;
+  };
+  await warm(async () => {
+    await once(a);
+    await once(b);
+  });
+  const runs: [number[], number[]] = [[], []];
+  for (let r = 0; r < REPS; r++) {
+    runs[0].push(await once(a));
+    runs[1].push(await once(b));
+  }
+  return [median(runs[0]), median(runs[1])];
+}
+/** Runs `call` with calls uploading their host inputs through `queue.writeBuffer` (the earlier path). */
+async function viaWriteBuffer(call: () => Promise<unknown>): Promise<void> {
+  setHostUploadPath('writeBuffer');
+  try {
+    await call();
+  } finally {
+    setHostUploadPath('staged');
+  }
+}
 async function kernel(fn: () => Promise<unknown>): Promise<number | undefined> {
   if (!ctx.hasTimestamps) return undefined;
   const ms: number[] = [];
@@ -108,14 +145,14 @@ async function kernel(fn: () => Promise<unknown>): Promise<number | undefined> {
   return median(ms);
 }
 
-log({
+if (!hostOnly) log({
   name: 'small SAXPY 4,096 awaited, steady',
   ms: await wall(async () => {
     for (let k = 0; k < SMALL_CALLS; k++) await saxpy(2, sx, sy, { out: sz });
   }, SMALL_CALLS),
 });
-log({ name: 'synchronize() after one small call', ms: await wall(() => saxpy(2, sx, sy, { out: sz })) });
-{
+if (!hostOnly) log({ name: 'synchronize() after one small call', ms: await wall(() => saxpy(2, sx, sy, { out: sz })) });
+if (!hostOnly) {
   // Dawn's own floor: an empty submission and its completion, no ufunc code.
   const { device } = ctx;
   const roundTrip = async () => {
@@ -143,7 +180,7 @@ log({ name: 'synchronize() after one small call', ms: await wall(() => saxpy(2, 
   log({ name: 'raw WebGPU: the same after a scoped writeBuffer', ms: await wall(written) });
   paramsBuffer.destroy();
 }
-{
+if (!hostOnly) {
   const a = await toDevice(data(THREE_N));
   const t1 = await deviceArray([THREE_N], 'float32');
   const t2 = await deviceArray([THREE_N], 'float32');
@@ -171,7 +208,7 @@ log({ name: 'synchronize() after one small call', ms: await wall(() => saxpy(2, 
 }
 
 // ------------------------------------------------ reductions and scans on the device
-{
+if (!hostOnly) {
   const flat = await toDevice(data(SUM_N));
   const matrix = await toDevice({ data: data(ROWS * ROWS), shape: [ROWS, ROWS] });
   const out = await deviceArray([SUM_N], 'float32');
@@ -198,7 +235,43 @@ log({ name: 'synchronize() after one small call', ms: await wall(() => saxpy(2, 
   const hy = data(HOST_N);
   const hz = new Float32Array(HOST_N);
   log({ name: `SAXPY ${HOST_N} host arrays, new result`, ms: await wall(() => saxpy(2, hx, hy)) });
-  log({ name: `SAXPY ${HOST_N} host arrays, into \`out\``, ms: await wall(() => saxpy(2, hx, hy, { out: hz })) });
+  // What a first-time user writes, A/B against the earlier upload path in alternating rounds.
+  const [intoOut, intoOutWritten] = await interleaved(
+    () => saxpy(2, hx, hy, { out: hz }),
+    () => viaWriteBuffer(() => saxpy(2, hx, hy, { out: hz })),
+  );
+  log({ name: `SAXPY ${HOST_N} host arrays, into \`out\``, ms: intoOut });
+  log({ name: `SAXPY ${HOST_N} host arrays, into \`out\` (writeBuffer path)`, ms: intoOutWritten });
+  // The inputs' upload alone, A/B against the earlier path (one `queue.writeBuffer` per input), in
+  // alternating rounds: a kernel of one invocation that reads one element of each of two host
+  // rows of HOST_N elements (the call uploads both rows whole), into a device `out`.
+  const firsts = guvectorize(['void(float32[:], float32[:], float32[:])'], '(n),(n)->()', { target: 'gpu' })(
+    (x: Float32Array, y: Float32Array, out: Float32Array) => {
+      out[0] = x[0]! + y[0]!;
+    },
+  );
+  const one = await deviceArray([], 'float32');
+  const upload = () => firsts(hx, hy, { out: one });
+  const [upStaged, upWritten] = await interleaved(upload, () => viaWriteBuffer(upload));
+  const rate = (ms: number) => `${((2 * HOST_N * 4) / ms / 1e6).toFixed(2)} GB/s`;
+  log({ name: `upload of 2 × ${HOST_N} float32 in a call`, ms: upStaged, note: rate(upStaged) });
+  log({ name: `upload of 2 × ${HOST_N} float32 in a call (writeBuffer path)`, ms: upWritten, note: rate(upWritten) });
+  one.destroy();
+  // The same inputs into SAXPY: host inputs into a device `out`, less the same call on device inputs.
+  const dx = await toDevice(hx);
+  const dy = await toDevice(hy);
+  const dz = await deviceArray([HOST_N], 'float32');
+  const onDevice = await wall(() => saxpy(2, dx, dy, { out: dz }));
+  log({ name: `SAXPY ${HOST_N} device inputs, device out`, ms: onDevice });
+  const uploadRate = (ms: number) => `inputs up at ${((2 * HOST_N * 4) / Math.max(1e-9, ms - onDevice) / 1e6).toFixed(2)} GB/s`;
+  // Rounds alternate between the paths, so that load that comes and goes weighs on both alike.
+  const [staged, written] = await interleaved(
+    () => saxpy(2, hx, hy, { out: dz }),
+    () => viaWriteBuffer(() => saxpy(2, hx, hy, { out: dz })),
+  );
+  log({ name: `SAXPY ${HOST_N} host inputs, device out`, ms: staged, note: uploadRate(staged) });
+  log({ name: `SAXPY ${HOST_N} host inputs, device out (writeBuffer path)`, ms: written, note: uploadRate(written) });
+  for (const d of [dx, dy, dz]) d.destroy();
   const big = await toDevice(new Float32Array(COPY_BYTES / 4));
   const ms = await wall(() => big.toHost());
   log({ name: `toHost() ${COPY_BYTES >> 20} MiB into a new array`, ms, note: `${(COPY_BYTES / ms / 1e6).toFixed(2)} GB/s` });
@@ -207,7 +280,8 @@ log({ name: 'synchronize() after one small call', ms: await wall(() => saxpy(2, 
 
 // ------------------------------------------------ CuPy, the same cases
 const peerScript = fileURLToPath(new URL('./peers/cupy_pace.py', import.meta.url));
-const peer = spawnSync('python3', [peerScript, quick ? 'quick' : 'full'], { encoding: 'utf8', timeout: 600_000 });
+const peerArgs = [peerScript, quick ? 'quick' : 'full', `--host-log2=${hostLog2}`, ...(hostOnly ? ['--host-only'] : [])];
+const peer = spawnSync('python3', peerArgs, { encoding: 'utf8', timeout: 600_000 });
 let cupy: Record<string, number | string> = {};
 let cupyNote = '';
 try {
@@ -230,6 +304,6 @@ const slug = (typeof cupy.device === 'string' ? cupy.device : ctx.adapterInfo.de
   .toLowerCase()
   .replace(/[^a-z0-9]+/g, '-')
   .replace(/^-|-$/g, '');
-writeFileSync(`${dir}pace-${slug}${quick ? '-quick' : ''}.md`, doc);
+writeFileSync(`${dir}pace-${slug}${quick ? '-quick' : ''}${hostOnly ? '-host' : ''}.md`, doc);
 if (process.env.OUT) writeFileSync(`${process.env.OUT}/pace.md`, doc);
 process.exit(0);

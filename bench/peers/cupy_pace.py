@@ -1,5 +1,5 @@
 """CuPy's side of bench/pace.ts (issue 24's cases), the same cases under the same names.
-usage: cupy_pace.py {full,quick}. Prints one JSON object: case name -> median ms (and version, device).
+usage: cupy_pace.py {full,quick} [--host-only] [--host-log2=K] (as pace.ts's flags). Prints one JSON object: case name -> median ms (and version, device).
 
 Small calls run first, as in pace.ts, so that their first 1,000 are the process's first CuPy calls
 (the kernel's compilation, or its load from CuPy's cache, included). Device cases end with
@@ -20,12 +20,15 @@ def main():
     warmup_s = 0 if quick else 1.0
     sum_n = 1 << 20 if quick else 1 << 24
     rows_n = 1024 if quick else 4096
-    host_n = 1 << 20 if quick else 1 << 24
+    host_only = "--host-only" in sys.argv
+    log2 = [a.split("=")[1] for a in sys.argv if a.startswith("--host-log2=")]
+    host_n = 1 << int(log2[0]) if log2 else 1 << 20 if quick else 1 << 24
     copy_bytes = (16 if quick else 256) << 20
     import cupy as cp
 
     out = {"version": cp.__version__, "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode()}
     stream = cp.cuda.get_current_stream()
+    a = np.float32(2)
     saxpy = cp.ElementwiseKernel("float32 a, float32 x, float32 y", "float32 z", "z = a * x + y", "pace_saxpy")
     data = lambda n: (np.arange(n) % 1000 * 0.001).astype(np.float32)  # noqa: E731
 
@@ -42,6 +45,24 @@ def main():
             once()
         out[name] = statistics.median([once() for _ in range(reps)])
 
+    if not host_only:
+        device_cases(cp, out, timed, saxpy, data, stream, sum_n, rows_n)
+
+    hx, hy, hz = data(host_n), data(host_n), np.empty(host_n, np.float32)
+    timed(f"SAXPY {host_n} host arrays, new result", lambda: saxpy(a, cp.asarray(hx), cp.asarray(hy)).get())
+    timed(f"SAXPY {host_n} host arrays, into `out`", lambda: saxpy(a, cp.asarray(hx), cp.asarray(hy)).get(out=hz))
+    timed(f"upload of 2 × {host_n} float32 in a call", lambda: (cp.asarray(hx), cp.asarray(hy)))
+    dx, dy, dz = cp.asarray(hx), cp.asarray(hy), cp.empty(host_n, cp.float32)
+    timed(f"SAXPY {host_n} device inputs, device out", lambda: saxpy(a, dx, dy, dz))
+    timed(f"SAXPY {host_n} host inputs, device out", lambda: saxpy(a, cp.asarray(hx), cp.asarray(hy), dz))
+    del dx, dy, dz
+    big = cp.zeros(copy_bytes // 4, cp.float32)
+    timed(f"toHost() {copy_bytes >> 20} MiB into a new array", lambda: cp.asnumpy(big))
+    print(json.dumps(out))
+
+
+def device_cases(cp, out, timed, saxpy, data, stream, sum_n, rows_n):
+    """The cases on device arrays (all but the host-array ones), small calls first."""
     sx, sy, sz = cp.asarray(data(4096)), cp.asarray(data(4096)), cp.empty(4096, cp.float32)
     a = np.float32(2)
     t = time.perf_counter()
@@ -80,13 +101,6 @@ def main():
     timed(f"sum of {sum_n} float32, host array", lambda: float(cp.asarray(host_flat).sum()))
     timed(f"cumsum of {sum_n} float32", lambda: flat.cumsum())
     del flat, mat, res
-
-    hx, hy, hz = data(host_n), data(host_n), np.empty(host_n, np.float32)
-    timed(f"SAXPY {host_n} host arrays, new result", lambda: saxpy(a, cp.asarray(hx), cp.asarray(hy)).get())
-    timed(f"SAXPY {host_n} host arrays, into `out`", lambda: saxpy(a, cp.asarray(hx), cp.asarray(hy)).get(out=hz))
-    big = cp.zeros(copy_bytes // 4, cp.float32)
-    timed(f"toHost() {copy_bytes >> 20} MiB into a new array", lambda: cp.asnumpy(big))
-    print(json.dumps(out))
 
 
 if __name__ == "__main__":

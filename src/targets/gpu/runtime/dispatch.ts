@@ -4,7 +4,9 @@
  *
  * Host inputs are read during the call itself, before it returns its promise: uploaded there and
  * then when the device and the pipeline are ready (the usual case after the first call), copied
- * otherwise — so changing a host array right after the call does not change its result.
+ * otherwise — so changing a host array right after the call does not change its result. Large host
+ * inputs (from 1 MiB) are copied into pooled mapped staging buffers and their copies to the device
+ * recorded into the call's own batch ({@link stageUpload}); small ones go through `queue.writeBuffer`.
  *
  * Calls whose outputs are all device arrays return once their work is recorded: a chain of calls
  * queues up without waiting for the GPU, and their errors surface at the next synchronisation
@@ -14,7 +16,7 @@
 import { DTYPES, type TypedArray } from '../../../dtypes.js';
 import { type CallLimits, type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
 import { pressureYield, releaseBuffer, takeBuffer } from './buffer-pool.js';
-import { downloadBuffer } from './buffers.js';
+import { downloadBuffer, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload } from './buffers.js';
 import { type DeviceOperandView, layoutCall, type CallLayout, scalarBits } from '../codegen/call-layout.js';
 import { beginCall, type CallRef, checkCalls, endCall, flushChain, noteWrite, taintsOf } from './chain.js';
 import { type DeviceArray, bufferIsKnownZero, contentsUnspecified, noteKernelWrite } from './device-array.js';
@@ -46,6 +48,21 @@ interface HostBuffer {
   buffer?: GPUBuffer;
   /** The buffer is new (zeroed), not reused from the pool. */
   fresh?: boolean;
+}
+
+let hostUploads: 'staged' | 'writeBuffer' = 'staged';
+
+/**
+ * How calls upload their large host inputs: through pooled mapped staging buffers (the default)
+ * or `queue.writeBuffer` (the earlier path, for benchmarks' A/B runs and tests).
+ *
+ * @param path `'staged'` or `'writeBuffer'`
+ * @returns the previous setting
+ */
+export function setHostUploadPath(path: 'staged' | 'writeBuffer'): 'staged' | 'writeBuffer' {
+  const previous = hostUploads;
+  hostUploads = path;
+  return previous;
 }
 
 const ONE_OFFSET = [0];
@@ -233,16 +250,7 @@ function remember(ctx: GpuContext, signature: string, plan: CallPlan, call: Call
 function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call: CallLayout, kernel: CompiledKernel): Promise<void> {
   const { device } = ctx;
   const temporaries: GPUBuffer[] = [];
-  // A buffer from the pool may still be used by the open batch: host writes must not overtake it.
-  if (hostBuffers.some((h) => h.data)) flushChain(device);
-  for (const h of hostBuffers) {
-    const { buffer, fresh } = takeBuffer(ctx, h.bytes);
-    h.buffer = buffer;
-    h.fresh = fresh;
-    temporaries.push(buffer);
-    // Queue order puts this write after every earlier use of the buffer and before this call's dispatch.
-    if (h.data) writeWords(device.queue, buffer, h.data);
-  }
+  const staged = placeHostBuffers(ctx, hostBuffers, temporaries);
   // The calls behind the device inputs' contents (loops, not array helpers: this runs per call).
   const inputRefs: CallRef[] = [];
   for (let j = 0; j < plan.nin; j++) {
@@ -255,6 +263,15 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
   // takes no record slot (the binding stays, at offset 0) and its batch reads nothing back.
   const rec = beginCall(ctx, plan.kernel.name, call.params, plan.boundsCheck && kernel.sites.length > 0 ? kernel.sites : undefined);
   const { encoder, batch } = rec;
+  if (staged) {
+    // In the call's own submission: WebGPU's errors for the copies are the call's, and a batch that
+    // fails ran none of them.
+    batch.endPass();
+    for (const { upload, buffer } of staged) {
+      upload.recordInto(encoder, buffer);
+      batch.onSubmit(() => upload.release());
+    }
+  }
   // Reused buffers hold old data: zero those a guvectorize kernel may leave partly unwritten.
   if (plan.kind === 'guvectorize' && !writesWholeOutputs(plan.kernel)) {
     const clear = (b: GPUBuffer) => {
@@ -358,6 +375,47 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
       hold.release();
     }
   })();
+}
+
+/** A large host input copied into staging buffers, and the buffer its copies go to. */
+interface StagedInput {
+  readonly upload: StagedUpload;
+  readonly buffer: GPUBuffer;
+}
+
+/**
+ * Takes a device buffer from the pool for each host region of the call (into `temporaries`) and
+ * sends the inputs' elements: small ones through `queue.writeBuffer` now, large ones
+ * (≥ STAGED_UPLOAD_MIN_BYTES) copied into mapped staging buffers now, whose copies the caller
+ * records into the call's batch before its dispatch.
+ *
+ * @returns the staged inputs, or undefined when there are none
+ */
+function placeHostBuffers(ctx: GpuContext, hostBuffers: HostBuffer[], temporaries: GPUBuffer[]): StagedInput[] | undefined {
+  const { device } = ctx;
+  // A buffer from the pool may still be used by the open batch: host writes must not overtake it.
+  if (hostBuffers.some((h) => h.data)) flushChain(device);
+  let staged: StagedInput[] | undefined;
+  try {
+    for (const h of hostBuffers) {
+      const { buffer, fresh } = takeBuffer(ctx, h.bytes);
+      h.buffer = buffer;
+      h.fresh = fresh;
+      temporaries.push(buffer);
+      if (!h.data) continue;
+      if (hostUploads === 'staged' && h.data.byteLength >= STAGED_UPLOAD_MIN_BYTES) {
+        (staged ??= []).push({ upload: stageUpload(ctx, h.data), buffer });
+      } else {
+        // Queue order puts this write after every earlier use of the buffer and before this call's dispatch.
+        writeWords(device.queue, buffer, h.data);
+      }
+    }
+  } catch (e) {
+    // Nothing was recorded: the staging buffers filled so far go back to the pool.
+    for (const s of staged ?? []) s.upload.release();
+    throw e;
+  }
+  return staged;
 }
 
 /** `queue.writeBuffer` of a typed array's elements, the last 1–3 bytes zero-padded to a word. */
