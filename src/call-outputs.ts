@@ -103,7 +103,8 @@ export function planOutputs({ def, target, ops, types, resultTypes, sched, coreS
       if (given && given.kind !== 'device') {
         throw new ArgumentError(`Output ${o + 1}: a call on device arrays writes device outputs, so \`out\` must be a DeviceArray, found a host array; with \`where\` or a cast its store runs on the device.`);
       }
-      if (def.kind === 'vectorize' && def.nout === 1 && !maskAll) {
+      // (Not for a plain-JS kernel, `disableJit`: there is no compiled store to put the cast in.)
+      if (def.kind === 'vectorize' && def.nout === 1 && !maskAll && !def.disableJit) {
         // In the kernel's own store (fused-store.ts): no device temporary, no second kernel.
         const resultType = resultTypes[o]!;
         fused = { mask: mask ? (given ? 'keep' : 'zero') : 'none', resultType, given: given as DeviceOperand | undefined };

@@ -15,6 +15,12 @@ import type { Target } from './targets/target.js';
 import { prepareCall, type PreparedCall } from './prepare-call.js';
 import { runGuarded, runPrepared } from './run-call.js';
 import type { UfuncDefinition } from './ufunc.js';
+import { explainPlain, type PlainKernel, runPlainSync, runPreparedPlain } from './plain-kernel.js';
+
+/** The kernel of a ufunc made with `disableJit`, as plain-kernel.ts calls it. */
+function plainKernelOf(def: UfuncDefinition): PlainKernel {
+  return { fn: def.fn, env: def.env, params: def.parsed.params };
+}
 
 /**
  * A result: a typed array (1-D results of plain typed-array inputs), an `NDArray`, a scalar (0-D
@@ -171,6 +177,7 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
       args = snapshotInputs(args, def.nin);
       target = await loadTarget(def.target);
     }
+    if (def.disableJit) return runPreparedPlain(prepareCall(def, args, target), plainKernelOf(def));
     const fast = fastCall(def, args, target) ?? deviceFastCall(def, args, target) ?? deviceRowsCall(def, args, target);
     if (fast) {
       // A small call on a host target runs here and now, without the guard's Promise layers: the
@@ -193,7 +200,7 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     if (!target?.runSync) {
       throw new TargetUnavailableError(`The '${def.target}' target has no synchronous call (its device cannot be waited for without a Promise): use \`await f(…)\`, or target ${formatTargetNames(targetNames('host'))}.`);
     }
-    const fast = fastCall(def, args, target);
+    const fast = def.disableJit ? undefined : fastCall(def, args, target);
     if (fast) {
       target.runSync(fast.plan);
       return fastResult(fast);
@@ -204,6 +211,10 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
         '`signal` and `timeout` apply to calls that return a Promise (`await f(…)`): a synchronous call blocks the very thread that would have to stop it.',
       );
     }
+    if (def.disableJit) {
+      runPlainSync(prepared.plan, plainKernelOf(def));
+      return prepared.finish();
+    }
     learnFastPath(def, args, prepared);
     target.runSync(prepared.plan);
     return prepared.finish();
@@ -212,6 +223,7 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     const target = loadTargetSync(def.target);
     if (!target) return `The '${def.target}' target is not loaded yet: it runs on first use.`;
     const prepared = prepareCall(def, args, target);
+    if (def.disableJit) return explainPlain(prepared.plan);
     return target.explain?.(prepared.plan) ?? `Runs on the '${def.target}' target.`;
   };
   Object.defineProperties(call, {

@@ -65,7 +65,8 @@ export function ufuncMethods(def: UfuncDefinition, guvectorize: FoldFactory): Uf
       if (options) checkOptions(args[options.at], options.rules, `\`${name}\``);
       const target = loadTargetSync(def.target) ?? (await loadTarget(def.target));
       const fallback = () => (defaults[name] as (...a: unknown[]) => Promise<UfuncResult>)(...args);
-      const hook = target.methods?.[name];
+      // A plain-JS ufunc (`disableJit`) runs the shared defaults, whose folds are plain JS too.
+      const hook = def.disableJit ? undefined : target.methods?.[name];
       return hook ? hook({ args, target, fallback }) : fallback();
     }) as UfuncMethods[M];
   return { reduce: method('reduce'), accumulate: method('accumulate'), outer: method('outer'), reduceat: method('reduceat'), at: method('at') };

@@ -76,8 +76,9 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   // Core shapes as the kernel sees them: `()` operands declared as arrays are one-element slices.
   const viewCoreShape = (k: number, shape: readonly number[]) => (types[k]!.kind === 'array' && shape.length === 0 ? [1] : [...shape]);
   const coreShapes = [...sched.inputCoreShapes, ...sched.outputCoreShapes].map((s, k) => viewCoreShape(k, s));
-  const { kernel, key } = def.kernelFor(spec, coreShapes);
-  def.checkTarget(target, spec, kernel);
+  // A plain-JS call (`disableJit`) types nothing: its plan carries the signature's types only.
+  const { kernel, key } = def.disableJit ? def.signatureKernel(spec) : def.kernelFor(spec, coreShapes);
+  if (!def.disableJit) def.checkTarget(target, spec, kernel);
 
   const inputViews = inputs.map((op, i) => inputView(def, ops, i, types[i]!, spec.signature.text, loopRank, coreShapes[i]!));
   const outputs = planOutputs({ def, target, ops, types, resultTypes, sched, coreShapes, anyDevice });

@@ -11,7 +11,7 @@ import { runPasses } from './compiler/passes/index.js';
 import { canCastScalar, type DType, DTYPES } from './dtypes.js';
 import { type Casting, canCast, inputCasting } from './casting.js';
 import { CALL_OPTIONS, type CallOptions } from './call-options.js';
-import { ArgumentError, LayoutError, SignatureError, TargetUnavailableError } from './errors.js';
+import { ArgumentError, KernelCompileError, LayoutError, SignatureError, TargetUnavailableError } from './errors.js';
 import { type ArrayOperand, describe, type DeviceOperand, type Operand } from './ndarray.js';
 import { checkOptions, type OptionRules, rule } from './options.js';
 import type { FastEntry } from './plan.js';
@@ -58,6 +58,16 @@ export interface UfuncOptions {
    * @default false
    */
   readonly fastmath?: boolean;
+  /**
+   * Runs the kernel as the plain JS function it is, on the calling thread, instead of compiling it
+   * (Numba's `NUMBA_DISABLE_JIT=1`; the environment variable `UFUNC_DISABLE_JIT=1` turns it on for
+   * every ufunc made while it is set). Array arguments are views that check every index, so
+   * `console.log`, `debugger` and breakpoints work; results come back in the containers the target
+   * gives (device arrays on the gpu). Arithmetic is JS's: float32 rounds and integers wrap only when
+   * stored (docs/debugging.md lists the differences). For debugging, not for speed.
+   * @default false, or true where `UFUNC_DISABLE_JIT` is set (to anything but `0` or empty)
+   */
+  readonly disableJit?: boolean;
 }
 
 /** The options of `guvectorize(…)`: the target's name is checked against the registry. */
@@ -69,6 +79,7 @@ export const GUVECTORIZE_OPTIONS: OptionRules = {
   float64: rule.oneOf(['error', 'float32']),
   associative: rule.boolean(),
   fastmath: rule.boolean(),
+  disableJit: rule.boolean(),
 };
 
 /** The options of `vectorize(…)`: those of guvectorize, and the identity its `reduce` starts from. */
@@ -78,6 +89,21 @@ export const VECTORIZE_OPTIONS: OptionRules = {
 };
 
 export type { CallOptions };
+
+/**
+ * Whether `UFUNC_DISABLE_JIT` is set (to anything but `0` or empty), as Numba reads
+ * `NUMBA_DISABLE_JIT`: the default of the `disableJit` option of ufuncs made while it is. Never set
+ * in a page (no `process`).
+ */
+export function jitDisabledByEnvironment(): boolean {
+  const setting = typeof process === 'undefined' ? undefined : process.env?.UFUNC_DISABLE_JIT;
+  return setting !== undefined && setting !== '' && setting !== '0';
+}
+
+/** The options a public factory makes its ufunc with: `disableJit` defaults to `UFUNC_DISABLE_JIT`. */
+export function withJitSetting(options: UfuncOptions): UfuncOptions {
+  return options.disableJit === undefined && jitDisabledByEnvironment() ? { ...options, disableJit: true } : options;
+}
 
 export { CALL_OPTIONS };
 
@@ -118,6 +144,8 @@ export class UfuncDefinition {
   readonly boundsCheck: boolean;
   /** The `fastmath` option (see UfuncOptions): marks every typed kernel of this ufunc. */
   readonly fastmath: boolean;
+  /** The `disableJit` option (see UfuncOptions): calls run the plain function (plain-kernel.ts), nothing is compiled. */
+  readonly disableJit: boolean;
   private readonly specialisations: Specialisation[] = [];
   /** Lazily compiled vectorize signatures, by input dtype tuple. */
   private readonly lazy = new Map<string, Specialisation>();
@@ -137,6 +165,7 @@ export class UfuncDefinition {
     this.env = options.env ?? {};
     this.boundsCheck = options.boundsCheck ?? true;
     this.fastmath = options.fastmath === true;
+    this.disableJit = options.disableJit === true;
     if (options.float64 !== undefined && options.float64 !== 'error' && options.float64 !== 'float32') {
       throw new ArgumentError(`\`float64\` must be 'error' or 'float32', found ${describe(options.float64)}.`);
     }
@@ -149,7 +178,7 @@ export class UfuncDefinition {
         // Argument types only (Numba's `'(float64, float64)'`): the result type is the kernel's own.
         this.checkSignature({ ...signature, returnType: 'float64' });
         const typed = this.specialise({ ...signature, returnType: 'float64' }, key, 'infer');
-        const returnType = typed.kernel!.returnType as DType;
+        const returnType = resultType(typed);
         this.specialisations.push({ ...typed, signature: { ...signature, returnType, text: `${returnType}${text.trim()}` } });
         continue;
       }
@@ -157,7 +186,7 @@ export class UfuncDefinition {
       this.specialisations.push(this.specialise(signature, key));
     }
     // Once the definition is known good: the parallel target's workers start now, in the background.
-    warmUpTarget(this.target);
+    if (!this.disableJit) warmUpTarget(this.target); // a plain-JS ufunc runs on the calling thread
   }
 
   get nin(): number {
@@ -236,6 +265,7 @@ export class UfuncDefinition {
 
   /** Types the kernel for a signature now, so that type errors surface when the ufunc is made. */
   private specialise(signature: Signature, key: string, returnType?: 'infer' | DType): Specialisation {
+    if (this.disableJit) return this.untyped(signature, key, returnType);
     let consulted = false;
     const kernel = runPasses(this.marked(typeKernel(
       this.parsed,
@@ -243,6 +273,37 @@ export class UfuncDefinition {
       { writable: this.writable(), coreDims: () => ((consulted = true), 1) },
     )));
     return { signature, kernel: consulted ? undefined : kernel, byCoreDims: new Map(), key };
+  }
+
+  /**
+   * A specialisation of a ufunc whose kernel runs as plain JS (`disableJit`): nothing is typed. Where
+   * the signature leaves the result type to the kernel (a lazy vectorize), the compiler infers it
+   * as it would for the compiled kernel, so results have the same dtype either way; a kernel the
+   * compiler refuses (it calls `console.log`, say) returns float64, JS's number.
+   */
+  private untyped(signature: Signature, key: string, returnType?: 'infer' | DType): Specialisation {
+    if (returnType !== 'infer') return { signature, kernel: undefined, byCoreDims: new Map(), key };
+    let inferred: DType = 'float64';
+    try {
+      const params = this.paramTypes(signature);
+      inferred = typeKernel(this.parsed, { params, returnType: 'infer', env: this.env }, { writable: this.writable(), coreDims: () => 1 }).returnType as DType;
+    } catch (e) {
+      if (!(e instanceof KernelCompileError)) throw e;
+    }
+    return { signature: { ...signature, returnType: inferred }, kernel: undefined, byCoreDims: new Map(), key };
+  }
+
+  /**
+   * What a plan of a plain-JS call (`disableJit`) carries in place of a typed kernel: the
+   * signature's parameter and result types, and no body. Only plain-kernel.ts runs such plans; no
+   * target compiles them.
+   */
+  signatureKernel(spec: Specialisation): { kernel: TypedKernel; key: string } {
+    const { signature } = spec;
+    const names = this.parsed.params;
+    const params = this.paramTypes(signature).map((type, id) => ({ id, name: names[id] ?? `arg${id}`, type }));
+    const returnType = this.kind === 'vectorize' ? (signature.returnType as DType) : 'void';
+    return { kernel: { name: this.parsed.name, params, returnType, body: [], locals: [], helpers: [], source: this.parsed.source }, key: `${spec.key}:plain` };
   }
 
   /** The typed kernel of a specialisation for this call's core dimension sizes. */
@@ -352,7 +413,7 @@ export class UfuncDefinition {
         // A forced result type is the loop's output, cast from what the kernel computes under the
         // call's casting rule, as NumPy casts a loop's result (`dtype: 'int8'` of a float kernel
         // is refused under 'same_kind', not truncated).
-        const natural = this.specialise(provisional, `${this.id}:lazy:${key}:natural`, 'infer').kernel!.returnType as DType;
+        const natural = resultType(this.specialise(provisional, `${this.id}:lazy:${key}:natural`, 'infer'));
         if (!canCast(natural, returnType, request.casting)) {
           throw new ArgumentError(
             `The kernel computes a ${natural} result for inputs (${dtypes.join(', ')}), which cannot be cast to the forced ${returnType} with casting '${request.casting}' (NumPy's rule): pass \`casting: 'unsafe'\` to convert it anyway, or another \`dtype\`.`,
@@ -360,7 +421,7 @@ export class UfuncDefinition {
         }
       }
       const typed = this.specialise(provisional, `${this.id}:lazy:${key}`, returnType ?? 'infer');
-      const inferred = typed.kernel!.returnType as DType;
+      const inferred = resultType(typed);
       const signature: Signature = { ...provisional, text: `${inferred}(${dtypes.join(', ')})`, returnType: inferred };
       spec = { ...typed, signature };
       this.lazy.set(key, spec);
@@ -374,6 +435,11 @@ export class UfuncDefinition {
     target.checkKernel(kernel, spec.signature.text);
     this.checkedFor.add(spec);
   }
+}
+
+/** The result type of a vectorize specialisation: its typed kernel's, or (plain JS, `disableJit`) its signature's. */
+function resultType(spec: Specialisation): DType {
+  return (spec.kernel?.returnType ?? spec.signature.returnType) as DType;
 }
 
 /** The dtype a JS scalar takes in a lazily typed call (NEP 50: it adapts to the arrays it meets). */

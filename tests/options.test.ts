@@ -8,10 +8,10 @@ const add = (a: number, b: number) => a + b;
 describe('options', () => {
   it('refuse an unknown factory option, naming it and the option meant', () => {
     expect(() => vectorize(['float64(float64, float64)'], { targt: 'gpu' } as never)).toThrowErrorMatchingInlineSnapshot(
-      `[ArgumentError: Unknown option \`targt\` for \`vectorize\`; did you mean \`target\`? The options of \`vectorize\` are \`target\`, \`env\`, \`boundsCheck\`, \`float64\`, \`associative\`, \`fastmath\` and \`identity\`.]`,
+      `[ArgumentError: Unknown option \`targt\` for \`vectorize\`; did you mean \`target\`? The options of \`vectorize\` are \`target\`, \`env\`, \`boundsCheck\`, \`float64\`, \`associative\`, \`fastmath\`, \`disableJit\` and \`identity\`.]`,
     );
     expect(() => guvectorize(['void(float64[:], float64[:])'], '(n)->(n)', { boundscheck: false } as never)).toThrowErrorMatchingInlineSnapshot(
-      `[ArgumentError: Unknown option \`boundscheck\` for \`guvectorize\`; did you mean \`boundsCheck\`? The options of \`guvectorize\` are \`target\`, \`env\`, \`boundsCheck\`, \`float64\`, \`associative\` and \`fastmath\`.]`,
+      `[ArgumentError: Unknown option \`boundscheck\` for \`guvectorize\`; did you mean \`boundsCheck\`? The options of \`guvectorize\` are \`target\`, \`env\`, \`boundsCheck\`, \`float64\`, \`associative\`, \`fastmath\` and \`disableJit\`.]`,
     );
     // guvectorize has no reduce, so no identity.
     expect(() => guvectorize(['void(float64[:], float64[:])'], '(n)->(n)', { identity: 0 } as never)).toThrowError(/Unknown option `identity` for `guvectorize`/);

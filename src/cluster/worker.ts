@@ -16,6 +16,7 @@ import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis, type RedisOptions as RedisClientOptions } from 'ioredis';
 import type { Ufunc } from '../callable.js';
 import { TargetUnavailableError, UfuncError } from '../errors.js';
+import { jitDisabledByEnvironment } from '../ufunc.js';
 import { openZarr, type ZarrArray } from '../zarr/arrays.js';
 import { checkChunkCoords } from '../zarr/chunk-grid.js';
 import { type ChunkedCall, gridOf, runChunk } from '../zarr/run-chunk.js';
@@ -81,7 +82,7 @@ const CACHED_UFUNCS = 64;
  *   a worker runs only what the kernel compiler accepts
  */
 export async function startWorker(options: WorkerOptions): Promise<ClusterWorker> {
-  if (process.env.UFUNC_DISABLE_JIT !== undefined && process.env.UFUNC_DISABLE_JIT !== '' && process.env.UFUNC_DISABLE_JIT !== '0') {
+  if (jitDisabledByEnvironment()) {
     throw new DescriptorError('A cluster worker runs only kernels the kernel compiler accepts; UFUNC_DISABLE_JIT (plain-JavaScript execution of kernels) is refused in workers. Unset it.');
   }
   const name = `${hostname()}:${process.pid}`;

@@ -117,6 +117,7 @@ export function planChain(calls: readonly TracedCall[], result: unknown, rawArgs
   for (const call of elementwise) {
     if (call.method !== 'call') return { kind: 'unfusable', reason: `${call.what} is a method other than a trailing \`reduce\`; only a \`reduce\` of the fused result can end a fused function` };
     if (call.def.kind !== 'vectorize') return { kind: 'unfusable', reason: `${call.what} is a guvectorize ufunc; only vectorize ufuncs fuse so far` };
+    if (call.def.disableJit) return { kind: 'unfusable', reason: `${call.what} runs its kernel as plain JS (\`disableJit\` or UFUNC_DISABLE_JIT): nothing is compiled, so nothing fuses` };
     if (call.def.target !== target.name) return { kind: 'unfusable', reason: `${call.what} runs on the '${call.def.target}' target and ${last.what} on '${target.name}'; the calls of a fused function share one target` };
   }
   return planCalls(elementwise, used, last, rawArgs, loop, target, reduce);

@@ -7,7 +7,7 @@ import { makeCallable, type Ufunc } from '../callable.js';
 import { ufuncMethods, type UfuncMethods } from '../methods.js';
 import { parseLayout } from '../signature-parser/index.js';
 import { checkOptions } from '../options.js';
-import { GUVECTORIZE_OPTIONS, UfuncDefinition, type UfuncOptions } from '../ufunc.js';
+import { GUVECTORIZE_OPTIONS, UfuncDefinition, type UfuncOptions, withJitSetting } from '../ufunc.js';
 import type { AllParsed, GuvectorizeKernel, MergedKernel, TargetOf, TypedGuvectorize } from '../signature-types.js';
 import type { TargetName } from '../targets/registry.js';
 
@@ -70,7 +70,7 @@ export function guvectorize(
   // outer, reduceat and at, as Numba's gufuncs do.
   const scalarBinary = parsedLayout.inputs.length === 2 && parsedLayout.outputs.length === 1 && [...parsedLayout.inputs, ...parsedLayout.outputs].every((c) => c.length === 0);
   return (kernel: Function | string) => {
-    const def = new UfuncDefinition('guvectorize', kernel, sigs, parsedLayout, options);
+    const def = new UfuncDefinition('guvectorize', kernel, sigs, parsedLayout, withJitSetting(options));
     return makeCallable(def, scalarBinary ? ufuncMethods(def, guvectorize) : {});
   };
 }

@@ -10,9 +10,24 @@ import { type ArrayOperand, type DeviceOperand, toOperand } from '../ndarray.js'
 import { loadTarget, loadTargetSync } from '../targets/registry.js';
 import type { FoldKernels, Target } from '../targets/target.js';
 import type { UfuncDefinition } from '../ufunc.js';
+import { plainFunction, storedValue } from '../plain-kernel.js';
 import { arrayArgument, asArgument, checkOutShape, inDtype, maskRows, normaliseAxis, rowsView, unwrap } from './arguments.js';
 import { ARRAY_NAMES, CHUNK, type FoldFactory, FOLDS, foldBody, type MethodKind } from './fold-kernels.js';
 import type { ReduceOptions } from './types.js';
+
+/**
+ * A plain-JS ufunc's kernel as its fold kernels call it (`disableJit`): the function itself, its
+ * result converted to the loop's type `t` (when given) as a compiled fold converts it.
+ */
+function plainHelper(def: UfuncDefinition, t: DType | undefined): Function {
+  const fn = plainFunction({ fn: def.fn, env: def.env, params: def.parsed.params });
+  if (t === undefined) return fn;
+  const box = new DTYPES[t].arrayType(1) as unknown as unknown[];
+  return (...args: unknown[]) => {
+    box[0] = storedValue(t, fn(...args));
+    return t === 'bool' ? box[0] !== 0 : box[0];
+  };
+}
 
 /** The shared helpers of one ufunc's methods. */
 export type MethodContext = ReturnType<typeof methodContext>;
@@ -60,7 +75,9 @@ export function methodContext(def: UfuncDefinition, guvectorize: FoldFactory) {
           target: def.target,
           // A vectorize kernel's result is converted to the loop's type at every step, as a call's is
           // (NumPy's loops): `if (d === 0) return 0; return n / d;` folds in int64, not in doubles.
-          env: { ...def.env, f: slices ? def.fn : new TypedHelper(def.fn, t) },
+          env: { ...def.env, f: def.disableJit ? plainHelper(def, slices ? undefined : t) : slices ? def.fn : new TypedHelper(def.fn, t) },
+          // A plain-JS ufunc's folds are plain JS too, calling its kernel as it is.
+          disableJit: def.disableJit,
           // The fold kernels index inside their rows by construction; a (),()->() kernel indexes its own arrays.
           boundsCheck: slices && def.boundsCheck,
           ...(def.options.float64 ? { float64: def.options.float64 } : {}),
@@ -136,6 +153,8 @@ export function methodContext(def: UfuncDefinition, guvectorize: FoldFactory) {
   /** The target's own folds of associative kernels over device arrays, if it has them, with the ufunc's loop. */
   const foldsOfTarget = async () => {
     const target = loadTargetSync(def.target) ?? (await loadTarget(def.target));
+    // A plain-JS ufunc (`disableJit`) has no typed kernel for them: its folds run as plain JS.
+    if (def.disableJit) return undefined;
     return target.associativeFolds && { ...target.associativeFolds, kernels: foldKernels(target) };
   };
 

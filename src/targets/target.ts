@@ -114,6 +114,13 @@ export interface Target {
    */
   allocateDeviceArrayNow?(shape: readonly number[], dtype: DType): DeviceArrayLike | undefined;
   /**
+   * Copies a device array's elements to the host, in C order: what a kernel run as plain JS
+   * (`disableJit`) reads on the calling thread. Absent: such calls on device arrays are refused.
+   */
+  readDevice?(array: DeviceArrayLike): Promise<TypedArray>;
+  /** Writes host elements (C order) into a device array: the outputs of a plain-JS call. */
+  writeDevice?(array: DeviceArrayLike, data: TypedArray): Promise<void>;
+  /**
    * The ufunc methods this target runs itself; a method it leaves out runs the shared default
    * (methods.ts), which runs per-row fold kernels on this target (`reduce`, `accumulate`,
    * `reduceat`, `at`) or the kernel through broadcasting (`outer`).

@@ -5,7 +5,7 @@ import { makeCallable, type Ufunc } from '../callable.js';
 import { parseFunction } from '../compiler/parse.js';
 import { parseLayout } from '../signature-parser/index.js';
 import { checkOptions } from '../options.js';
-import { UfuncDefinition, type UfuncOptions, VECTORIZE_OPTIONS } from '../ufunc.js';
+import { UfuncDefinition, type UfuncOptions, VECTORIZE_OPTIONS, withJitSetting } from '../ufunc.js';
 import { ufuncMethods, type UfuncMethods } from '../methods.js';
 import { guvectorize } from '../guvectorize/index.js';
 import type { TargetName } from '../targets/registry.js';
@@ -57,7 +57,7 @@ export function vectorize(
   return (kernel: Function | string) => {
     const arity = kernelArity(kernel);
     const layout = parseLayout(`${Array(arity).fill('()').join(',')}->()`);
-    const def = new UfuncDefinition('vectorize', kernel, sigs, layout, options);
+    const def = new UfuncDefinition('vectorize', kernel, sigs, layout, withJitSetting(options));
     return makeCallable(def, ufuncMethods(def, guvectorize));
   };
 }

@@ -35,6 +35,8 @@ export const gpuTarget: Target = {
   explain: (plan) => `Runs on the gpu. ${explainHold(liveDevice(), plan)}`,
   allocateDeviceArray: outputArray,
   allocateDeviceArrayNow: outputArrayNow,
+  readDevice: (array) => (array as DeviceArray).toHost(),
+  writeDevice: (array, data) => (array as DeviceArray).set(data),
   associativeFolds: { reduce: treeReduce, accumulate: treeAccumulate },
   // Abandoned rather than destroyed at once: destroying waits for running kernels (see abandonDevice).
   shutdown: () => abandonDevice('it was shut down with shutdown()'),

@@ -1,0 +1,289 @@
+/**
+ * Plain-JS execution (`disableJit`, `UFUNC_DISABLE_JIT=1`, as Numba's `NUMBA_DISABLE_JIT`): a
+ * call's plan run by calling the kernel as the JS function it is, on the calling thread, element
+ * by element (vectorize) or row by row (guvectorize). Nothing is compiled, so `console.log`,
+ * `debugger` and breakpoints in the kernel work. Array arguments are views that check every
+ * index and refuse writes to inputs; elements are read as the compiled kernel reads them (bool as
+ * `true`/`false`, 64-bit integers as bigints) and stored as the compiled kernel stores them. The
+ * arithmetic between is JS's: docs/debugging.md lists where that differs from compiled code.
+ */
+import { DTYPES, type DType, type TypedArray } from './dtypes.js';
+import { KernelRuntimeError, TargetUnavailableError } from './errors.js';
+import type { KernelEnv } from './compiler/lower.js';
+import { type CallPlan, type DeviceArrayLike, isDeviceResident, loopSize, type OperandView } from './plan.js';
+import type { Target } from './targets/target.js';
+import { limitExceeded } from './cancellation.js';
+import type { PreparedCall } from './run-call.js';
+
+/** The kernel as a plain-JS call runs it. */
+export interface PlainKernel {
+  /** The function the user gave, or their source text (evaluated with `env`'s names in scope). */
+  readonly fn: Function | string;
+  readonly env: KernelEnv;
+  /** Parameter names, for messages. */
+  readonly params: readonly string[];
+}
+
+/**
+ * Runs a plain-JS call to its end on the calling thread. Host operands only (a `runSync`).
+ *
+ * @param plan - the call's plan (its kernel is only a signature: nothing is compiled)
+ * @param kernel - the function to call
+ * @throws KernelRuntimeError for an index outside a view, or a write to an input; what the kernel
+ *   throws, as it throws it
+ * @example
+ * runPlainSync(prepared.plan, { fn: (x) => x + 1, env: {}, params: ['x'] });
+ */
+export function runPlainSync(plan: CallPlan, kernel: PlainKernel): void {
+  const fn = plainFunction(kernel);
+  withEnvironment(kernel.env, () => runLoop(plan, fn, kernel.params));
+}
+
+/**
+ * Runs a plain-JS call; device operands (the gpu target's) are copied to the host first and device
+ * outputs back after, through the target's `readDevice`/`writeDevice`.
+ *
+ * @param plan - the call's plan
+ * @param kernel - the function to call
+ * @param target - the call's target, for its device memory
+ * @returns when every output is written
+ * @example
+ * await runPlain(prepared.plan, kernel, gpuTarget);
+ */
+export async function runPlain(plan: CallPlan, kernel: PlainKernel, target: Target): Promise<void> {
+  const fn = plainFunction(kernel);
+  if (loopSize(plan) === 0 || !plan.operands.some((v) => isDeviceResident(v.data))) {
+    withEnvironment(kernel.env, () => runLoop(plan, fn, kernel.params));
+    return;
+  }
+  const { readDevice, writeDevice } = target;
+  if (!readDevice || !writeDevice) {
+    throw new TargetUnavailableError(`The '${target.name}' target cannot copy its device arrays to the host, so a kernel cannot run on them as plain JS (\`disableJit\`): pass host arrays, or make the ufunc without \`disableJit\`.`);
+  }
+  const mirrors = await Promise.all(plan.operands.map(async (view) => {
+    if (!isDeviceResident(view.data)) return undefined;
+    const span = spanOf(view, plan.loopShape, view.data as unknown as DeviceArrayLike);
+    return { span, low: span.offset, host: await readDevice(span) };
+  }));
+  const operands = plan.operands.map((view, k) => {
+    const m = mirrors[k];
+    return m ? { ...view, data: m.host, offset: view.offset - m.low } : view;
+  });
+  withEnvironment(kernel.env, () => runLoop({ ...plan, operands }, fn, kernel.params));
+  for (let k = plan.nin; k < operands.length; k++) {
+    const m = mirrors[k];
+    if (m) await writeDevice(m.span, m.host);
+  }
+}
+
+/**
+ * The function a plain-JS call calls: the user's own (so breakpoints in their file hold), or their
+ * source text evaluated with `env`'s names in scope.
+ *
+ * @param kernel - the kernel
+ * @returns the function
+ * @example
+ * plainFunction({ fn: '(x) => x * K', env: { K: 2 }, params: ['x'] })(3); // 6
+ */
+export function plainFunction(kernel: PlainKernel): Function {
+  if (typeof kernel.fn === 'function') return kernel.fn;
+  const names = Object.keys(kernel.env);
+  return new Function(...names, `return (${kernel.fn}\n);`)(...names.map((n) => kernel.env[n])) as Function;
+}
+
+/**
+ * Runs `body` with the names of `env` that are not globals already visible as globals: a kernel
+ * compiled with `{ env: { K } }` sees `K` though its own scope may not; the plain function finds
+ * it there. Removed again afterwards.
+ */
+function withEnvironment(env: KernelEnv, body: () => void): void {
+  const scope = globalThis as Record<string, unknown>;
+  const added = Object.keys(env).filter((name) => !(name in scope));
+  for (const name of added) scope[name] = env[name];
+  try {
+    body();
+  } finally {
+    for (const name of added) delete scope[name];
+  }
+}
+
+/**
+ * The elements of a device operand that the call touches, as one 1-D view of its memory: from the
+ * lowest to the highest element reached, widened to 4-byte boundaries (device writes of 8- and
+ * 16-bit types are whole words).
+ */
+function spanOf(view: OperandView, loopShape: readonly number[], array: DeviceArrayLike): DeviceArrayLike {
+  let low = view.offset;
+  let high = view.offset;
+  const reach = (extent: number, stride: number) => {
+    if (stride < 0) low += stride * (extent - 1);
+    else high += stride * (extent - 1);
+  };
+  loopShape.forEach((n, d) => reach(n, view.loopStrides[d]!));
+  view.coreShape.forEach((n, a) => reach(n, view.coreStrides[a]!));
+  const perWord = Math.max(1, 4 / DTYPES[view.dtype].bytes);
+  low = Math.floor(low / perWord) * perWord;
+  const end = Math.ceil((high + 1) / perWord) * perWord;
+  return array.view([end - low], [1], low);
+}
+
+/** Calls the kernel once per element (vectorize) or per row (guvectorize) of the loop, in C order. */
+function runLoop(plan: CallPlan, fn: Function, params: readonly string[]): void {
+  const { operands, nin, loopShape } = plan;
+  const total = loopSize(plan);
+  const index = new Array<number>(loopShape.length).fill(0);
+  const bases = operands.map((v) => v.offset);
+  const isScalar = operands.map((v) => v.coreShape.length === 0);
+  // Where in the loop a failing row is, for messages: read while the kernel runs.
+  const where = () => (loopShape.length === 0 ? '' : `, in the row at loop index [${index.join(', ')}]`);
+  for (let n = 0; n < total; n++) {
+    if (plan.kind === 'vectorize') {
+      const args = new Array<unknown>(nin);
+      for (let i = 0; i < nin; i++) args[i] = readElement(operands[i]!, bases[i]!);
+      const result = fn(...args);
+      const out = operands[nin]!;
+      (out.data as TypedArray)[bases[nin]!] = storedValue(out.dtype, result) as never;
+    } else {
+      const args = operands.map((v, k) =>
+        isScalar[k] ? readElement(v, bases[k]!) : checkedArray(v, bases[k]!, 0, { name: params[k] ?? `argument ${k + 1}`, writable: k >= nin, where }),
+      );
+      fn(...args);
+    }
+    // The next loop position: the last axis moves fastest.
+    for (let d = loopShape.length - 1; d >= 0; d--) {
+      index[d]!++;
+      operands.forEach((v, k) => (bases[k] = bases[k]! + v.loopStrides[d]!));
+      if (index[d]! < loopShape[d]! || d === 0) break;
+      operands.forEach((v, k) => (bases[k] = bases[k]! - v.loopStrides[d]! * loopShape[d]!));
+      index[d] = 0;
+    }
+  }
+}
+
+/** An element as the compiled kernel reads it: bool as a boolean, 64-bit integers as bigints, others as numbers. */
+function readElement(view: OperandView, at: number): unknown {
+  if (view.scalar !== undefined) return view.scalar;
+  const value = (view.data as TypedArray)[at];
+  return view.dtype === 'bool' ? value !== 0 : value;
+}
+
+/**
+ * A value as the compiled kernel stores it into an array of `dtype` (docs/kernel-language.md,
+ * rule 10): what the typed array's own store does, and where that throws or differs, the
+ * compiled conversion — anything → bool is `x != 0` (NaN false); a number into a 64-bit integer
+ * truncates and wraps (NaN, ±Infinity → 0); a bigint into a narrower integer wraps.
+ */
+export function storedValue(dtype: DType, value: unknown): unknown {
+  if (dtype === 'bool') return value ? 1 : 0;
+  const { kind, bits } = DTYPES[dtype];
+  if (bits === 64 && kind !== 'f') {
+    if (typeof value === 'bigint') return value;
+    if (typeof value === 'boolean') return value ? 1n : 0n;
+    const x = Number(value);
+    return Number.isFinite(x) ? BigInt(Math.trunc(x)) : 0n;
+  }
+  if (typeof value !== 'bigint') return value;
+  if (kind === 'f') return Number(value);
+  if (dtype === 'uint8c') return value < 0n ? 0 : value > 255n ? 255 : Number(value);
+  return Number(kind === 'u' ? BigInt.asUintN(bits, value) : BigInt.asIntN(bits, value));
+}
+
+/**
+ * A core slice as a plain-JS kernel sees it: `a[i]` (a row view for 2-D slices, `a[i][j]`),
+ * `a.length`, `a.shape`; every index checked, writes only to outputs. `console.log(a)` prints
+ * its elements.
+ */
+function checkedArray(view: OperandView, base: number, axis: number, operand: ViewedOperand): unknown {
+  const { name, writable, where } = operand;
+  const shape = view.coreShape.slice(axis);
+  const length = shape[0]!;
+  const stride = view.coreStrides[axis]!;
+  const last = axis === view.coreShape.length - 1;
+  const data = view.data as TypedArray;
+  const at = (key: string): number => {
+    const i = Number(key);
+    if (!Number.isInteger(i) || i < 0 || i >= length) {
+      throw new KernelRuntimeError(`Index ${key} is outside \`${name}\`${view.coreShape.length > 1 ? ` on axis ${axis}` : ''}, whose length is ${length}${where()} (the kernel runs as plain JS, \`disableJit\`, where every index is checked; the stack shows the line).`);
+    }
+    return base + i * stride;
+  };
+  const element = (key: string) => (last ? readElement(view, at(key)) : checkedArray(view, at(key), axis + 1, operand));
+  const elements = () => Array.from({ length }, (_, i) => element(String(i)));
+  const shown = new KernelArrayView(name, view.dtype, shape, elements);
+  return new Proxy(shown, {
+    get(target, key, receiver) {
+      if (typeof key === 'string' && isIndexKey(key)) return element(key);
+      if (key === 'length') return length;
+      if (key === 'shape') return shape;
+      return Reflect.get(target, key, receiver);
+    },
+    set(_target, key, value) {
+      if (!writable) throw new KernelRuntimeError(`\`${name}\` is an input; a kernel writes only its outputs${where()}.`);
+      if (typeof key !== 'string' || !isIndexKey(key)) throw new KernelRuntimeError(`\`${name}.${String(key)}\` cannot be assigned: a kernel writes only the elements of its outputs.`);
+      if (!last) throw new KernelRuntimeError(`\`${name}[${key}]\` is a row of a ${view.coreShape.length}-D slice; assign its elements, \`${name}[${key}][j] = …\`.`);
+      data[at(key)] = storedValue(view.dtype, value) as never;
+      return true;
+    },
+  });
+}
+
+/** An array argument of a plain-JS kernel, for messages. */
+interface ViewedOperand {
+  readonly name: string;
+  readonly writable: boolean;
+  /** Where in the call's loop the kernel is running (`, in the row at loop index [2]`), or ''. */
+  readonly where: () => string;
+}
+
+/** Whether a property key is an array index as JS writes it (`"3"`, and the out-of-range `"-1"`, `"1.5"`, `"NaN"`). */
+function isIndexKey(key: string): boolean {
+  return key !== '' && String(Number(key)) === key;
+}
+
+/** What a checked view wraps: how `console.log` (Node's inspect) and `String(a)` show it. */
+class KernelArrayView {
+  constructor(
+    readonly name: string,
+    readonly dtype: DType,
+    readonly shape: readonly number[],
+    private readonly elements: () => unknown[],
+  ) {}
+
+  [Symbol.iterator](): Iterator<unknown> {
+    return this.elements()[Symbol.iterator]();
+  }
+
+  toString(): string {
+    return this.elements().map(String).join(',');
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](_depth: number, options: object, inspect: (v: unknown, o: object) => string): string {
+    return `${this.dtype}[${this.shape.join('×')}] ${inspect(this.elements(), options)}`;
+  }
+}
+
+/**
+ * A call of a plain-JS ufunc (`disableJit`): planned as any call (operands, dispatch, outputs in
+ * the target's containers), then run by {@link runPlain} instead of the target's compiled code.
+ *
+ * @param call - the prepared call
+ * @param kernel - the function to call
+ * @returns what the call returns (call-finish.ts)
+ * @example
+ * return runPreparedPlain(prepareCall(def, args, target), plainKernelOf(def));
+ */
+export async function runPreparedPlain(call: PreparedCall, kernel: PlainKernel): Promise<unknown> {
+  const stop = limitExceeded(call.plan.limits, call.target.name);
+  if (stop) throw stop; // an already aborted signal: nothing runs
+  for (const { output, shape, dtype } of call.deviceOutputs) {
+    call.setDeviceOutput(output, await call.target.allocateDeviceArray!(shape, dtype));
+  }
+  await runPlain(call.plan, kernel, call.target);
+  return call.finish();
+}
+
+/** How `explain` describes a plain-JS call. */
+export function explainPlain(plan: CallPlan): string {
+  const each = plan.kind === 'vectorize' ? 'element' : 'row';
+  return `Plain JavaScript on the calling thread (\`disableJit\` or UFUNC_DISABLE_JIT): the kernel is called as the function it is, once per ${each} (${loopSize(plan)} calls), over views that check every index; nothing is compiled.`;
+}
