@@ -1,0 +1,122 @@
+/**
+ * Where the time of a call on ordinary typed arrays goes (issue 20, item 4), per corpus kernel and
+ * target, against the same call with every array in shared (Wasm) memory:
+ *
+ *   npx tsx bench/ordinary-arrays.ts [--quick] [--only poly5,saxpy-f64] [--targets cpu,parallel] [--out FILE.md]
+ *
+ * Five variants, timed in turns sample by sample (so that they see the same load), medians:
+ * - `shared → given`: `sharedArray` inputs into a given `sharedArray` `out` (no copies, no output to make);
+ * - `shared → fresh`: `sharedArray` inputs, the output allocated by the call (what the output costs);
+ * - `ordinary → given`: ordinary inputs into a given ordinary `out` used before (what copies cost);
+ * - `ordinary → fresh`: the call as users write it;
+ * - `alloc + fill`: a fresh typed array of the output's size, every element written once — the
+ *   price of new memory itself (page faults and the kernel's zeroing of the pages), without ufunc;
+ * - `fill reused`: the same writes into an array of that size used before (no new memory).
+ *
+ * Writes bench/results/ordinary-arrays-<machine>.md (`-quick` with --quick).
+ */
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ready, sharedArray, shutdown } from '../src/index.js';
+import { formatRatio, formatSeconds } from './lib/format.js';
+import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js';
+import { markdownTable } from './lib/markdown.js';
+import { median } from './lib/timing.js';
+import { CORPUS, type Data, type InputRecipe, type Operand } from './corpus/kernels.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const only = (flag('--only') ?? 'poly5,saxpy-f64,sigmoid,row-dot').split(',');
+const targets = (flag('--targets') ?? 'cpu,parallel').split(',') as ('cpu' | 'parallel')[];
+const samples = quick ? 5 : 9;
+const machine = describeMachine({ summary: 'not used by this benchmark' });
+const outFile = flag('--out') ?? fileURLToPath(new URL(`./results/ordinary-arrays-${machineSlug(machine)}${quick ? '-quick' : ''}.md`, import.meta.url));
+
+const ARRAY_TYPES = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array } as const;
+const DTYPE_OF = new Map<unknown, keyof typeof ARRAY_TYPES>(Object.entries(ARRAY_TYPES).map(([k, v]) => [v, k as keyof typeof ARRAY_TYPES]));
+
+function makeInput(recipe: InputRecipe, seed: number): Operand | number {
+  if ('scalar' in recipe) return recipe.scalar;
+  const length = recipe.shape.reduce((a, b) => a * b, 1);
+  const data = new ARRAY_TYPES[recipe.dtype](length);
+  let a = seed >>> 0;
+  for (let i = 0; i < length; i++) {
+    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
+    const u = a / 4294967296;
+    data[i] = recipe.dtype.startsWith('float') ? recipe.low + u * (recipe.high - recipe.low) : recipe.low + Math.floor(u * (recipe.high - recipe.low + 1));
+  }
+  return { data, shape: recipe.shape };
+}
+
+const toShared = (data: Data): Data => {
+  const copy = sharedArray(data.length, DTYPE_OF.get(data.constructor)!) as Data;
+  copy.set(data as never);
+  return copy;
+};
+const argOf = (a: Operand | number) => (typeof a === 'number' ? a : a.shape.length === 1 ? a.data : { data: a.data, shape: a.shape });
+const dataOf = (r: unknown): Data => (ArrayBuffer.isView(r) ? (r as Data) : (r as { data: Data }).data);
+const outLike = (r: unknown, make: (d: Data) => Data) => (ArrayBuffer.isView(r) ? make(r as Data) : { data: make(dataOf(r)), shape: (r as { shape: number[] }).shape });
+
+async function interleaved(calls: readonly (() => unknown)[]): Promise<number[]> {
+  for (const call of calls) await call();
+  const times = calls.map((): number[] => []);
+  for (let s = 0; s < samples; s++) {
+    for (const [k, call] of calls.entries()) {
+      const start = performance.now();
+      await call();
+      times[k]!.push((performance.now() - start) / 1000);
+    }
+  }
+  return times.map(median);
+}
+
+const rows: string[][] = [];
+await ready();
+for (const name of only) {
+  const kernel = CORPUS.find((k) => k.name === name);
+  if (!kernel) throw new Error(`No corpus kernel named ${name}.`);
+  const size = Math.round(quick ? kernel.fullSize / 16 : kernel.fullSize);
+  const operands = kernel.inputs(size).map((r, i) => makeInput(r, 7 + i));
+  const ordinary = operands.map(argOf);
+  const shared = operands.map((a) => (typeof a === 'number' ? a : argOf({ data: toShared(a.data), shape: a.shape })));
+  for (const target of targets) {
+    const f = kernel.makeUfunc(target);
+    const first = await f(...ordinary);
+    const sharedOut = outLike(first, toShared);
+    const ordinaryOut = outLike(first, (d) => d.slice() as Data);
+    const { constructor: Out, length } = dataOf(first) as Data & { constructor: new (n: number) => Data };
+    const reused = new Out(length);
+    for (let i = 0; i < 4; i++) await f(...shared, { out: sharedOut });
+    const [sharedGiven, sharedFresh, ordinaryGiven, ordinaryFresh, alloc, refill] = await interleaved([
+      () => f(...shared, { out: sharedOut }),
+      () => f(...shared),
+      () => f(...ordinary, { out: ordinaryOut }),
+      () => f(...ordinary),
+      () => new Out(length).fill(1),
+      () => reused.fill(1),
+    ]);
+    rows.push([name, target, formatSeconds(sharedGiven!), formatSeconds(sharedFresh!), formatSeconds(ordinaryGiven!), formatSeconds(ordinaryFresh!), formatSeconds(alloc!), formatSeconds(refill!), formatRatio(ordinaryFresh! / sharedGiven!)]);
+    process.stderr.write(`${name} ${target} done\n`);
+  }
+}
+await shutdown();
+const right = (header: string) => ({ header, align: 'right' as const });
+const table = markdownTable(
+  [{ header: 'kernel' }, { header: 'target' }, right('shared → given'), right('shared → fresh'), right('ordinary → given'), right('ordinary → fresh'), right('alloc + fill'), right('fill reused'), right('ordinary fresh ÷ shared given')],
+  rows,
+);
+console.log(table);
+const command = `npx tsx bench/ordinary-arrays.ts ${args.join(' ')}`.trim();
+writeFileSync(outFile, [
+  '# Where the time of a call on ordinary arrays goes',
+  '',
+  `\`${command}\`, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${samples} samples per variant, taken in turns; medians`,
+  '',
+  machineMarkdown(machine),
+  '',
+  'shared: `sharedArray` inputs; ordinary: ordinary typed arrays. given: into an `out` used before; fresh: the output allocated by the call. "alloc + fill" and "fill reused": a typed array of the output\'s size written once, new or used before (no ufunc).',
+  '',
+  table,
+  '',
+].join('\n'));
