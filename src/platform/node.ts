@@ -9,6 +9,7 @@ import os from 'node:os';
 import { delimiter, join } from 'node:path';
 import { TargetUnavailableError } from '../errors.js';
 import { startNodeWorker } from '../targets/parallel/spawn-node.js';
+import { DAWN_LIMIT_WARNING, withStderrLinesDropped } from './native-stderr.js';
 import { type ContextStore, installPlatform, type Platform } from './platform.js';
 
 type WebGpuModule = typeof import('webgpu');
@@ -42,8 +43,15 @@ async function loadGpu(): Promise<GPU> {
   }
   // Dawn rounds timestamp queries to 65.5 µs by default (a browser side-channel defence); in a
   // Node process it only blurs kernel timings, which are often shorter than that.
-  gpuInstance = webgpu.create(['disable-dawn-features=timestamp_quantization']);
-  return gpuInstance;
+  const gpu = webgpu.create(['disable-dawn-features=timestamp_quantization']);
+  // Dawn lists the GPUs on the first adapter request, and on lavapipe and AMD's drivers prints two
+  // "artificially reduced" lines from native code as it does (see native-stderr.ts): list them
+  // here, synchronously inside the call, with those two lines kept off stderr. Later requests
+  // reuse the list and print nothing.
+  const listed = withStderrLinesDropped(DAWN_LIMIT_WARNING, () => gpu.requestAdapter());
+  gpuInstance = gpu;
+  await listed.catch(() => undefined); // a failure is reported by the request that needs the adapter
+  return gpu;
 }
 
 /**
