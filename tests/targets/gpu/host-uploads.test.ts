@@ -2,15 +2,16 @@
  * Large host inputs of a call go up through the device's pool of mapped staging buffers, their
  * copies recorded into the call's own submission (dispatch.ts, buffers.ts `stageUpload`): results
  * equal the cpu target's and the `queue.writeBuffer` path's for odd and large sizes, the staging
- * buffers are reused by the next call, inputs are read during the call, and a call that fails
- * writes nothing into its host outputs.
+ * buffers are reused by the next call, inputs are read during the call (also a streamed call's
+ * chunks, streaming.ts), and a call that fails writes nothing into its host outputs.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { DeviceError, KernelRuntimeError } from '../../../src/errors.js';
-import { guvectorize, type NDArray, sharedArray, toDevice, vectorize } from '../../../src/index.js';
+import { getGpuOptions, guvectorize, type NDArray, setGpuOptions, sharedArray, toDevice, vectorize } from '../../../src/index.js';
 import { downloadBuffer, stageUpload, stagingPoolStats } from '../../../src/targets/gpu/runtime/buffers.js';
 import { acquireDevice, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { setHostUploadPath } from '../../../src/targets/gpu/runtime/dispatch.js';
+import { IN_FLIGHT, streamingStats } from '../../../src/targets/gpu/runtime/streaming.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
 
@@ -136,6 +137,30 @@ describeGpu('large host inputs through staging buffers', { timeout: 120_000 }, (
     }
     expect(stagingCreated.count()).toBe(0);
     expect(stagingPoolStats(ctx).write.sizes.filter((s) => s === 64 * MiB)).toHaveLength(2);
+  });
+
+  it('a streamed call (host arrays over the memory limit) uploads its chunks of several MiB the same way', async () => {
+    const n = 6 * MiB + 3; // 24 MiB per array; chunks of at most 8 MiB of host operands, ~2.7 MiB per input
+    const a = pattern(n, 15);
+    const b = pattern(n, 16);
+    const expected = (await cpu(a, b)) as Float32Array;
+    await shutdownDevice(); // a device whose staging pool is empty
+    const ctx = await acquireDevice();
+    const limit = getGpuOptions().memoryLimit;
+    setGpuOptions({ memoryLimit: 24 * MiB });
+    const stagingCreated = countStagingBuffers(ctx);
+    const chunksBefore = streamingStats().chunks;
+    try {
+      const out = new Float32Array(n);
+      await gpu(a, b, { out });
+      expect(differences(expected, out, [a, b])).toEqual([]);
+      expect(differences(expected, (await viaWriteBuffer(() => gpu(a, b))) as Float32Array, [a, b])).toEqual([]);
+    } finally {
+      stagingCreated.restore();
+      setGpuOptions({ memoryLimit: limit });
+    }
+    expect(streamingStats().chunks - chunksBefore).toBeGreaterThan(2 * IN_FLIGHT);
+    expect(stagingCreated.count()).toBeGreaterThan(0);
   });
 
   it('reads the inputs during the call: changing them before awaiting does not change the result', async () => {
