@@ -169,7 +169,7 @@ function snapshotInputs(args: unknown[], nin: number): unknown[] {
 export function makeCallable<T extends object>(def: UfuncDefinition, methods: T): Ufunc & T {
   // Called by a function that `fuse` is tracing (a tracer among the arguments): recorded, not run.
   const call = (...args: unknown[]): Promise<unknown> => (traceCall(def, 'call', args, run) as unknown as Promise<unknown>) ?? run(...args);
-  const run = async (...args: unknown[]) => {
+  const run = async (...args: unknown[]): Promise<unknown> => {
     let target = loadTargetSync(def.target);
     if (!target) {
       // The first call of a target that loads on first use (gpu): the inputs are read after the
@@ -177,6 +177,8 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
       args = snapshotInputs(args, def.nin);
       target = await loadTarget(def.target);
     }
+    const placed: Promise<unknown> | undefined = target.placeCall?.(args, def.nin, (placedArgs) => run(...placedArgs));
+    if (placed) return placed;
     if (def.disableJit) return runPreparedPlain(prepareCall(def, args, target), plainKernelOf(def));
     const fast = fastCall(def, args, target) ?? deviceFastCall(def, args, target) ?? deviceRowsCall(def, args, target);
     if (fast) {

@@ -16,6 +16,7 @@ import type { Slice, Slice2 } from './kernel-types.js';
 import type { NDArray, NDArrayLike } from './ndarray.js';
 import type { TypedArrayOf } from './shared-memory.js';
 import type { DeviceArray } from './targets/gpu/runtime/device-array.js';
+import type { ShardedArray } from './targets/gpu/runtime/sharded-array.js';
 import type { TargetName } from './targets/registry.js';
 
 /** Numba's other names for the dtypes (the runtime's table is in signature-parser/types.ts). */
@@ -110,8 +111,8 @@ export type MergedKernel<F> = [F] extends [(...args: infer A) => infer R] ? (...
 /** An array argument on the host: a typed array, or an ndarray-like view. */
 type HostArray = TypedArrayOf[DType] | NDArrayLike;
 
-/** Any one input a call may take: a scalar (number, bigint, boolean), a host array, a device array. */
-export type UfuncInput = number | bigint | boolean | HostArray | DeviceArray;
+/** Any one input a call may take: a scalar (number, bigint, boolean), a host array, a device array (sharded or not). */
+export type UfuncInput = number | bigint | boolean | HostArray | DeviceArray | ShardedArray;
 
 /** The inputs of a call: one per input of the layout. */
 type Inputs<N extends number, Acc extends UfuncInput[] = []> = Acc['length'] extends N ? Acc : Inputs<N, [...Acc, UfuncInput]>;
@@ -143,11 +144,14 @@ type OutputDType<P, In extends readonly unknown[]> = [MatchingOutput<P, In>] ext
 type MatchingOutput<P, In extends readonly unknown[]> = P extends { out: infer D; args: infer A } ? (Matches<A, In> extends true ? D : never) : never;
 
 /**
- * A call's result by what the inputs were, as the runtime decides it: a `DeviceArray` where an
- * input lives on the gpu, a scalar where every input is one (vectorize), a typed array where every
+ * A call's result by what the inputs were, as the runtime decides it: a `ShardedArray` where an
+ * input is sharded across devices, a `DeviceArray` where an input lives on the gpu, a scalar where every input is one (vectorize), a typed array where every
  * array input is a plain typed array, an `NDArray` where one is an ndarray-like view.
  */
-type ResultFor<In extends readonly unknown[], D, Vectorize extends boolean> = [Extract<In[number], DeviceArray>] extends [never]
+type ResultFor<In extends readonly unknown[], D, Vectorize extends boolean> = [Extract<In[number], ShardedArray>] extends [never]
+  ? DeviceResultFor<In, D, Vectorize>
+  : ShardedArray;
+type DeviceResultFor<In extends readonly unknown[], D, Vectorize extends boolean> = [Extract<In[number], DeviceArray>] extends [never]
   ? In[number] extends number | bigint | boolean
     ? Vectorize extends true ? ScalarOf<D> : TypedArrayOf[D & DType] | NDArray<TypedArrayOf[D & DType]>
     : [Extract<In[number], NDArrayLike>] extends [never]
@@ -157,7 +161,7 @@ type ResultFor<In extends readonly unknown[], D, Vectorize extends boolean> = [E
 
 /** Outputs passed positionally after the inputs (as NumPy's `f(a, b, out)`). */
 type Outputs<N extends number, Acc extends OutputArray[] = []> = Acc['length'] extends N ? Acc : Outputs<N, [...Acc, OutputArray]>;
-type OutputArray = HostArray | DeviceArray;
+type OutputArray = HostArray | DeviceArray | ShardedArray;
 
 /** The arguments a call takes: its inputs, then optionally its outputs, then optionally options. */
 export type CallArguments<Nin extends number, Nout extends number> =
@@ -176,7 +180,7 @@ export interface TypedCall<P, Nin extends number, Nout extends number, Vectorize
 
 /** The same call done before returning (`f.sync`, cpu and parallel): never a device array. */
 export interface TypedSyncCall<P, Nin extends number, Nout extends number, Vectorize extends boolean> {
-  <const In extends CallArguments<Nin, Nout>>(...args: In): Exclude<CallResult<In, P, Nin, Nout, Vectorize>, DeviceArray>;
+  <const In extends CallArguments<Nin, Nout>>(...args: In): Exclude<CallResult<In, P, Nin, Nout, Vectorize>, DeviceArray | ShardedArray>;
 }
 
 /** The first `N` elements of a tuple, and the rest. */

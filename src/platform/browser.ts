@@ -67,6 +67,9 @@ export const browserPlatform: Platform = {
   canBlock: () => page.document === undefined,
   startWorker: startWebWorker,
   loadGpu,
+  // A page sees one adapter: several devices share it.
+  requestAdapterFor: async () => (await loadGpu()).requestAdapter(),
+  gpuCount: () => 1,
   diagnoseMissingAdapter: () =>
     "the browser offers WebGPU but gave no adapter (WebGPU may be disabled, or the GPU blocklisted: see chrome://gpu); pass a device with `setDevice(device)`, or use target 'cpu' or 'parallel'.",
   createContextStore,

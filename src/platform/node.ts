@@ -4,7 +4,7 @@
  * Installed by the package's Node entry (index.ts) as a side effect of importing it.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { delimiter, join } from 'node:path';
 import { TargetUnavailableError } from '../errors.js';
@@ -18,8 +18,80 @@ type WebGpuModule = typeof import('webgpu');
 // while a device made from it is alive (see targets/gpu/runtime/device.ts). Never reset once set.
 let gpuInstance: GPU | undefined;
 
+/** Dawn instances pinned to one GPU each (see requestAdapterFor); module-level for the same reason. */
+const pinnedInstances = new Map<number, GPU>();
+/** Pinned instances are made one at a time: each sets DRI_PRIME for the moment Vulkan reads it. */
+let pinning: Promise<unknown> = Promise.resolve();
+/** Dawn's flags for every instance. */
+// Dawn rounds timestamp queries to 65.5 µs by default (a browser side-channel defence); in a
+// Node process it only blurs kernel timings, which are often shorter than that.
+const DAWN_FLAGS = ['disable-dawn-features=timestamp_quantization'];
+
 async function loadGpu(): Promise<GPU> {
   if (gpuInstance) return gpuInstance;
+  const gpu = (await loadWebGpu()).create(DAWN_FLAGS);
+  const listed = firstAdapterRequest(gpu);
+  gpuInstance = gpu;
+  await listed.catch(() => undefined); // a failure is reported by the request that needs the adapter
+  return gpu;
+}
+
+/**
+ * An instance's first adapter request. Dawn lists the GPUs then, and on lavapipe and AMD's drivers
+ * prints two "artificially reduced" lines from native code as it does (see native-stderr.ts): the
+ * list is made here, synchronously inside the call, with those two lines kept off stderr. Later
+ * requests reuse the list and print nothing.
+ */
+function firstAdapterRequest(gpu: GPU): Promise<GPUAdapter | null> {
+  return withStderrLinesDropped(DAWN_LIMIT_WARNING, () => gpu.requestAdapter());
+}
+
+/**
+ * The PCI addresses of the host's GPUs (display and 3D controllers), in bus order: what Mesa's
+ * device-select layer names them by. Empty where /sys cannot be read.
+ */
+function gpuBuses(): string[] {
+  const root = '/sys/bus/pci/devices';
+  try {
+    return readdirSync(root)
+      .filter((bus) => /^0x030[02]/.test(readFileSync(join(root, bus, 'class'), 'utf8')))
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * With several GPUs, device `slot` gets a Dawn instance of its own that sees only GPU `slot`:
+ * Dawn keeps the first adapter of a name, two identical GPUs have the same name, and WebGPU's
+ * adapter info has no bus, so one instance cannot reach the second card. Mesa's Vulkan
+ * device-select layer (mesa-vulkan-drivers) shows a process only the GPU that `DRI_PRIME=pci-…!`
+ * names, and reads it when an instance first enumerates adapters: it is set for that moment only.
+ * Without several GPUs (lavapipe, one card), every slot asks the one instance again.
+ */
+async function requestAdapterFor(slot: number, count: number): Promise<GPUAdapter | null> {
+  const buses = count > 1 ? gpuBuses() : [];
+  if (buses.length < 2 || slot >= buses.length) return (await loadGpu()).requestAdapter();
+  const pinned = pinnedInstances.get(slot);
+  if (pinned) return pinned.requestAdapter();
+  const webgpu = await loadWebGpu();
+  const request = pinning.then(async () => {
+    const before = process.env.DRI_PRIME;
+    process.env.DRI_PRIME = `pci-${buses[slot]!.replace(/[:.]/g, '_')}!`;
+    try {
+      const gpu = pinnedInstances.get(slot) ?? webgpu.create(DAWN_FLAGS);
+      pinnedInstances.set(slot, gpu);
+      return await firstAdapterRequest(gpu);
+    } finally {
+      if (before === undefined) delete process.env.DRI_PRIME;
+      else process.env.DRI_PRIME = before;
+    }
+  });
+  pinning = request.catch(() => {});
+  return request;
+}
+
+async function loadWebGpu(): Promise<WebGpuModule> {
   let webgpu: WebGpuModule;
   try {
     // Loaded on first use, not at import time: the package is an optional peer dependency, and a
@@ -41,17 +113,7 @@ async function loadGpu(): Promise<GPU> {
   for (const [name, value] of Object.entries(webgpu.globals)) {
     if (!(name in globalScope)) globalScope[name] = value;
   }
-  // Dawn rounds timestamp queries to 65.5 µs by default (a browser side-channel defence); in a
-  // Node process it only blurs kernel timings, which are often shorter than that.
-  const gpu = webgpu.create(['disable-dawn-features=timestamp_quantization']);
-  // Dawn lists the GPUs on the first adapter request, and on lavapipe and AMD's drivers prints two
-  // "artificially reduced" lines from native code as it does (see native-stderr.ts): list them
-  // here, synchronously inside the call, with those two lines kept off stderr. Later requests
-  // reuse the list and print nothing.
-  const listed = withStderrLinesDropped(DAWN_LIMIT_WARNING, () => gpu.requestAdapter());
-  gpuInstance = gpu;
-  await listed.catch(() => undefined); // a failure is reported by the request that needs the adapter
-  return gpu;
+  return webgpu;
 }
 
 /**
@@ -154,6 +216,8 @@ export const nodePlatform: Platform = {
   canBlock: () => true,
   startWorker: startNodeWorker,
   loadGpu,
+  requestAdapterFor,
+  gpuCount: () => Math.max(1, gpuBuses().length),
   diagnoseMissingAdapter,
   createContextStore,
 

@@ -6,7 +6,7 @@
  * reaches `node:*` modules or the `webgpu` package, and a Node program never reaches `navigator`.
  */
 import { TargetUnavailableError } from '../errors.js';
-import type { GPU } from '../targets/gpu/runtime/webgpu-types.js';
+import type { GPU, GPUAdapterOrNull } from '../targets/gpu/runtime/webgpu-types.js';
 
 /**
  * A script's address: a string, or a `URL` (typed by its `href`, so that the package's types need
@@ -62,6 +62,14 @@ export interface Platform {
   startWorker(init: PoolWorkerInit): PoolWorkerHandle;
   /** The WebGPU entry point (`navigator.gpu`, or Dawn's `GPU` object in Node). */
   loadGpu(): Promise<GPU>;
+  /**
+   * The adapter for device `slot` of `count` when several are used (`setGpuOptions({ devices })`):
+   * on a host with several GPUs, GPU `slot` (Node: through Mesa's device-select layer); else the
+   * one adapter again, so that several devices share it.
+   */
+  requestAdapterFor(slot: number, count: number): Promise<GPUAdapterOrNull>;
+  /** How many GPUs the host has, for `devices: 'all'` (1 where that cannot be told). */
+  gpuCount(): number;
   /** Why no adapter was found, and what to do about it. */
   diagnoseMissingAdapter(): string;
   createContextStore<T>(): ContextStore<T>;

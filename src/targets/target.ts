@@ -105,6 +105,12 @@ export interface Target {
    * the kernel uses 64-bit integers); absent where there is one way to run.
    */
   explain?(plan: CallPlan): string;
+  /**
+   * Runs a call whose device arrays decide where it runs (sharded across devices, or on another
+   * device than the current one) and returns its result; undefined for every other call.
+   * `call` runs the ufunc with other arguments.
+   */
+  placeCall?(args: readonly unknown[], nin: number, call: (args: unknown[]) => Promise<unknown>): Promise<unknown> | undefined;
   /** Allocates a device-resident output, for calls whose inputs live on the device (`memory: 'device'`). */
   allocateDeviceArray?(shape: readonly number[], dtype: DType): Promise<DeviceArrayLike>;
   /**

@@ -11,6 +11,7 @@ import { outputArray, outputArrayNow } from './runtime/device-array.js';
 import { abandonDevice } from './runtime/device.js';
 import { runOnGpu } from './runtime/dispatch.js';
 import { overlappingInputs, withInputsCopied } from './runtime/overlaps.js';
+import { placeCall, runAcross, splitSlots } from './runtime/multi-device.js';
 import { needsStreaming, runStreamed } from './runtime/streaming.js';
 import type { CallPlan, OperandView } from '../../plan.js';
 import type { TypedKernel } from '../../compiler/ir.js';
@@ -32,6 +33,7 @@ export const gpuTarget: Target = {
   canStore: (dtype) => dtype !== 'float64' && dtype !== 'int64' && dtype !== 'uint64',
   storeLimit: 'WGSL has no 64-bit types',
   run: runSeparated,
+  placeCall,
   explain: (plan) => `Runs on the gpu. ${explainHold(liveDevice(), plan)}`,
   allocateDeviceArray: outputArray,
   allocateDeviceArrayNow: outputArrayNow,
@@ -39,7 +41,7 @@ export const gpuTarget: Target = {
   writeDevice: (array, data) => (array as DeviceArray).set(data),
   associativeFolds: { reduce: treeReduce, accumulate: treeAccumulate },
   // Abandoned rather than destroyed at once: destroying waits for running kernels (see abandonDevice).
-  shutdown: () => abandonDevice('it was shut down with shutdown()'),
+  shutdown: () => abandonDevice('it was shut down with shutdown()', true),
 };
 
 /** Runs a call, first copying device inputs that overlap an output otherwise than in place (overlaps.ts). */
@@ -56,8 +58,16 @@ function runSeparated(plan: CallPlan): Promise<void> {
   });
 }
 
-/** Runs a call whole, or streamed in chunks when its host arrays exceed the memory limit (streaming.ts). */
+/**
+ * Runs a call on host arrays across the devices when there are several (multi-device.ts); each
+ * device's part whole, or streamed in chunks when its host arrays exceed the memory limit (streaming.ts).
+ */
 function runWithinMemory(plan: CallPlan): Promise<void> {
+  const slots = splitSlots(plan);
+  return slots ? runAcross(plan, slots, runOnOneDevice) : runOnOneDevice(plan);
+}
+
+function runOnOneDevice(plan: CallPlan): Promise<void> {
   return needsStreaming(plan) ? runStreamed(plan, runOnGpu) : runOnGpu(plan);
 }
 

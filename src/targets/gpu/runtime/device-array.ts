@@ -16,7 +16,10 @@ import { cOrderStrides, isCContiguous, reachOf, sizeOf, type StridedView } from 
 import { releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { downloadBuffer, startLeanReadback, writeToBuffer } from './buffers.js';
 import { type CallRef, checkCalls, flushChain, taintsOf } from './chain.js';
-import { assertDeviceAlive, holdDevice, isDeviceAlive, liveDevice, runScoped, withDevice, type DeviceHold, type GpuContext } from './device.js';
+import { assertDeviceAlive, holdDevice, isDeviceAlive, liveDevice, onDevice, runScoped, withDevice, type DeviceHold, type GpuContext } from './device.js';
+import { deviceCount } from './gpu-options.js';
+import { usableSlots } from './multi-device.js';
+import { ShardedArray, splitRows } from './sharded-array.js';
 import type { GPUBuffer } from './webgpu-types.js';
 
 /** A host array with its layout, as `toDevice` accepts it. */
@@ -211,6 +214,11 @@ export class DeviceArray implements StridedView {
     return new DeviceArray(this.ctx, this.buffer, this.dtype, dims, steps, offset, this.byteLength, this.storage);
   }
 
+  /** Which device holds the data: 0, or 1… when several are used (`setGpuOptions({ devices })`). */
+  get deviceIndex(): number {
+    return this.ctx.slot;
+  }
+
   /** Number of dimensions. */
   get ndim(): number {
     return this.shape.length;
@@ -303,7 +311,7 @@ export class DeviceArray implements StridedView {
   /** Copies the elements into `out` (C order), writing nothing there before `ready` resolves. */
   private download<T extends TypedArray>(out: T, ready?: Promise<void>): Promise<T> {
     const { bytes: elementBytes, arrayType } = DTYPES[this.dtype];
-    return withDevice(async (ctx) => {
+    return onDevice(this.ctx.slot, () => withDevice(async (ctx) => {
       assertDeviceAlive(this.generation, 'this DeviceArray');
       if (this.isCContiguous) {
         await downloadBuffer(ctx, this.buffer, this.offset * elementBytes, this.size * elementBytes, out, ready);
@@ -315,7 +323,7 @@ export class DeviceArray implements StridedView {
       await downloadBuffer(ctx, this.buffer, low * elementBytes, span.byteLength, span, ready);
       gatherCOrder(span, this.shape, this.strides, this.offset - low, out);
       return out;
-    });
+    }));
   }
 
   /**
@@ -346,10 +354,10 @@ export class DeviceArray implements StridedView {
     if (this.size === 0) return;
     setsInFlight++;
     try {
-      await withDevice((ctx) => {
+      await onDevice(this.ctx.slot, () => withDevice((ctx) => {
         assertDeviceAlive(this.generation, 'this DeviceArray');
         return runScoped(ctx, () => writeToBuffer(ctx, this.buffer, byteOffset, source));
-      });
+      }));
     } finally {
       setsInFlight--;
     }
@@ -411,18 +419,73 @@ if (typeof Symbol.dispose === 'symbol') {
  * between its first and last element (only that span is uploaded); a sparser view is gathered
  * into C order first, so a every-tenth-element view does not upload ten times its data.
  *
+ * With several devices (`setGpuOptions({ devices })`), `{ shard: true }` cuts the array along its
+ * first dimension into one block of rows per device (a {@link ShardedArray}), and `{ device: k }`
+ * puts it on device k.
+ *
  * @param x a typed array (1-D), or `{ data, shape, strides?, offset?, dtype? }`
- * @returns the device array
+ * @param options `shard: true` to place it across the devices; `device` to choose one
+ * @returns the device array, or the sharded array
  * @throws TargetUnavailableError for int64, uint64 and float64 (WGSL has no 64-bit types), or when
  *   there is no GPU
- * @throws ArgumentError when the layout does not fit the data or the dtype does not match it
+ * @throws ArgumentError when the layout does not fit the data or the dtype does not match it, for
+ *   a 0-d array to shard, or a device index outside the devices configured
  * @example
  * const xs = await toDevice(new Float32Array([1, 2, 3]));
  * const m = await toDevice({ data: new Int32Array(6), shape: [2, 3] });
  * const flags = await toDevice({ data: new Uint8Array([1, 0]), shape: [2], dtype: 'bool' });
+ * setGpuOptions({ devices: 'all' });
+ * const rows = await toDevice(xs, { shard: true }); // ShardedArray: a block of rows per GPU
  */
-export async function toDevice(x: TypedArray | HostArrayView): Promise<DeviceArray> {
+export function toDevice(x: TypedArray | HostArrayView, options?: { shard?: false; device?: number }): Promise<DeviceArray>;
+export function toDevice(x: TypedArray | HostArrayView, options: { shard: true }): Promise<ShardedArray>;
+export function toDevice(x: TypedArray | HostArrayView, options?: ToDeviceOptions): Promise<DeviceArray | ShardedArray>;
+export function toDevice(x: TypedArray | HostArrayView, options: ToDeviceOptions = {}): Promise<DeviceArray | ShardedArray> {
   const view: HostArrayView = isTypedArray(x) ? { data: x, shape: [x.length] } : x;
+  try {
+    if (options.shard === true) return toDevices(view);
+    const { device } = options;
+    if (device === undefined) return toOneDevice(view);
+    const count = deviceCount();
+    if (!(Number.isSafeInteger(device) && device >= 0 && device < count)) {
+      throw new ArgumentError(`toDevice: device must be an integer from 0 to ${count - 1} (setGpuOptions({ devices }) is ${count}), found ${String(device)}`);
+    }
+    return onDevice(device, () => toOneDevice(view));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** What {@link toDevice} accepts as its second argument. */
+export interface ToDeviceOptions {
+  /** Cut the array along its first dimension across the devices (`setGpuOptions({ devices })`). */
+  readonly shard?: boolean;
+  /** Put it on this device (0 … devices − 1). @default the current device (0 outside calls) */
+  readonly device?: number;
+}
+
+/** The array cut along its first dimension, one block of rows per usable device, uploaded at once. */
+async function toDevices(view: HostArrayView): Promise<ShardedArray> {
+  if (view.shape.length === 0) throw new ArgumentError('toDevice: a 0-d array cannot be sharded (shards are blocks of its first dimension)');
+  const shape = checkShape(view.shape);
+  const strides = view.strides ? [...view.strides] : cOrderStrides(shape);
+  const slots = usableSlots();
+  let start = 0;
+  const parts = splitRows(shape[0]!, slots.length).map((rows, k) => {
+    const part: HostArrayView = { ...view, shape: [rows, ...shape.slice(1)], strides, offset: (view.offset ?? 0) + (rows === 0 ? 0 : start * strides[0]!) };
+    start += rows;
+    return onDevice(slots[k]!, () => toOneDevice(part));
+  });
+  const settled = await Promise.allSettled(parts);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    for (const r of settled) if (r.status === 'fulfilled') r.value.destroy();
+    throw failed.reason;
+  }
+  return new ShardedArray(settled.map((r) => (r as PromiseFulfilledResult<DeviceArray>).value));
+}
+
+async function toOneDevice(view: HostArrayView): Promise<DeviceArray> {
   const dtype = hostDType(view);
   checkGpuDType(dtype);
   const shape = checkShape(view.shape);

@@ -15,9 +15,14 @@
  *   alive itself.
  * - Each device gets a new `generation`. Anything bound to an older generation (a buffer, a
  *   `DeviceArray`) is dead: its data went with its device.
+ * - Several devices (`setGpuOptions({ devices })`, multi-device.ts): each is a *slot* with its own
+ *   device, holds and idle timer, replaced on its own. Code that asks for "the device" gets the
+ *   slot of the async context it runs in ({@link onDevice}); outside any, slot 0 — so everything
+ *   written for one device runs unchanged on any of them, each call on its own device's queue.
  */
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../../errors.js';
 import { cancelTimeout, type ContextStore, platform, type TimerHandle, unrefTimeout } from '../../../platform/platform.js';
+import { deviceCount } from './gpu-options.js';
 import type { GPUDevice, GPUSupportedLimits, WebGpuDevice } from './webgpu-types.js';
 
 /** What the adapter says about itself; shown in reports and error messages. */
@@ -45,6 +50,8 @@ export interface GpuContext {
   readonly generation: number;
   /** Passed in with {@link setDevice}: the caller owns it, so it is never destroyed or released here. */
   readonly userSupplied?: boolean;
+  /** Which of the process's devices this is: 0, or 1… when several are used (`setGpuOptions({ devices })`). */
+  readonly slot: number;
 }
 
 /** A claim on the device that keeps it from being released while idle; see {@link holdDevice}. */
@@ -81,16 +88,19 @@ interface LiveDevice {
   idleTimer: TimerHandle | undefined;
 }
 
-let live: LiveDevice | undefined;
-let pendingAcquire: Promise<GpuContext> | undefined;
+/** The live device of each slot (index = slot), and each slot's creation under way. */
+const live: (LiveDevice | undefined)[] = [];
+const pendingAcquire: (Promise<GpuContext> | undefined)[] = [];
+/** Which slot the async context runs on (see {@link onDevice}); none set means slot 0. */
+let slotStore: ContextStore<number> | undefined;
 let cachedFailure: TargetUnavailableError | undefined;
 let lastGeneration = 0;
 let idleReleaseMs = DEFAULT_IDLE_RELEASE_MS;
 /** The device passed to setDevice, and why it can no longer be used once it was lost. */
 let userDevice: GPUDevice | undefined;
 let userDeviceLost: string | undefined;
-/** Why each ended generation ended, for the messages of callers that still use it. */
-const endedGenerations = new Map<number, string>();
+/** Why each ended generation ended and which device it was, for the messages of callers that still use it. */
+const endedGenerations = new Map<number, { reason: string; label: string }>();
 
 /**
  * Returns the process-wide WebGPU device, creating it on first use (or after a release or a loss).
@@ -108,24 +118,59 @@ const endedGenerations = new Map<number, string>();
  * console.log(ctx.adapterInfo.description, ctx.limits.maxStorageBufferBindingSize);
  */
 export async function acquireDevice(): Promise<GpuContext> {
-  if (live) {
-    armIdleTimer(live);
-    return live.ctx;
+  const slot = currentSlot();
+  const record = live[slot];
+  if (record) {
+    armIdleTimer(record);
+    return record.ctx;
   }
   if (cachedFailure) {
     throw new TargetUnavailableError(cachedFailure.message, { cause: cachedFailure });
   }
-  pendingAcquire ??= createDevice().finally(() => {
-    pendingAcquire = undefined;
-  });
-  return pendingAcquire;
+  return (pendingAcquire[slot] ??= createDevice(slot).finally(() => {
+    pendingAcquire[slot] = undefined;
+  }));
 }
 
-async function createDevice(): Promise<GpuContext> {
-  if (userDevice) return adoptUserDevice(userDevice);
+/**
+ * The slot that device work in this async context runs on: the one {@link onDevice} set, else 0.
+ *
+ * @example
+ * onDevice(1, () => currentSlot()); // 1
+ */
+export function currentSlot(): number {
+  return slotStore?.getStore() ?? 0;
+}
+
+/**
+ * Whether the async context chose a slot with {@link onDevice} (a call then stays on it).
+ */
+export function slotChosen(): boolean {
+  return slotStore?.getStore() !== undefined;
+}
+
+/**
+ * Runs `fn` with every device lookup inside it (and in the async work it starts) on `slot`'s device.
+ *
+ * @param slot 0 … devices − 1
+ * @param fn the work
+ * @returns what `fn` returns
+ * @example
+ * await onDevice(1, () => saxpy(2, xs, ys)); // the call runs on the second device
+ */
+export function onDevice<T>(slot: number, fn: () => T): T {
+  if (slotStore?.getStore() === slot) return fn();
+  slotStore ??= platform().createContextStore<number>();
+  return slotStore.run(slot, fn);
+}
+
+async function createDevice(slot: number): Promise<GpuContext> {
+  if (userDevice && slot === 0) return adoptUserDevice(userDevice);
   try {
-    const gpu = await platform().loadGpu();
-    const adapter = await gpu.requestAdapter();
+    // One device: the process's WebGPU, as always. Several: the platform pins each slot to a GPU
+    // of its own where the host has several, else asks the one adapter again for each.
+    const count = deviceCount();
+    const adapter = count <= 1 ? await (await platform().loadGpu()).requestAdapter() : await platform().requestAdapterFor(slot, count);
     if (!adapter) throw new TargetUnavailableError(`no WebGPU adapter: ${platform().diagnoseMissingAdapter()}`);
     const requiredLimits: Record<string, number> = {};
     for (const name of REQUESTED_LIMITS) {
@@ -158,6 +203,7 @@ async function createDevice(): Promise<GpuContext> {
       hasTimestamps,
       hasSubgroups,
       generation: ++lastGeneration,
+      slot,
     };
     return goLive(ctx);
   } catch (e) {
@@ -171,12 +217,15 @@ async function createDevice(): Promise<GpuContext> {
 
 function goLive(ctx: GpuContext): GpuContext {
   const record: LiveDevice = { ctx, holds: 0, idleTimer: undefined };
-  live = record;
+  live[ctx.slot] = record;
   void ctx.device.lost.then((info) => {
     const why = `it was lost (${info.reason}: ${info.message || 'no message'})`;
     if (ctx.userSupplied && userDevice === ctx.device) userDeviceLost = why;
     // A device we destroyed ourselves was already dropped (with its own reason) before destroy().
-    if (live === record) dropDevice(why, false);
+    if (live[ctx.slot] === record) {
+      dropDevice(record, why, false);
+      lostHandlers.forEach((handler) => handler(ctx.slot));
+    }
   });
   armIdleTimer(record);
   return ctx;
@@ -201,6 +250,7 @@ function adoptUserDevice(device: GPUDevice): GpuContext {
     hasSubgroups: device.features.has('subgroups'),
     generation: ++lastGeneration,
     userSupplied: true,
+    slot: 0,
   });
 }
 
@@ -224,7 +274,8 @@ export function setDevice(device: WebGpuDevice | undefined): void {
       throw new ArgumentError(`setDevice: expected a GPUDevice (from adapter.requestDevice()) or undefined, found ${candidate === null ? 'null' : typeof candidate}.`);
     }
   }
-  if (live) dropDevice(device ? 'it was replaced with setDevice()' : 'setDevice(undefined) went back to the library\'s own device', !live.ctx.userSupplied);
+  const first = live[0];
+  if (first) dropDevice(first, device ? 'it was replaced with setDevice()' : 'setDevice(undefined) went back to the library\'s own device', !first.ctx.userSupplied);
   // The structural WebGpuDevice is what a caller can name; the device itself is a full GPUDevice.
   userDevice = device as GPUDevice | undefined;
   userDeviceLost = undefined;
@@ -239,9 +290,35 @@ export function setDevice(device: WebGpuDevice | undefined): void {
  * const ctx = liveDevice() ?? (await acquireDevice());
  */
 export function liveDevice(): GpuContext | undefined {
-  if (!live) return undefined;
-  if (live.holds === 0) armIdleTimer(live);
-  return live.ctx;
+  const record = live[currentSlot()];
+  if (!record) return undefined;
+  if (record.holds === 0) armIdleTimer(record);
+  return record.ctx;
+}
+
+/** Called with the slot of a device that was lost (not dropped by the library). */
+const lostHandlers: ((slot: number) => void)[] = [];
+
+/**
+ * Registers `handler` to hear of each device loss (multi-device.ts stops splitting calls onto it).
+ *
+ * @param handler called with the lost device's slot
+ */
+export function onDeviceLost(handler: (slot: number) => void): void {
+  lostHandlers.push(handler);
+}
+
+/**
+ * A device's name for messages: `GPU device 1 (llvmpipe …)`, or `the GPU device (…)` when the
+ * process uses one.
+ *
+ * @param ctx the device
+ */
+export function deviceLabel(ctx: Pick<GpuContext, 'slot' | 'adapterInfo'>): string {
+  const a = ctx.adapterInfo;
+  const name = a.description || a.device || a.vendor;
+  const what = ctx.slot === 0 && live.length <= 1 ? 'the GPU device' : `GPU device ${ctx.slot}`;
+  return name ? `${what} (${name})` : what;
 }
 
 /**
@@ -254,7 +331,20 @@ export function liveDevice(): GpuContext | undefined {
  */
 export function resetDevice(): void {
   cachedFailure = undefined;
-  if (live) dropDevice('it was reset with resetDevice()', !live.ctx.userSupplied);
+  for (const record of live) if (record) dropDevice(record, 'it was reset with resetDevice()', !record.ctx.userSupplied);
+  resetHandlers.forEach((handler) => handler());
+}
+
+/** Called by {@link resetDevice}: forget what was learnt about the devices. */
+const resetHandlers: (() => void)[] = [];
+
+/**
+ * Registers `handler` to run on {@link resetDevice} (multi-device.ts uses lost devices again).
+ *
+ * @param handler the handler
+ */
+export function onDeviceReset(handler: () => void): void {
+  resetHandlers.push(handler);
 }
 
 /**
@@ -265,7 +355,7 @@ export function resetDevice(): void {
  * process.once('beforeExit', shutdownDevice);
  */
 export function shutdownDevice(): void {
-  if (live) dropDevice('it was shut down with shutdownDevice()', !live.ctx.userSupplied);
+  for (const record of live) if (record) dropDevice(record, 'it was shut down with shutdownDevice()', !record.ctx.userSupplied);
 }
 
 /**
@@ -276,27 +366,27 @@ export function shutdownDevice(): void {
  * @example
  * abandonDevice('a call ran past its `timeout` of 100 ms');
  */
-export function abandonDevice(reason: string): void {
+export function abandonDevice(reason: string, every = false): void {
   // Not destroyed: `destroy()` waits for the device's queue, so on a driver that cannot preempt
   // a kernel (lavapipe runs shaders on CPU threads) it would block this thread for as long as the
   // kernel runs — forever, for one that never ends. The device is dropped instead: nothing new
   // goes to it, and its work ends when it ends (a GPU driver's watchdog stops one that hangs).
-  const record = live;
-  if (!record) return;
-  dropDevice(reason, false);
-  const { device } = record.ctx;
-  device.queue.onSubmittedWorkDone().then(
-    () => device.destroy(),
-    () => {},
-  );
+  for (const record of every ? [...live] : [live[currentSlot()]]) {
+    if (!record) continue;
+    dropDevice(record, reason, false);
+    const { device } = record.ctx;
+    device.queue.onSubmittedWorkDone().then(
+      () => device.destroy(),
+      () => {},
+    );
+  }
 }
 
-function dropDevice(reason: string, destroy: boolean): void {
-  const record = live;
-  if (!record) return;
-  live = undefined;
+function dropDevice(record: LiveDevice, reason: string, destroy: boolean): void {
+  if (live[record.ctx.slot] !== record) return;
+  live[record.ctx.slot] = undefined;
   if (record.idleTimer) cancelTimeout(record.idleTimer);
-  endedGenerations.set(record.ctx.generation, reason);
+  endedGenerations.set(record.ctx.generation, { reason, label: deviceLabel(record.ctx) });
   // Keep the map small: only recent generations can plausibly still be referenced.
   for (const generation of endedGenerations.keys()) {
     if (generation < record.ctx.generation - 64) endedGenerations.delete(generation);
@@ -316,7 +406,7 @@ function dropDevice(reason: string, destroy: boolean): void {
 export function setIdleReleaseMs(ms: number): void {
   if (!(ms >= 0)) throw new ArgumentError(`setIdleReleaseMs: expected a number of milliseconds >= 0, got ${ms}`);
   idleReleaseMs = ms;
-  if (live) armIdleTimer(live);
+  for (const record of live) if (record) armIdleTimer(record);
 }
 
 function armIdleTimer(record: LiveDevice): void {
@@ -326,7 +416,7 @@ function armIdleTimer(record: LiveDevice): void {
   if (record.holds > 0 || idleReleaseMs > MAX_TIMER_MS || record.ctx.userSupplied) return;
   // Never let the release timer itself keep the process alive.
   record.idleTimer = unrefTimeout(() => {
-    if (live === record && record.holds === 0) dropDevice(`it was released after ${idleReleaseMs} ms idle`, true);
+    if (record.holds === 0) dropDevice(record, `it was released after ${idleReleaseMs} ms idle`, true);
   }, idleReleaseMs);
 }
 
@@ -344,7 +434,7 @@ function armIdleTimer(record: LiveDevice): void {
  */
 export function holdDevice(ctx: GpuContext): DeviceHold {
   assertDeviceAlive(ctx, 'this work');
-  const record = live!;
+  const record = live[ctx.slot]!;
   record.holds++;
   armIdleTimer(record);
   let released = false;
@@ -353,7 +443,7 @@ export function holdDevice(ctx: GpuContext): DeviceHold {
       if (released) return;
       released = true;
       // A hold on a device that has since been dropped must not count against its successor.
-      if (live !== record) return;
+      if (live[record.ctx.slot] !== record) return;
       record.holds--;
       armIdleTimer(record);
     },
@@ -388,7 +478,7 @@ export async function withDevice<T>(fn: (ctx: GpuContext) => T | Promise<T>): Pr
  * if (!isDeviceAlive(ctx)) ctx = await acquireDevice();
  */
 export function isDeviceAlive(ctx: GpuContext): boolean {
-  return live?.ctx === ctx;
+  return live[ctx.slot]?.ctx === ctx;
 }
 
 /**
@@ -402,11 +492,14 @@ export function isDeviceAlive(ctx: GpuContext): boolean {
  */
 export function assertDeviceAlive(ctxOrGeneration: GpuContext | number, what: string): void {
   const generation = typeof ctxOrGeneration === 'number' ? ctxOrGeneration : ctxOrGeneration.generation;
-  if (live && live.ctx.generation === generation) return;
-  const why = endedGenerations.get(generation) ?? 'it no longer exists';
-  const now = live ? `; the current device is generation ${live.ctx.generation}` : '';
+  if (live.some((record) => record?.ctx.generation === generation)) return;
+  const ended = endedGenerations.get(generation);
+  // One device: "GPU device generation 3"; several: "GPU device 1 (llvmpipe …), generation 3".
+  const device = ended && !ended.label.startsWith('the ') ? `${ended.label}, generation ${generation}` : `GPU device generation ${generation}`;
+  const current = live[typeof ctxOrGeneration === 'number' ? 0 : ctxOrGeneration.slot];
+  const now = current ? `; the current device is generation ${current.ctx.generation}` : '';
   throw new DeviceError(
-    `${what} belongs to GPU device generation ${generation}, which is gone because ${why}${now}. ` +
+    `${what} belongs to ${device}, which is gone because ${ended?.reason ?? 'it no longer exists'}${now}. ` +
       `Its data went with it: copy the data to the device again (toDevice) and rerun the call.`,
   );
 }

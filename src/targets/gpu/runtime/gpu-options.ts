@@ -1,8 +1,10 @@
 /**
  * The gpu target's process-wide options: how much device memory a call's host arrays may take at
- * once (beyond it the call is streamed through in chunks, streaming.ts).
+ * once (beyond it the call is streamed through in chunks, streaming.ts), and how many devices the
+ * calls are spread over (multi-device.ts).
  */
 import { ArgumentError } from '../../../errors.js';
+import { platform } from '../../../platform/platform.js';
 
 /** What {@link setGpuOptions} sets; {@link getGpuOptions} returns all of it. */
 export interface GpuOptions {
@@ -16,9 +18,18 @@ export interface GpuOptions {
    * @default 4 GiB
    */
   readonly memoryLimit: number;
+  /**
+   * How many GPU devices calls use: `1`, a count, or `'all'` (one per GPU of the host). With
+   * several, a call on host arrays splits its outermost loop dimension across them, and
+   * `toDevice(x, { shard: true })` places an array across them. A count above the GPUs present
+   * opens several devices on the same GPU (how CI tests it on lavapipe). Set it before the first
+   * gpu call: devices already open stay where they are.
+   * @default 1
+   */
+  readonly devices: number | 'all';
 }
 
-const DEFAULTS: GpuOptions = { memoryLimit: 4 * 2 ** 30 };
+const DEFAULTS: GpuOptions = { memoryLimit: 4 * 2 ** 30, devices: 1 };
 let current: GpuOptions = DEFAULTS;
 
 /**
@@ -26,17 +37,35 @@ let current: GpuOptions = DEFAULTS;
  * changes nothing; pass a default value to go back to it.
  *
  * @param options the options to change
- * @throws ArgumentError for a memory limit that is not a positive number
+ * @throws ArgumentError for a memory limit that is not a positive number, or a device count that is
+ *   not 'all' or an integer from 1 to 64
  * @example
  * setGpuOptions({ memoryLimit: 8 * 2 ** 30 }); // stream calls whose host arrays exceed 8 GiB
+ * setGpuOptions({ devices: 'all' });           // spread calls over every GPU of the host
  */
 export function setGpuOptions(options: Partial<GpuOptions>): void {
   if (options === null || typeof options !== 'object') throw new ArgumentError(`setGpuOptions: expected an object of options, found ${options === null ? 'null' : typeof options}.`);
-  const { memoryLimit } = options;
+  const { memoryLimit, devices } = options;
   if (memoryLimit !== undefined && !(typeof memoryLimit === 'number' && memoryLimit > 0)) {
     throw new ArgumentError(`setGpuOptions: memoryLimit must be a number of bytes > 0, found ${String(memoryLimit)}.`);
   }
-  current = { memoryLimit: memoryLimit ?? current.memoryLimit };
+  if (devices !== undefined && devices !== 'all' && !(Number.isSafeInteger(devices) && devices >= 1 && devices <= MAX_DEVICES)) {
+    throw new ArgumentError(`setGpuOptions: devices must be 'all' or an integer from 1 to ${MAX_DEVICES}, found ${typeof devices === 'string' ? `'${devices}'` : String(devices)}.`);
+  }
+  current = { memoryLimit: memoryLimit ?? current.memoryLimit, devices: devices ?? current.devices };
+}
+
+/** More devices than this is a mistake (each holds its own memory and driver threads). */
+const MAX_DEVICES = 64;
+
+/**
+ * How many devices calls use now: the `devices` option, `'all'` resolved to the host's GPU count.
+ *
+ * @example
+ * setGpuOptions({ devices: 'all' }); deviceCount(); // 2 on a host with two GPUs
+ */
+export function deviceCount(): number {
+  return current.devices === 'all' ? platform().gpuCount() : current.devices;
 }
 
 /**

@@ -159,7 +159,7 @@ async function runChunk(part: CallPlan, run: (part: CallPlan) => Promise<void>):
  * view, an in-place call) replaced by a copy of its elements: chunks write results home while
  * later chunks still have inputs to read.
  */
-function withOverlapsCopied(plan: CallPlan): CallPlan {
+export function withOverlapsCopied(plan: CallPlan): CallPlan {
   const hostOutputs = plan.operands.slice(plan.nin).filter((o) => o.scalar === undefined && !isDeviceResident(o.data));
   if (hostOutputs.length === 0) return plan;
   const sameView = (a: OperandView, b: OperandView) =>

@@ -57,3 +57,5 @@ export type GPUComputePipeline = HostWebGpu<'GPUComputePipeline', OpaqueWebGpuOb
 export type GPUSupportedLimits = HostWebGpu<'GPUSupportedLimits', Readonly<Record<string, number | undefined>>>;
 /** The entry point (`navigator.gpu`, or the `webgpu` package's `create()` result). */
 export type GPU = HostWebGpu<'GPU', { requestAdapter(options?: never): Promise<unknown> }>;
+/** What `GPU.requestAdapter()` resolves to (an adapter or null). */
+export type GPUAdapterOrNull = Awaited<ReturnType<GPU['requestAdapter']>>;
