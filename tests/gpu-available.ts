@@ -7,6 +7,13 @@
  */
 import { describe } from 'vitest';
 import { describeAdapter, isGpuAvailable } from '../src/targets/gpu/runtime/device.js';
+import { setGpuOptions } from '../src/targets/gpu/runtime/gpu-options.js';
+
+// `UFUNC_TEST_GPU_DEVICES=2 npx vitest run tests/targets/gpu/…` runs gpu tests on two devices (on
+// lavapipe, two devices of its one adapter): calls on host arrays split across them, and every
+// result must still be what one device gives.
+const testDevices = Number(process.env.UFUNC_TEST_GPU_DEVICES ?? 1);
+if (testDevices > 1) setGpuOptions({ devices: testDevices });
 
 /** Whether a WebGPU device could be created in this process. */
 export const gpuAvailable: boolean = await isGpuAvailable();

@@ -46,15 +46,19 @@ function firstAdapterRequest(gpu: GPU): Promise<GPUAdapter | null> {
   return withStderrLinesDropped(DAWN_LIMIT_WARNING, () => gpu.requestAdapter());
 }
 
+/** PCI vendors whose display controllers are GPUs (NVIDIA, AMD, Intel), not a server's or a VM's console VGA. */
+const GPU_VENDORS = ['0x10de', '0x1002', '0x8086'];
+
 /**
- * The PCI addresses of the host's GPUs (display and 3D controllers), in bus order: what Mesa's
- * device-select layer names them by. Empty where /sys cannot be read.
+ * The PCI addresses of the host's GPUs (display and 3D controllers of GPU vendors), in bus order:
+ * what Mesa's device-select layer names them by. Empty where /sys cannot be read.
  */
 function gpuBuses(): string[] {
   const root = '/sys/bus/pci/devices';
+  const read = (bus: string, file: string) => readFileSync(join(root, bus, file), 'utf8').trim();
   try {
     return readdirSync(root)
-      .filter((bus) => /^0x030[02]/.test(readFileSync(join(root, bus, 'class'), 'utf8')))
+      .filter((bus) => /^0x030[02]/.test(read(bus, 'class')) && GPU_VENDORS.includes(read(bus, 'vendor')))
       .sort();
   } catch {
     return [];

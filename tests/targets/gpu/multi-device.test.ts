@@ -3,7 +3,7 @@
  * adapter, so `devices: 2` opens two devices on it — each its own queue, memory and state, which
  * is what the library must keep apart. Every result is compared bit for bit with one device's.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ArgumentError, DeviceArray, DeviceError, getGpuOptions, type NDArray, setGpuOptions, ShardedArray, toDevice, vectorize,
 } from '../../../src/index.js';
@@ -11,6 +11,9 @@ import { acquireDevice, liveDevice, onDevice, resetDevice, setIdleReleaseMs, shu
 import { streamingStats } from '../../../src/targets/gpu/runtime/streaming.js';
 import { hermiteUfuncs } from '../../../examples/hermite.js';
 import { describeGpu } from '../../gpu-available.js';
+
+// Each test compiles its kernels once per device, on lavapipe's CPU threads, on a loaded CI machine.
+vi.setConfig({ testTimeout: 30_000 });
 
 const DEFAULT_LIMIT = getGpuOptions().memoryLimit;
 const values = (n: number, seed = 1) => new Float32Array(n).map((_, i) => (((i + seed) * 7919) % 1000) / 100 - 5);
@@ -160,10 +163,12 @@ describeGpu('several devices on one adapter (lavapipe)', () => {
 describeGpu('a device lost mid-call (device.destroy() on lavapipe)', () => {
   it('fails that call with a DeviceError naming the device, and the next call runs on the devices that remain', async () => {
     setGpuOptions({ devices: 2 });
+    setIdleReleaseMs(Infinity);
     const n = 200_000;
     const xs = values(n);
     const ys = values(n, 2);
     await saxpy(1, xs, ys); // both devices open
+    const before = await toDevice(xs, { shard: true });
     const lost = await onDevice(1, acquireDevice);
     const call = saxpy(2, xs, ys);
     lost.device.destroy();
@@ -176,9 +181,14 @@ describeGpu('a device lost mid-call (device.destroy() on lavapipe)', () => {
     setGpuOptions({ devices: 2 });
     const next = (await saxpy(2, xs, ys)) as Float32Array;
     expect(bits(next)).toEqual(bits(expected));
+    expect(onDevice(1, liveDevice)).toBeUndefined(); // device 1 was left out, not replaced
     const sharded = await toDevice(xs, { shard: true });
     expect(sharded.devices).toEqual([0]);
-    // A shard on the lost device: its data went with it.
+    const onLeft = (await ((await saxpy(2, sharded, ys)) as ShardedArray).toHost()) as Float32Array;
+    expect(bits(onLeft)).toEqual(bits(expected));
     sharded.destroy();
+    // A shard made before on the lost device: its data went with it, and the error says which device.
+    await expect(before.toHost()).rejects.toThrow(/this DeviceArray belongs to GPU device 1 \(.*\), generation \d+, which is gone because it was lost/);
+    await expect(saxpy(2, before, before)).rejects.toThrow(DeviceError);
   });
 });

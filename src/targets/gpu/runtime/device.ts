@@ -217,6 +217,7 @@ async function createDevice(slot: number): Promise<GpuContext> {
 
 function goLive(ctx: GpuContext): GpuContext {
   const record: LiveDevice = { ctx, holds: 0, idleTimer: undefined };
+  lastAdapters[ctx.slot] = ctx.adapterInfo;
   live[ctx.slot] = record;
   void ctx.device.lost.then((info) => {
     const why = `it was lost (${info.reason}: ${info.message || 'no message'})`;
@@ -296,6 +297,22 @@ export function liveDevice(): GpuContext | undefined {
   return record.ctx;
 }
 
+/** The adapter each slot's latest device came from, for naming a slot whose device is gone. */
+const lastAdapters: GpuAdapterInfo[] = [];
+
+/**
+ * {@link deviceLabel} of a slot's device, live or not: `GPU device 1 (llvmpipe …)`.
+ *
+ * @param slot the slot
+ */
+export function slotLabel(slot: number): string {
+  const record = live[slot];
+  if (record) return deviceLabel(record.ctx);
+  const info = lastAdapters[slot];
+  const name = info ? info.description || info.device || info.vendor : '';
+  return name ? `GPU device ${slot} (${name})` : `GPU device ${slot}`;
+}
+
 /** Called with the slot of a device that was lost (not dropped by the library). */
 const lostHandlers: ((slot: number) => void)[] = [];
 
@@ -315,6 +332,7 @@ export function onDeviceLost(handler: (slot: number) => void): void {
  * @param ctx the device
  */
 export function deviceLabel(ctx: Pick<GpuContext, 'slot' | 'adapterInfo'>): string {
+  lastAdapters[ctx.slot] = ctx.adapterInfo;
   const a = ctx.adapterInfo;
   const name = a.description || a.device || a.vendor;
   const what = ctx.slot === 0 && live.length <= 1 ? 'the GPU device' : `GPU device ${ctx.slot}`;

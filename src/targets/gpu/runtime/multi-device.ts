@@ -16,9 +16,9 @@
  * - **A lost device**: the call that was using it fails with a DeviceError naming it; later calls
  *   on host arrays split over the devices that remain (until `resetDevice()`).
  */
-import { ArgumentError } from '../../../errors.js';
+import { ArgumentError, DeviceError } from '../../../errors.js';
 import { type CallPlan, isDeviceResident } from '../../../plan.js';
-import { currentSlot, onDevice, onDeviceLost, onDeviceReset, slotChosen } from './device.js';
+import { currentSlot, onDevice, onDeviceLost, onDeviceReset, slotChosen, slotLabel } from './device.js';
 import { deviceCount } from './gpu-options.js';
 import { isSharded, ShardedArray, splitRows } from './sharded-array.js';
 import { sliceLoop, withOverlapsCopied } from './streaming.js';
@@ -73,11 +73,22 @@ export async function runAcross(plan: CallPlan, slots: readonly number[], runOne
   const blocks = splitRows(separated.loopShape[0]!, slots.length).map((rows, k) => {
     const part = sliceLoop(separated, 0, start, rows);
     start += rows;
-    return onDevice(slots[k]!, () => runOne(part));
+    return onDevice(slots[k]!, () => runOne(part)).catch(namingDevice(slots[k]!));
   });
   const settled = await Promise.allSettled(blocks);
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
+}
+
+/**
+ * Rethrows a failure of the work on `slot`, a DeviceError that does not say which device it was
+ * (WebGPU's own rejections name none) made into one that does.
+ */
+function namingDevice(slot: number): (e: unknown) => never {
+  return (e) => {
+    if (!(e instanceof DeviceError) || e.message.includes(`GPU device ${slot} `)) throw e;
+    throw new DeviceError(`${slotLabel(slot)}: ${e.message}`, { cause: e });
+  };
 }
 
 /** The device arrays a call names, sharded or not: the inputs and `out`. */
@@ -151,7 +162,7 @@ async function runPerShard(args: readonly unknown[], nin: number, sharded: reado
       const shardOut = Array.isArray(out) ? out.map((o) => (isSharded(o) ? o.shards[k] : o)) : isSharded(out) ? out.shards[k] : out;
       return { ...(x as object), out: shardOut };
     });
-  const results = await Promise.allSettled(first!.shards.map((shard, k) => onDevice(shard.deviceIndex, () => call(shardArgs(k)))));
+  const results = await Promise.allSettled(first!.shards.map((shard, k) => onDevice(shard.deviceIndex, () => call(shardArgs(k))).catch(namingDevice(shard.deviceIndex))));
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
   const values = results.map((r) => (r as PromiseFulfilledResult<unknown>).value);
