@@ -18,7 +18,7 @@
  * Prints one table and writes it to bench/results/multigpu-<adapter>.md. Without CuPy (no python3
  * that imports it, or fewer CUDA devices) the CuPy column says why.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setGpuOptions, type ShardedArray, synchronize, toDevice, vectorize } from '../src/index.js';
@@ -32,7 +32,7 @@ const quick = process.argv.includes('--quick');
 const SAXPY_N = quick ? 1 << 20 : 2 ** 30;
 const HERMITE_ROWS = quick ? 1 << 14 : 1 << 24;
 const HERMITE_N = 16;
-const REPS = quick ? 3 : 5;
+const REPS = 3;
 const BACK_TO_BACK = quick ? 4 : 20;
 const COPY_BYTES = quick ? 16 * 2 ** 20 : 2 ** 30;
 /** Per device, for the streamed row: well below the 3 × 4 GiB of SAXPY 2³⁰'s host arrays. */
@@ -42,6 +42,8 @@ const NO_STREAMING = 2 ** 50;
 const DEVICE_COUNTS = [1, 2];
 
 setIdleReleaseMs(Infinity); // the devices stay open for the whole run
+// Opened as two devices from the start, so that device 0 is the same (the first GPU) in both halves.
+setGpuOptions({ devices: 2 });
 const adapter = await describeAdapter();
 console.log(`gpu: ${adapter}${quick ? ' (--quick sizes)' : ''}`);
 
@@ -97,6 +99,7 @@ let check = 'ok';
 let expected: Float32Array | undefined;
 let expectedTable: Float32Array | undefined;
 const copyRates: { h2d: number; d2h: number }[] = [];
+const gpuUse: string[] = [];
 
 for (const devices of DEVICE_COUNTS) {
   setGpuOptions({ devices, memoryLimit: NO_STREAMING });
@@ -106,7 +109,10 @@ for (const devices of DEVICE_COUNTS) {
   const dz = await toDevice(zs, { shard: true });
   const dh = await toDevice(hx, { shard: true });
   const dt = (await hermite(dh, { dims: { n: HERMITE_N } })) as ShardedArray;
+  // Which GPUs were busy: sampled by nvidia-smi while the resident SAXPY rows run (where it exists).
+  const busy = sampleGpuUse();
   rows[0]!.ms.push(await residentMs(() => saxpy(2, dx, dy, { out: dz })));
+  gpuUse.push(`${devices} device(s): ${await busy.stop()}`);
   rows[1]!.ms.push(await residentMs(() => hermite(dh, { out: dt })));
   // Same bits on every device count.
   const z = (await dz.toHost()) as Float32Array;
@@ -158,6 +164,7 @@ const lines = [
   markdownTable(header.map((h, i) => ({ header: h, align: i === 0 ? 'left' : 'right' })), body),
   '',
   ...streamGoal.map((s) => `- ${s}`),
+  `- GPU use during the device-resident SAXPY row (nvidia-smi, highest utilization per GPU): ${gpuUse.join('; ')}`,
   `- CuPy: ${cupy.ok ? `${cupy.value.device}, ${cupy.value.devices} CUDA device(s); two devices = each half on its own device (cp.cuda.Device), timed together${cupy.value.check ? `; ${cupy.value.check}` : ''}` : cupy.reason}`,
   '',
   'Command: `npx tsx bench/multigpu.ts' + (quick ? ' --quick' : '') + '` (GPU host: `bash .gpu/run.sh npx tsx bench/multigpu.ts`).',
@@ -185,6 +192,29 @@ async function copyRate(): Promise<{ h2d: number; d2h: number }> {
     }
   });
   return { h2d: COPY_BYTES / (h2dMs / 1e3), d2h: COPY_BYTES / (d2hMs / 1e3) };
+}
+
+/** Starts nvidia-smi sampling every 100 ms; `stop()` says the highest utilization seen per GPU index. */
+function sampleGpuUse(): { stop(): Promise<string> } {
+  const peak = new Map<string, number>();
+  let failure = '';
+  const smi = spawn('nvidia-smi', ['--query-gpu=index,pci.bus_id,utilization.gpu', '--format=csv,noheader,nounits', '-lms', '100'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  smi.on('error', (e) => (failure = `nvidia-smi did not run (${e.message})`));
+  smi.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    for (const line of chunk.split('\n')) {
+      const [index, bus, use] = line.split(',').map((f) => f.trim());
+      if (index && bus && use && !Number.isNaN(Number(use))) peak.set(`GPU ${index} (${bus})`, Math.max(peak.get(`GPU ${index} (${bus})`) ?? 0, Number(use)));
+    }
+  });
+  return {
+    stop: () =>
+      new Promise((resolve) => {
+        const done = () => resolve(failure || [...peak].map(([gpu, use]) => `${gpu} ${use}%`).join(', ') || 'no samples');
+        if (smi.exitCode !== null || failure) return done();
+        smi.once('close', done);
+        smi.kill();
+      }),
+  };
 }
 
 function sameBits(a: Float32Array, b: Float32Array): boolean {
