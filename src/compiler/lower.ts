@@ -463,7 +463,8 @@ class FunctionLowering {
     if (typeof node.value === 'number') return { kind: 'weak', value: node.value, loc };
     if (typeof node.value === 'boolean') return { kind: 'const', value: node.value, type: 'bool', loc };
     if (typeof node.bigint === 'string') return { kind: 'const', value: BigInt(node.bigint), type: 'int64', loc };
-    this.fail(node, `the literal \`${node.raw}\` is not supported in kernels: only numbers, booleans and bigints are`);
+    const strings = typeof node.value === 'string' ? ' (strings cannot be built or measured in a kernel; to print values, run it as plain JS with `{ disableJit: true }`)' : '';
+    this.fail(node, `the literal \`${node.raw}\` is not supported in kernels: only numbers, booleans and bigints are${strings}`);
   }
 
   identifier(node: EsNode): Value {
@@ -688,7 +689,12 @@ class FunctionLowering {
   }
 
   private arrayOperand(node: EsNode): Variable {
-    if (node.type !== 'Identifier') this.fail(node, `\`${this.text(node)}\` is not an array the kernel can index`);
+    if (node.type !== 'Identifier') {
+      // What the expression is, or its own error (a string literal, an object): never "not an array" for those.
+      const v = this.expression(node);
+      const type = v.kind === 'weak' ? weakDefault(v) : v.type;
+      this.fail(node, `\`${this.text(node)}\` is a ${type} value, not an array: only arrays (array arguments and local typed arrays, by name: \`out.length\`, \`a[i]\`) have a length and elements`);
+    }
     const b = this.lookup(node.name);
     if (!b) this.fail(node, this.unknownName(node.name));
     if (b.kind !== 'array') this.fail(node, `\`${node.name}\` is a scalar, not an array (its signature type has no \`[:]\`)`);
@@ -722,11 +728,24 @@ class FunctionLowering {
         return { kind: 'compare', op: '==', left: diff, right: constant(0, x.type, loc), operandType: x.type, type: 'bool', loc };
       }
       const helper = this.context.helperNamed(name);
+      // `Number(x)`: JS's conversion to a double (an int64's bigint to the nearest double, a bool to 0 or 1).
+      if (name === 'Number' && (helper === undefined || helper === Number)) return this.toDouble(args, node);
+      if (isBuiltinGlobal(name, helper)) this.fail(callee, builtinAdvice(name));
       if (isHelper(helper)) return this.helperCall(name, helper, args, node);
       if (helper !== undefined) this.fail(callee, `\`env.${name}\` is ${describeValue(helper)}, not a function or its source text`);
       this.fail(callee, this.unknownName(name));
     }
+    if (callee.type === 'MemberExpression' && callee.object.type === 'Identifier' && callee.object.name === 'console' && !this.lookup('console')) {
+      this.fail(callee, `\`${this.text(callee)}(…)\` cannot run in a compiled kernel: to print from a kernel, run it as plain JS with \`{ disableJit: true }\` (or the environment variable UFUNC_DISABLE_JIT=1), where console.log and the debugger work (docs/debugging.md)`);
+    }
     this.fail(callee, `\`${this.text(callee)}(…)\` is not supported in kernels: call \`Math.*\` functions or helpers passed in \`env\``);
+  }
+
+  /** `Number(x)`: a float64 (a number literal stays one, adapting to what it meets). */
+  private toDouble(args: EsNode[], node: EsNode): Value {
+    if (args.length !== 1) this.fail(node, `\`Number\` takes one argument in kernels, found ${args.length}`);
+    const v = this.expression(args[0]!);
+    return v.kind === 'weak' ? v : this.coerce(v, 'float64');
   }
 
   private helperCall(name: string, fn: HelperSource, argNodes: EsNode[], node: EsNode): Value {
@@ -957,11 +976,22 @@ class KernelContext {
     return byOwnName.length === 1 ? byOwnName[0] : undefined;
   }
 
+  /** The message for a call of a helper being specialised: direct recursion, or the cycle of helpers that leads back. */
+  private recursionMessage(key: string): string {
+    const chain = [...this.inProgress].slice([...this.inProgress].indexOf(key)).map((k) => k.slice(0, k.indexOf('(')));
+    const name = chain[0]!;
+    const tail = 'recursion is not supported in kernels (GPUs have no call stack): write a loop';
+    if (chain.length === 1) return `\`${name}\` calls itself; ${tail}`;
+    const cycle = [...chain, name].map((n) => `\`${n}\``).join(' → ');
+    const via = chain.slice(1).map((n) => `\`${n}\``).join(', which calls ');
+    return `\`${name}\` calls ${via}, which calls \`${name}\` again (${cycle}): recursion, direct or through other helpers, is not supported in kernels (GPUs have no call stack): write a loop`;
+  }
+
   specialiseHelper(name: string, fn: HelperSource, types: ValueType[], node: EsNode, caller: FunctionLowering): HelperFunction {
     const key = `${name}(${types.map((t) => (isArrayType(t) ? `${t.dtype}[${t.ndim}]` : t)).join(',')})`;
     const done = this.specialisations.get(key);
     if (done) return done;
-    if (this.inProgress.has(key)) caller.fail(node, `\`${name}\` calls itself; recursion is not supported in kernels (GPUs have no call stack): write a loop`);
+    if (this.inProgress.has(key)) caller.fail(node, this.recursionMessage(key));
     const returns = fn instanceof TypedHelper ? fn.returns : 'infer';
     const source = fn instanceof TypedHelper ? fn.fn : fn;
     let parsed = this.parsedHelpers.get(source);
@@ -988,6 +1018,21 @@ class KernelContext {
       this.inProgress.delete(key);
     }
   }
+}
+
+/**
+ * Whether `name` (called as a function, not a local) is one of JS's built-in functions (`String`,
+ * `parseInt`, `BigInt`, …) rather than a helper: not in `env`, or in it as the built-in itself.
+ */
+function isBuiltinGlobal(name: string, helper: unknown): boolean {
+  const global = (globalThis as Record<string, unknown>)[name];
+  if (typeof global !== 'function' || (helper !== undefined && helper !== global)) return false;
+  return /\{\s*\[native code\]\s*\}$/.test(Function.prototype.toString.call(global));
+}
+
+/** What a kernel that calls a JS built-in is told instead of "pass it in `env`", which a built-in cannot be. */
+function builtinAdvice(name: string): string {
+  return `\`${name}\` is a JavaScript built-in, which kernels cannot use: kernels compute numbers and booleans (convert with \`Number(x)\` to a double, \`x | 0\` to an int32, \`x !== 0\` to a bool; docs/kernel-language.md lists what kernels may use)`;
 }
 
 /** How a function may use each parameter, by index. */
