@@ -32,18 +32,23 @@ export interface Schedule {
 export function broadcastShapes(shapes: readonly (readonly number[])[], whats: readonly string[] = []): number[] {
   const rank = Math.max(0, ...shapes.map((s) => s.length));
   const out = new Array<number>(rank).fill(1);
+  const what = (j: number) => whats[j] ?? `operand ${j + 1}`;
   for (let d = 0; d < rank; d++) {
+    let from = -1; // the operand that set out[d]
     for (let i = 0; i < shapes.length; i++) {
       const s = shapes[i]!;
       const n = s[s.length - rank + d] ?? 1;
       if (n === 1) continue;
       if (out[d] === 1 || out[d] === n) {
+        if (out[d] === 1) from = i;
         out[d] = n;
         continue;
       }
-      const listing = shapes.map((sh, j) => `${whats[j] ?? `operand ${j + 1}`} [${sh.join(', ')}]`).join(', ');
+      const listing = shapes.map((sh, j) => `${what(j)} [${sh.join(', ')}]`).join(', ');
+      // Each operand's own axis (shapes are right-aligned, so the same loop axis has other numbers in each).
+      const axisOf = (j: number) => shapes[j]!.length - rank + d;
       throw new BroadcastError(
-        `Cannot broadcast the loop dimensions together: ${listing}. Dimension ${d - rank} is ${out[d]} in one and ${n} in ${whats[i] ?? `operand ${i + 1}`}; each must be equal or 1.`,
+        `Cannot broadcast the loop dimensions together: ${listing}. Axis ${axisOf(from)} of ${what(from)} is ${out[d]} and axis ${axisOf(i)} of ${what(i)} is ${n} (shapes line up at their last axis); each must be equal or 1 (NumPy's broadcasting): make them match, or pass an array of size 1 on that axis, whose values then repeat.`,
       );
     }
   }

@@ -74,3 +74,15 @@ describe('helpers', () => {
     expect(() => vectorize(['float64(float64)'], { env: { fact } })('(x) => fact(x)')).toThrowError(/^`fact` calls itself; recursion is not supported in kernels \(GPUs have no call stack\): write a loop/);
   });
 });
+
+describe('broadcasting', () => {
+  it('names the axes of the arguments that disagree, not a negative dimension', async () => {
+    const add = vectorize(['float64(float64, float64)'])((a: number, b: number) => a + b);
+    await expect(add({ data: new Float64Array(6), shape: [2, 3] }, new Float64Array(4))).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[BroadcastError: Cannot broadcast the loop dimensions together: argument 1 [2, 3], argument 2 [4]. Axis 1 of argument 1 is 3 and axis 0 of argument 2 is 4 (shapes line up at their last axis); each must be equal or 1 (NumPy's broadcasting): make them match, or pass an array of size 1 on that axis, whose values then repeat.]`,
+    );
+    await expect(add(new Float64Array(3), new Float64Array(3), { out: new Float64Array(4) })).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[BroadcastError: Cannot broadcast the loop dimensions together: argument 1 [3], argument 2 [3], \`out\` [4]. Axis 0 of argument 1 is 3 and axis 0 of \`out\` is 4 (shapes line up at their last axis); each must be equal or 1 (NumPy's broadcasting): make them match, or pass an array of size 1 on that axis, whose values then repeat.]`,
+    );
+  });
+});

@@ -28,7 +28,7 @@ describe('broadcastShapes (NumPy broadcasting, examples from the NumPy user guid
 
   it('says which operands disagree', () => {
     expect(() => broadcastShapes([[2, 3], [4]], ['argument 1', 'argument 2'])).toThrowErrorMatchingInlineSnapshot(
-      `[BroadcastError: Cannot broadcast the loop dimensions together: argument 1 [2, 3], argument 2 [4]. Dimension -1 is 3 in one and 4 in argument 2; each must be equal or 1.]`,
+      `[BroadcastError: Cannot broadcast the loop dimensions together: argument 1 [2, 3], argument 2 [4]. Axis 1 of argument 1 is 3 and axis 0 of argument 2 is 4 (shapes line up at their last axis); each must be equal or 1 (NumPy's broadcasting): make them match, or pass an array of size 1 on that axis, whose values then repeat.]`,
     );
   });
 });
