@@ -2,7 +2,7 @@
  * Messages that used to mislead (issue 23): each says what went wrong and what to do instead.
  */
 import { describe, expect, it } from 'vitest';
-import { type NDArray, vectorize } from '../src/index.js';
+import { getParallelOptions, guvectorize, type NDArray, vectorize } from '../src/index.js';
 import { TARGETS } from './targets.js';
 
 describe('converting values', () => {
@@ -84,5 +84,18 @@ describe('broadcasting', () => {
     await expect(add(new Float64Array(3), new Float64Array(3), { out: new Float64Array(4) })).rejects.toThrowErrorMatchingInlineSnapshot(
       `[BroadcastError: Cannot broadcast the loop dimensions together: argument 1 [3], argument 2 [3], \`out\` [4]. Axis 0 of argument 1 is 3 and axis 0 of \`out\` is 4 (shapes line up at their last axis); each must be equal or 1 (NumPy's broadcasting): make them match, or pass an array of size 1 on that axis, whose values then repeat.]`,
     );
+  });
+});
+
+describe('explain on the parallel target', () => {
+  it('says where a loop of one chunk runs: one worker when awaited, the calling thread alone in f.sync', () => {
+    const rowSum = guvectorize(['void(float64[:], float64[:])'], '(n)->()', { target: 'parallel' })((x: Float64Array, out: Float64Array) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) s += x[i]!;
+      out[0] = s;
+    });
+    const rows = { data: new Float64Array(10 * 20_000), shape: [10, 20_000] }; // work 200,000: on the pool, copies and all
+    expect(getParallelOptions().workers).toBeGreaterThan(0);
+    expect(rowSum.explain(rows)).toMatch(/^On 1 worker when awaited, and on the calling thread alone in `f\.sync` \(its loop of 10 is one chunk: chunks are at least 64 long\), running /);
   });
 });

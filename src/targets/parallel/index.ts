@@ -21,7 +21,7 @@ import { chooseEngine, isInWasmMemory } from '../cpu/wasm/index.js';
 import { decideEngine, type EngineDecision, type Engine, measuredChoice, recordTrial } from '../cpu/engine-calibration.js';
 import { fastmathNote, wasmKernelFor, WasmMemoryFull, wasmVariant } from '../cpu/wasm/engine.js';
 import { buffer as wasmBuffer, release as releaseWasm, reserve } from '../cpu/wasm/memory.js';
-import { type Job, type JobOutcome, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
+import { chunking, type Job, type JobOutcome, minChunkOf, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
 import { Command, MAX_OPERANDS, scalarKindOf, type WorkerMessage } from './protocol.js';
 import { type ArenaSource, canSplitLoop, type StagedOperands, StagingArenas, stageOperands } from './staging.js';
 
@@ -344,19 +344,35 @@ function endTrial(planned: PlannedJob, ok: boolean): void {
 function explain(plan: CallPlan): string {
   const why = callingThreadReason(plan);
   if (why !== undefined) return `On the calling thread (${why}): ${cpuTarget.explain!(plan)}`;
-  const workers = currentOptions().workers;
   const choice = measuredChoice(plan, loopSize(plan), 'parallel', chooseEngine(plan, loopSize(plan), notShared));
-  const onWorkers = `On ${workers} worker${workers === 1 ? '' : 's'} (and the calling thread in \`f.sync\`; an awaited call leaves it free)`;
-  if (choice.engine === 'js') return `${onWorkers}, each running JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
+  const onWorkers = threadsOf(plan);
+  if (choice.engine === 'js') return `${onWorkers} JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
   const { layout } = prepareRunnerArgs(plan);
   let module: { readonly lanes: number | string; readonly vectors: number };
   try {
     module = wasmKernelFor(plan, layout).module;
   } catch (error) {
-    if (error instanceof WasmMemoryFull) return `${onWorkers}, each running JavaScript: ${error.message}${fastmathNote(plan.kernel)}`;
+    if (error instanceof WasmMemoryFull) return `${onWorkers} JavaScript: ${error.message}${fastmathNote(plan.kernel)}`;
     throw error;
   }
-  return `${onWorkers}, each running WebAssembly (${wasmVariant(plan, module.lanes, module.vectors)}): ${choice.reason}${fastmathNote(plan.kernel)}`;
+  return `${onWorkers} WebAssembly (${wasmVariant(plan, module.lanes, module.vectors)}): ${choice.reason}${fastmathNote(plan.kernel)}`;
+}
+
+/**
+ * Which threads a call the pool takes runs on, as the pool cuts its loop (pool.ts `chunking`): a
+ * loop of one chunk takes one worker when awaited, and in `f.sync` the calling thread alone.
+ */
+function threadsOf(plan: CallPlan): string {
+  const { workers } = currentOptions();
+  const total = loopSize(plan);
+  const single = !canSplitLoop(plan);
+  const callerRuns = poolTuning.callerRuns !== false;
+  if (callerRuns && chunking(total, workers + 1, poolTuning, single).chunks === 1) {
+    const why = single ? UNSPLITTABLE : `its loop of ${total} is one chunk: chunks are at least ${minChunkOf(poolTuning)} long`;
+    return `On 1 worker when awaited, and on the calling thread alone in \`f.sync\` (${why}), running`;
+  }
+  const used = Math.min(workers, chunking(total, workers, poolTuning, single).chunks);
+  return `On ${used} worker${used === 1 ? '' : 's'} (and the calling thread in \`f.sync\`; an awaited call leaves it free), each running`;
 }
 
 function runOnCallingThread(plan: CallPlan): void {

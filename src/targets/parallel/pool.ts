@@ -114,6 +114,28 @@ export interface PoolOptions {
 
 /** Chunks smaller than this many loop indices cost more to hand out than they save. */
 const MIN_CHUNK = 64;
+
+/**
+ * How a job's loop is cut into chunks for `threads` threads: as many as keep each thread busy
+ * (`chunksPerThread` each), none shorter than `minChunk` loop indices; one where the loop may not
+ * be split. `explain` tells from it how many threads a call takes.
+ *
+ * @param total - the loop's length
+ * @param threads - the threads that claim chunks (the idle workers, and a sync call's own thread)
+ * @param tuning - the pool's `minChunk` and `chunksPerThread`
+ * @param singleChunk - the loop may not be split
+ * @returns the number of chunks and their length (the last may be shorter)
+ * @example
+ * chunking(10, 3, {}, false); // { chunks: 1, chunkSize: 10 }: ten rows are one chunk (at least 64)
+ */
+export function chunking(total: number, threads: number, tuning: Pick<PoolOptions, 'minChunk' | 'chunksPerThread'>, singleChunk: boolean): { chunks: number; chunkSize: number } {
+  const wanted = singleChunk ? 1 : Math.max(1, Math.min(Math.ceil(total / minChunkOf(tuning)), threads * (tuning.chunksPerThread ?? 8)));
+  const chunkSize = Math.ceil(total / wanted);
+  return { chunks: Math.ceil(total / chunkSize), chunkSize };
+}
+
+/** The fewest loop indices in a chunk. */
+export const minChunkOf = (tuning: Pick<PoolOptions, 'minChunk'>): number => tuning.minChunk ?? MIN_CHUNK;
 /** How often a blocked calling thread checks that the workers it waits for are alive. */
 const LIVENESS_INTERVAL_MS = 50;
 /** How long an async call blocks for workers before it yields to the event loop. */
@@ -429,9 +451,7 @@ export class WorkerPool {
     if (job.command === Command.run) {
       const total = job.total!;
       const threads = idle.length + (callerRuns ? 1 : 0);
-      const chunkCount = job.singleChunk ? 1 : Math.max(1, Math.min(Math.ceil(total / (this.options.minChunk ?? MIN_CHUNK)), threads * (this.options.chunksPerThread ?? 8)));
-      const chunkSize = Math.ceil(total / chunkCount);
-      const chunks = Math.ceil(total / chunkSize);
+      const { chunks, chunkSize } = chunking(total, threads, this.options, job.singleChunk === true);
       // Workers beyond the chunks there are would wake only to find none left: a small call that is
       // one chunk runs on the calling thread alone and costs no round trip.
       candidates = idle.slice(0, Math.max(0, chunks - (callerRuns ? 1 : 0)));
