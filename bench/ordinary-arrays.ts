@@ -4,6 +4,10 @@
  *
  *   npx tsx bench/ordinary-arrays.ts [--quick] [--only poly5,saxpy-f64] [--targets cpu,parallel] [--out FILE.md]
  *
+ * On the parallel target, two more variants in the same turns: `ordinary → given` and
+ * `ordinary → fresh` with the inputs copied whole before the workers start (as before
+ * `InputPipeline`, src/targets/parallel/staging.ts: the A/B of copying while the workers compute).
+ *
  * Five variants, timed in turns sample by sample (so that they see the same load), medians:
  * - `shared → given`: `sharedArray` inputs into a given `sharedArray` `out` (no copies, no output to make);
  * - `shared → fresh`: `sharedArray` inputs, the output allocated by the call (what the output costs);
@@ -18,6 +22,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ready, sharedArray, shutdown } from '../src/index.js';
+import { __testing as parallelTesting } from '../src/targets/parallel/index.js';
 import { formatRatio, formatSeconds } from './lib/format.js';
 import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js';
 import { markdownTable } from './lib/markdown.js';
@@ -29,7 +34,7 @@ const quick = args.includes('--quick');
 const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const only = (flag('--only') ?? 'poly5,saxpy-f64,sigmoid,row-dot').split(',');
 const targets = (flag('--targets') ?? 'cpu,parallel').split(',') as ('cpu' | 'parallel')[];
-const samples = quick ? 5 : 9;
+const samples = quick ? 5 : 15;
 const machine = describeMachine({ summary: 'not used by this benchmark' });
 const outFile = flag('--out') ?? fileURLToPath(new URL(`./results/ordinary-arrays-${machineSlug(machine)}${quick ? '-quick' : ''}.md`, import.meta.url));
 
@@ -88,22 +93,35 @@ for (const name of only) {
     const { constructor: Out, length } = dataOf(first) as Data & { constructor: new (n: number) => Data };
     const reused = new Out(length);
     for (let i = 0; i < 4; i++) await f(...shared, { out: sharedOut });
-    const [sharedGiven, sharedFresh, ordinaryGiven, ordinaryFresh, alloc, refill] = await interleaved([
+    const copiedFirst = (call: () => Promise<unknown>) => async () => {
+      const was = parallelTesting.pipelineCopies(false);
+      try {
+        await call();
+      } finally {
+        parallelTesting.pipelineCopies(was);
+      }
+    };
+    const [sharedGiven, sharedFresh, ordinaryGiven, ordinaryFresh, alloc, refill, givenCopiedFirst, freshCopiedFirst] = await interleaved([
       () => f(...shared, { out: sharedOut }),
       () => f(...shared),
       () => f(...ordinary, { out: ordinaryOut }),
       () => f(...ordinary),
       () => new Out(length).fill(1),
       () => reused.fill(1),
+      ...(target === 'parallel' ? [copiedFirst(() => f(...ordinary, { out: ordinaryOut })), copiedFirst(() => f(...ordinary))] : []),
     ]);
-    rows.push([name, target, formatSeconds(sharedGiven!), formatSeconds(sharedFresh!), formatSeconds(ordinaryGiven!), formatSeconds(ordinaryFresh!), formatSeconds(alloc!), formatSeconds(refill!), formatRatio(ordinaryFresh! / sharedGiven!)]);
+    const ab = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? '—' : `${formatSeconds(a)} (${formatRatio(b / a)})`);
+    rows.push([
+      name, target, formatSeconds(sharedGiven!), formatSeconds(sharedFresh!), formatSeconds(ordinaryGiven!), formatSeconds(ordinaryFresh!), formatSeconds(alloc!), formatSeconds(refill!),
+      ab(givenCopiedFirst, ordinaryGiven), ab(freshCopiedFirst, ordinaryFresh), formatRatio(ordinaryFresh! / sharedGiven!),
+    ]);
     process.stderr.write(`${name} ${target} done\n`);
   }
 }
 await shutdown();
 const right = (header: string) => ({ header, align: 'right' as const });
 const table = markdownTable(
-  [{ header: 'kernel' }, { header: 'target' }, right('shared → given'), right('shared → fresh'), right('ordinary → given'), right('ordinary → fresh'), right('alloc + fill'), right('fill reused'), right('ordinary fresh ÷ shared given')],
+  [{ header: 'kernel' }, { header: 'target' }, right('shared → given'), right('shared → fresh'), right('ordinary → given'), right('ordinary → fresh'), right('alloc + fill'), right('fill reused'), right('ordinary → given, copied first (now ÷ it)'), right('ordinary → fresh, copied first (now ÷ it)'), right('ordinary fresh ÷ shared given')],
   rows,
 );
 console.log(table);
@@ -115,7 +133,7 @@ writeFileSync(outFile, [
   '',
   machineMarkdown(machine),
   '',
-  'shared: `sharedArray` inputs; ordinary: ordinary typed arrays. given: into an `out` used before; fresh: the output allocated by the call. "alloc + fill" and "fill reused": a typed array of the output\'s size written once, new or used before (no ufunc).',
+  'shared: `sharedArray` inputs; ordinary: ordinary typed arrays. given: into an `out` used before; fresh: the output allocated by the call. "alloc + fill" and "fill reused": a typed array of the output\'s size written once, new or used before (no ufunc). "copied first": the parallel call with its inputs copied whole before the workers start, and in brackets the call as it is now ÷ that (below 1: faster now).',
   '',
   table,
   '',

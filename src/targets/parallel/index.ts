@@ -120,6 +120,10 @@ let declinedUnsplittable = false;
 /** Pool calls whose threads ran the Wasm kernel (tests check the workers' Wasm path is used). */
 let wasmJobs = 0;
 const arenas = new StagingArenas();
+/** Whether awaited calls copy their inputs while the workers compute (tests and A/B benchmarks turn it off). */
+let pipelineCopies = true;
+/** Awaited pool calls whose inputs were copied while the workers computed (tests check the path is taken). */
+let pipelinedJobs = 0;
 const argumentSets = new ArgumentSets();
 
 function currentPool(): WorkerPool {
@@ -421,6 +425,9 @@ async function run(plan: CallPlan): Promise<void> {
   assertParallelAvailable();
   const planned = planJob(plan, true);
   if (!planned) return runOnCallingThread(plan);
+  // Inputs read in loop order are copied chunk by chunk while the workers run the chunks already in.
+  // (Not for a job with limits, which the pool runs apart, nor one of a single chunk.)
+  const inputs = planned.job.singleChunk || planned.job.limits || !pipelineCopies ? undefined : planned.staged.pipelineInputs(plan);
   try {
     await planned.staged.copyInYielding();
   } catch (error) {
@@ -430,8 +437,17 @@ async function run(plan: CallPlan): Promise<void> {
   }
   let outcome: JobOutcome | undefined;
   try {
-    outcome = await planned.pool.run(planned.job);
+    if (inputs) pipelinedJobs++;
+    outcome = await planned.pool.run(inputs ? { ...planned.job, inputs } : planned.job);
+    if (inputs?.error !== undefined) {
+      // An input detached while it was copied: the chunks after it did not run; nothing is copied back.
+      planned.staged.abandon();
+      outcome = undefined;
+      throw inputs.error;
+    }
   } finally {
+    // The job never began (`shutdown()` while it waited for the pool): an arena never copied into is not copied back.
+    if (inputs && !inputs.sharedRangesIn) planned.staged.abandon();
     try {
       await planned.staged.finishYielding(outcome?.ok === true);
     } finally {
@@ -527,6 +543,18 @@ export const __testing = {
   /** Posts a message (e.g. `{ type: 'crash' }`) to worker `w`; it acts on it at its next job. */
   postToWorker(w: number, message: WorkerMessage): void {
     currentPool().postToWorker(w, message);
+  },
+  /** Awaited pool calls whose inputs were copied while the workers computed; `reset` zeroes the count. */
+  pipelinedJobs(reset = false): number {
+    const n = pipelinedJobs;
+    if (reset) pipelinedJobs = 0;
+    return n;
+  },
+  /** Whether awaited calls copy inputs in while the workers compute (InputPipeline); returns the old setting. */
+  pipelineCopies(on: boolean): boolean {
+    const was = pipelineCopies;
+    pipelineCopies = on;
+    return was;
   },
   /** Replaces the pool with one built with these settings (at the next call). */
   async resetPool(tuning: Omit<PoolOptions, 'size'> = {}): Promise<void> {

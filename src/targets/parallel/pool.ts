@@ -24,6 +24,7 @@ import { shutdownError, watchLimits } from '../../cancellation.js';
 import type { CallLimits } from '../../plan.js';
 import { rebuildError, WorkerError } from './errors.js';
 import type { ArgumentSet, RunnerSource } from './kernel-cache.js';
+import type { InputPipeline } from './staging.js';
 import {
   CHUNK_SIZE_F64, type ChunkCopy, Command, ControlBlock, copyingRunner, markWorkerDead, runClaimedChunks, SCALARS_F64, type ScalarKind, Slot, TOTAL_F64,
   type WorkerMessage, WorkerSlot, WorkerState,
@@ -55,6 +56,8 @@ export interface Job {
   readonly singleChunk?: boolean;
   /** Staged outputs each thread copies back after each chunk it runs. */
   readonly copies?: readonly ChunkCopy[];
+  /** Inputs the calling thread copies in while the chunks run (async jobs only): chunks wait for theirs. */
+  readonly inputs?: InputPipeline;
 }
 
 /** How a job ended. */
@@ -184,7 +187,9 @@ export class WorkerPool {
       );
     }
     if (this.current) {
-      // An async job is in flight: its workers finish without this thread's help.
+      // An async job is in flight: its workers finish without this thread's help, once its inputs
+      // are in (copied by this thread between turns of its event loop, which it is about to block).
+      this.current.job.inputs?.finishNow();
       this.waitSync(this.current);
       this.finish(this.current);
     }
@@ -213,7 +218,17 @@ export class WorkerPool {
         if (attempt < 2) continue;
         return { ok: false, error: new WorkerError('No worker of the parallel target could take this call (every worker has stopped); the pool replaces them, so the call can be retried.') };
       }
-      if (!this.waitBriefly()) await this.waitAsync(running);
+      if (job.inputs) {
+        const { int32, float64 } = this.control;
+        job.inputs.begin(int32[Slot.chunks]!, float64[CHUNK_SIZE_F64]!, float64[TOTAL_F64]!, (ready) => {
+          if (this.current !== running) return;
+          Atomics.store(int32, Slot.inputsReady, ready);
+          Atomics.notify(int32, Slot.inputsReady);
+        });
+      } else if (this.waitBriefly()) {
+        return this.finish(running);
+      }
+      await this.waitAsync(running);
       return this.finish(running);
     }
   }
@@ -459,6 +474,8 @@ export class WorkerPool {
       int32[Slot.args] = job.argumentSet!.id;
       int32[Slot.chunks] = chunks;
       int32[Slot.errorChunk] = int32[Slot.chunks]!;
+      // Set before any worker is woken: a chunk at or above it waits for its inputs.
+      Atomics.store(int32, Slot.inputsReady, job.inputs ? 0 : chunks);
       float64[TOTAL_F64] = total;
       float64[CHUNK_SIZE_F64] = chunkSize;
       for (const { operand, kind, value } of job.scalars ?? []) {
@@ -582,6 +599,8 @@ export class WorkerPool {
       running.outcome = lowest ? { ok: false, error: lowest.error } : { ok: true };
     }
     this.current = undefined;
+    // Copies still to make are of chunks no thread runs any more (skipped after an error).
+    running.job.inputs?.cancel();
     // Every worker, not only the participants: `ready()` may have held the others meanwhile.
     if (running.async) for (const pooled of this.workers) pooled.worker.unref();
     this.replaceDead();

@@ -43,7 +43,16 @@ export const Slot = {
   errorChunk: 6,
   /** 1 + the index of a worker that died while taking part in the job; 0 while none has. */
   diedWorker: 7,
+  /**
+   * Chunks whose inputs are in place: a thread waits before running a chunk at or above it (an
+   * awaited call's thread copies ordinary inputs in chunk by chunk while the workers compute, see
+   * staging.ts `InputPipeline`). {@link INPUTS_FAILED} when the copies stopped: the rest is skipped.
+   */
+  inputsReady: 8,
 } as const;
+
+/** `Slot.inputsReady` when copying the inputs failed (an input detached meanwhile): no chunk waits or runs any more. */
+export const INPUTS_FAILED = -1;
 
 export const Command = {
   /** Run the chunks of a runner over an argument set. */
@@ -254,13 +263,26 @@ export function runClaimedChunks(control: ControlBlock, runner: Runner, args: Ru
   for (;;) {
     const chunk = Atomics.add(int32, Slot.nextChunk, 1);
     if (chunk >= chunks) return;
-    if (chunk > Atomics.load(int32, Slot.errorChunk)) continue;
+    if (chunk > Atomics.load(int32, Slot.errorChunk) || !waitForInputs(int32, chunk)) continue;
     try {
       runChunk(runner, args, chunk, chunkSize, total);
     } catch (error) {
       failed(chunk, error);
       control.lowerErrorChunk(chunk);
     }
+  }
+}
+
+/**
+ * Waits until chunk `chunk`'s inputs are in place (at once for a job whose inputs were all copied
+ * before it started). @returns false when they never will be (the copies failed)
+ */
+function waitForInputs(int32: Int32Array, chunk: number): boolean {
+  for (;;) {
+    const ready = Atomics.load(int32, Slot.inputsReady);
+    if (ready > chunk) return true;
+    if (ready === INPUTS_FAILED) return false;
+    Atomics.wait(int32, Slot.inputsReady, ready);
   }
 }
 

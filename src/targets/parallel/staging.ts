@@ -6,6 +6,7 @@
  * (inputs, and outputs whose old contents can show through) and copied back after the call
  * (outputs). Operands over the same buffer are staged together, so in-place calls (`out` = an
  * input) and views of one buffer under two dtypes alias in the arena exactly as they did outside.
+ * An awaited call copies inputs read in loop order while the workers compute (`InputPipeline`).
  *
  * The footprint analysis also decides whether a call may be split at all: chunks run in any order,
  * so no two loop indices may write the same element (a broadcast `out`, rows that overlap) — such
@@ -15,7 +16,7 @@ import type { TypedArray, TypedArrayConstructor } from '../../dtypes.js';
 import type { CallPlan, OperandView } from '../../plan.js';
 import { operandReach as reachOf, type OperandReach as Reach } from '../../layout.js';
 import { isShared } from '../../shared-memory.js';
-import type { ChunkCopy } from './protocol.js';
+import { type ChunkCopy, INPUTS_FAILED } from './protocol.js';
 
 /**
  * Whether distinct loop indices reach disjoint elements, given the width of what one index reaches
@@ -236,6 +237,31 @@ export class StagedOperands {
   }
 
   /**
+   * Takes the deferred copies into the arena as an {@link InputPipeline}, which copies the inputs
+   * chunk by chunk while the job's first chunks already run — where some input can be copied so: a
+   * vectorize call over a 1-D loop, the input read in order from its element 0 (loop index i reads
+   * element i) and staged alone. Undefined where none can (then `copyInYielding` copies them all).
+   */
+  pipelineInputs(plan: CallPlan): InputPipeline | undefined {
+    if (!this.arena || this.copiesIn.length === 0 || plan.kind !== 'vectorize' || plan.loopShape.length !== 1) return undefined;
+    const arena = this.arena;
+    const whole: Copy[] = [];
+    const byIndex: ChunkCopy[] = [];
+    for (const range of this.ranges) {
+      if (!range.copyIn) continue;
+      const length = range.end - range.start;
+      const copy = { from: new Uint8Array(range.buffer, range.start, length), to: new Uint8Array(arena.buffer, range.at, length) };
+      const member = range.members[0]!;
+      const inOrder = range.members.length === 1 && member.k < plan.nin && member.view.loopStrides[0] === 1 && member.reach.low === 0;
+      if (inOrder) byIndex.push({ ...copy, bytesPerIndex: bytesPerElement(member.view) });
+      else whole.push(copy);
+    }
+    if (byIndex.length === 0) return undefined;
+    this.copiesIn = [];
+    return new InputPipeline(whole, byIndex);
+  }
+
+  /**
    * The staged outputs that the job's threads can copy back themselves, each chunk as it is computed
    * ({@link ChunkCopy}): those in shared memory (so a worker reaches them) that a vectorize call over
    * a 1-D loop writes whole and in order. `finish` then leaves them out, unless the job failed.
@@ -298,6 +324,92 @@ export class StagedOperands {
     if (this.finished || !this.arena) return;
     this.finished = true;
     this.arenas!.release(this.arena);
+  }
+}
+
+/**
+ * The copies of an awaited call's inputs into the arena, made while its job runs: first the copies
+ * no chunk can do without (`whole`), then the inputs read in loop order (`byIndex`) chunk by chunk,
+ * opening each chunk to the workers as soon as its inputs are in (protocol.ts `Slot.inputsReady`).
+ * The workers compute — and fault in a fresh output's pages — while this thread copies, instead
+ * of after it.
+ *
+ * Copies are made in slices, yielding to the event loop every {@link YIELD_AFTER_MS} ms, as
+ * `copyYielding` does. A sync call about to block on this job makes the rest at once
+ * (`finishNow`): a blocked thread would never make them.
+ */
+export class InputPipeline {
+  private chunk = 0;
+  private wholeDone = 0;
+  private layout: { chunks: number; chunkSize: number; total: number; open: (ready: number) => void } | undefined;
+  private stopped = false;
+  /** The copy's failure (an input detached while the call ran): the job's later chunks were skipped. */
+  error: unknown;
+  /** Resolves when every copy is made, or on failure or `cancel`. */
+  finished: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly whole: readonly Copy[],
+    private readonly byIndex: readonly ChunkCopy[],
+  ) {}
+
+  /**
+   * Starts copying for a job that has begun with `chunks` chunks of `chunkSize` loop indices;
+   * `open(n)` tells the threads that chunks below `n` may run.
+   */
+  begin(chunks: number, chunkSize: number, total: number, open: (ready: number) => void): void {
+    this.layout = { chunks, chunkSize, total, open };
+    this.stopped = false; // a job that found no worker was finished (cancelling this) and started again
+    this.finished = this.drive();
+  }
+
+  /**
+   * Whether the copies every chunk needs are made — among them ranges an input shares with an
+   * output (in place), which the call copies back: not before they were copied in.
+   */
+  get sharedRangesIn(): boolean {
+    return this.wholeDone === this.whole.length;
+  }
+
+  /** Makes every remaining copy now (on the calling thread, without yielding). */
+  finishNow(): void {
+    if (this.layout && !this.stopped) this.step(Infinity);
+  }
+
+  /** Stops copying (the call ended without needing the rest: a worker failed, `shutdown()`). */
+  cancel(): void {
+    this.stopped = true;
+  }
+
+  private async drive(): Promise<void> {
+    while (!this.stopped && this.step(YIELD_AFTER_MS)) await yieldToEventLoop();
+  }
+
+  /** Copies for up to `budgetMs`; @returns whether copies remain. */
+  private step(budgetMs: number): boolean {
+    const { chunks, chunkSize, total, open } = this.layout!;
+    const until = performance.now() + budgetMs;
+    try {
+      while (this.wholeDone < this.whole.length) {
+        const { from, to } = this.whole[this.wholeDone]!;
+        to.set(from);
+        this.wholeDone++;
+        if (performance.now() >= until) return true;
+      }
+      while (this.chunk < chunks) {
+        const start = this.chunk * chunkSize;
+        const end = Math.min(start + chunkSize, total);
+        for (const { from, to, bytesPerIndex } of this.byIndex) to.set(from.subarray(start * bytesPerIndex, end * bytesPerIndex), start * bytesPerIndex);
+        open(++this.chunk);
+        if (performance.now() >= until && this.chunk < chunks) return true;
+      }
+      return false;
+    } catch (error) {
+      this.error = error;
+      this.stopped = true;
+      open(INPUTS_FAILED);
+      return false;
+    }
   }
 }
 

@@ -1,0 +1,151 @@
+/**
+ * An awaited parallel call on ordinary inputs copies them into shared memory chunk by chunk while
+ * the workers already run the chunks whose inputs are in (staging.ts `InputPipeline`, protocol.ts
+ * `Slot.inputsReady`): the staging itself, and calls through the public API — the same results as
+ * the cpu target, a sync call behind such a call, an input detached before it is copied.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ArgumentError, getParallelOptions, ready, vectorize } from '../../../src/index.js';
+import type { CallPlan, OperandView } from '../../../src/plan.js';
+import { __testing } from '../../../src/targets/parallel/index.js';
+import { INPUTS_FAILED } from '../../../src/targets/parallel/protocol.js';
+import { StagingArenas, stageOperands } from '../../../src/targets/parallel/staging.js';
+
+type Data = Float32Array | Float64Array | Int32Array;
+
+function view(data: Data, offset: number, loopStrides: number[]): OperandView {
+  const dtype = data instanceof Float32Array ? 'float32' : data instanceof Float64Array ? 'float64' : 'int32';
+  return { dtype, data, offset, loopStrides, coreShape: [], coreStrides: [] };
+}
+
+function plan(loopShape: number[], inputs: OperandView[], outputs: OperandView[], kind: CallPlan['kind'] = 'vectorize'): CallPlan {
+  return { kind, loopShape, nin: inputs.length, operands: [...inputs, ...outputs], boundsCheck: true, kernelKey: 'test', kernel: undefined as never };
+}
+
+describe('InputPipeline', () => {
+  const n = 1000;
+  const x = Float64Array.from({ length: n }, (_, i) => i + 0.5);
+  // A view with an offset into a larger buffer, and one element broadcast to every index.
+  const y = Int32Array.from({ length: n + 7 }, (_, i) => 3 * i).subarray(7);
+  const b = new Float32Array([42]);
+  const stagedCall = () => {
+    const p = plan([n], [view(x, 0, [1]), view(y, 0, [1]), view(b, 0, [0])], [view(new Float64Array(n), 0, [1])]);
+    const staged = stageOperands(p, new StagingArenas(), undefined, true);
+    return { p, staged, pipeline: staged.pipelineInputs(p)! };
+  };
+
+  it('opens each chunk once its inputs are in, in order, after what every chunk reads', async () => {
+    const { staged, pipeline } = stagedCall();
+    const [sx, sy, sb] = staged.data as [Float64Array, Int32Array, Float32Array];
+    expect(sx[0]).toBe(0); // nothing copied before the job begins
+    const opened: number[] = [];
+    const chunkSize = 300;
+    pipeline.begin(4, chunkSize, n, (ready) => {
+      // Chunks below `ready` have their inputs; the broadcast element is there from the first.
+      expect(sb[0]).toBe(42);
+      for (let i = 0; i < Math.min(ready * chunkSize, n); i++) {
+        expect(sx[i]).toBe(x[i]);
+        expect(sy[i]).toBe(y[i]);
+      }
+      if (ready * chunkSize < n) expect(sx[ready * chunkSize]).toBe(0);
+      opened.push(ready);
+    });
+    await pipeline.finished;
+    expect(opened).toEqual([1, 2, 3, 4]);
+    expect(pipeline.error).toBeUndefined();
+    staged.abandon();
+  });
+
+  it('makes every remaining copy at once in finishNow (a sync call about to block)', () => {
+    const { staged, pipeline } = stagedCall();
+    const opened: number[] = [];
+    pipeline.begin(10, 100, n, (ready) => opened.push(ready));
+    pipeline.finishNow();
+    expect(opened.at(-1)).toBe(10);
+    expect([...(staged.data[0] as Float64Array)]).toEqual([...x]);
+    staged.abandon();
+  });
+
+  it('is not made for inputs read out of loop order, for per-row calls, or with nothing to copy', () => {
+    const reversed = plan([n], [view(x, n - 1, [-1])], [view(new Float64Array(n), 0, [1])]);
+    expect(stageOperands(reversed, new StagingArenas(), undefined, true).pipelineInputs(reversed)).toBeUndefined();
+    const rows = plan([n], [view(x, 0, [1])], [view(new Float64Array(n), 0, [1])], 'guvectorize');
+    expect(stageOperands(rows, new StagingArenas(), undefined, true).pipelineInputs(rows)).toBeUndefined();
+    const copied = plan([n], [view(x, 0, [1])], [view(new Float64Array(n), 0, [1])]);
+    const now = stageOperands(copied, new StagingArenas());
+    expect(now.pipelineInputs(copied)).toBeUndefined();
+  });
+
+  it('stops and closes the chunks when an input is detached before it is copied', async () => {
+    const source = new Float64Array(n).fill(1);
+    const p = plan([n], [view(source, 0, [1])], [view(new Float64Array(n), 0, [1])]);
+    const staged = stageOperands(p, new StagingArenas(), undefined, true);
+    const pipeline = staged.pipelineInputs(p)!;
+    structuredClone(source.buffer, { transfer: [source.buffer] });
+    const opened: number[] = [];
+    pipeline.begin(4, 250, n, (ready) => opened.push(ready));
+    await pipeline.finished;
+    expect(pipeline.error).toBeInstanceOf(TypeError);
+    expect(opened).toEqual([INPUTS_FAILED]);
+    staged.abandon();
+  });
+});
+
+describe('awaited calls on ordinary inputs', () => {
+  beforeAll(async () => {
+    // Many small chunks, so that the workers wait for inputs often.
+    await __testing.resetPool({ minChunk: 256, chunksPerThread: 32 });
+    await ready();
+  });
+  afterAll(async () => __testing.resetPool());
+
+  // Above the work a call on ordinary arrays needs to use the workers (4× the threshold).
+  const n = getParallelOptions().threshold * 4 + 13;
+  /** Elements that differ (toEqual on spread arrays of this size takes seconds). */
+  const mismatches = (a: Data, b: Data) => {
+    let count = a.length === b.length ? 0 : Infinity;
+    for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) count++;
+    return count;
+  };
+  const saxpy = (target: 'cpu' | 'parallel') =>
+    vectorize(['int32(int32, int32, int32)', 'float32(float32, float32, float32)', 'float64(float64, float64, float64)'], { target })((a: number, x: number, y: number) => a * x + y);
+  const cpu = saxpy('cpu');
+  const parallel = saxpy('parallel');
+
+  it('give what the cpu target gives, for each dtype and for views with offsets, copying while the workers compute', async () => {
+    __testing.pipelinedJobs(true);
+    for (const Type of [Float64Array, Float32Array, Int32Array] as { from(a: ArrayLike<number>): Data; new (n: number): Data }[]) {
+      const x = Type.from(Array.from({ length: n + 5 }, (_, i) => (i % 1000) - 300)).subarray(5);
+      const y = Type.from(Array.from({ length: n }, (_, i) => (i * 7) % 501));
+      const want = cpu.sync(3, x, y) as Data;
+      expect(mismatches((await parallel(3, x, y)) as Data, want)).toBe(0);
+      const out = new Type(n + 3).subarray(3);
+      await parallel(3, x, y, { out });
+      expect(mismatches(out, want)).toBe(0);
+    }
+    expect(__testing.pipelinedJobs()).toBe(6);
+  });
+
+  it('let a sync call behind them run (it copies the rest of their inputs before it blocks)', async () => {
+    const x = Float64Array.from({ length: n }, (_, i) => i);
+    const y = new Float64Array(n).fill(1);
+    const pending = parallel(2, x, y);
+    const now = parallel.sync(3, x, y) as Float64Array;
+    const first = (await pending) as Float64Array;
+    expect(first[n - 1]).toBe(2 * (n - 1) + 1);
+    expect(now[n - 1]).toBe(3 * (n - 1) + 1);
+    expect(mismatches(first, cpu.sync(2, x, y) as Float64Array)).toBe(0);
+  });
+
+  it('fail with an ArgumentError when an input is detached before it is copied, and the pool goes on', async () => {
+    const x = new Float64Array(n).fill(1);
+    const y = new Float64Array(n).fill(2);
+    const out = new Float64Array(n);
+    const call = parallel(3, x, y, { out });
+    structuredClone(x.buffer, { transfer: [x.buffer] });
+    await expect(call).rejects.toThrow(ArgumentError);
+    await expect(call).rejects.toThrow(/Argument 2 .* detached/);
+    const z = new Float64Array(n).fill(1);
+    expect(((await parallel(3, z, y)) as Float64Array).every((v) => v === 5)).toBe(true);
+  });
+});
