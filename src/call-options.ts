@@ -9,6 +9,7 @@ import { type DType } from './dtypes.js';
 import { ArgumentError } from './errors.js';
 import { describe } from './ndarray.js';
 import { resolveTypeName } from './signature-parser/types.js';
+import { seedProblem } from './compiler/random-stream.js';
 import { parseSignature } from './signature-parser/index.js';
 
 /** Options a call may pass as its last argument (NumPy's ufunc keyword arguments). */
@@ -51,6 +52,12 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Milliseconds the call may take; after that it stops as for `signal`, with a `CallTimeoutError`. */
   readonly timeout?: number;
+  /**
+   * The seed of the call's `Math.random()` stream (docs/random.md): the same seed gives the same
+   * numbers on every target. Without it each call draws a fresh seed. An integer from 0 to
+   * `Number.MAX_SAFE_INTEGER`, or a bigint from `0n` to `2n ** 64n - 1n`.
+   */
+  readonly seed?: number | bigint;
 }
 
 /** The options of a call, with the rule each value must follow (the rest is checked where it is used). */
@@ -66,6 +73,7 @@ export const CALL_OPTIONS: OptionRules = {
   keepdims: rule.boolean(),
   signal: (v) => (isAbortSignal(v) ? undefined : 'an AbortSignal (e.g. `AbortSignal.timeout(1000)` or an `AbortController`’s `signal`)'),
   timeout: (v) => (typeof v === 'number' && v > 0 ? undefined : 'a number of milliseconds greater than 0 (`Infinity` for none)'),
+  seed: seedProblem,
 };
 
 function isAbortSignal(v: unknown): v is AbortSignal {

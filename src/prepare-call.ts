@@ -14,6 +14,7 @@ import { canCast } from './casting.js';
 import { forcedTypes } from './call-options.js';
 import { limitsOf } from './cancellation.js';
 import { convertConstant } from './compiler/lower.js';
+import { drawsRandom, freshKey, keyOfSeed, withStreamKey } from './compiler/random-stream.js';
 import { type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { ArgumentError } from './errors.js';
 import { fuseStore } from './fused-store.js';
@@ -88,13 +89,19 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   const extraInputs: OperandView[] = [];
   if (fused && fused.mask !== 'none') extraInputs.push(viewOf(mask!, 'bool', loopRank, 0, []));
   if (fused?.mask === 'keep') extraInputs.push(viewOf(fused.given!, fused.resultType, loopRank, 0, []));
+  // A kernel that draws random numbers takes its stream's key as two more scalar inputs.
+  let planKernel = fused ? fuseStore(kernel, fused.resultType, fused.mask) : kernel;
+  if (drawsRandom(kernel)) {
+    planKernel = withStreamKey(planKernel, def.nin + extraInputs.length);
+    for (const word of options.seed !== undefined ? keyOfSeed(options.seed) : freshKey()) extraInputs.push(scalarView('uint32', word, loopRank));
+  }
   const views = [...inputViews, ...extraInputs, ...outputs.views];
   const nin = def.nin + extraInputs.length;
   separateOverlaps(views, nin);
   const limits = limitsOf(options);
   const plan: CallPlan = {
     kind: def.kind,
-    kernel: fused ? fuseStore(kernel, fused.resultType, fused.mask) : kernel,
+    kernel: planKernel,
     kernelKey: fused ? `${key}:store>${fused.resultType}:${fused.mask}` : key,
     loopShape: sched.loopShape, operands: views, nin, boundsCheck: def.boundsCheck,
     ...(limits ? { limits } : {}),
@@ -110,18 +117,23 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   return { plan, target, deviceOutputs: outputs.deviceOutputs, finish, setDeviceOutput };
 }
 
+/** A scalar input: its value, and a one-element array holding it (for targets that read memory). */
+function scalarView(dtype: DType, value: number | bigint | boolean, loopRank: number, coreShape: readonly number[] = []): OperandView {
+  const data = new DTYPES[dtype].arrayType(1);
+  (data as unknown as unknown[])[0] = dtype === 'bool' ? (value ? 1 : 0) : value;
+  return { dtype, data, offset: 0, loopStrides: new Array(loopRank).fill(0), coreShape, coreStrides: coreShape.map(() => 0), scalar: value };
+}
+
 /** Input `i`'s view for the kernel: a scalar in a one-element array, an array (converted once, up front, where the loop reads another dtype). */
 function inputView(def: UfuncDefinition, ops: CallOperands, i: number, t: ArgType, loop: string, loopRank: number, coreShape: readonly number[]): OperandView {
   const op = ops.inputs[i]!;
   const coreRank = def.layout.inputs[i]!.length;
   if (op.kind === 'scalar') {
     const value = convertConstant(op.value, t.dtype);
-    const data = new DTYPES[t.dtype].arrayType(1);
-    (data as unknown as unknown[])[0] = t.dtype === 'bool' ? (value ? 1 : 0) : value;
-    return {
-      dtype: t.dtype, data, offset: 0, loopStrides: new Array(loopRank).fill(0), coreShape, coreStrides: coreShape.map(() => 0),
-      ...(t.kind === 'scalar' ? { scalar: value } : {}),
-    };
+    const view = scalarView(t.dtype, value, loopRank, coreShape);
+    if (t.kind === 'scalar') return view;
+    const { scalar: _scalar, ...array } = view; // a one-element array parameter reads memory
+    return array;
   }
   let arr: ArrayOperand | DeviceOperand = op;
   if (op.kind === 'device' && op.dtype !== t.dtype) {

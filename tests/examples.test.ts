@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { seedTable } from '../examples/hermite.js';
 import { runLorenz } from '../examples/lorenz96.js';
 import { runSaxpy } from '../examples/saxpy.js';
+import { estimatePi } from '../examples/monte-carlo-pi.js';
 import { formatTable } from '../examples/util.js';
 import { TARGETS } from './targets.js';
 
@@ -40,4 +41,14 @@ describe.each(TARGETS)('examples on %s', (target) => {
     expect(result.shape).toEqual([2_000, 40]);
     expect(maxError).toBeLessThan(target === 'gpu' ? 1e-4 : 2e-6);
   });
+
+  it('monte-carlo-pi counts the same points inside on every target for a seed', async () => {
+    const { pi, inside, thrown } = await estimatePi(target, 1024, 1024, 2026);
+    expect(thrown).toBe(1_048_576);
+    expect(Math.abs(pi - Math.PI)).toBeLessThan(0.01); // σ ≈ 0.0016
+    expect(inside).toBe(EXPECTED_PI_HITS);
+  }, 60_000);
 });
+
+/** `estimatePi('cpu', 1024, 1024, 2026)`: the points inside, which every target must count. */
+const EXPECTED_PI_HITS = 823_969;

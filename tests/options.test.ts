@@ -37,7 +37,7 @@ describe('options', () => {
     const x = Float64Array.of(1, 2);
     // @ts-expect-error: a misspelt option is a type error too; the runtime check is for plain JS
     await expect(f(x, x, { ot: new Float64Array(2) })).rejects.toThrowErrorMatchingInlineSnapshot(
-      `[ArgumentError: Unknown option \`ot\` for a call; did you mean \`out\`? The options of a call are \`out\`, \`dims\`, \`where\`, \`dtype\`, \`signature\`, \`casting\`, \`axes\`, \`axis\`, \`keepdims\`, \`signal\` and \`timeout\`.]`,
+      `[ArgumentError: Unknown option \`ot\` for a call; did you mean \`out\`? The options of a call are \`out\`, \`dims\`, \`where\`, \`dtype\`, \`signature\`, \`casting\`, \`axes\`, \`axis\`, \`keepdims\`, \`signal\`, \`timeout\` and \`seed\`.]`,
     );
     const h = guvectorize(['void(float64, float64[:])'], '()->(n)')((v: number, out: Float64Array) => {
       for (let i = 0; i < out.length; i++) out[i] = v;

@@ -291,7 +291,7 @@ class IrMapper {
   private stmt(s: Stmt): Stmt {
     switch (s.kind) {
       case 'let': return { ...s, variable: this.variable(s.variable), init: this.expr(s.init) };
-      case 'local-array': return { ...s, variable: this.variable(s.variable) };
+      case 'local-array': case 'draw': return { ...s, variable: this.variable(s.variable) };
       case 'assign': return { ...s, variable: this.variable(s.variable), value: this.expr(s.value) };
       case 'store': return { ...s, array: this.variable(s.array), indices: s.indices.map((e) => this.expr(e)), value: this.expr(s.value) };
       case 'if': return { ...s, cond: this.expr(s.cond), then: this.stmts(s.then), otherwise: this.stmts(s.otherwise) };

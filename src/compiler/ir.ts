@@ -112,7 +112,13 @@ export type Stmt =
   | { readonly kind: 'continue'; readonly loc: SourceLocation }
   | { readonly kind: 'return'; readonly value: Expr | undefined; readonly loc: SourceLocation }
   /** A helper called for its effect on arrays; its result, if any, is dropped. */
-  | { readonly kind: 'call'; readonly call: Extract<Expr, { kind: 'call' }>; readonly loc: SourceLocation };
+  | { readonly kind: 'call'; readonly call: Extract<Expr, { kind: 'call' }>; readonly loc: SourceLocation }
+  /**
+   * `Math.random()`: declares `variable` (float64, or float32 for `Math.fround(Math.random())`)
+   * holding the next uniform in [0, 1) of the loop iteration's random stream
+   * (compiler/random-stream.ts defines it). Lowering puts it before the statement that used the call.
+   */
+  | { readonly kind: 'draw'; readonly variable: Variable; readonly loc: SourceLocation };
 
 /** A helper function from `env`, specialised for the types it is called with. */
 export interface HelperFunction {
@@ -146,4 +152,9 @@ export interface TypedKernel {
    * fastmath pass marks the calls it changes (`fastmath` on a `math` expression).
    */
   readonly fastmath?: boolean;
+  /**
+   * Of a kernel that draws random numbers, the two uint32 scalar parameters holding its stream's
+   * key, which the call passes as inputs (random-stream.ts `withStreamKey`).
+   */
+  readonly streamKey?: readonly [Variable, Variable];
 }

@@ -151,7 +151,7 @@ class FunctionLowering {
       body = this.block(node.body.body);
     } else {
       // `(a, b) => a + b`: the body is the returned expression.
-      body = [this.returnStatement(node.body, node.body)];
+      body = this.withDraws(() => [this.returnStatement(node.body, node.body)]);
     }
     return { params, body };
   }
@@ -203,7 +203,52 @@ class FunctionLowering {
   private statement(node: EsNode): Stmt[] {
     const handler = STATEMENTS[node.type];
     if (!handler) this.fail(node, `${describeNode(node)} is not supported in kernels`);
-    return handler(this, node);
+    return this.withDraws(() => handler(this, node));
+  }
+
+  /**
+   * The `Math.random()` calls of the statement being lowered, by source position: each becomes a
+   * `draw` statement before it, in source order, so expressions stay free of effects (ir.ts). A
+   * position seen twice is one call that lowering looked at twice (compound assignments).
+   */
+  private draws = new Map<number, { stmt: Stmt; value: Expr }>();
+  /** Where `Math.random()` may not be called (a loop's test or update), for the message. */
+  private drawRefusal: string | undefined;
+
+  private withDraws(lowerStatement: () => Stmt[]): Stmt[] {
+    const outer = this.draws;
+    this.draws = new Map();
+    try {
+      const lowered = lowerStatement();
+      return this.draws.size ? [...[...this.draws.values()].map((d) => d.stmt), ...lowered] : lowered;
+    } finally {
+      this.draws = outer;
+    }
+  }
+
+  private refusingDraws<T>(where: string, lowerPart: () => T): T {
+    const outer = this.drawRefusal;
+    this.drawRefusal = where;
+    try {
+      return lowerPart();
+    } finally {
+      this.drawRefusal = outer;
+    }
+  }
+
+  /** `Math.random()` (float64) or `Math.fround(Math.random())` (float32): the next draw of the iteration's stream. */
+  private draw(node: EsNode, type: 'float64' | 'float32'): Value {
+    if ((node.arguments as EsNode[]).length) this.fail(node, '`Math.random` takes no arguments');
+    if (this.drawRefusal) {
+      this.fail(node, `\`Math.random()\` is not supported in ${this.drawRefusal}, which runs again on every iteration: draw into a variable in the loop's body (\`const u = Math.random();\`)`);
+    }
+    const known = this.draws.get(node.start as number);
+    if (known) return known.value;
+    const loc = locationOf(node);
+    const variable = this.newVariable('random', type);
+    const value: Expr = { kind: 'var', variable, type, loc };
+    this.draws.set(node.start as number, { stmt: { kind: 'draw', variable, loc }, value });
+    return value;
   }
 
   variableDeclaration(node: EsNode): Stmt[] {
@@ -384,15 +429,15 @@ class FunctionLowering {
         ? this.variableDeclaration(node.init)
         : this.expressionStatement({ ...node.init, type: 'ExpressionStatement', expression: node.init });
     }
-    const cond = node.test ? this.condition(node.test) : undefined;
-    const update = node.update ? this.expressionStatement({ ...node.update, type: 'ExpressionStatement', expression: node.update }) : [];
+    const cond = node.test ? this.refusingDraws('a loop\'s test', () => this.condition(node.test)) : undefined;
+    const update = node.update ? this.refusingDraws('a `for` loop\'s update', () => this.expressionStatement({ ...node.update, type: 'ExpressionStatement', expression: node.update })) : [];
     const body = this.loopBody(node.body);
     this.scopes.pop();
     return [{ kind: 'loop', init, cond, update, body, testFirst: true, loc: locationOf(node) }];
   }
 
   whileStatement(node: EsNode, testFirst: boolean): Stmt[] {
-    const cond = this.condition(node.test);
+    const cond = this.refusingDraws('a loop\'s test', () => this.condition(node.test));
     const body = this.loopBody(node.body);
     return [{ kind: 'loop', init: [], cond, update: [], body, testFirst, loc: locationOf(node) }];
   }
@@ -707,7 +752,8 @@ class FunctionLowering {
     if (args.some((a) => a.type === 'SpreadElement')) this.fail(node, 'spread arguments (`...`) are not supported in kernels');
     if (callee.type === 'MemberExpression' && !callee.computed && callee.object.type === 'Identifier' && callee.object.name === 'Math' && !this.lookup('Math')) {
       const name = callee.property.name as string;
-      if (name === 'random') this.fail(callee, '`Math.random` is not supported in kernels: results must not depend on the target or the thread; pass random numbers in as an input array');
+      if (name === 'random') return this.draw(node, 'float64');
+      if (name === 'fround' && args.length === 1 && isMathRandomCall(args[0]!)) return this.draw(args[0]!, 'float32');
       if (!isMathFunction(name)) {
         this.fail(callee, `\`Math.${name}\` is not supported in kernels (supported: ${MATH_FUNCTIONS.join(', ')})`);
       }
@@ -826,6 +872,11 @@ class FunctionLowering {
 }
 
 type Handler<R> = (l: FunctionLowering, node: EsNode) => R;
+
+function isMathRandomCall(node: EsNode): boolean {
+  const callee = node.type === 'CallExpression' ? (node.callee as EsNode) : undefined;
+  return callee?.type === 'MemberExpression' && !callee.computed && callee.object.type === 'Identifier' && callee.object.name === 'Math' && callee.property.name === 'random';
+}
 
 /** Statements of the kernel language; any other statement type is refused with its location. */
 const STATEMENTS: Readonly<Record<string, Handler<Stmt[]>>> = {

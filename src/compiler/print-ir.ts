@@ -76,6 +76,7 @@ function statement(s: Stmt, indent: string, names: Namer): string {
     case 'continue': return `${indent}continue\n`;
     case 'return': return `${indent}return${s.value ? ` ${e(s.value)}` : ''}\n`;
     case 'call': return `${indent}${e(s.call)}\n`;
+    case 'draw': return `${indent}let ${names.of(s.variable)}: ${typeText(s.variable.type)} = Math.random()\n`;
   }
 }
 

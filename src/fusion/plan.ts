@@ -20,6 +20,7 @@ import { parseLayout } from '../signature-parser/index.js';
 import type { Target } from '../targets/target.js';
 import { UfuncDefinition, type UfuncOptions } from '../ufunc.js';
 import { type ComposedStep, composeKernels, type StepInput } from '../compiler/compose.js';
+import { drawsRandom } from '../compiler/random-stream.js';
 import { type TracedCall, Tracer } from './trace.js';
 
 /** The options the chain's last call takes from the fused call: they pick its loop. */
@@ -273,6 +274,7 @@ function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, 
     steps.push({ call, kernel, inputs, key });
     keyParts.push(key);
   }
+  if (steps.some((s) => drawsRandom(s.kernel))) return { kind: 'unfusable', reason: 'a kernel calls `Math.random()`, whose stream belongs to one call (its own seed and element numbering)' };
   if (fastmath.size > 1) return { kind: 'unfusable', reason: 'some of its ufuncs were made with `fastmath` and some without; one kernel computes `Math.exp` one way' };
   const boundsCheck = calls.some((c) => c.def.boundsCheck);
   const key = `${target.name}|${boundsCheck}|${params.map((p) => p.dtype).join(',')}|${keyParts.join(';')}`;

@@ -4,6 +4,7 @@
  * argument helpers. Each method module takes this context.
  */
 import { convertConstant, TypedHelper } from '../compiler/lower.js';
+import { drawsRandom } from '../compiler/random-stream.js';
 import { DTYPES, type DType } from '../dtypes.js';
 import { ArgumentError } from '../errors.js';
 import { type ArrayOperand, type DeviceOperand, toOperand } from '../ndarray.js';
@@ -146,7 +147,9 @@ export function methodContext(def: UfuncDefinition, guvectorize: FoldFactory) {
         return undefined;
       }
       if (!def.acceptedTypes(spec).every((t) => t.dtype === dtype)) return undefined;
-      return def.kernelFor(spec, []);
+      const typed = def.kernelFor(spec, []);
+      // A target's own folds have no random stream: such kernels fold through the fold kernels, which draw as calls do.
+      return drawsRandom(typed.kernel) ? undefined : typed;
     },
   });
 

@@ -118,7 +118,7 @@ class Folder {
         const call = this.expr(s.call) as Extract<Expr, { kind: 'call' }>;
         return call === s.call ? s : { ...s, call };
       }
-      case 'local-array': case 'break': case 'continue':
+      case 'local-array': case 'draw': case 'break': case 'continue':
         return s;
     }
   }

@@ -132,6 +132,7 @@ export function findIntegralDoubles(kernel: TypedKernel): IntegralDoubles {
     forEachStmt(f.body, (s) => {
       if (s.kind === 'let') addSource(s.variable, s.init);
       else if (s.kind === 'assign') addSource(s.variable, s.value);
+      else if (s.kind === 'draw') sources.delete(s.variable); // a uniform in [0, 1): never an integer
     });
     forEachExpr(f.body, (e) => {
       if (e.kind !== 'call') return;

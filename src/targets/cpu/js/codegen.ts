@@ -12,7 +12,8 @@ import type { Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { fastExpF32 } from '../fast-exp.js';
 import type { CallPlan } from '../../../plan.js';
-import { type ArrayAccess, DEADLINE_CHECK, DEADLINE_COUNTER, DEADLINE_SUPPORT, declareLocalArrays, JsEmitter, RT } from './emit-js.js';
+import { type ArrayAccess, DEADLINE_CHECK, DEADLINE_COUNTER, DEADLINE_SUPPORT, declareLocalArrays, JsEmitter, RANDOM_STATE, RT } from './emit-js.js';
+import { drawFloat32, drawFloat64 } from '../../../compiler/random-stream.js';
 import type { MemoryLayout, Runner } from '../memory-layout.js';
 
 /** The default result of a vectorize kernel that ends without `return`: what JS stores for `undefined`. */
@@ -92,6 +93,11 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
     }
   }
 
+  if (kernel.streamKey) {
+    const [lo, hi] = kernel.streamKey.map((v) => kernel.params.indexOf(v));
+    head.push(`$rngKey0 = $a.scalars[${lo}]; $rngKey1 = $a.scalars[${hi}];`);
+    element = `${ind}$rngItem = ${layout.rank === 2 ? '$k + ($j - $j0)' : '$k'}; $rngDraw = 0;\n${element}`;
+  }
   // With a deadline, the element loop checks it too (a long call of short kernels), and `$a.deadline` sets it.
   if (deadlineChecks) element = `${ind}${DEADLINE_CHECK}\n${element}`;
   let loop: string;
@@ -120,7 +126,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
   }
   if (deadlineChecks) head.unshift('$deadline = $a.deadline ?? Infinity;', DEADLINE_COUNTER);
   const source =
-    `"use strict";\n${deadlineChecks ? DEADLINE_SUPPORT : ''}${helpers}${localArrays}` +
+    `"use strict";\n${deadlineChecks ? DEADLINE_SUPPORT : ''}${kernel.streamKey ? RANDOM_STATE : ''}${helpers}${localArrays}` +
     `return function ${safeName(kernel.name)}$run($a, $start, $end) {\n  ${head.join('\n  ')}\n${loop}};\n`;
   return { source, sites: emitter.sites };
 }
@@ -150,6 +156,8 @@ export function runtimeFunctions(sites: readonly string[]): Record<string, Funct
     [RT.div64]: (a: bigint, b: bigint, signed: boolean) => (b === 0n ? 0n : signed ? BigInt.asIntN(64, a / b) : a / b),
     [RT.rem64]: (a: bigint, b: bigint) => (b === 0n ? 0n : a % b),
     [RT.fastExpF32]: fastExpF32,
+    [RT.drawFloat64]: drawFloat64,
+    [RT.drawFloat32]: drawFloat32,
   };
 }
 

@@ -34,7 +34,16 @@ export const RT = {
   rem64: '$rem64',
   fastExpF32: '$fastExpF32',
   timeout: '$timeout',
+  drawFloat64: '$drawF64',
+  drawFloat32: '$drawF32',
 } as const;
+
+/**
+ * Module-level state of a runner whose kernel draws random numbers (compiler/random-stream.ts):
+ * the call's key, the loop iteration and its next draw number. Module-level so that helpers,
+ * which are functions of their own, continue the iteration's stream.
+ */
+export const RANDOM_STATE = 'let $rngKey0 = 0, $rngKey1 = 0, $rngItem = 0, $rngDraw = 0;\n';
 
 /**
  * Loop iterations between two looks at the clock in a kernel run with a `timeout` (a decrement and
@@ -130,6 +139,8 @@ export class JsEmitter {
         return `${ind}${this.onReturn(s.value ? this.expr(s.value) : undefined)}\n`;
       case 'call':
         return `${ind}${this.expr(s.call)};\n`;
+      case 'draw':
+        return `${ind}let ${JsEmitter.varName(s.variable)} = ${s.variable.type === 'float32' ? RT.drawFloat32 : RT.drawFloat64}($rngKey0, $rngKey1, $rngItem, $rngDraw++);\n`;
     }
   }
 

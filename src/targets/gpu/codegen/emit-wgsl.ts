@@ -226,6 +226,9 @@ export class FunctionEmitter {
         const call = this.expr(s.call, 'value', pre, ind);
         return out(`${call.text};`);
       }
+      case 'draw':
+        // float64 draws too: the gpu computes float64 in f32 (random-stream.ts).
+        return out(`var ${this.names.get(s.variable)!}: f32 = ${this.m.support.use('js_random_f32')}();`);
     }
   }
 

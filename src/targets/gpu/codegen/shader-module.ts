@@ -499,6 +499,10 @@ class ShaderModuleBuilder {
       op.coreUnit.forEach((unit, a) => !unit && args.push(P(s.coreStrides[a]!)));
       s.coreShape.forEach((slot) => args.push(P(slot)));
     });
+    if (kernel.streamKey) {
+      const [lo, hi] = kernel.streamKey.map((v) => P(slots.operands[kernel.params.indexOf(v)]!.scalar));
+      out += `  ${this.support.use('js_rng')} = vec4u(${lo}, ${hi}, item, 0u);\n`;
+    }
     let call = `${names.kernel}(${args.join(', ')});`;
     if (layout.kind === 'vectorize') {
       const o = kernel.params.length;

@@ -29,6 +29,7 @@ export const SUPPORT_NAMES = [
   'js_idiv_ui', 'js_idiv_uu', 'js_sign', 'js_round', 'js_min', 'js_max', 'js_sqrt', 'js_cbrt', 'js_log',
   'js_log2', 'js_log10', 'js_log1p', 'js_expm1', 'js_asin', 'js_acos', 'js_sinh', 'js_tanh', 'js_asinh',
   'js_acosh', 'js_atanh', 'js_atan2', 'js_pow', 'js_hypot', 'js_copysign', 'js_opaque', 'js_hide',
+  'js_rng', 'js_mulhi', 'js_random_f32',
 ] as const;
 export type SupportName = (typeof SUPPORT_NAMES)[number];
 
@@ -51,6 +52,36 @@ const SUPPORT: Readonly<Record<SupportName, SupportFunction>> = {
   // so two hidden copies of one value are not the same value to the driver either.
   js_opaque: { deps: [], code: 'var<private> js_opaque: u32;' },
   js_hide: { deps: ['js_opaque'], code: 'fn js_hide(x: f32, n: u32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | (js_opaque * n)); }' },
+  // `Math.random()` (compiler/random-stream.ts): the invocation's stream, set by main before the
+  // kernel runs (key low and high word, loop iteration, next draw), so helpers continue it.
+  js_rng: { deps: [], code: 'var<private> js_rng: vec4u;' },
+  // The high word of a u32 product (WGSL has no 64-bit integers): by 16-bit halves.
+  js_mulhi: {
+    deps: [],
+    code: `fn js_mulhi(a: u32, b: u32) -> u32 {
+  let a0 = a & 0xffffu; let a1 = a >> 16u; let b0 = b & 0xffffu; let b1 = b >> 16u;
+  let p01 = a0 * b1; let p10 = a1 * b0;
+  let mid = ((a0 * b0) >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
+}`,
+  },
+  // Philox4x32-10 of counter (iteration, 0, draw, 0), key js_rng.xy; the 24 top bits of word 0 as a
+  // float32 in [0, 1). The gpu computes float64 draws this way too (it has no f64).
+  js_random_f32: {
+    deps: ['js_rng', 'js_mulhi'],
+    code: `fn js_random_f32() -> f32 {
+  var c = vec4u(js_rng.z, 0u, js_rng.w, 0u);
+  var k = js_rng.xy;
+  js_rng.w = js_rng.w + 1u;
+  for (var r = 0u; r < 10u; r++) {
+    if (r > 0u) { k = k + vec2u(0x9e3779b9u, 0xbb67ae85u); }
+    let hi0 = js_mulhi(0xd2511f53u, c.x); let lo0 = 0xd2511f53u * c.x;
+    let hi1 = js_mulhi(0xcd9e8d57u, c.z); let lo1 = 0xcd9e8d57u * c.z;
+    c = vec4u(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+  }
+  return ldexp(f32(c.x >> 8u), -24i);
+}`,
+  },
   js_is_nan: { deps: [], code: 'fn js_is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }' },
   js_is_inf: { deps: [], code: 'fn js_is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }' },
   js_is_finite: { deps: [], code: 'fn js_is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }' },
