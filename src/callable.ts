@@ -149,7 +149,7 @@ function learnFastPath(def: UfuncDefinition, args: unknown[], prepared: Prepared
   if (key === undefined || def.fastEntries.has(key)) return;
   const entry = fastEntryOf(prepared);
   // A kernel that draws takes its stream's key as inputs the fast path does not make (a fresh seed per call).
-  if (prepared.plan.kernel.streamKey) return void def.fastEntries.set(key, null);
+  if (prepared.plan.kernel.randomStream) return void def.fastEntries.set(key, null);
   const outMatches = args.length === def.nin || DTYPES[entry.outputType].arrayType === (args[def.nin] as { out: object }).out.constructor;
   def.fastEntries.set(key, fastDtypesMatch(entry, args, def.nin) && outMatches ? entry : null);
 }

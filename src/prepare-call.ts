@@ -14,7 +14,7 @@ import { canCast } from './casting.js';
 import { forcedTypes } from './call-options.js';
 import { limitsOf } from './cancellation.js';
 import { convertConstant } from './compiler/lower.js';
-import { drawsRandom, freshKey, keyOfSeed, withStreamKey } from './compiler/random-stream.js';
+import { drawsRandom, freshKey, keyOfSeed, withRandomStream } from './compiler/random-stream.js';
 import { type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { ArgumentError } from './errors.js';
 import { fuseStore } from './fused-store.js';
@@ -89,11 +89,12 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
   const extraInputs: OperandView[] = [];
   if (fused && fused.mask !== 'none') extraInputs.push(viewOf(mask!, 'bool', loopRank, 0, []));
   if (fused?.mask === 'keep') extraInputs.push(viewOf(fused.given!, fused.resultType, loopRank, 0, []));
-  // A kernel that draws random numbers takes its stream's key as two more scalar inputs.
+  // A kernel that draws random numbers takes its stream (key, first iteration) as three more scalar inputs.
   let planKernel = fused ? fuseStore(kernel, fused.resultType, fused.mask) : kernel;
   if (drawsRandom(kernel)) {
-    planKernel = withStreamKey(planKernel, def.nin + extraInputs.length);
-    for (const word of options.seed !== undefined ? keyOfSeed(options.seed) : freshKey()) extraInputs.push(scalarView('uint32', word, loopRank));
+    planKernel = withRandomStream(planKernel, def.nin + extraInputs.length);
+    const key = options.seed !== undefined ? keyOfSeed(options.seed) : freshKey();
+    for (const word of [...key, 0]) extraInputs.push(scalarView('uint32', word, loopRank));
   }
   const views = [...inputViews, ...extraInputs, ...outputs.views];
   const nin = def.nin + extraInputs.length;

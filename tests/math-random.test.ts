@@ -3,8 +3,9 @@
  * (the cpu's JS engine, parallel workers, the gpu on lavapipe), per element and per row, several
  * draws per element, in helpers; `{ seed }` and its errors.
  */
-import { describe, expect, it } from 'vitest';
-import { ArgumentError, guvectorize, KernelCompileError, vectorize } from '../src/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ArgumentError, getGpuOptions, guvectorize, KernelCompileError, setGpuOptions, vectorize } from '../src/index.js';
+import { streamingStats } from '../src/targets/gpu/runtime/streaming.js';
 import { drawFloat32, drawFloat64, keyOfSeed, type StreamKey } from '../src/compiler/random-stream.js';
 import { TARGETS, FLOAT64_TARGETS } from './targets.js';
 
@@ -114,6 +115,24 @@ describe.runIf(TARGETS.includes('gpu'))('float64 draws on the gpu', () => {
     const onGpu = (await gpu(x, { seed: 8 })) as Float32Array;
     const onCpu = cpu.sync(new Float64Array(5000), { seed: 8 }) as Float64Array;
     expect(mismatches(onGpu, (i) => Math.floor(onCpu[i]! * 2 ** 24) / 2 ** 24)).toEqual([]);
+  }, 60_000);
+});
+
+describe.runIf(TARGETS.includes('gpu'))('Math.random() in a gpu call streamed in chunks (host arrays over the memory limit)', () => {
+  const limit = getGpuOptions().memoryLimit;
+  afterEach(() => setGpuOptions({ memoryLimit: limit }));
+
+  it('numbers iterations as the whole call does, cut along the first dimension or the next', async () => {
+    const uniform = vectorize(['float32(float32)'], { target: 'gpu' })((x: number) => x + Math.fround(Math.random()));
+    const key = keyOfSeed(77);
+    setGpuOptions({ memoryLimit: 64 * 1024 });
+    const before = streamingStats().chunks;
+    const flat = (await uniform(new Float32Array(40_000), { seed: 77 })) as Float32Array;
+    expect(mismatches(flat, (i) => f32(key, i))).toEqual([]);
+    // Rows of 12,000 (96 KB in and out): each row is cut too.
+    const rows = (await uniform({ data: new Float32Array(3 * 12_000), shape: [3, 12_000] }, { seed: 77 })) as { data: Float32Array };
+    expect(mismatches(rows.data, (i) => f32(key, i))).toEqual([]);
+    expect(streamingStats().chunks - before).toBeGreaterThan(6);
   }, 60_000);
 });
 

@@ -153,8 +153,10 @@ export interface TypedKernel {
    */
   readonly fastmath?: boolean;
   /**
-   * Of a kernel that draws random numbers, the two uint32 scalar parameters holding its stream's
-   * key, which the call passes as inputs (random-stream.ts `withStreamKey`).
+   * Of a kernel that draws random numbers, the uint32 scalar parameters through which a call
+   * passes its stream (random-stream.ts `withRandomStream`): the key's two words, and the number of
+   * the call's first loop iteration (0, but a gpu call streamed in chunks runs each chunk as a call
+   * of its own).
    */
-  readonly streamKey?: readonly [Variable, Variable];
+  readonly randomStream?: { readonly key: readonly [Variable, Variable]; readonly firstItem: Variable };
 }

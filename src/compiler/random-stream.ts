@@ -152,24 +152,27 @@ export function drawsRandom(kernel: TypedKernel): boolean {
   return has(kernel.body) || kernel.helpers.some((h) => has(h.body));
 }
 
-const keyed = new WeakMap<TypedKernel, TypedKernel>();
+const withStream = new WeakMap<TypedKernel, TypedKernel>();
 
 /**
- * The kernel with the stream key as two more uint32 scalar parameters after its `nin` inputs (its
- * `streamKey`): a call passes its key as two scalar inputs there, so every target receives it
- * the way it receives any scalar argument, per call (the parallel target's workers included).
+ * The kernel with its random stream as three more uint32 scalar parameters after its `nin` inputs
+ * (its `randomStream`: the key's low and high word, the first loop iteration's number): a call
+ * passes them as scalar inputs there, so every target receives them the way it receives any
+ * scalar argument, per call (the parallel target's workers included).
  *
  * @param kernel - a kernel that draws ({@link drawsRandom})
- * @param nin - the number of inputs the call's operands have before the key (its outputs follow)
- * @returns the same kernel object for the same arguments (compiled code is cached by kernel)
+ * @param nin - the number of inputs the call's operands have before these (its outputs follow)
+ * @returns the same kernel object for the same kernel (compiled code is cached by kernel)
+ * @example withRandomStream(kernel, 1).params // [x, seed_lo, seed_hi, first_item]
  */
-export function withStreamKey(kernel: TypedKernel, nin: number): TypedKernel {
-  const known = keyed.get(kernel);
+export function withRandomStream(kernel: TypedKernel, nin: number): TypedKernel {
+  const known = withStream.get(kernel);
   if (known) return known;
   let nextId = 1 + Math.max(0, ...[...kernel.params, ...kernel.locals].map((v) => v.id));
-  const key: [Variable, Variable] = [{ id: nextId++, name: 'seed_lo', type: 'uint32' }, { id: nextId++, name: 'seed_hi', type: 'uint32' }];
-  const params = [...kernel.params.slice(0, nin), ...key, ...kernel.params.slice(nin)];
-  const result: TypedKernel = { ...kernel, params, streamKey: key };
-  keyed.set(kernel, result);
+  const word = (name: string): Variable => ({ id: nextId++, name, type: 'uint32' });
+  const randomStream = { key: [word('seed_lo'), word('seed_hi')] as const, firstItem: word('first_item') };
+  const params = [...kernel.params.slice(0, nin), ...randomStream.key, randomStream.firstItem, ...kernel.params.slice(nin)];
+  const result: TypedKernel = { ...kernel, params, randomStream };
+  withStream.set(kernel, result);
   return result;
 }

@@ -37,7 +37,7 @@ describe('setGpuOptions', () => {
 describe('loopChunks', () => {
   const plan = (loopShape: number[], strides: number[][], n: number): CallPlan =>
     ({
-      kind: 'vectorize', kernel: undefined as never, kernelKey: 'k', loopShape, nin: strides.length - 1, boundsCheck: true,
+      kind: 'vectorize', kernel: {} as never, kernelKey: 'k', loopShape, nin: strides.length - 1, boundsCheck: true,
       operands: strides.map((s) => ({ dtype: 'float32', data: new Float32Array(n), offset: 0, loopStrides: s, coreShape: [], coreStrides: [] })),
     }) as CallPlan;
 

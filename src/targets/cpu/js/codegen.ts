@@ -93,10 +93,10 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
     }
   }
 
-  if (kernel.streamKey) {
-    const [lo, hi] = kernel.streamKey.map((v) => kernel.params.indexOf(v));
-    head.push(`$rngKey0 = $a.scalars[${lo}]; $rngKey1 = $a.scalars[${hi}];`);
-    element = `${ind}$rngItem = ${layout.rank === 2 ? '$k + ($j - $j0)' : '$k'}; $rngDraw = 0;\n${element}`;
+  if (kernel.randomStream) {
+    const [lo, hi, first] = [...kernel.randomStream.key, kernel.randomStream.firstItem].map((v) => kernel.params.indexOf(v));
+    head.push(`$rngKey0 = $a.scalars[${lo}]; $rngKey1 = $a.scalars[${hi}]; const $rngFirst = $a.scalars[${first}];`);
+    element = `${ind}$rngItem = $rngFirst + ${layout.rank === 2 ? '$k + ($j - $j0)' : '$k'}; $rngDraw = 0;\n${element}`;
   }
   // With a deadline, the element loop checks it too (a long call of short kernels), and `$a.deadline` sets it.
   if (deadlineChecks) element = `${ind}${DEADLINE_CHECK}\n${element}`;
@@ -126,7 +126,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
   }
   if (deadlineChecks) head.unshift('$deadline = $a.deadline ?? Infinity;', DEADLINE_COUNTER);
   const source =
-    `"use strict";\n${deadlineChecks ? DEADLINE_SUPPORT : ''}${kernel.streamKey ? RANDOM_STATE : ''}${helpers}${localArrays}` +
+    `"use strict";\n${deadlineChecks ? DEADLINE_SUPPORT : ''}${kernel.randomStream ? RANDOM_STATE : ''}${helpers}${localArrays}` +
     `return function ${safeName(kernel.name)}$run($a, $start, $end) {\n  ${head.join('\n  ')}\n${loop}};\n`;
   return { source, sites: emitter.sites };
 }

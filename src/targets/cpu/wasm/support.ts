@@ -14,7 +14,7 @@ export function wasmRefusal(kernel: TypedKernel): string | undefined {
   if (big) return `\`${big.name}\` is a 64-bit integer, which kernels hold as a JS bigint; the Wasm engine computes in 32 and 64-bit floats and 32-bit integers only.`;
   if (kernel.returnType !== 'void' && isBigInt(kernel.returnType)) return 'the kernel returns a 64-bit integer (a JS bigint).';
   // Philox in Wasm would need 64-bit products in lanes; the JS engine draws the same numbers.
-  if (kernel.streamKey) return 'the kernel calls `Math.random()`, which the JS engine draws (compiler/random-stream.ts).';
+  if (kernel.randomStream) return 'the kernel calls `Math.random()`, which the JS engine draws (compiler/random-stream.ts).';
   let found: string | undefined;
   const visitExpr = (e: Expr): void => {
     if (found) return;

@@ -499,9 +499,9 @@ class ShaderModuleBuilder {
       op.coreUnit.forEach((unit, a) => !unit && args.push(P(s.coreStrides[a]!)));
       s.coreShape.forEach((slot) => args.push(P(slot)));
     });
-    if (kernel.streamKey) {
-      const [lo, hi] = kernel.streamKey.map((v) => P(slots.operands[kernel.params.indexOf(v)]!.scalar));
-      out += `  ${this.support.use('js_rng')} = vec4u(${lo}, ${hi}, item, 0u);\n`;
+    if (kernel.randomStream) {
+      const [lo, hi, first] = [...kernel.randomStream.key, kernel.randomStream.firstItem].map((v) => P(slots.operands[kernel.params.indexOf(v)]!.scalar));
+      out += `  ${this.support.use('js_rng')} = vec4u(${lo}, ${hi}, ${first} + item, 0u);\n`;
     }
     let call = `${names.kernel}(${args.join(', ')});`;
     if (layout.kind === 'vectorize') {

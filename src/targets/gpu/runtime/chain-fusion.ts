@@ -174,7 +174,7 @@ setHeldWork(recordHeld);
 function notHoldable(plan: CallPlan): string | undefined {
   if (plan.kind !== 'vectorize' || plan.kernel.returnType === 'void') return 'it is not an element-wise (vectorize) call';
   if (plan.limits) return 'it has a `signal` or `timeout`, so it is waited for';
-  if (plan.kernel.streamKey) return 'its kernel calls `Math.random()`, whose stream belongs to the call';
+  if (plan.kernel.randomStream) return 'its kernel calls `Math.random()`, whose stream belongs to the call';
   if (plan.operands.length !== plan.nin + 1) return 'it has several outputs';
   if (loopSize(plan) === 0) return 'it has no elements';
   for (const o of plan.operands) if (o.scalar === undefined && !isDeviceResident(o.data)) return 'an operand is a host array (its call moves data and waits)';

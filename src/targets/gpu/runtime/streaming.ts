@@ -18,6 +18,7 @@
  *   A device array larger than the device's memory cannot be made in the first place.
  */
 import { DTYPES, type TypedArray } from '../../../dtypes.js';
+import { sizeOf } from '../../../layout.js';
 import { type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
 import { sizeClass } from './buffer-pool.js';
 import { flushChain } from './chain.js';
@@ -72,6 +73,14 @@ export function sliceLoop(plan: CallPlan, dim: number, start: number, count: num
   const loopShape = plan.loopShape.slice();
   loopShape[dim] = count;
   const operands = plan.operands.map((o): OperandView => (o.scalar !== undefined || start === 0 ? o : { ...o, offset: o.offset + start * (o.loopStrides[dim] ?? 0) }));
+  const stream = plan.kernel.randomStream;
+  if (stream && start > 0) {
+    // Math.random() numbers loop iterations as the whole call does: a part is a run of them in C
+    // order (the dimensions after `dim` are whole), so it starts `start` rows of `dim` further on.
+    const k = plan.kernel.params.indexOf(stream.firstItem);
+    const first = (operands[k]!.scalar as number) + start * sizeOf(plan.loopShape.slice(dim + 1));
+    operands[k] = { ...operands[k]!, data: Uint32Array.of(first), scalar: first };
+  }
   return { ...plan, loopShape, operands };
 }
 
