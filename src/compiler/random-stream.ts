@@ -27,14 +27,6 @@ import { forEachStmt } from './ir-walk.js';
 /** Philox4x32's round multipliers and Weyl key increments (Random123's PHILOX_M4x32_0 …). */
 export const PHILOX = { M0: 0xd2511f53, M1: 0xcd9e8d57, W0: 0x9e3779b9, W1: 0xbb67ae85, ROUNDS: 10 } as const;
 
-/** The high 32 bits of the 64-bit product of two uint32s, exactly in doubles (16-bit halves of b). */
-function mulHi(a: number, b: number): number {
-  const p1 = a * (b & 0xffff);
-  const p2 = a * (b >>> 16);
-  const p2Low = p2 % 65536;
-  return (Math.floor(p2 / 65536) + Math.floor((p2Low * 65536 + p1) / 4294967296)) >>> 0;
-}
-
 /** The last block computed (one generator per thread: a draw reads its words right after). */
 const block = new Uint32Array(4);
 
@@ -42,20 +34,32 @@ const block = new Uint32Array(4);
 function philoxBlock(c0: number, c1: number, c2: number, c3: number, k0: number, k1: number, rounds: number): void {
   for (let r = 0; r < rounds; r++) {
     if (r > 0) {
-      k0 = (k0 + PHILOX.W0) >>> 0;
-      k1 = (k1 + PHILOX.W1) >>> 0;
+      k0 = (k0 + PHILOX.W0) | 0;
+      k1 = (k1 + PHILOX.W1) | 0;
     }
-    const hi0 = mulHi(PHILOX.M0, c0), lo0 = Math.imul(PHILOX.M0, c0) >>> 0;
-    const hi1 = mulHi(PHILOX.M1, c2), lo1 = Math.imul(PHILOX.M1, c2) >>> 0;
-    c0 = (hi1 ^ c1 ^ k0) >>> 0;
+    const hi0 = mulHiBy(PHILOX.M0 & 0xffff, PHILOX.M0 >>> 16, c0), lo0 = Math.imul(PHILOX.M0, c0);
+    const hi1 = mulHiBy(PHILOX.M1 & 0xffff, PHILOX.M1 >>> 16, c2), lo1 = Math.imul(PHILOX.M1, c2);
+    c0 = hi1 ^ c1 ^ k0;
     c1 = lo1;
-    c2 = (hi0 ^ c3 ^ k1) >>> 0;
+    c2 = hi0 ^ c3 ^ k1;
     c3 = lo0;
   }
   block[0] = c0;
   block[1] = c1;
   block[2] = c2;
   block[3] = c3;
+}
+
+/**
+ * The high 32 bits (as int32 bits) of the 64-bit product of the uint32 a = a1 · 2^16 + a0 and b,
+ * from 16-bit halves as the WGSL does: every partial product and sum stays exact, and there is no
+ * double `%` (which V8 computes by a call).
+ */
+function mulHiBy(a0: number, a1: number, b: number): number {
+  const b0 = b & 0xffff, b1 = b >>> 16;
+  const p01 = a0 * b1, p10 = a1 * b0;
+  const mid = ((a0 * b0) >>> 16) + (p01 & 0xffff) + (p10 & 0xffff);
+  return (a1 * b1 + (p01 >>> 16) + (p10 >>> 16) + (mid >>> 16)) | 0;
 }
 
 /**
