@@ -13,6 +13,7 @@ import type { KernelEnv } from './compiler/lower.js';
 import { type CallPlan, type DeviceArrayLike, isDeviceResident, loopSize, type OperandView } from './plan.js';
 import type { Target } from './targets/target.js';
 import { limitExceeded } from './cancellation.js';
+import { drawFloat64 } from './compiler/random-stream.js';
 import type { PreparedCall } from './run-call.js';
 
 /** The kernel as a plain-JS call runs it. */
@@ -129,6 +130,21 @@ function spanOf(view: OperandView, loopShape: readonly number[], array: DeviceAr
 
 /** Calls the kernel once per element (vectorize) or per row (guvectorize) of the loop, in C order. */
 function runLoop(plan: CallPlan, fn: Function, params: readonly string[]): void {
+  const key = plan.plainRandomKey;
+  if (!key) return runLoopDrawing(plan, fn, params, () => undefined);
+  // `Math.random()` in the kernel draws the call's stream (float64 draws) while the loop runs.
+  const random = Math.random;
+  let item = 0;
+  let draw = 0;
+  Math.random = () => drawFloat64(key[0], key[1], item, draw++);
+  try {
+    runLoopDrawing(plan, fn, params, (n) => ((item = n), (draw = 0)));
+  } finally {
+    Math.random = random;
+  }
+}
+
+function runLoopDrawing(plan: CallPlan, fn: Function, params: readonly string[], startItem: (n: number) => void): void {
   const { operands, nin, loopShape } = plan;
   const total = loopSize(plan);
   const index = new Array<number>(loopShape.length).fill(0);
@@ -137,6 +153,7 @@ function runLoop(plan: CallPlan, fn: Function, params: readonly string[]): void 
   // Where in the loop a failing row is, for messages: read while the kernel runs.
   const where = () => (loopShape.length === 0 ? '' : `, in the row at loop index [${index.join(', ')}]`);
   for (let n = 0; n < total; n++) {
+    startItem(n);
     if (plan.kind === 'vectorize') {
       const args = new Array<unknown>(nin);
       for (let i = 0; i < nin; i++) args[i] = readElement(operands[i]!, bases[i]!);

@@ -55,6 +55,11 @@ export interface CallPlan {
   readonly coreNames?: readonly (readonly (string | undefined)[])[];
   /** Present when the call passed `signal` or `timeout`. */
   readonly limits?: CallLimits;
+  /**
+   * A plain-JS call's (`disableJit`) random stream key: its kernel's `Math.random()` draws from it
+   * (compiled kernels that draw take theirs as inputs, compiler/random-stream.ts).
+   */
+  readonly plainRandomKey?: readonly [number, number];
 }
 
 export function loopSize(plan: CallPlan): number {

@@ -106,6 +106,7 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     kernelKey: fused ? `${key}:store>${fused.resultType}:${fused.mask}` : key,
     loopShape: sched.loopShape, operands: views, nin, boundsCheck: def.boundsCheck,
     ...(limits ? { limits } : {}),
+    ...(def.disableJit ? { plainRandomKey: options.seed !== undefined ? keyOfSeed(options.seed) : freshKey() } : {}),
     // Operands are inputs then outputs here (no fused-store inputs), in the layout's core order.
     ...(def.kind === 'guvectorize' && !fused
       ? { coreNames: [...def.layout.inputs, ...def.layout.outputs].map((core) => core.map((d) => (d.kind === 'symbol' ? d.name : undefined))) }

@@ -104,6 +104,15 @@ describe.each(FLOAT64_TARGETS)('float64 Math.random() on %s', (target) => {
     // Not only multiples of 2^-24: the low bits are drawn too.
     expect(out.some((v) => v * 2 ** 24 !== Math.floor(v * 2 ** 24))).toBe(true);
   }, 60_000);
+
+  it('draws the same float64 numbers run as plain JS (`disableJit`), and gives Math.random back after', async () => {
+    const random = Math.random;
+    const twice = vectorize(['float64(float64)'], { target, disableJit: true })((_x: number) => Math.random() + 2 * Math.random());
+    const out = (await twice(new Float64Array(300), { seed: 12 })) as Float64Array;
+    const key = keyOfSeed(12);
+    expect(mismatches(out, (i) => f64(key, i, 0) + 2 * f64(key, i, 1))).toEqual([]);
+    expect(Math.random).toBe(random);
+  });
 });
 
 describe.runIf(TARGETS.includes('gpu'))('float64 draws on the gpu', () => {
