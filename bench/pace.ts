@@ -242,6 +242,9 @@ if (!hostOnly) {
   );
   log({ name: `SAXPY ${HOST_N} host arrays, into \`out\``, ms: intoOut });
   log({ name: `SAXPY ${HOST_N} host arrays, into \`out\` (writeBuffer path)`, ms: intoOutWritten });
+  // A sparse view (every third element), gathered on the host: straight into the staging memory.
+  const every3 = { data: data(3 * HOST_N), shape: [HOST_N], strides: [3] };
+  log({ name: `SAXPY ${HOST_N} host arrays, x every 3rd element, into \`out\``, ms: await wall(() => saxpy(2, every3, hy, { out: hz })) });
   // The inputs' upload alone, A/B against the earlier path (one `queue.writeBuffer` per input), in
   // alternating rounds: a kernel of one invocation that reads one element of each of two host
   // rows of HOST_N elements (the call uploads both rows whole), into a device `out`.

@@ -51,6 +51,8 @@ def main():
     hx, hy, hz = data(host_n), data(host_n), np.empty(host_n, np.float32)
     timed(f"SAXPY {host_n} host arrays, new result", lambda: saxpy(a, cp.asarray(hx), cp.asarray(hy)).get())
     timed(f"SAXPY {host_n} host arrays, into `out`", lambda: saxpy(a, cp.asarray(hx), cp.asarray(hy)).get(out=hz))
+    every3 = data(3 * host_n)[::3]
+    timed(f"SAXPY {host_n} host arrays, x every 3rd element, into `out`", lambda: saxpy(a, cp.asarray(every3), cp.asarray(hy)).get(out=hz))
     timed(f"upload of 2 × {host_n} float32 in a call", lambda: (cp.asarray(hx), cp.asarray(hy)))
     dx, dy, dz = cp.asarray(hx), cp.asarray(hy), cp.empty(host_n, cp.float32)
     timed(f"SAXPY {host_n} device inputs, device out", lambda: saxpy(a, dx, dy, dz))

@@ -2,6 +2,7 @@
  * The gpu target's analyses and planning, without a GPU: names, integral doubles, host operand
  * placement, staging decisions and the bounds-check record.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseFunction } from '../../../src/compiler/parse.js';
 import { typeKernel } from '../../../src/compiler/lower.js';
@@ -9,7 +10,7 @@ import type { Stmt } from '../../../src/compiler/ir.js';
 import type { OperandView } from '../../../src/plan.js';
 import { oobError } from '../../../src/targets/gpu/runtime/bounds-errors.js';
 import { planStaging, type StagingCandidate } from '../../../src/targets/gpu/codegen/coalescing.js';
-import { placeHostOperand, scatterResults, uploadData } from '../../../src/targets/gpu/runtime/host-operands.js';
+import { gatherInto, placeHostOperand, scatterResults, uploadData } from '../../../src/targets/gpu/runtime/host-operands.js';
 import { findIntegralDoubles } from '../../../src/compiler/passes/integral-doubles.js';
 import { forEachStmt } from '../../../src/compiler/ir-walk.js';
 import { WGSL_RESERVED, WgslNamer } from '../../../src/targets/gpu/codegen/namer.js';
@@ -99,6 +100,38 @@ describe('host operand placement', () => {
     expect(data[5]).toBe(0);
     expect(data[905]).toBe(9);
     expect(data[6]).toBe(-1);
+  });
+
+  it('gathers any piece of a sparse view (gatherInto from any element): the elements in C order, broadcast dimensions once', () => {
+    // A view of 1–3 loop dimensions and 0–1 core dimensions, strides of either sign, some 0.
+    const dim = fc.record({ extent: fc.integer({ min: 1, max: 6 }), stride: fc.integer({ min: -40, max: 40 }) });
+    fc.assert(
+      fc.property(fc.array(dim, { minLength: 1, maxLength: 3 }), fc.array(dim, { maxLength: 1 }), fc.nat(), fc.nat(), (loop, core, fromSeed, lengthSeed) => {
+        const dims = [...loop, ...core];
+        // The lowest offset that keeps every element at index ≥ 0.
+        const offset = dims.reduce((o, d) => o + Math.max(0, -d.stride * (d.extent - 1)), 0);
+        const size = offset + dims.reduce((o, d) => o + Math.max(0, d.stride * (d.extent - 1)), 0) + 1;
+        const data = Float32Array.from({ length: size }, (_, i) => i);
+        const v = view(data, loop.map((d) => d.stride), core.map((d) => d.stride), offset, core.map((d) => d.extent));
+        const p = placeHostOperand(v, loop.map((d) => d.extent));
+        // The reference: the view's elements in C order, a dimension that does not move taken once.
+        const moving = dims.filter((d) => d.stride !== 0 && d.extent > 1);
+        const expected: number[] = [];
+        const visit = (k: number, at: number): void => {
+          if (k === moving.length) expected.push(at);
+          else for (let i = 0; i < moving[k]!.extent; i++) visit(k + 1, at + i * moving[k]!.stride);
+        };
+        visit(0, offset);
+        if (p.mode !== 'packed') return; // a dense enough view is uploaded as its span (about 60 % of runs)
+        expect(p.length).toBe(expected.length);
+        const from = fromSeed % p.length;
+        const into = new Float32Array((lengthSeed % (p.length + 2)) + 1).fill(-1);
+        gatherInto(p, into, from);
+        const count = Math.min(into.length, p.length - from);
+        expect([...into]).toEqual([...expected.slice(from, from + count), ...new Array<number>(into.length - count).fill(-1)]);
+      }),
+      { numRuns: 400 },
+    );
   });
 });
 

@@ -8,8 +8,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { DeviceError, KernelRuntimeError } from '../../../src/errors.js';
 import { getGpuOptions, guvectorize, type NDArray, setGpuOptions, sharedArray, toDevice, vectorize } from '../../../src/index.js';
-import { downloadBuffer, stageUpload, stagingPoolStats } from '../../../src/targets/gpu/runtime/buffers.js';
-import { acquireDevice, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
+import { downloadBuffer, STAGING_IDLE_MS, stageUpload, stagingPoolStats } from '../../../src/targets/gpu/runtime/buffers.js';
+import { acquireDevice, holdDevice, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { setHostUploadPath } from '../../../src/targets/gpu/runtime/dispatch.js';
 import { IN_FLIGHT, streamingStats } from '../../../src/targets/gpu/runtime/streaming.js';
 import { describeGpu } from '../../gpu-available.js';
@@ -91,6 +91,35 @@ describeGpu('large host inputs through staging buffers', { timeout: 120_000 }, (
     expect(differences((await cpu(strided, b)).data, (await gpu(strided, b)).data)).toEqual([]);
   });
 
+  it('sparse views are gathered straight into the staging buffers: chunks that end inside a row, backwards, int8, uint16, broadcast', async () => {
+    // Every third column of 4,700 rows × 3,000: 4.7 M float32 (18.8 MiB, two 16 MiB chunks, the
+    // first ending inside row 4,194), gathered. Each gpu call runs twice: the first compiles (its
+    // inputs are taken into an array meanwhile), the second is recorded at once and gathers.
+    const rows = 4700;
+    const cols = 1000;
+    const x = { data: pattern(rows * cols * 3, 17), shape: [rows, cols], strides: [3 * cols, 3], offset: 2 };
+    const y = { data: pattern(rows * cols, 18), shape: [rows, cols] };
+    const expected = (await cpu(x, y)).data;
+    for (let k = 0; k < 2; k++) expect(differences(expected, (await gpu(x, y)).data)).toEqual([]);
+    expect(differences(expected, (await viaWriteBuffer(() => gpu(x, y))).data)).toEqual([]);
+
+    const u16 = (target: 'cpu' | 'gpu') => vectorize(['float32(uint16, float32)'], { target })((a: number, b: number) => a * 0.5 + b);
+    const halves = new Uint16Array(3 * 200_000 * 3).map((_, i) => (i * 7919) % 65536);
+    const xBack = { data: halves, shape: [3, 200_000], strides: [600_000, -3], offset: 599_999 }; // 1.1 MiB gathered, rows backwards
+    const yRows = { data: new Float32Array([1, 2, 3]), shape: [3, 200_000], strides: [1, 0] }; // broadcast along rows
+    const expected16 = (await u16('cpu')(xBack, yRows)).data;
+    const u16Gpu = u16('gpu');
+    for (let k = 0; k < 2; k++) expect(differences(expected16, (await u16Gpu(xBack, yRows)).data)).toEqual([]);
+
+    const i8 = (target: 'cpu' | 'gpu') => vectorize(['int32(int8, int32)'], { target })((a: number, b: number) => a * 3 + b);
+    const bytes = new Int8Array(5 * MiB + 1).map((_, i) => (i * 131) % 256);
+    const x8 = { data: bytes, shape: [MiB + 1], strides: [5], offset: 0 }; // 1 MiB + 1 byte gathered: a partial last word
+    const y8 = new Int32Array(MiB + 1).fill(2);
+    const expected8 = (await i8('cpu')(x8, y8)).data;
+    const i8Gpu = i8('gpu');
+    for (let k = 0; k < 2; k++) expect(differences(expected8, (await i8Gpu(x8, y8)).data)).toEqual([]);
+  });
+
   it('stageUpload pads the last word with zeros, also in a staging buffer that held other bytes', async () => {
     const ctx = await acquireDevice();
     const { device } = ctx;
@@ -119,6 +148,43 @@ describeGpu('large host inputs through staging buffers', { timeout: 120_000 }, (
     expect(stagingCreated.count()).toBe(created); // the same staging buffer, holding 0xab after the data
     expect([...back.subarray(MiB, MiB + 16)]).toEqual([0x5c, 0x5c, 0x5c, 0x5c, 0x5c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     expect(back.subarray(0, MiB + 5).every((v) => v === 0x5c)).toBe(true);
+  });
+
+  it('the staging pools are kept while the GPU copies out of a staging buffer and while read-backs go on, emptied once idle', async () => {
+    const ctx = await acquireDevice();
+    const hold = holdDevice(ctx); // not released while idle: the pools' idle time is what is tested
+    const { device } = ctx;
+    const target = device.createBuffer({ size: MiB, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    // The staging buffer's mapping again is held back, as if the GPU were busy with the copy.
+    const prototype = Object.getPrototypeOf(target) as { mapAsync: (this: GPUBuffer, mode: number, ...rest: number[]) => Promise<void> };
+    const mapAsync = prototype.mapAsync;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    prototype.mapAsync = function (mode, ...rest) {
+      return mode === GPUMapMode.WRITE ? gate.then(() => mapAsync.call(this, mode, ...rest)) : mapAsync.call(this, mode, ...rest);
+    };
+    try {
+      const staged = stageUpload(ctx, new Uint8Array(MiB).fill(1));
+      const encoder = device.createCommandEncoder();
+      staged.recordInto(encoder, target);
+      device.queue.submit([encoder.finish()]);
+      staged.release();
+      await new Promise((resolve) => setTimeout(resolve, STAGING_IDLE_MS + 300));
+      expect(stagingPoolStats(ctx).write.bytes).toBeGreaterThan(0); // still being mapped: kept
+    } finally {
+      prototype.mapAsync = mapAsync;
+      open();
+    }
+    // Read-backs keep the write pool too (a loop of calls uploads first and reads back last).
+    for (let t = 0; t < STAGING_IDLE_MS + 300; t += 400) {
+      await downloadBuffer(ctx, target, 0, 4096);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    }
+    expect(stagingPoolStats(ctx).write.bytes).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, STAGING_IDLE_MS + 300));
+    expect(stagingPoolStats(ctx)).toEqual({ read: { bytes: 0, sizes: [] }, write: { bytes: 0, sizes: [] } });
+    target.destroy();
+    hold.release();
   });
 
   it('a large upload that repeats goes through staging buffers of its size, reused by the next call', async () => {

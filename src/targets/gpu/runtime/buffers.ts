@@ -139,16 +139,22 @@ interface WriteSlot {
   ready: Promise<void>;
   /** `ready` has resolved: the slot can be written now (see {@link stageUpload}). */
   mapped: boolean;
+  /** `ready` has not settled: the GPU may still be copying out of the slot. */
+  pending: boolean;
 }
 
 /** Maps a slot for writing again, after the GPU has copied out of it (queue order). */
 function remap(slot: WriteSlot): void {
   slot.mapped = false;
+  slot.pending = true;
   slot.ready = slot.buffer.mapAsync(GPUMapMode.WRITE);
   // Awaited when the slot is taken again; a failed mapping leaves `mapped` false.
   slot.ready.then(
-    () => (slot.mapped = true),
-    () => {},
+    () => {
+      slot.mapped = true;
+      slot.pending = false;
+    },
+    () => (slot.pending = false),
   );
 }
 
@@ -293,7 +299,23 @@ export interface StagedUpload {
  */
 export function stageUpload(ctx: GpuContext, data: ArrayBufferView): StagedUpload {
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  const padded = Math.ceil(bytes.byteLength / 4) * 4;
+  return stageUploadWith(ctx, bytes.byteLength, (chunk, at) => chunk.set(bytes.subarray(at, at + chunk.byteLength)));
+}
+
+/**
+ * {@link stageUpload} of `byteLength` bytes that `write` puts into the mapped staging memory
+ * itself, a chunk at a time: so a strided host view is gathered straight into it (dispatch.ts),
+ * without an array of its elements in between.
+ *
+ * @param ctx the live device
+ * @param byteLength bytes to upload
+ * @param write writes bytes `at … at + chunk.byteLength − 1` of the upload into `chunk` (the
+ *   mapped memory, a whole number of 8-byte words long but for the last chunk; the bytes after
+ *   the upload's end, up to a multiple of 4, are zeroed here)
+ * @returns the staged upload, to record and then release
+ */
+export function stageUploadWith(ctx: GpuContext, byteLength: number, write: (chunk: Uint8Array, at: number) => void): StagedUpload {
+  const padded = Math.ceil(byteLength / 4) * 4;
   const pool = stagingPoolOf(ctx, 'write');
   const chunkBytes = chunkBytesFor(pool, padded);
   const slots: WriteSlot[] = [];
@@ -303,8 +325,8 @@ export function stageUpload(ctx: GpuContext, data: ArrayBufferView): StagedUploa
       const slot = takeMappedSlot(ctx, pool, n);
       slots.push(slot);
       const mapped = new Uint8Array(slot.buffer.getMappedRange(0, n));
-      const end = Math.min(at + n, bytes.byteLength);
-      mapped.set(bytes.subarray(at, end));
+      const end = Math.min(at + n, byteLength);
+      write(mapped.subarray(0, end - at), at);
       // The last word's padding: a reused slot holds an earlier upload's bytes there.
       if (end - at < n) mapped.fill(0, end - at);
       slot.buffer.unmap();
@@ -570,6 +592,8 @@ interface StagingPool<T> {
   idleTimer: TimerHandle | undefined;
   readonly sizeOf: (entry: T) => number;
   readonly destroy: (entry: T) => void;
+  /** The entry is still in use by the GPU (a copy out of it in flight): the pool is not idle. */
+  readonly busy: (entry: T) => boolean;
 }
 
 // Per device, weakly: a released device's pools go with it (its buffers die with the device).
@@ -579,27 +603,37 @@ const writePools = new WeakMap<GPUDevice, StagingPool<WriteSlot>>();
 function stagingPoolOf(ctx: GpuContext, direction: 'read'): StagingPool<GPUBuffer>;
 function stagingPoolOf(ctx: GpuContext, direction: 'write'): StagingPool<WriteSlot>;
 function stagingPoolOf(ctx: GpuContext, direction: 'read' | 'write'): StagingPool<GPUBuffer> | StagingPool<WriteSlot> {
-  if (direction === 'read') {
-    let pool = readPools.get(ctx.device);
-    if (!pool) readPools.set(ctx.device, (pool = newPool<GPUBuffer>((b) => b.size, (b) => b.destroy())));
-    armStagingIdle(pool);
-    return pool;
+  let read = readPools.get(ctx.device);
+  let write = writePools.get(ctx.device);
+  if (direction === 'read' && !read) readPools.set(ctx.device, (read = newPool<GPUBuffer>((b) => b.size, (b) => b.destroy(), () => false)));
+  if (direction === 'write' && !write) {
+    writePools.set(ctx.device, (write = newPool<WriteSlot>((s) => s.buffer.size, (s) => s.buffer.destroy(), (s) => s.pending)));
   }
-  let pool = writePools.get(ctx.device);
-  if (!pool) writePools.set(ctx.device, (pool = newPool<WriteSlot>((s) => s.buffer.size, (s) => s.buffer.destroy())));
-  armStagingIdle(pool);
-  return pool;
+  // A transfer either way keeps both pools: a loop of calls uploads at the start of each call and
+  // reads back at its end, and a slow kernel between must not empty the other direction's pool.
+  if (read) armStagingIdle(read);
+  if (write) armStagingIdle(write);
+  return direction === 'read' ? read! : write!;
 }
 
-function newPool<T>(sizeOf: (entry: T) => number, destroy: (entry: T) => void): StagingPool<T> {
-  return { free: new Map(), bytes: 0, wanted: new Set(), idleTimer: undefined, sizeOf, destroy };
+function newPool<T>(sizeOf: (entry: T) => number, destroy: (entry: T) => void, busy: (entry: T) => boolean): StagingPool<T> {
+  return { free: new Map(), bytes: 0, wanted: new Set(), idleTimer: undefined, sizeOf, destroy, busy };
 }
 
-/** Empties the pool (and forgets wanted sizes) once no transfer used it for STAGING_IDLE_MS. */
+/**
+ * Empties the pool (and forgets wanted sizes) once no transfer used the device's pools for
+ * STAGING_IDLE_MS and none of its entries is still in use by the GPU.
+ */
 function armStagingIdle<T>(pool: StagingPool<T>): void {
   if (pool.idleTimer) cancelTimeout(pool.idleTimer);
   pool.idleTimer = unrefTimeout(() => {
     pool.idleTimer = undefined;
+    for (const list of pool.free.values()) {
+      if (list.some(pool.busy)) {
+        armStagingIdle(pool);
+        return;
+      }
+    }
     for (const list of pool.free.values()) for (const entry of list) pool.destroy(entry);
     pool.free.clear();
     pool.bytes = 0;
@@ -646,7 +680,7 @@ function writeSlotSize(length: number): number {
 
 function newWriteSlot(ctx: GpuContext, size: number): WriteSlot {
   const buffer = ctx.device.createBuffer({ size, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
-  return { buffer, ready: Promise.resolve(), mapped: true };
+  return { buffer, ready: Promise.resolve(), mapped: true, pending: false };
 }
 
 function takeWriteSlot(ctx: GpuContext, pool: StagingPool<WriteSlot>, length: number): WriteSlot {

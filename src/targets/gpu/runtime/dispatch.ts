@@ -5,8 +5,9 @@
  * Host inputs are read during the call itself, before it returns its promise: uploaded there and
  * then when the device and the pipeline are ready (the usual case after the first call), copied
  * otherwise — so changing a host array right after the call does not change its result. Large host
- * inputs (from 1 MiB) are copied into pooled mapped staging buffers and their copies to the device
- * recorded into the call's own batch ({@link stageUpload}); small ones go through `queue.writeBuffer`.
+ * inputs (from 1 MiB) are copied into pooled mapped staging buffers — a sparse view's elements
+ * gathered straight into them — and their copies to the device recorded into the call's own batch
+ * ({@link stageUpload}); small ones go through `queue.writeBuffer`.
  *
  * Calls whose outputs are all device arrays return once their work is recorded: a chain of calls
  * queues up without waiting for the GPU, and their errors surface at the next synchronisation
@@ -16,7 +17,7 @@
 import { DTYPES, type TypedArray } from '../../../dtypes.js';
 import { type CallLimits, type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
 import { pressureYield, releaseBuffer, takeBuffer } from './buffer-pool.js';
-import { downloadBuffer, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload } from './buffers.js';
+import { downloadBuffer, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload, stageUploadWith } from './buffers.js';
 import { type DeviceOperandView, layoutCall, type CallLayout, scalarBits } from '../codegen/call-layout.js';
 import { beginCall, type CallRef, checkCalls, endCall, flushChain, noteWrite, taintsOf } from './chain.js';
 import { type DeviceArray, bufferIsKnownZero, contentsUnspecified, noteKernelWrite } from './device-array.js';
@@ -24,7 +25,7 @@ import { watchLimits } from '../../../cancellation.js';
 import { CallTimeoutError } from '../../../errors.js';
 import { asDeviceError } from './device-errors.js';
 import { abandonDevice, type GpuContext, holdDevice, isDeviceAlive, liveDevice, withDevice } from './device.js';
-import { type HostPlacement, isAllZero, placeHostOperand, scatterResults, uploadData } from './host-operands.js';
+import { gatherInto, type HostPlacement, isAllZero, placeHostOperand, scatterResults, uploadData } from './host-operands.js';
 import { isTiming, passTiming } from './kernel-timing.js';
 import { type CompiledKernel, compiledKernel, readyKernel } from './pipeline-cache.js';
 import { layoutKey, paramSlots } from '../codegen/shader-layout.js';
@@ -45,6 +46,12 @@ interface HostBuffer {
   pristine: boolean;
   /** The elements to upload, taken when the call was made. */
   data?: TypedArray;
+  /**
+   * The elements to upload are gathered from the caller's array straight into staging memory as
+   * the call is recorded (a large `packed` region on the path that records at once): no array of
+   * them in between.
+   */
+  gather?: boolean;
   buffer?: GPUBuffer;
   /** The buffer is new (zeroed), not reused from the pool. */
   fresh?: boolean;
@@ -144,7 +151,7 @@ function startOnGpu(plan: CallPlan): Promise<void> {
       const kernel = readyKernel(ctx, call.key);
       if (kernel) {
         if (signature !== undefined) remember(ctx, signature, plan, call, kernel);
-        for (const h of hostBuffers) if (h.read || !h.pristine) h.data = uploadData(h.placement);
+        for (const h of hostBuffers) if (h.read || !h.pristine) takeElementsNow(h);
         return record(ctx, plan, hostBuffers, call, kernel);
       }
     }
@@ -394,7 +401,7 @@ interface StagedInput {
 function placeHostBuffers(ctx: GpuContext, hostBuffers: HostBuffer[], temporaries: GPUBuffer[]): StagedInput[] | undefined {
   const { device } = ctx;
   // A buffer from the pool may still be used by the open batch: host writes must not overtake it.
-  if (hostBuffers.some((h) => h.data)) flushChain(device);
+  if (hostBuffers.some((h) => h.data || h.gather)) flushChain(device);
   let staged: StagedInput[] | undefined;
   try {
     for (const h of hostBuffers) {
@@ -402,6 +409,10 @@ function placeHostBuffers(ctx: GpuContext, hostBuffers: HostBuffer[], temporarie
       h.buffer = buffer;
       h.fresh = fresh;
       temporaries.push(buffer);
+      if (h.gather) {
+        (staged ??= []).push({ upload: stageGathered(ctx, h.placement), buffer });
+        continue;
+      }
       if (!h.data) continue;
       if (hostUploads === 'staged' && h.data.byteLength >= STAGED_UPLOAD_MIN_BYTES) {
         (staged ??= []).push({ upload: stageUpload(ctx, h.data), buffer });
@@ -416,6 +427,24 @@ function placeHostBuffers(ctx: GpuContext, hostBuffers: HostBuffer[], temporarie
     throw e;
   }
   return staged;
+}
+
+/**
+ * The elements a host region uploads, for a call recorded right away: a large `packed` region is
+ * marked to be gathered straight into staging memory ({@link stageGathered}); others are taken
+ * now (a view of the caller's array, or its gathered elements).
+ */
+function takeElementsNow(h: HostBuffer): void {
+  if (h.placement.mode === 'packed' && hostUploads === 'staged' && h.bytes >= STAGED_UPLOAD_MIN_BYTES) h.gather = true;
+  else h.data = uploadData(h.placement);
+}
+
+/** Stages a `packed` region's elements, gathered from the caller's array into each staging chunk. */
+function stageGathered(ctx: GpuContext, p: HostPlacement): StagedUpload {
+  const elementType = p.data.constructor as new (buffer: ArrayBufferLike, byteOffset: number, length: number) => TypedArray;
+  const size = p.data.BYTES_PER_ELEMENT;
+  // Chunks start at multiples of 8 bytes and hold whole elements (buffers.ts stageUploadWith).
+  return stageUploadWith(ctx, p.length * size, (chunk, at) => gatherInto(p, new elementType(chunk.buffer, chunk.byteOffset, chunk.byteLength / size), at / size));
 }
 
 /** `queue.writeBuffer` of a typed array's elements, the last 1–3 bytes zero-padded to a word. */

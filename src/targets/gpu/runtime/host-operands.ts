@@ -92,8 +92,56 @@ function emptyPlacement(view: OperandView, data: TypedArray, dims: Dim[]): HostP
 export function uploadData(p: HostPlacement): TypedArray {
   if (p.mode === 'span') return p.data.subarray(p.low, p.high + 1);
   const packed = new (p.data.constructor as new (length: number) => TypedArray)(p.length);
-  walkDistinct(p, (host, device) => ((packed as Uint8Array)[device] = (p.data as Uint8Array)[host]!));
+  gatherInto(p, packed, 0);
   return packed;
+}
+
+/**
+ * Gathers device elements `from … from + into.length − 1` of a `packed` placement (fewer where
+ * the placement ends first) into `into`, a typed array of the placement's type: so a large
+ * placement can be gathered a piece at a time, straight into mapped staging memory.
+ *
+ * @param p a placement of mode `packed` (its device elements are its distinct elements in C order)
+ * @param into where the elements go, from its index 0
+ * @param from the first device element
+ */
+export function gatherInto(p: HostPlacement, into: TypedArray, from: number): void {
+  const count = Math.min(into.length, p.length - from);
+  if (count <= 0) return;
+  const source = p.data as Uint8Array;
+  const dest = into as Uint8Array;
+  const moving = movingDims(p);
+  if (moving.length === 0) {
+    dest[0] = source[p.hostOffset]!;
+    return;
+  }
+  // Device strides decrease in C order: `from` splits into one index per moving dimension.
+  const index = new Array<number>(moving.length);
+  let host = p.hostOffset;
+  let rest = from - p.offset;
+  for (let k = 0; k < moving.length; k++) {
+    index[k] = Math.floor(rest / moving[k]!.device);
+    rest -= index[k]! * moving[k]!.device;
+    host += index[k]! * moving[k]!.stride;
+  }
+  const last = moving.length - 1;
+  const inner = moving[last]!;
+  let written = 0;
+  for (;;) {
+    const run = Math.min(inner.extent - index[last]!, count - written);
+    for (let r = 0; r < run; r++, host += inner.stride) dest[written++] = source[host]!;
+    if (written >= count) return;
+    // The inner dimension ran to its end: back to its start, one step along the next that moves.
+    host -= inner.extent * inner.stride;
+    index[last] = 0;
+    for (let axis = last - 1; axis >= 0; axis--) {
+      const d = moving[axis]!;
+      host += d.stride;
+      if (++index[axis]! < d.extent) break;
+      host -= d.extent * d.stride;
+      index[axis] = 0;
+    }
+  }
 }
 
 /**
@@ -127,10 +175,14 @@ export function isAllZero(p: HostPlacement): boolean {
  * Calls `visit(hostIndex, deviceIndex)` for every element of the view, each distinct element
  * once: broadcast dimensions are walked at index 0 only.
  */
+/** The dimensions along which the view moves (not broadcast, extent > 1), with their device strides. */
+function movingDims(p: HostPlacement): (Dim & { device: number })[] {
+  const deviceStrides = [...p.loopStrides, ...p.coreStrides];
+  return p.dims.map((d, k) => ({ ...d, device: deviceStrides[k]! })).filter((d) => d.stride !== 0 && d.extent > 1);
+}
+
 function walkDistinct(p: HostPlacement, visit: (host: number, device: number) => void): void {
-  const moving = p.dims
-    .map((d, k) => ({ ...d, device: [...p.loopStrides, ...p.coreStrides][k]! }))
-    .filter((d) => d.stride !== 0 && d.extent > 1);
+  const moving = movingDims(p);
   const deviceOffset = p.offset;
   if (moving.length === 0) {
     visit(p.hostOffset, deviceOffset);
