@@ -112,6 +112,10 @@ describeGpu('several devices on one adapter (lavapipe)', () => {
     const out = await toDevice(new Float32Array(n), { shard: true });
     expect(await saxpy(3, dx, dy, { out })).toBe(out);
     expect(bits((await out.toHost()) as Float32Array)).toEqual(bits(expected));
+    const positional = await toDevice(new Float32Array(n), { shard: true });
+    expect(await saxpy(3, dx, dy, positional)).toBe(positional);
+    expect(bits((await positional.toHost()) as Float32Array)).toEqual(bits(expected));
+    positional.destroy();
     const rows = (await hermite(dx, { dims: { n: 8 } })) as ShardedArray;
     expect(rows.shape).toEqual([n, 8]);
     expect(rows.rows).toEqual([5001, 5000]);
@@ -156,6 +160,8 @@ describeGpu('several devices on one adapter (lavapipe)', () => {
     const d = await toDevice(values(10));
     await expect(saxpy(1, a, d)).rejects.toThrow(/argument 3 is a DeviceArray on device 0, but the call runs on sharded arrays across devices \[0, 1\]/);
     await expect(toDevice(new Float32Array(1), { device: 3 })).rejects.toThrow(/device must be an integer from 0 to 2/);
+    const on1 = await toDevice(values(10), { device: 1 });
+    await expect(saxpy(1, d, on1)).rejects.toThrow(/the call's device arrays are on different devices/);
     await expect(toDevice({ data: new Float32Array(1), shape: [] }, { shard: true })).rejects.toThrow(/a 0-d array cannot be sharded/);
   });
 });

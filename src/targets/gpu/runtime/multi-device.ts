@@ -91,11 +91,12 @@ function namingDevice(slot: number): (e: unknown) => never {
   };
 }
 
-/** The device arrays a call names, sharded or not: the inputs and `out`. */
+/** The device arrays a call names, sharded or not: its inputs, its outputs (positional or `out`). */
 interface DeviceArgs {
   sharded: ShardedArray[];
-  /** A device array on another device than the current one (its device index). */
-  elsewhere?: number;
+  /** The device of its (unsharded) device arrays, and whether they are on more than one. */
+  slot?: number;
+  mixed?: boolean;
 }
 
 /**
@@ -103,18 +104,20 @@ interface DeviceArgs {
  * for sharded arguments, or on the device of its device arrays. Returns undefined for every other
  * call (the usual path then runs it).
  *
- * @param args the call's arguments (inputs, then perhaps `{ out, … }`)
+ * @param args the call's arguments (inputs, then perhaps outputs, then perhaps `{ out, … }`)
  * @param nin the number of inputs
  * @param call runs the call with other arguments, as the ufunc does
  * @returns the call's result, or undefined
- * @throws ArgumentError (rejected) for sharded arguments that do not line up, or device arrays of two devices
+ * @throws ArgumentError (rejected) for sharded arguments that do not line up, or device arrays of
+ *   two devices
  */
 export function placeCall(args: readonly unknown[], nin: number, call: (args: unknown[]) => Promise<unknown>): Promise<unknown> | undefined {
   const found = deviceArgs(args, nin);
   if (!found) return undefined;
-  if (found.sharded.length === 0) return onDevice(found.elsewhere!, () => call([...args]));
   try {
-    return runPerShard(args, nin, found.sharded, call);
+    if (found.sharded.length > 0) return runPerShard(args, nin, found.sharded, call);
+    if (found.mixed) throw new ArgumentError('the call\'s device arrays are on different devices: a call runs on one device (copy them to one with toDevice(x, { device }), or shard them all)');
+    return found.slot === currentSlot() ? undefined : onDevice(found.slot!, () => call([...args]));
   } catch (e) {
     return Promise.reject(e);
   }
@@ -122,26 +125,29 @@ export function placeCall(args: readonly unknown[], nin: number, call: (args: un
 
 function deviceArgs(args: readonly unknown[], nin: number): DeviceArgs | undefined {
   let found: DeviceArgs | undefined;
-  const here = currentSlot();
   const note = (x: unknown) => {
     if (typeof x !== 'object' || x === null) return;
     const kind = (x as { kind?: unknown }).kind;
     if (kind === 'sharded') (found ??= { sharded: [] }).sharded.push(x as ShardedArray);
     else if (kind === 'device') {
       const slot = (x as { deviceIndex?: number }).deviceIndex ?? 0;
-      if (slot !== here) (found ??= { sharded: [] }).elsewhere ??= slot;
+      found ??= { sharded: [] };
+      if (found.slot !== undefined && found.slot !== slot) found.mixed = true;
+      found.slot ??= slot;
     }
   };
-  for (let i = 0; i < nin && i < args.length; i++) note(args[i]);
+  for (const x of args) note(x);
   const out = outOf(args, nin);
   if (Array.isArray(out)) out.forEach(note);
   else note(out);
   return found;
 }
 
+/** The `out` option, when the call has an options object after its inputs (and outputs). */
 function outOf(args: readonly unknown[], nin: number): unknown {
-  const options = args[nin];
-  return typeof options === 'object' && options !== null && !ArrayBuffer.isView(options) ? (options as { out?: unknown }).out : undefined;
+  const options = args.length > nin ? args[args.length - 1] : undefined;
+  const isOptions = typeof options === 'object' && options !== null && !ArrayBuffer.isView(options) && !('kind' in options) && !('data' in options);
+  return isOptions ? (options as { out?: unknown }).out : undefined;
 }
 
 async function runPerShard(args: readonly unknown[], nin: number, sharded: readonly ShardedArray[], call: (args: unknown[]) => Promise<unknown>): Promise<unknown> {
@@ -155,19 +161,21 @@ async function runPerShard(args: readonly unknown[], nin: number, sharded: reado
   }
   args.forEach((x, i) => checkUnsharded(x, i < nin ? `argument ${i + 1}` : '`out`', first!));
   const out = outOf(args, nin);
+  const positional = args.slice(nin).filter(isSharded);
+  const shardOf = (x: unknown, k: number) => (isSharded(x) ? x.shards[k] : x);
   const shardArgs = (k: number): unknown[] =>
     args.map((x, i) => {
-      if (i < nin) return isSharded(x) ? x.shards[k] : x;
-      if (i > nin || out === undefined) return x;
-      const shardOut = Array.isArray(out) ? out.map((o) => (isSharded(o) ? o.shards[k] : o)) : isSharded(out) ? out.shards[k] : out;
-      return { ...(x as object), out: shardOut };
+      if (isSharded(x)) return x.shards[k];
+      if (out === undefined || i !== args.length - 1 || i < nin) return x;
+      return { ...(x as object), out: Array.isArray(out) ? out.map((o) => shardOf(o, k)) : shardOf(out, k) };
     });
   const results = await Promise.allSettled(first!.shards.map((shard, k) => onDevice(shard.deviceIndex, () => call(shardArgs(k))).catch(namingDevice(shard.deviceIndex))));
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
-  const values = results.map((r) => (r as PromiseFulfilledResult<unknown>).value);
+  // The outputs passed, as passed; else one ShardedArray per output from the shards' results.
   if (out !== undefined) return out;
-  // One output: a device array per shard; several: an array of them per shard.
+  if (positional.length > 0) return positional.length === 1 ? positional[0] : positional;
+  const values = results.map((r) => (r as PromiseFulfilledResult<unknown>).value);
   if (!Array.isArray(values[0])) return new ShardedArray(values as never);
   return (values[0] as unknown[]).map((_, o) => new ShardedArray(values.map((v) => (v as unknown[])[o]) as never));
 }
