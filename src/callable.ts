@@ -15,12 +15,7 @@ import type { Target } from './targets/target.js';
 import { prepareCall, type PreparedCall } from './prepare-call.js';
 import { runGuarded, runPrepared } from './run-call.js';
 import type { UfuncDefinition } from './ufunc.js';
-import { explainPlain, type PlainKernel, runPlainSync, runPreparedPlain } from './plain-kernel.js';
-
-/** The kernel of a ufunc made with `disableJit`, as plain-kernel.ts calls it. */
-function plainKernelOf(def: UfuncDefinition): PlainKernel {
-  return { fn: def.fn, env: def.env, params: def.parsed.params };
-}
+import { explainPlain, runPlainSync } from './plain-kernel.js';
 
 /**
  * A result: a typed array (1-D results of plain typed-array inputs), an `NDArray`, a scalar (0-D
@@ -181,7 +176,8 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     }
     const placed: Promise<unknown> | undefined = target.placeCall?.(args, def.nin, (placedArgs) => run(...placedArgs));
     if (placed) return placed;
-    if (def.disableJit) return runPreparedPlain(prepareCall(def, args, target), plainKernelOf(def));
+    // A plain-JS ufunc (`disableJit`): no fast path; runPrepared calls the kernel as it is.
+    if (def.disableJit) return runPrepared(prepareCall(def, args, target));
     const fast = fastCall(def, args, target) ?? deviceFastCall(def, args, target) ?? deviceRowsCall(def, args, target);
     if (fast) {
       // A small call on a host target runs here and now, without the guard's Promise layers: the
@@ -215,8 +211,8 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
         '`signal` and `timeout` apply to calls that return a Promise (`await f(…)`): a synchronous call blocks the very thread that would have to stop it.',
       );
     }
-    if (def.disableJit) {
-      runPlainSync(prepared.plan, plainKernelOf(def));
+    if (prepared.plain) {
+      runPlainSync(prepared.plan, prepared.plain);
       return prepared.finish();
     }
     learnFastPath(def, args, prepared);
@@ -227,7 +223,7 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     const target = loadTargetSync(def.target);
     if (!target) return `The '${def.target}' target is not loaded yet: it runs on first use.`;
     const prepared = prepareCall(def, args, target);
-    if (def.disableJit) return explainPlain(prepared.plan);
+    if (prepared.plain) return explainPlain(prepared.plan);
     return target.explain?.(prepared.plan) ?? `Runs on the '${def.target}' target.`;
   };
   Object.defineProperties(call, {

@@ -287,7 +287,7 @@ class KernelArrayView {
  * @param kernel - the function to call
  * @returns what the call returns (call-finish.ts)
  * @example
- * return runPreparedPlain(prepareCall(def, args, target), plainKernelOf(def));
+ * if (call.plain) return runPreparedPlain(call, call.plain); // run-call.ts's runPrepared
  */
 export async function runPreparedPlain(call: PreparedCall, kernel: PlainKernel): Promise<unknown> {
   const stop = limitExceeded(call.plan.limits, call.target.name);

@@ -116,7 +116,8 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
     def, target, ops, outputs, types, resultTypes, loopRank, coreShapes, views, nin,
     runStore: (store) => runPrepared(prepareCall(store.def, store.args, target)),
   });
-  return { plan, target, deviceOutputs: outputs.deviceOutputs, finish, setDeviceOutput };
+  const plain = def.disableJit ? { fn: def.fn, env: def.env, params: def.parsed.params } : undefined;
+  return { plan, target, deviceOutputs: outputs.deviceOutputs, finish, setDeviceOutput, ...(plain ? { plain } : {}) };
 }
 
 /** A scalar input: its value, and a one-element array holding it (for targets that read memory). */

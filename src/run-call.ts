@@ -9,6 +9,7 @@ import { CallCancelledError } from './errors.js';
 import { assertAttached } from './ndarray.js';
 import type { CallPlan } from './plan.js';
 import { ENQUEUED, type Target } from './targets/target.js';
+import { type PlainKernel, runPreparedPlain } from './plain-kernel.js';
 
 /** A call turned into a plan, with what is needed to hand results back. */
 export interface PreparedCall {
@@ -18,10 +19,16 @@ export interface PreparedCall {
   readonly deviceOutputs: readonly { readonly output: number; readonly shape: readonly number[]; readonly dtype: DType }[];
   readonly finish: () => unknown;
   readonly setDeviceOutput: (o: number, array: unknown) => void;
+  /**
+   * The kernel to call as plain JS, for a ufunc made with `disableJit`: then the plan carries only
+   * the signature's types, and no target runs it (plain-kernel.ts does).
+   */
+  readonly plain?: PlainKernel;
 }
 
 /** Runs a prepared call on its target, asynchronously. */
 export function runPrepared(call: PreparedCall): Promise<unknown> {
+  if (call.plain) return runPreparedPlain(call, call.plain);
   // Without waiting where the target allows it: the call reads its host inputs before returning.
   try {
     const now = call.deviceOutputs.map(({ shape, dtype }) => call.target.allocateDeviceArrayNow?.(shape, dtype));

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
-  DeviceArray, guvectorize, KernelCompileError, KernelRuntimeError, toDevice, vectorize, type NDArray,
+  DeviceArray, fuse, FusionError, guvectorize, KernelCompileError, KernelRuntimeError, toDevice, vectorize, type NDArray,
 } from '../src/index.js';
 import { runDebugExample } from '../examples/debug.js';
 import { FLOAT64_TARGETS, TARGETS } from './targets.js';
@@ -89,7 +89,7 @@ describe.each(TARGETS)('disableJit on %s', (target) => {
     expect(means).toEqual([1.5, 3.5]);
   });
 
-  it('runs reduce and accumulate through the plain kernel too', async () => {
+  it('runs reduce, accumulate and outer through the plain kernel too', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     const add = vectorize(['float32(float32, float32)'], { target, disableJit: true, identity: 0 })((a: number, b: number) => {
       console.log(a, b);
@@ -98,6 +98,11 @@ describe.each(TARGETS)('disableJit on %s', (target) => {
     expect(await add.reduce(Float32Array.of(1, 2, 3, 4))).toBe(10);
     expect(log).toHaveBeenCalledTimes(3);
     expect([...((await add.accumulate(Float32Array.of(1, 2, 3))) as Float32Array)]).toEqual([1, 3, 6]);
+    // outer runs one broadcast call of the kernel: plain JS too (it gave NaN when it reached the target's compiled code).
+    const table = (await add.outer(Float32Array.of(1, 2), Float32Array.of(10, 20, 30))) as NDArray;
+    expect(table.shape).toEqual([2, 3]);
+    expect([...table.data]).toEqual([11, 21, 31, 12, 22, 32]);
+    expect(log).toHaveBeenCalledTimes(3 + 2 + 6);
   });
 });
 
@@ -172,6 +177,16 @@ describe('disableJit: the switch and the kernel', () => {
     });
     vi.spyOn(console, 'log').mockImplementation(() => {});
     expect(logged.sync(Int32Array.of(7))).toBeInstanceOf(Float64Array); // refused by the compiler: JS's number
+  });
+
+  it('is not fused: fuse says why, and runs the calls one by one when asked', async () => {
+    const double = vectorize(['float64(float64)'], { disableJit: true })((x: number) => x * 2);
+    const inc = vectorize(['float64(float64)'])((x: number) => x + 1);
+    const chained = fuse((x) => inc(double(x) as never));
+    await expect(chained(Float64Array.of(1, 2))).rejects.toThrowError(FusionError);
+    await expect(chained(Float64Array.of(1, 2))).rejects.toThrowError(/runs its kernel as plain JS \(`disableJit` or UFUNC_DISABLE_JIT\): nothing is compiled, so nothing fuses/);
+    const separate = fuse((x) => inc(double(x) as never), { unfusable: 'separate' });
+    expect([...((await separate(Float64Array.of(1, 2))) as Float64Array)]).toEqual([3, 5]);
   });
 
   it('prints a view with console.log as its elements', async () => {
