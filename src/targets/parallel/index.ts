@@ -7,6 +7,7 @@
  * for themselves (less work than the threshold) or when splitting could change the answer (an
  * output that several loop indices write, see staging.ts).
  */
+import type { TypedKernel } from '../../compiler/ir.js';
 import { type DType, DTYPES, type TypedArray } from '../../dtypes.js';
 import { TargetUnavailableError } from '../../errors.js';
 import { checkOptions, type OptionRules, rule } from '../../options.js';
@@ -21,6 +22,7 @@ import { chooseEngine, isInWasmMemory } from '../cpu/wasm/index.js';
 import { decideEngine, type EngineDecision, type Engine, measuredChoice, recordTrial } from '../cpu/engine-calibration.js';
 import { fastmathNote, wasmKernelFor, WasmMemoryFull, wasmVariant } from '../cpu/wasm/engine.js';
 import { buffer as wasmBuffer, release as releaseWasm, reserve } from '../cpu/wasm/memory.js';
+import { estimatedSeconds, isCostly, MIN_COSTED_WORK, POOL_SECONDS, recordCallTime } from './kernel-cost.js';
 import { chunking, type Job, type JobOutcome, minChunkOf, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
 import { Command, MAX_OPERANDS, scalarKindOf, type WorkerMessage } from './protocol.js';
 import { type ArenaSource, canSplitLoop, type StagedOperands, StagingArenas, stageOperands } from './staging.js';
@@ -37,7 +39,7 @@ export interface ParallelOptions {
    * Calls with less work than this run on the calling thread with the cpu runner. Work is the loop
    * size times the largest operand's core size: elements for vectorize, rows × row length for
    * guvectorize. Calls with operands outside shared memory need 4 times as much (they pay for
-   * copies too).
+   * copies too). A call of a costly kernel goes to the workers below it too (kernel-cost.ts).
    * @default 32768 (see DEFAULT_THRESHOLD)
    */
   readonly threshold: number;
@@ -222,15 +224,24 @@ function callingThreadReason(plan: CallPlan): string | undefined {
   // A call with a signal or timeout runs on the workers whatever its size: only there can it be
   // stopped (a kernel that never ends does so on one element as on a million).
   const limited = plan.limits !== undefined;
-  if (work < options.threshold && !limited) return `its work (${work}) is below the threshold (${options.threshold})`;
+  // A kernel measured (or presumed, kernel-cost.ts) costly goes to the workers below the threshold too.
+  const costly = isCostly(plan.kernel, work);
+  if (work < options.threshold && !limited && !costly) return `its work (${work}) is below the threshold (${options.threshold})${costNote(plan.kernel, work)}`;
   const { operands } = plan;
   if (operands.length > MAX_OPERANDS) return `it has more than ${MAX_OPERANDS} operands`;
   if (operands.some((o) => isDeviceResident(o.data))) return 'an operand lives on the GPU';
   if (!canSplitLoop(plan) && !limited) return UNSPLITTABLE;
-  if (!limited && work < STAGED_THRESHOLD_FACTOR * options.threshold && operands.some((o) => o.scalar === undefined && !isShared(o.data as TypedArray))) {
-    return `its work (${work}) is below ${STAGED_THRESHOLD_FACTOR}× the threshold and some arrays would have to be copied into shared memory`;
+  if (!limited && !costly && work < STAGED_THRESHOLD_FACTOR * options.threshold && operands.some((o) => o.scalar === undefined && !isShared(o.data as TypedArray))) {
+    return `its work (${work}) is below ${STAGED_THRESHOLD_FACTOR}× the threshold and some arrays would have to be copied into shared memory${costNote(plan.kernel, work)}`;
   }
   return undefined;
+}
+
+/** What the kernel was measured to cost, for a calling-thread reason. */
+function costNote(kernel: TypedKernel, work: number): string {
+  const seconds = estimatedSeconds(kernel, work);
+  if (seconds === undefined) return '';
+  return `, and its measured cost, about ${(seconds * 1e3).toPrecision(2)} ms on one thread, is below ${POOL_SECONDS * 1e3} ms`;
 }
 
 /** Arrays outside shared memory are copied for the workers either way. */
@@ -386,7 +397,16 @@ function runOnCallingThread(plan: CallPlan): void {
     if (declinedUnsplittable) callCounts.unsplittable++;
   }
   declinedUnsplittable = false;
+  const work = workOf(plan, loopSize(plan));
+  if (work < MIN_COSTED_WORK) return cpuTarget.runSync!(plan);
+  const started = performance.now();
   cpuTarget.runSync!(plan);
+  recordCallTime(plan.kernel, work, (performance.now() - started) / 1000, 'thread');
+}
+
+/** Records a pool call's wall time as the kernel's cost (kernel-cost.ts says why that is a fair bound). */
+function recordPoolTime(plan: CallPlan, planned: PlannedJob, outcome: JobOutcome | undefined): void {
+  if (outcome?.ok === true && !planned.job.limits) recordCallTime(plan.kernel, workOf(plan, loopSize(plan)), (performance.now() - planned.startedAt) / 1000, 'pool');
 }
 
 function settle(outcome: JobOutcome): void {
@@ -413,6 +433,7 @@ function runSync(plan: CallPlan): void {
   } finally {
     planned.staged.finish(outcome?.ok === true);
     endTrial(planned, outcome?.ok === true);
+    recordPoolTime(plan, planned, outcome);
   }
   settle(outcome);
 }
@@ -452,6 +473,7 @@ async function run(plan: CallPlan): Promise<void> {
       await planned.staged.finishYielding(outcome?.ok === true);
     } finally {
       endTrial(planned, outcome?.ok === true);
+      recordPoolTime(plan, planned, outcome);
     }
   }
   settle(outcome);
@@ -477,7 +499,9 @@ function isSmall(plan: CallPlan): boolean {
   if (plan.limits) return false;
   const total = loopSize(plan);
   const options = currentOptions();
-  return total === 0 || options.workers === 0 || workOf(plan, total) < options.threshold;
+  if (total === 0 || options.workers === 0) return true;
+  const work = workOf(plan, total);
+  return work < options.threshold && !isCostly(plan.kernel, work);
 }
 
 /**
