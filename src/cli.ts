@@ -53,6 +53,21 @@ function integer(flags: Map<string, string>, name: string): number | undefined {
   return n;
 }
 
+/**
+ * A worker's log line. A worker outlives whatever reads its output (a shell pipe, a supervisor
+ * restarted): once stdout is closed (EPIPE), it stops logging and keeps serving jobs, where an
+ * unhandled stream error would kill it mid-job.
+ */
+function logLine(line: string): void {
+  if (stdoutClosed) return;
+  process.stdout.write(`${line}\n`);
+}
+let stdoutClosed = false;
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  stdoutClosed = true;
+});
+
 async function worker(flags: Map<string, string>): Promise<void> {
   const w = await startWorker({
     url: need(flags, 'redis'),
@@ -63,10 +78,10 @@ async function worker(flags: Map<string, string>): Promise<void> {
     ...(integer(flags, 'concurrency') !== undefined && { concurrency: integer(flags, 'concurrency')! }),
     ...(integer(flags, 'lock-ms') !== undefined && { lockDuration: integer(flags, 'lock-ms')! }),
     onJob: ({ id, chunks, ms, error }) => {
-      process.stdout.write(error ? `job ${id}: failed: ${error}\n` : `job ${id}: ${chunks} chunk${chunks === 1 ? '' : 's'} in ${ms.toFixed(1)} ms\n`);
+      logLine(error ? `job ${id}: failed: ${error}` : `job ${id}: ${chunks} chunk${chunks === 1 ? '' : 's'} in ${ms.toFixed(1)} ms`);
     },
   });
-  process.stdout.write(`ufunc worker ${w.name}: queue '${flags.get('queue') ?? 'ufunc'}', store ${flags.get('store')}, target ${flags.get('target') ?? 'parallel'}\n`);
+  logLine(`ufunc worker ${w.name}: queue '${flags.get('queue') ?? 'ufunc'}', store ${flags.get('store')}, target ${flags.get('target') ?? 'parallel'}`);
   const stop = (): void => {
     void w.close().then(() => process.exit(0));
   };

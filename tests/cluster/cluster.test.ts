@@ -92,6 +92,24 @@ describe.skipIf(!hasRedis)('a cluster of workers over Redis', () => {
     expect(workers.filter((w) => /job .*: 2 chunks/.test(w.output())).length).toBeGreaterThan(1);
   }, 120_000);
 
+  it('keeps a worker serving when whatever read its output has gone (stdout closed: EPIPE)', async () => {
+    const q = `${queue}-unread`;
+    const w = startWorker(redis.url, root, q);
+    try {
+      await waitFor(() => w.output().includes('ufunc worker'), 60_000, 'the worker to start');
+      w.stdout!.destroy(); // its next log line meets a closed pipe
+      const x = await input(root, 'xe', 8 * 256, 256);
+      const local = await createZarr(root, 'locale', { shape: x.shape, chunkShape: x.chunkShape, dtype: 'float32' });
+      await mapChunks(heavy, [x], local);
+      const remote = await createZarr(root, 'remotee', { shape: x.shape, chunkShape: x.chunkShape, dtype: 'float32' });
+      await mapChunks(heavy, [x], remote, { cluster: { url: redis.url, queue: q } });
+      expect(chunkFiles(root, 'remotee')).toEqual(chunkFiles(root, 'locale'));
+      expect(w.exitCode).toBe(null);
+    } finally {
+      w.kill('SIGKILL');
+    }
+  }, 120_000);
+
   it('finishes with the same bytes when a worker is killed mid-run', async () => {
     const x = await input(root, 'xk', 96 * 1024, 1024);
     const local = await createZarr(root, 'localk', { shape: x.shape, chunkShape: x.chunkShape, dtype: 'float32' });
