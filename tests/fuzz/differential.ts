@@ -40,10 +40,10 @@ export interface Outcome {
   readonly pairs: number;
 }
 
-const same = (a: number, b: number) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
+export const same = (a: number, b: number) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
 
 /** The typed-array buffer an operand's view lives in (bool as Uint8Array). */
-function buffer(op: Operand): ArrayLike<number> & { [i: number]: number } {
+export function buffer(op: Operand): ArrayLike<number> & { [i: number]: number } {
   const a = new (arrayOf(op.dtype))(op.data.length) as unknown as number[];
   op.data.forEach((v, i) => (a[i] = v));
   return a;
@@ -93,13 +93,13 @@ export function expected(c: Case, gpu: boolean): number[][] {
 }
 
 /** The ufunc of a case on a target. */
-function ufuncOf(k: Kernel, target: 'cpu' | 'parallel' | 'gpu') {
+export function ufuncOf(k: Kernel, target: 'cpu' | 'parallel' | 'gpu') {
   const env = Object.fromEntries(k.helpers.map((h) => [h.name, printHelper(h)]));
   const options = { target, env } as const;
   return k.kind === 'vectorize' ? vectorize([signatureOf(k)], options)(printKernel(k)) : guvectorize([signatureOf(k)], k.layout!, options)(printKernel(k));
 }
 
-function view(op: Operand, data: unknown): unknown {
+export function view(op: Operand, data: unknown): unknown {
   if (op.scalar !== undefined) return op.scalar;
   return { data, shape: op.shape, strides: op.strides, offset: op.offset, ...(op.dtype === 'bool' ? { dtype: 'bool' } : {}) };
 }
@@ -161,7 +161,7 @@ export async function runCase(c: Case, where: Where): Promise<Outcome> {
   }
 }
 
-const fmt = (v: number) => (Object.is(v, -0) ? '-0' : String(v));
+export const fmt = (v: number) => (Object.is(v, -0) ? '-0' : String(v));
 
 // ------------------------------------------------------------------ shrinking
 

@@ -10,6 +10,7 @@ import { setParallelOptions, shutdown } from '../../src/index.js';
 import { DEFAULT_THRESHOLD } from '../../src/targets/parallel/index.js';
 import { describeGpu } from '../gpu-available.js';
 import { campaign, emptyTally, report } from './campaign.js';
+import { chainReport, emptyChainTally, fuseCampaign } from './fuse-chains.js';
 
 afterAll(async () => {
   setParallelOptions({ threshold: DEFAULT_THRESHOLD });
@@ -25,7 +26,24 @@ describe('the differential fuzzer, seed 26', () => {
   });
 });
 
+describe('the differential fuzzer on fused chains, seed 26', () => {
+  it('fuse of two random kernels agrees with the oracle run step by step on cpu (both engines) and parallel, 150 chains', { timeout: 120_000 }, async () => {
+    setParallelOptions({ threshold: 0 });
+    const tally = emptyChainTally();
+    await fuseCampaign(26, Date.now() + 30_000, ['fuse-js', 'fuse-wasm', 'fuse-parallel'], tally, 5, 150);
+    expect(tally.findings, chainReport(tally)).toEqual([]);
+    expect(tally.chains.get('fuse-wasm') ?? 0).toBeGreaterThan(20);
+  });
+});
+
 describeGpu('the differential fuzzer on the gpu, seed 26', () => {
+  it('fuse of two random kernels on the gpu (host arrays) agrees with the oracle, 12 chains', { timeout: 120_000 }, async () => {
+    const tally = emptyChainTally();
+    await fuseCampaign(26, Date.now() + 30_000, ['fuse-gpu'], tally, 5, 12);
+    expect(tally.findings, chainReport(tally)).toEqual([]);
+    expect(tally.chains.get('fuse-gpu') ?? 0).toBeGreaterThan(2);
+  });
+
   it('the gpu (host and device arrays) agrees with the oracle on 24 random kernels', { timeout: 120_000 }, async () => {
     const tally = emptyTally();
     await campaign(26, Date.now() + 40_000, ['gpu', 'gpu-device'], tally, 5, 24);
