@@ -239,11 +239,12 @@ export class StagedOperands {
   /**
    * Takes the deferred copies into the arena as an {@link InputPipeline}, which copies the inputs
    * chunk by chunk while the job's first chunks already run — where some input can be copied so: a
-   * vectorize call over a 1-D loop, the input read in order from its element 0 (loop index i reads
-   * element i) and staged alone. Undefined where none can (then `copyInYielding` copies them all).
+   * call over a 1-D loop, an input staged alone whose loop index i reads only within
+   * [i·stride, (i+1)·stride) of its elements (element i of a vectorize call; row i of contiguous
+   * rows). Undefined where none can (then `copyInYielding` copies them all).
    */
   pipelineInputs(plan: CallPlan): InputPipeline | undefined {
-    if (!this.arena || this.copiesIn.length === 0 || plan.kind !== 'vectorize' || plan.loopShape.length !== 1) return undefined;
+    if (!this.arena || this.copiesIn.length === 0 || plan.loopShape.length !== 1) return undefined;
     const arena = this.arena;
     const whole: Copy[] = [];
     const byIndex: ChunkCopy[] = [];
@@ -252,8 +253,9 @@ export class StagedOperands {
       const length = range.end - range.start;
       const copy = { from: new Uint8Array(range.buffer, range.start, length), to: new Uint8Array(arena.buffer, range.at, length) };
       const member = range.members[0]!;
-      const inOrder = range.members.length === 1 && member.k < plan.nin && member.view.loopStrides[0] === 1 && member.reach.low === 0;
-      if (inOrder) byIndex.push({ ...copy, bytesPerIndex: bytesPerElement(member.view) });
+      const stride = member.view.loopStrides[0]!;
+      const inOrder = range.members.length === 1 && member.k < plan.nin && stride > 0 && member.reach.low === 0 && member.reach.coreHigh < stride;
+      if (inOrder) byIndex.push({ ...copy, bytesPerIndex: stride * bytesPerElement(member.view) });
       else whole.push(copy);
     }
     if (byIndex.length === 0) return undefined;
