@@ -3,6 +3,7 @@
  * (the cpu's JS engine, parallel workers, the gpu on lavapipe), per element and per row, several
  * draws per element, in helpers; `{ seed }` and its errors.
  */
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ArgumentError, getGpuOptions, guvectorize, KernelCompileError, setGpuOptions, vectorize } from '../src/index.js';
 import { streamingStats } from '../src/targets/gpu/runtime/streaming.js';
@@ -93,6 +94,28 @@ describe.each(TARGETS)('Math.random() on %s', (target) => {
     const pi = (4 * hits.reduce((s, v) => s + v, 0)) / hits.length;
     expect(Math.abs(pi - Math.PI)).toBeLessThan(0.02); // σ ≈ 0.0037
   }, 60_000);
+});
+
+describe('Math.random() across targets (property)', () => {
+  // One ufunc per target, made once: `()->(n)` rows of n draws each.
+  const fills = TARGETS.map((target) =>
+    guvectorize(['void(float32[:], float32[:])'], '()->(n)', { target })((_x: Float32Array, out: Float32Array) => {
+      for (let j = 0; j < out.length; j++) out[j] = Math.fround(Math.random());
+    }),
+  );
+
+  it('every target draws the stream for any seed, number of rows and draws per row', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 5 }), async (seed, rows, n) => {
+        const key = keyOfSeed(seed);
+        for (const fill of fills) {
+          const out = (await fill(new Float32Array(rows), { seed, dims: { n } })) as { data: Float32Array };
+          expect(mismatches(out.data, (k) => f32(key, Math.floor(k / n), k % n))).toEqual([]);
+        }
+      }),
+      { numRuns: 15 },
+    );
+  }, 120_000);
 });
 
 describe.each(FLOAT64_TARGETS)('float64 Math.random() on %s', (target) => {
