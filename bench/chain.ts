@@ -130,7 +130,7 @@ async function measure(chain: Chain, ufunc: Ufunc): Promise<Measured> {
   /** One chain; per-call wall time in ms. The read-back of one element waits for every call. */
   const runChain = async (): Promise<{ ms: number; last: DeviceArray }> => {
     const t0 = performance.now();
-    let last = out;
+    let last: DeviceArray = out;
     for (let k = 0; k < chain.calls; k++) last = await call();
     await last.view([1], [1], 0).toHost();
     return { ms: (performance.now() - t0) / chain.calls, last };

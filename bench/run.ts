@@ -120,8 +120,8 @@ function resetOutput(problem: Problem, initialOut: FloatArray): void {
 async function toDeviceCall(problem: Problem): Promise<{ args: unknown[]; out: DeviceArray; release: () => void }> {
   const inputs = await Promise.all(problem.inputs.map((input) => (typeof input === 'number' ? input : toDevice(input))));
   const inPlaceIndex = problem.inputs.indexOf(problem.out);
-  const out = inPlaceIndex >= 0 ? (inputs[inPlaceIndex] as DeviceArray) : await deviceArray(problem.out.shape, problem.dtype);
-  const owned = [...inputs.filter((input): input is DeviceArray => typeof input !== 'number'), ...(inPlaceIndex >= 0 ? [] : [out])];
+  const out: DeviceArray = inPlaceIndex >= 0 ? (inputs[inPlaceIndex] as DeviceArray) : await deviceArray(problem.out.shape, problem.dtype);
+  const owned = [...inputs.filter((input): input is Exclude<typeof input, number> => typeof input !== 'number'), ...(inPlaceIndex >= 0 ? [] : [out])];
   return { args: [...inputs, { out }], out, release: () => owned.forEach((array) => array.destroy()) };
 }
 

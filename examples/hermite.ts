@@ -46,7 +46,7 @@ export async function seedTable(target: TargetName): Promise<{ fromScalar: NDArr
   const table = (await fromScalar(xs, { dims: { n: 4 } })) as NDArray;
   const rows = { data: Float32Array.from([0, 1, 2, 3, 4].flatMap((i) => [1, i, 1, 1])), shape: [5, 4] };
   await inPlace(rows, { out: rows });
-  return { fromScalar: table, inPlace: { ...rows, strides: [4, 1], dtype: 'float32' } };
+  return { fromScalar: table, inPlace: { ...rows, strides: [4, 1], offset: 0, dtype: 'float32', order: 'row-major' } };
 }
 
 export async function main(target: TargetName = 'cpu'): Promise<void> {

@@ -25,15 +25,16 @@ import { explainPlain, runPlainSync } from './plain-kernel.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type UfuncResult = any;
 
-export interface Ufunc {
+/**
+ * A ufunc of any target: called with `await`. A ufunc typed for the gpu is one of these and not a
+ * {@link Ufunc}, which adds `sync`; take an `AsyncUfunc` where a gpu ufunc must be accepted too.
+ */
+export interface AsyncUfunc {
   /** Calls the kernel over the arguments; the last argument may be `{ out, dims }`. */
   // `any[]`, not `unknown[]`: a ufunc typed from literal signatures (signature-types.ts) must still
   // be assignable to this loose type.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   (...args: any[]): Promise<UfuncResult>;
-  /** The same call, done before returning (cpu and parallel targets). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  sync(...args: any[]): UfuncResult;
   readonly target: TargetName;
   /** The signatures, as compiled so far (lazy vectorize adds one per new input dtype tuple). */
   readonly signatures: readonly string[];
@@ -48,6 +49,13 @@ export interface Ufunc {
    * @example f.explain(xs) // "WebAssembly (scalar): every array is in Wasm memory."
    */
   explain(...args: unknown[]): string;
+}
+
+/** A ufunc whose calls can also be made synchronously (`f.sync`, cpu and parallel targets). */
+export interface Ufunc extends AsyncUfunc {
+  /** The same call, done before returning (cpu and parallel targets; on the gpu it throws). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  sync(...args: any[]): UfuncResult;
 }
 
 /**

@@ -151,3 +151,19 @@ export function maxOf(t: DType): bigint {
   if (d.kind === 'b') return 1n;
   return BigInt(Number.MAX_SAFE_INTEGER);
 }
+
+/** The typed array that stores each dtype. */
+export interface TypedArrayOf {
+  bool: Uint8Array;
+  int8: Int8Array;
+  int16: Int16Array;
+  int32: Int32Array;
+  int64: BigInt64Array;
+  uint8: Uint8Array;
+  uint8c: Uint8ClampedArray;
+  uint16: Uint16Array;
+  uint32: Uint32Array;
+  uint64: BigUint64Array;
+  float32: Float32Array;
+  float64: Float64Array;
+}

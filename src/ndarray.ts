@@ -9,17 +9,25 @@ import { cOrderStrides, isFContiguous, reachOf, sizeOf, type StridedView } from 
 import type { ArrayOperand, DeviceArrayLike, DeviceOperand } from './plan.js';
 
 /** A strided n-dimensional view of a typed array; what ufuncs return for results that are not 1-D. */
-export interface NDArray<T extends TypedArray = TypedArray> extends Omit<StridedView, 'offset'> {
+export interface NDArray<T extends TypedArray = TypedArray> extends Omit<StridedView, 'offset' | 'dtype'> {
   readonly data: T;
-  /** Element offset of index [0, 0, …]. @default 0 */
-  readonly offset?: number;
+  /** The dtype of the elements: the one its typed array holds (a Uint8Array's may be bool). */
+  readonly dtype: DTypeOfArray<T>;
+  /** Element offset of index [0, 0, …]. */
+  readonly offset: number;
   /**
    * How the elements are laid out, in stdlib's words, so `new ndarray(r.dtype, r.data, r.shape,
    * r.strides, r.offset, r.order)` takes a result as it is. Results the library allocates are
    * 'row-major' (C order).
    */
-  readonly order?: 'row-major' | 'column-major';
+  readonly order: 'row-major' | 'column-major';
 }
+
+/** The dtypes a typed array may hold. */
+export type DTypeOfArray<T> = T extends Float32Array ? 'float32' : T extends Float64Array ? 'float64'
+  : T extends Int8Array ? 'int8' : T extends Int16Array ? 'int16' : T extends Int32Array ? 'int32' : T extends BigInt64Array ? 'int64'
+  : T extends Uint8ClampedArray ? 'uint8c' : T extends Uint8Array ? 'uint8' | 'bool' : T extends Uint16Array ? 'uint16' : T extends Uint32Array ? 'uint32' : T extends BigUint64Array ? 'uint64'
+  : DType;
 
 /** What a caller may pass where an array is expected. */
 export interface NDArrayLike {

@@ -3,27 +3,13 @@
  * arrays where they are; any other array is copied into shared memory for the call (and outputs
  * copied back), which for a cheap kernel can cost as much as the kernel itself.
  */
-import { type DType, DTYPES } from './dtypes.js';
+import { type DType, DTYPES, type TypedArrayOf } from './dtypes.js';
 import { ArgumentError, TargetUnavailableError } from './errors.js';
 import { cOrderStrides, sizeOf } from './layout.js';
 import type { NDArray } from './ndarray.js';
 import { allocateInWasmMemory } from './targets/cpu/wasm/index.js';
 
-/** The typed array that stores each dtype. */
-export interface TypedArrayOf {
-  bool: Uint8Array;
-  int8: Int8Array;
-  int16: Int16Array;
-  int32: Int32Array;
-  int64: BigInt64Array;
-  uint8: Uint8Array;
-  uint8c: Uint8ClampedArray;
-  uint16: Uint16Array;
-  uint32: Uint32Array;
-  uint64: BigUint64Array;
-  float32: Float32Array;
-  float64: Float64Array;
-}
+export type { TypedArrayOf } from './dtypes.js';
 
 function checkDType(dtype: unknown): asserts dtype is DType {
   if (typeof dtype !== 'string' || !Object.prototype.hasOwnProperty.call(DTYPES, dtype)) {
@@ -77,7 +63,7 @@ export function sharedNDArray<D extends DType = 'float64'>(shape: readonly numbe
     throw new ArgumentError(`\`shape\` must be an array of non-negative integers, found ${JSON.stringify(shape)}.`);
   }
   const data = sharedArray(sizeOf(shape), dtype);
-  return { data, shape: [...shape], strides: cOrderStrides(shape), offset: 0, dtype };
+  return { data, shape: [...shape], strides: cOrderStrides(shape), offset: 0, dtype: dtype as unknown as NDArray<TypedArrayOf[D]>['dtype'], order: 'row-major' };
 }
 
 /**

@@ -9,12 +9,12 @@
  * const f = vectorize(['float32(float32, float32)'])((a, b) => a * b); // a, b: number
  * const z = await f(xs, ys); // Float32Array when xs, ys are typed arrays
  */
-import type { Ufunc } from './callable.js';
+import type { AsyncUfunc } from './callable.js';
 import type { CallOptions } from './ufunc.js';
-import type { DType } from './dtypes.js';
-import type { Slice, Slice2 } from './kernel-types.js';
+import type { AxisOptions, ReduceOptions, UfuncMethods } from './methods/types.js';
+import type { DType, TypedArrayOf } from './dtypes.js';
+import type { CoreSlice, Slice2 } from './kernel-types.js';
 import type { NDArray, NDArrayLike } from './ndarray.js';
-import type { TypedArrayOf } from './shared-memory.js';
 import type { DeviceArray } from './targets/gpu/runtime/device-array.js';
 import type { ShardedArray } from './targets/gpu/runtime/sharded-array.js';
 import type { TargetName } from './targets/registry.js';
@@ -69,7 +69,7 @@ export type ScalarOf<D> = D extends 'int64' | 'uint64' ? bigint : D extends 'boo
 
 /** What a kernel parameter is, by argument: a scalar, or a core slice of its rank. */
 type KernelParam<A> = A extends { kind: 'array'; dtype: infer D; rank: infer R }
-  ? R extends 1 ? Slice<ScalarOf<D>> : R extends 2 ? Slice2<ScalarOf<D>> : unknown
+  ? R extends 1 ? CoreSlice<ScalarOf<D>> : R extends 2 ? Slice2<ScalarOf<D>> : unknown
   : A extends { dtype: infer D }
     ? ScalarOf<D>
     : never;
@@ -125,6 +125,7 @@ export interface TypedCallOptions<Out> extends CallOptions {
 /** The dtype an input array holds, `'any'` for scalars (they cast to any signature). */
 type InputDType<X> = X extends number | bigint | boolean
   ? 'any'
+  : X extends { readonly kind: 'device'; readonly dtype: infer D } ? D
   : X extends { readonly data: infer T } ? InputDType<T>
   : X extends Float32Array ? 'float32' : X extends Float64Array ? 'float64'
   : X extends Int8Array ? 'int8' : X extends Int16Array ? 'int16' : X extends Int32Array ? 'int32' : X extends BigInt64Array ? 'int64'
@@ -144,20 +145,45 @@ type OutputDType<P, In extends readonly unknown[]> = [MatchingOutput<P, In>] ext
 type MatchingOutput<P, In extends readonly unknown[]> = P extends { out: infer D; args: infer A } ? (Matches<A, In> extends true ? D : never) : never;
 
 /**
- * A call's result by what the inputs were, as the runtime decides it: a `ShardedArray` where an
- * input is sharded across devices, a `DeviceArray` where an input lives on the gpu, a scalar where every input is one (vectorize), a typed array where every
- * array input is a plain typed array, an `NDArray` where one is an ndarray-like view.
+ * Whether a call on plain typed arrays has a loop dimension: 1 when some typed array goes to an
+ * input without core dimensions (its elements are the loop), else 0 (typed arrays are 1-D; scalars
+ * add no dimension).
  */
-type ResultFor<In extends readonly unknown[], D, Vectorize extends boolean> = [Extract<In[number], ShardedArray>] extends [never]
-  ? DeviceResultFor<In, D, Vectorize>
+type LoopRank<In extends readonly unknown[], InRanks extends readonly number[]> = 1 extends {
+  [K in keyof In]: K extends keyof InRanks ? (In[K] extends number | bigint | boolean ? 0 : InRanks[K] extends 0 ? 1 : 0) : 0;
+}[number]
+  ? 1
+  : 0;
+
+/**
+ * A call's result by what the inputs were, as the runtime decides it (call-finish.ts): a
+ * `ShardedArray` where an input is sharded across devices; a `DeviceArray` where an input lives on
+ * the gpu; a scalar where every input is one and the result
+ * is 0-D; a typed array where the result is 1-D and every array input is a plain typed array; an
+ * `NDArray` otherwise (an ndarray-like input, `axes`/`axis`, a 0-D or 2-D or higher result). `OutRank`
+ * is the output's number of core dimensions; where the layout is not a literal (`number`), results
+ * that depend on it are a union.
+ */
+type ResultFor<In extends readonly unknown[], D, InRanks extends readonly number[], OutRank extends number, NDResult extends boolean> = [Extract<In[number], ShardedArray>] extends [never]
+  ? DeviceResultFor<In, D, InRanks, OutRank, NDResult>
   : ShardedArray;
-type DeviceResultFor<In extends readonly unknown[], D, Vectorize extends boolean> = [Extract<In[number], DeviceArray>] extends [never]
-  ? In[number] extends number | bigint | boolean
-    ? Vectorize extends true ? ScalarOf<D> : TypedArrayOf[D & DType] | NDArray<TypedArrayOf[D & DType]>
-    : [Extract<In[number], NDArrayLike>] extends [never]
-      ? Vectorize extends true ? TypedArrayOf[D & DType] : TypedArrayOf[D & DType] | NDArray<TypedArrayOf[D & DType]>
-      : NDArray<TypedArrayOf[D & DType]>
-  : DeviceArray;
+type DeviceResultFor<In extends readonly unknown[], D, InRanks extends readonly number[], OutRank extends number, NDResult extends boolean> = [Extract<In[number], DeviceArray>] extends [never]
+  ? number extends OutRank
+    ? In[number] extends number | bigint | boolean
+      ? InRanks extends readonly 0[] ? ScalarOf<D> | HostResult<D, 0 | 1> : HostResult<D, 0 | 1>
+      : [Extract<In[number], NDArrayLike>] extends [never] ? (NDResult extends true ? HostResult<D, 0> : HostResult<D, 0 | 1>) : HostResult<D, 0>
+    : In[number] extends number | bigint | boolean
+      ? OutRank extends 0 ? ScalarOf<D> : NDResult extends true ? HostResult<D, 0> : HostResult<D, OutRank>
+      : [Extract<In[number], NDArrayLike>] extends [never]
+        ? NDResult extends true ? HostResult<D, 0> : HostResult<D, Sum<LoopRank<In, InRanks>, OutRank>>
+        : HostResult<D, 0>
+  : DeviceArray<D & DType>;
+
+/** A host result of this rank: a typed array when 1-D, else an NDArray (a union for a union of ranks). */
+type HostResult<D, Rank> = (1 extends Rank ? TypedArrayOf[D & DType] : never) | (Exclude<Rank, 1> extends never ? never : NDArray<TypedArrayOf[D & DType]>);
+
+/** A small sum (ranks of loop plus core dimensions): 0 or 1 plus 0, 1, 2 or more. */
+type Sum<A extends number, B extends number> = A extends 0 ? B : B extends 0 ? 1 : 2;
 
 /** Outputs passed positionally after the inputs (as NumPy's `f(a, b, out)`). */
 type Outputs<N extends number, Acc extends OutputArray[] = []> = Acc['length'] extends N ? Acc : Outputs<N, [...Acc, OutputArray]>;
@@ -171,16 +197,42 @@ export type CallArguments<Nin extends number, Nout extends number> =
   | [...Inputs<Nin>, ...Outputs<Nout>, TypedCallOptions<never>];
 
 /**
- * A ufunc's call for literal signatures. `P` is the parsed signatures as `{ out, args }` (the
- * output dtype and the inputs' types); `Vectorize` says whether all-scalar calls give a scalar.
+ * `O` with every key that `Shape` does not have typed `never`: an options object with a misspelt
+ * key is a type error even beside valid keys (a generic parameter gets no excess property check).
+ * A record type (`Record<string, unknown>`) has no keys to check and is left to the run-time check.
+ *
+ * @example
+ * declare function f<const O extends Options>(options?: Exact<O, Options>): void;
+ * f({ target: 'gpu', fastmth: true }); // error: `fastmth` is never
  */
-export interface TypedCall<P, Nin extends number, Nout extends number, Vectorize extends boolean> {
-  <const In extends CallArguments<Nin, Nout>>(...args: In): Promise<CallResult<In, P, Nin, Nout, Vectorize>>;
+export type Exact<O, Shape> = string extends keyof O ? O : O & { [K in Exclude<keyof O, keyof Shape>]: never };
+
+/**
+ * What the arguments must also be so that a trailing options object has no unknown key: the
+ * same tuple with `never` for each unknown key of the options, or `unknown` (no constraint) where
+ * there is no options object or no unknown key. (Not the options intersected with that: an
+ * intersection escapes TypeScript's check that an object shares a key with an all-optional type,
+ * and an output passed where the options go would then compile.)
+ */
+type ExactOptions<In extends readonly unknown[]> = In extends readonly [...infer Head, infer Last]
+  ? [Last] extends [never]
+    ? unknown
+    : Last extends UfuncInput | OutputArray
+    ? unknown
+    : [Exclude<keyof Last, keyof TypedCallOptions<unknown>>] extends [never] ? unknown : readonly [...Head, { [K in Exclude<keyof Last, keyof TypedCallOptions<unknown>>]: never }]
+  : unknown;
+
+/**
+ * A ufunc's call for literal signatures. `P` is the parsed signatures as `{ out, args }` (the
+ * output dtype and the inputs' types); `Shape` the core dimensions of the layout.
+ */
+export interface TypedCall<P, Shape extends CoreRanks> {
+  <const In extends CallArguments<Shape['nin'], Shape['nout']>>(...args: In & ExactOptions<In>): Promise<CallResult<In, P, Shape>>;
 }
 
 /** The same call done before returning (`f.sync`, cpu and parallel): never a device array. */
-export interface TypedSyncCall<P, Nin extends number, Nout extends number, Vectorize extends boolean> {
-  <const In extends CallArguments<Nin, Nout>>(...args: In): Exclude<CallResult<In, P, Nin, Nout, Vectorize>, DeviceArray | ShardedArray>;
+export interface TypedSyncCall<P, Shape extends CoreRanks> {
+  <const In extends CallArguments<Shape['nin'], Shape['nout']>>(...args: In & ExactOptions<In>): Exclude<CallResult<In, P, Shape>, DeviceArray | ShardedArray>;
 }
 
 /** The first `N` elements of a tuple, and the rest. */
@@ -189,27 +241,58 @@ type SplitAt<T extends readonly unknown[], N extends number, Head extends unknow
   : T extends readonly [infer First, ...infer Rest] ? SplitAt<Rest, N, [...Head, First]> : { head: Head; rest: [] };
 
 /** The result of a call with these arguments: the outputs it passed, or what its inputs make. */
-type CallResult<In extends readonly unknown[], P, Nin extends number, Nout extends number, Vectorize extends boolean> = SplitAt<In, Nin> extends {
+type CallResult<In extends readonly unknown[], P, Shape extends CoreRanks> = SplitAt<In, Shape['nin']> extends {
   head: infer I extends unknown[];
   rest: infer Rest;
 }
   ? Rest extends readonly [infer Out extends OutputArray, ...unknown[]]
-    ? Nout extends 1 ? Out : SplitAt<Rest & readonly unknown[], Nout>['head']
-    : Rest extends readonly [{ readonly out: infer O }]
-      ? [O] extends [undefined] ? Results<ResultFor<I, OutputDType<P, I>, Vectorize>, Nout> : O
-      : Results<ResultFor<I, OutputDType<P, I>, Vectorize>, Nout>
+    ? Shape['nout'] extends 1 ? Out : SplitAt<Rest & readonly unknown[], Shape['nout']>['head']
+    : Rest extends readonly [infer O extends object]
+      ? O extends { readonly out: infer Given } ? ([Given] extends [undefined] ? Results<I, OutputDType<P, I>, Shape, AxesGiven<O>> : Given) : Results<I, OutputDType<P, I>, Shape, AxesGiven<O>>
+      : Results<I, OutputDType<P, I>, Shape, false>
   : never;
 
-type Results<R, N extends number> = N extends 1 ? R : Inputs<N> extends infer T ? { [K in keyof T]: R } : never;
+/** Whether the options choose the core axes (`axes`, `axis`): the results are then NDArrays. */
+type AxesGiven<O> = O extends { readonly axes: object } | { readonly axis: number } ? true : false;
+
+/** The result of each output: one, or a tuple of one per output. */
+type Results<I extends readonly unknown[], D, Shape extends CoreRanks, NDResult extends boolean> = Shape['nout'] extends 1
+  ? ResultFor<I, D, Shape['inputs'], Shape['outputs'][0] & number, NDResult>
+  : number extends Shape['nout']
+    ? ResultFor<I, D, Shape['inputs'], number, NDResult>[]
+    : EachOutput<I, D, Shape['inputs'], Shape['outputs'], NDResult>;
+
+/** One result per output (a homomorphic map over the outputs' core ranks, so a tuple stays one). */
+type EachOutput<I extends readonly unknown[], D, InRanks extends readonly number[], OutRanks extends readonly number[], NDResult extends boolean> = {
+  -readonly [K in keyof OutRanks]: ResultFor<I, D, InRanks, OutRanks[K] & number, NDResult>;
+};
+
+/** The core dimensions of a layout: how many each input and output has, and their counts. */
+export interface CoreRanks {
+  readonly inputs: readonly number[];
+  readonly outputs: readonly number[];
+  readonly nin: number;
+  readonly nout: number;
+}
+
+/** The number of core dimensions of each group of a layout side: `(m,n),()` → [2, 0]. */
+type GroupRanks<S extends string, Acc extends number[] = []> = S extends `${string}(${infer Inside})${infer Rest}`
+  ? GroupRanks<Rest, [...Acc, Trim<Inside> extends '' ? 0 : Rank<Inside>]>
+  : Acc;
+
+/** The core ranks of a layout literal such as `(m,n),(n,p)->(m,p)`; unknown (`number`) for a `string`. */
+export type LayoutRanks<L extends string> = string extends L
+  ? { inputs: number[]; outputs: number[]; nin: number; nout: number }
+  : L extends `${infer In}->${infer Out}`
+    ? { inputs: GroupRanks<In>; outputs: GroupRanks<Out>; nin: GroupRanks<In>['length']; nout: GroupRanks<Out>['length'] }
+    : { inputs: number[]; outputs: number[]; nin: number; nout: number };
+
+/** vectorize's layout: `Nin` scalar inputs, one scalar output. */
+type ScalarRanks<Nin extends number> = { inputs: Inputs0<Nin>; outputs: [0]; nin: Nin; nout: 1 };
+type Inputs0<N extends number, Acc extends 0[] = []> = number extends N ? 0[] : Acc['length'] extends N ? Acc : Inputs0<N, [...Acc, 0]>;
 
 /** The ufunc's own properties (those of every `Ufunc`), with the target it was made for. */
-export type UfuncProperties<T extends TargetName> = Omit<Pick<Ufunc, keyof Ufunc>, 'sync' | 'target'> & { readonly target: T };
-
-/** Counts the groups of a layout side: `(m,n),(n,p)` → 2, `()` → 1. */
-type GroupCount<S extends string, Acc extends unknown[] = []> = S extends `${string}(${infer Rest}` ? GroupCount<Rest, [...Acc, unknown]> : Acc['length'];
-
-/** Inputs and outputs of a layout literal such as `(m,n),(n,p)->(m,p)`. */
-export type LayoutCounts<L extends string> = L extends `${infer In}->${infer Out}` ? { nin: GroupCount<In>; nout: GroupCount<Out> } : { nin: number; nout: number };
+export type UfuncProperties<T extends TargetName> = Omit<Pick<AsyncUfunc, keyof AsyncUfunc>, 'target'> & { readonly target: T };
 
 /** The target named by options, or 'cpu'. */
 export type TargetOf<O> = O extends { readonly target: infer T extends TargetName } ? T : 'cpu';
@@ -225,17 +308,54 @@ type GuvectorizeShape<Sigs extends readonly string[]> = Parsed<Sigs> extends inf
 /** The number of parameters of the kernel (all signatures have as many). */
 type KernelArity<Sigs extends readonly string[]> = Parsed<Sigs> extends { args: infer A extends unknown[] } ? A['length'] : number;
 
-/** A vectorize ufunc typed from literal signatures; its methods stay as on `VectorizeUfunc`. */
-export type TypedVectorize<Sigs extends readonly string[], T extends TargetName, Methods> = TypedCall<VectorizeShape<Sigs>, KernelArity<Sigs>, 1, true> & {
-  sync: TypedSyncCall<VectorizeShape<Sigs>, KernelArity<Sigs>, 1, true>;
-} & UfuncProperties<T> & Methods;
+/** A method's result dtype: the call's for two inputs like `x`, or the `dtype` option's. */
+type MethodDType<P, X, O> = O extends { readonly dtype: infer D extends DType } ? D : OutputDType<P, [X, X]>;
+
+/** `reduce`'s result: a scalar for a typed array (1-D, one axis folded), a scalar or an NDArray for an ndarray-like, device arrays stay on the device. */
+type ReduceResult<X, D, O> = X extends DeviceArray
+  ? DeviceArray<D & DType>
+  : O extends { readonly out: infer Given extends object } ? Given
+  : O extends { readonly keepdims: true } ? NDArray<TypedArrayOf[D & DType]>
+  : X extends { readonly data: unknown } ? ScalarOf<D> | NDArray<TypedArrayOf[D & DType]> : ScalarOf<D>;
+
+/** `accumulate`'s and `reduceat`'s result: the input's kind (a typed array for a typed array). */
+type SameKindResult<X, D, O> = X extends DeviceArray
+  ? DeviceArray<D & DType>
+  : O extends { readonly out: infer Given extends object } ? Given
+  : X extends { readonly data: unknown } ? NDArray<TypedArrayOf[D & DType]> : TypedArrayOf[D & DType];
+
+/** An array a method takes: a host array (typed, ndarray-like) or a device array. */
+type MethodArray = HostArray | DeviceArray;
+
+/**
+ * The ufunc methods of a binary ufunc typed from literal signatures: results typed by the input's
+ * kind and the loop its dtype picks (methods.ts has the semantics).
+ */
+export interface TypedMethods<P> {
+  /** Folds `x` along axes: `f(…f(f(x₀, x₁), x₂)…)`. @example await add.reduce(xs) // sum, a number */
+  reduce<X extends MethodArray, const O extends ReduceOptions = {}>(x: X, options?: Exact<O, ReduceOptions>): Promise<ReduceResult<X, MethodDType<P, X, O>, O>>;
+  /** The running fold, same shape as `x`. @example await add.accumulate(xs) // prefix sums */
+  accumulate<X extends MethodArray, const O extends AxisOptions = {}>(x: X, options?: Exact<O, AxisOptions>): Promise<SameKindResult<X, MethodDType<P, X, O>, O>>;
+  /** `f(a[i…], b[j…])` for every pair: shape `[...a.shape, ...b.shape]`. */
+  outer<A extends MethodArray, B extends MethodArray>(a: A, b: B, options?: { readonly out?: unknown }): Promise<A | B extends DeviceArray ? DeviceArray<OutputDType<P, [A, B]> & DType> : NDArray<TypedArrayOf[OutputDType<P, [A, B]> & DType]>>;
+  /** Folds the slices `x[indices[i]:indices[i+1]]` along an axis, as NumPy's `reduceat`. */
+  reduceat<X extends MethodArray, const O extends AxisOptions = {}>(x: X, indices: ArrayLike<number>, options?: Exact<O, AxisOptions>): Promise<SameKindResult<X, MethodDType<P, X, O>, O>>;
+  /** In place and unbuffered: `a[indices[k]] = f(a[indices[k]], b[k])` for k in order (NumPy's `ufunc.at`). */
+  at: UfuncMethods['at'];
+}
+
+/** `f.sync`, on the targets that can block (cpu, parallel); a gpu ufunc has none. */
+// Not distributed over a union: a ufunc whose target is chosen at run time keeps `sync`, which
+// throws on the gpu.
+type SyncOf<T extends TargetName, P, Shape extends CoreRanks> = [T] extends ['gpu'] ? unknown : { sync: TypedSyncCall<P, Shape> };
+
+/** A vectorize ufunc typed from literal signatures, with its methods (they throw for a ufunc that is not binary). */
+export type TypedVectorize<Sigs extends readonly string[], T extends TargetName> = TypedCall<VectorizeShape<Sigs>, ScalarRanks<KernelArity<Sigs>>> &
+  SyncOf<T, VectorizeShape<Sigs>, ScalarRanks<KernelArity<Sigs>>> &
+  UfuncProperties<T> &
+  TypedMethods<VectorizeShape<Sigs>>;
 
 /** A guvectorize ufunc typed from literal signatures and layout. */
-export type TypedGuvectorize<Sigs extends readonly string[], L extends string, T extends TargetName> = TypedCall<
-  GuvectorizeShape<Sigs>,
-  LayoutCounts<L>['nin'],
-  LayoutCounts<L>['nout'],
-  false
-> & {
-  sync: TypedSyncCall<GuvectorizeShape<Sigs>, LayoutCounts<L>['nin'], LayoutCounts<L>['nout'], false>;
-} & UfuncProperties<T>;
+export type TypedGuvectorize<Sigs extends readonly string[], L extends string, T extends TargetName> = TypedCall<GuvectorizeShape<Sigs>, LayoutRanks<L>> &
+  SyncOf<T, GuvectorizeShape<Sigs>, LayoutRanks<L>> &
+  UfuncProperties<T>;

@@ -28,7 +28,7 @@ describe.each(TARGETS)('examples on %s', (target) => {
       values.forEach((v, i) => expect(v).toBeCloseTo(Math.fround(seedValues[i]!), target === 'gpu' ? 5 : 7));
       if (target !== 'gpu') expect(values).toEqual(seedValues.map(Math.fround));
     }
-    if (target !== 'gpu') expect(formatTable(fromScalar)).toBe(formatTable({ data: Float32Array.from(seedValues), shape: [5, 4], strides: [4, 1], dtype: 'float32' }));
+    if (target !== 'gpu') expect(formatTable(fromScalar)).toBe(formatTable({ data: Float32Array.from(seedValues), shape: [5, 4], strides: [4, 1], offset: 0, dtype: 'float32', order: 'row-major' }));
   });
 
   it('saxpy agrees with a*x + y (allclose, as the seed checks)', async () => {

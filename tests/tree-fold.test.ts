@@ -70,7 +70,7 @@ describe.each(RUNS)('associative reduce and accumulate on %s', { timeout: 120_00
     expect(await elements(await sum.reduce(x, { axis: 0 }))).toEqual(colSums);
     expect(await elements(await sum.reduce(x, { axis: null }))).toEqual([rowSums.reduce((a, b) => a + b)]);
     const kept = await sum.reduce(x, { axis: 1, initial: 100, keepdims: true });
-    expect((kept as { shape: number[] }).shape).toEqual([rows, 1]);
+    expect((kept as { shape: readonly number[] }).shape).toEqual([rows, 1]);
     expect(await elements(kept)).toEqual(rowSums.map((s) => s + 100));
     // np.maximum.reduce(np.array([[1, 5], [7, 2], [3, 9]], np.float32), axis=0) -> [7, 9]
     expect(await elements(await max.reduce(await place(target, Float32Array.of(1, 5, 7, 2, 3, 9), [3, 2]), { axis: 0 }))).toEqual([7, 9]);

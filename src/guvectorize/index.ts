@@ -8,7 +8,7 @@ import { ufuncMethods, type UfuncMethods } from '../methods.js';
 import { parseLayout } from '../signature-parser/index.js';
 import { checkOptions } from '../options.js';
 import { GUVECTORIZE_OPTIONS, UfuncDefinition, type UfuncOptions, withJitSetting } from '../ufunc.js';
-import type { AllParsed, GuvectorizeKernel, MergedKernel, TargetOf, TypedGuvectorize } from '../signature-types.js';
+import type { AllParsed, Exact, GuvectorizeKernel, MergedKernel, TargetOf, TypedGuvectorize } from '../signature-types.js';
 import type { TargetName } from '../targets/registry.js';
 
 /**
@@ -42,12 +42,12 @@ export interface GuvectorizeDecorator<Sigs extends readonly string[], L extends 
 export function guvectorize<const Sigs extends readonly string[], const L extends string, const O extends UfuncOptions = { target: 'cpu' }>(
   signatures: Sigs,
   layout: L,
-  options?: O,
+  options?: Exact<O, UfuncOptions>,
 ): AllParsed<Sigs> extends true ? GuvectorizeDecorator<Sigs, L, TargetOf<O>> : (kernel: Function | string) => Ufunc & Partial<UfuncMethods>;
 export function guvectorize<const S extends string, const L extends string, const O extends UfuncOptions = { target: 'cpu' }>(
   signature: S,
   layout: L,
-  options?: O,
+  options?: Exact<O, UfuncOptions>,
 ): AllParsed<[S]> extends true ? GuvectorizeDecorator<[S], L, TargetOf<O>> : (kernel: Function | string) => Ufunc & Partial<UfuncMethods>;
 export function guvectorize(signatures: readonly string[] | string, layout: string, options?: UfuncOptions): (kernel: Function | string) => Ufunc & Partial<UfuncMethods>;
 export function guvectorize(

@@ -9,7 +9,7 @@ import { UfuncDefinition, type UfuncOptions, VECTORIZE_OPTIONS, withJitSetting }
 import { ufuncMethods, type UfuncMethods } from '../methods.js';
 import { guvectorize } from '../guvectorize/index.js';
 import type { TargetName } from '../targets/registry.js';
-import type { AllParsed, MergedKernel, TargetOf, TypedVectorize, VectorizeKernel } from '../signature-types.js';
+import type { AllParsed, Exact, MergedKernel, TargetOf, TypedVectorize, VectorizeKernel } from '../signature-types.js';
 
 export type VectorizeUfunc = Ufunc & UfuncMethods;
 
@@ -19,11 +19,11 @@ export type VectorizeUfunc = Ufunc & UfuncMethods;
  * otherwise, e.g. with `Float32Array` for a slice, takes the second) and so is the ufunc.
  */
 export interface VectorizeDecorator<Sigs extends readonly string[], T extends TargetName> {
-  (kernel: MergedKernel<VectorizeKernel<Sigs>>): TypedVectorize<Sigs, T, UfuncMethods>;
+  (kernel: MergedKernel<VectorizeKernel<Sigs>>): TypedVectorize<Sigs, T>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  (kernel: (...args: any[]) => unknown): TypedVectorize<Sigs, T, UfuncMethods>;
+  (kernel: (...args: any[]) => unknown): TypedVectorize<Sigs, T>;
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-  (kernel: Function | string): TypedVectorize<Sigs, T, UfuncMethods>;
+  (kernel: Function | string): TypedVectorize<Sigs, T>;
 }
 
 /**
@@ -41,11 +41,11 @@ export interface VectorizeDecorator<Sigs extends readonly string[], T extends Ta
  */
 export function vectorize<const Sigs extends readonly string[], const O extends UfuncOptions = { target: 'cpu' }>(
   signatures: Sigs,
-  options?: O,
+  options?: Exact<O, UfuncOptions>,
 ): AllParsed<Sigs> extends true ? VectorizeDecorator<Sigs, TargetOf<O>> : (kernel: Function | string) => VectorizeUfunc;
 export function vectorize<const S extends string, const O extends UfuncOptions = { target: 'cpu' }>(
   signature: S,
-  options?: O,
+  options?: Exact<O, UfuncOptions>,
 ): AllParsed<[S]> extends true ? VectorizeDecorator<[S], TargetOf<O>> : (kernel: Function | string) => VectorizeUfunc;
 export function vectorize(signatures?: readonly string[] | string, options?: UfuncOptions): (kernel: Function | string) => VectorizeUfunc;
 export function vectorize(

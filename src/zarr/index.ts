@@ -13,7 +13,7 @@
  * await mapChunks(scale, [x], y, { cluster: { redis: 'redis://127.0.0.1:6379' } }); // on workers
  */
 import '../platform/node.js';
-import type { Ufunc } from '../callable.js';
+import type { AsyncUfunc } from '../callable.js';
 import { ArgumentError } from '../errors.js';
 import type { ClusterOptions } from '../cluster/client.js';
 import { chunkCoords } from './chunk-grid.js';
@@ -54,7 +54,7 @@ export interface MapChunksOptions {
  *   KernelRuntimeError names the chunk); ClusterError from a cluster
  */
 export async function mapChunks(
-  ufunc: Ufunc,
+  ufunc: AsyncUfunc,
   inputs: readonly (ZarrArray | ScalarInput)[],
   outputs: ZarrArray | readonly ZarrArray[],
   options: MapChunksOptions = {},

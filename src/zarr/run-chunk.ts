@@ -2,7 +2,7 @@
  * One unit of a chunked call: read each input's box of one output chunk, call the ufunc on them,
  * write each output's chunk. The local runner and the cluster's workers both run this.
  */
-import type { Ufunc } from '../callable.js';
+import type { AsyncUfunc } from '../callable.js';
 import { parseLayout } from '../signature-parser/index.js';
 import { allocateBox, type Box, readBox, writeBox, type ZarrArray } from './arrays.js';
 import { chunkGrid, type ChunkGrid, loopRegion, operandRegion } from './chunk-grid.js';
@@ -12,7 +12,7 @@ export type ScalarInput = number | bigint | boolean;
 
 /** The operands of a chunked call. */
 export interface ChunkedCall {
-  readonly ufunc: Ufunc;
+  readonly ufunc: AsyncUfunc;
   readonly inputs: readonly (ZarrArray | ScalarInput)[];
   readonly outputs: readonly ZarrArray[];
   /** NumPy's `where`: a bool (or 0/1 integer) Zarr array broadcast to the loop, or one boolean. */

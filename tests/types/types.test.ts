@@ -9,11 +9,19 @@
  * - a Node-only app (lib ES2022, `types: ["node"]`, no DOM, no WebGPU typings): the same file plus
  *   node-consumer.ts (a device of another binding goes to `setDevice`);
  * - an app with WebGPU's own types (`@webgpu/types`): its GPUDevice goes to `setDevice`, and a
- *   DeviceArray's buffer is its GPUBuffer (webgpu-consumer.ts).
+ *   DeviceArray's buffer is its GPUBuffer (webgpu-consumer.ts);
+ * - the browser and Node apps also compile precise.ts, the README's type guarantees: exact option
+ *   objects (a misspelt key is an error beside valid ones), results by layout and method, typed
+ *   device arrays, no `sync` on gpu ufuncs, `Slice` helpers that take typed arrays;
+ * - the browser app and the strictest one also compile wrapping.ts, the README's recipe for handing
+ *   results to stdlib and scijs, against those libraries' published typings (fixtures/typings/, installed in the app as those packages);
+ * - the strictest app (`noUncheckedIndexedAccess`, `exactOptionalPropertyTypes`): consumer.ts,
+ *   precise.ts and wrapping.ts again.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makePackageFixture, type PackageFixture, repoRoot } from '../bundle/package-fixture.js';
@@ -22,7 +30,7 @@ let fixture: PackageFixture;
 
 beforeAll(async () => {
   fixture = await makePackageFixture();
-  const fixtures = ['consumer.ts', 'node-consumer.ts', 'webgpu-consumer.ts', 'tsconfig.json', 'tsconfig.node.json', 'tsconfig.webgpu.json'];
+  const fixtures = ['consumer.ts', 'node-consumer.ts', 'webgpu-consumer.ts', 'precise.ts', 'wrapping.ts', 'tsconfig.json', 'tsconfig.node.json', 'tsconfig.webgpu.json', 'tsconfig.strictest.json'];
   for (const file of fixtures) copyFileSync(new URL(`./fixtures/${file}`, import.meta.url), path.join(fixture.appDir, file));
   // The assertion library of the fixtures (vitest's expectTypeOf), and the typings each project
   // chooses: none of them is a dependency of the package.
@@ -31,6 +39,8 @@ beforeAll(async () => {
   for (const name of ['expect-type', '@types/node', 'undici-types', '@webgpu/types']) {
     symlinkSync(path.join(repoRoot, 'node_modules', name), path.join(fixture.appDir, 'node_modules', name));
   }
+  // stdlib's and scijs's ndarray, as far as wrapping.ts needs them: their typings only.
+  cpSync(fileURLToPath(new URL('./fixtures/typings', import.meta.url)), path.join(fixture.appDir, 'node_modules'), { recursive: true });
 }, 120_000);
 afterAll(() => fixture?.remove());
 
@@ -55,4 +65,8 @@ it('a strict Node-only app (lib ES2022, types node, no DOM, skipLibCheck false) 
 
 it("an app with WebGPU's own types passes its GPUDevice to setDevice and gets GPUBuffers back", async () => {
   expect(await typeCheck('tsconfig.webgpu.json')).toBe('');
+}, 120_000);
+
+it('the strictest app (noUncheckedIndexedAccess, exactOptionalPropertyTypes) type-checks, slices and all', async () => {
+  expect(await typeCheck('tsconfig.strictest.json')).toBe('');
 }, 120_000);

@@ -63,7 +63,7 @@ describeGpu('buffer pool under pressure', () => {
     expect([...((await calm.z.toHost()) as Float32Array).subarray(0, 4)]).toEqual([1, 3, 5, 7]);
     // A chain that drops its outputs under pressure computes the same as one that destroys them.
     let y = x;
-    for (let k = 0; k < 40; k++) y = (await axpy(1, y, 1)) as DeviceArray;
+    for (let k = 0; k < 40; k++) y = (await axpy(1, y, 1)) as typeof y;
     expect([...((await y.toHost()) as Float32Array).subarray(0, 3)]).toEqual([40, 41, 42]);
     expect(bufferPoolStats(ctx).yields).toBeGreaterThan(yieldsBefore + 1);
     x.destroy();

@@ -10,7 +10,7 @@
  * A DeviceArray keeps its device from being released while idle, until `destroy()` or until the
  * array is garbage-collected.
  */
-import { DTYPES, dtypeOfArray, isTypedArray, type DType, type TypedArray } from '../../../dtypes.js';
+import { DTYPES, dtypeOfArray, isTypedArray, type DType, type TypedArray, type TypedArrayOf } from '../../../dtypes.js';
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../../errors.js';
 import { cOrderStrides, isCContiguous, reachOf, sizeOf, type StridedView } from '../../../layout.js';
 import { releaseBuffer, takeBuffer } from './buffer-pool.js';
@@ -127,8 +127,11 @@ function releaseStorage(storage: SharedStorage): void {
   }
 }
 
-/** Data resident on the GPU. Create with {@link toDevice} or {@link deviceArray}. */
-export class DeviceArray implements StridedView {
+/**
+ * Data resident on the GPU, of dtype `D`. Create with {@link toDevice} or {@link deviceArray}.
+ * `toHost()` gives the typed array of the dtype (`Float32Array` for a `DeviceArray<'float32'>`).
+ */
+export class DeviceArray<D extends DType = DType> implements StridedView {
   /** Marks device arrays for the ufunc front, which sends calls on them to the gpu target. */
   readonly kind = 'device' as const;
   readonly shape: readonly number[];
@@ -162,7 +165,7 @@ export class DeviceArray implements StridedView {
   constructor(
     ctx: GpuContext,
     readonly buffer: GPUBuffer,
-    readonly dtype: DType,
+    readonly dtype: D,
     shape: readonly number[],
     strides?: readonly number[],
     readonly offset: number = 0,
@@ -196,7 +199,7 @@ export class DeviceArray implements StridedView {
    * const rowsByColumns = await deviceArray([16, rows], 'float32');
    * const columnMajor = rowsByColumns.view([rows, 16], [1, rows]); // element (r, c) at c·rows + r
    */
-  view(shape: readonly number[], strides?: readonly number[], offset = 0): DeviceArray {
+  view(shape: readonly number[], strides?: readonly number[], offset = 0): DeviceArray<D> {
     this.assertUsable();
     const dims = checkShape(shape);
     const steps = strides ? [...strides] : cOrderStrides(dims);
@@ -254,7 +257,7 @@ export class DeviceArray implements StridedView {
    * const ys = await (await toDevice(new Float32Array([1, 2]))).toHost(); // Float32Array [1, 2]
    * await ys2d.toHost(reusedHostArray);
    */
-  async toHost<T extends TypedArray = TypedArray>(into?: T): Promise<T> {
+  async toHost<T extends TypedArrayOf[D] = TypedArrayOf[D]>(into?: T): Promise<T> {
     this.assertUsable();
     const { bytes: elementBytes, arrayType } = DTYPES[this.dtype];
     if (into && (!(into instanceof arrayType) || into.length < this.size)) {
@@ -391,7 +394,7 @@ export class DeviceArray implements StridedView {
 }
 
 // Merged into the class: `using z = await f(x)` destroys `z` when its scope ends.
-export interface DeviceArray {
+export interface DeviceArray<D extends DType = DType> {
   /**
    * Same as {@link DeviceArray.destroy}: lets `using` free the array when its scope ends.
    *
@@ -411,6 +414,18 @@ if (typeof Symbol.dispose === 'symbol') {
     configurable: true,
   });
 }
+
+/**
+ * The dtype of a host array as the types see it: a view's `dtype` where it names one, else its
+ * typed array's (a `Uint8Array` is uint8; one holding booleans says `dtype: 'bool'`).
+ */
+export type HostDType<X> = X extends { readonly dtype: infer D extends DType }
+  ? D
+  : X extends { readonly data: infer T } ? HostDType<T>
+  : X extends Float32Array ? 'float32' : X extends Float64Array ? 'float64'
+  : X extends Int8Array ? 'int8' : X extends Int16Array ? 'int16' : X extends Int32Array ? 'int32' : X extends BigInt64Array ? 'int64'
+  : X extends Uint8ClampedArray ? 'uint8c' : X extends Uint8Array ? 'uint8' : X extends Uint16Array ? 'uint16' : X extends Uint32Array ? 'uint32' : X extends BigUint64Array ? 'uint64'
+  : DType;
 
 /**
  * Copies a host array to the GPU.
@@ -437,7 +452,7 @@ if (typeof Symbol.dispose === 'symbol') {
  * setGpuOptions({ devices: 'all' });
  * const rows = await toDevice(xs, { shard: true }); // ShardedArray: a block of rows per GPU
  */
-export function toDevice(x: TypedArray | HostArrayView, options?: { shard?: false; device?: number }): Promise<DeviceArray>;
+export function toDevice<X extends TypedArray | HostArrayView>(x: X, options?: { shard?: false; device?: number }): Promise<DeviceArray<HostDType<X>>>;
 export function toDevice(x: TypedArray | HostArrayView, options: { shard: true }): Promise<ShardedArray>;
 export function toDevice(x: TypedArray | HostArrayView, options?: ToDeviceOptions): Promise<DeviceArray | ShardedArray>;
 export function toDevice(x: TypedArray | HostArrayView, options: ToDeviceOptions = {}): Promise<DeviceArray | ShardedArray> {
@@ -535,6 +550,7 @@ async function toOneDevice(view: HostArrayView): Promise<DeviceArray> {
  * @example
  * const out = await deviceArray([1024, 16], 'float32');
  */
+export async function deviceArray<D extends DType>(shape: readonly number[] | number, dtype: D): Promise<DeviceArray<D>>;
 export async function deviceArray(shape: readonly number[] | number, dtype: DType): Promise<DeviceArray> {
   checkGpuDType(dtype);
   const dims = checkShape(typeof shape === 'number' ? [shape] : shape);
