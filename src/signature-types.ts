@@ -17,7 +17,7 @@ import type { CoreSlice, Slice2 } from './kernel-types.js';
 import type { NDArray, NDArrayLike } from './ndarray.js';
 import type { DeviceArray } from './targets/gpu/runtime/device-array.js';
 import type { ShardedArray } from './targets/gpu/runtime/sharded-array.js';
-import type { TargetName } from './targets/registry.js';
+import type { DeviceTargetName, TargetName } from './targets/registry.js';
 
 /** Numba's other names for the dtypes (the runtime's table is in signature-parser/types.ts). */
 interface DTypeAliases {
@@ -346,8 +346,8 @@ export interface TypedMethods<P> {
 
 /** `f.sync`, on the targets that can block (cpu, parallel); a gpu ufunc has none. */
 // Not distributed over a union: a ufunc whose target is chosen at run time keeps `sync`, which
-// throws on the gpu.
-type SyncOf<T extends TargetName, P, Shape extends CoreRanks> = [T] extends ['gpu'] ? unknown : { sync: TypedSyncCall<P, Shape> };
+// throws on a device target.
+type SyncOf<T extends TargetName, P, Shape extends CoreRanks> = [T] extends [DeviceTargetName] ? unknown : { sync: TypedSyncCall<P, Shape> };
 
 /** A vectorize ufunc typed from literal signatures, with its methods (they throw for a ufunc that is not binary). */
 export type TypedVectorize<Sigs extends readonly string[], T extends TargetName> = TypedCall<VectorizeShape<Sigs>, ScalarRanks<KernelArity<Sigs>>> &

@@ -48,6 +48,12 @@ const BUILT_IN = [
 /** The names of the built-in targets, from their lines above (the registry may hold others: a test target, say). */
 export type TargetName = (typeof BUILT_IN)[number]['name'];
 
+/**
+ * The built-in targets whose data lives on a device: their calls wait on it, so they have no
+ * synchronous call (`f.sync`), and the types of their ufuncs leave it out.
+ */
+export type DeviceTargetName = Extract<(typeof BUILT_IN)[number], { memory: 'device' }>['name'];
+
 const TABLE: TargetEntry[] = [...BUILT_IN];
 
 /** The target a ufunc runs on when its options name none. */
