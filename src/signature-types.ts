@@ -9,7 +9,7 @@
  * const f = vectorize(['float32(float32, float32)'])((a, b) => a * b); // a, b: number
  * const z = await f(xs, ys); // Float32Array when xs, ys are typed arrays
  */
-import type { AsyncUfunc } from './callable.js';
+import type { AsyncUfunc, UfuncResult } from './callable.js';
 import type { CallOptions } from './ufunc.js';
 import type { AxisOptions, ReduceOptions, UfuncMethods } from './methods/types.js';
 import type { DType, TypedArrayOf } from './dtypes.js';
@@ -312,20 +312,24 @@ type KernelArity<Sigs extends readonly string[]> = Parsed<Sigs> extends { args: 
 type MethodDType<P, X, O> = O extends { readonly dtype: infer D extends DType } ? D : OutputDType<P, [X, X]>;
 
 /** `reduce`'s result: a scalar for a typed array (1-D, one axis folded), a scalar or an NDArray for an ndarray-like, device arrays stay on the device. */
-type ReduceResult<X, D, O> = X extends DeviceArray
+type ReduceResult<X, D, O> = X extends ShardedArray
+  ? UfuncResult
+  : X extends DeviceArray
   ? DeviceArray<D & DType>
   : O extends { readonly out: infer Given extends object } ? Given
   : O extends { readonly keepdims: true } ? NDArray<TypedArrayOf[D & DType]>
   : X extends { readonly data: unknown } ? ScalarOf<D> | NDArray<TypedArrayOf[D & DType]> : ScalarOf<D>;
 
 /** `accumulate`'s and `reduceat`'s result: the input's kind (a typed array for a typed array). */
-type SameKindResult<X, D, O> = X extends DeviceArray
+type SameKindResult<X, D, O> = X extends ShardedArray
+  ? UfuncResult
+  : X extends DeviceArray
   ? DeviceArray<D & DType>
   : O extends { readonly out: infer Given extends object } ? Given
   : X extends { readonly data: unknown } ? NDArray<TypedArrayOf[D & DType]> : TypedArrayOf[D & DType];
 
-/** An array a method takes: a host array (typed, ndarray-like) or a device array. */
-type MethodArray = HostArray | DeviceArray;
+/** An array a method takes: a host array (typed, ndarray-like) or a device array (results of sharded arrays are not typed yet). */
+type MethodArray = HostArray | DeviceArray | ShardedArray;
 
 /**
  * The ufunc methods of a binary ufunc typed from literal signatures: results typed by the input's
@@ -337,7 +341,7 @@ export interface TypedMethods<P> {
   /** The running fold, same shape as `x`. @example await add.accumulate(xs) // prefix sums */
   accumulate<X extends MethodArray, const O extends AxisOptions = {}>(x: X, options?: Exact<O, AxisOptions>): Promise<SameKindResult<X, MethodDType<P, X, O>, O>>;
   /** `f(a[i…], b[j…])` for every pair: shape `[...a.shape, ...b.shape]`. */
-  outer<A extends MethodArray, B extends MethodArray>(a: A, b: B, options?: { readonly out?: unknown }): Promise<A | B extends DeviceArray ? DeviceArray<OutputDType<P, [A, B]> & DType> : NDArray<TypedArrayOf[OutputDType<P, [A, B]> & DType]>>;
+  outer<A extends MethodArray, B extends MethodArray>(a: A, b: B, options?: { readonly out?: unknown }): Promise<[Extract<A | B, ShardedArray>] extends [never] ? ([Extract<A | B, DeviceArray>] extends [never] ? NDArray<TypedArrayOf[OutputDType<P, [A, B]> & DType]> : DeviceArray<OutputDType<P, [A, B]> & DType>) : UfuncResult>;
   /** Folds the slices `x[indices[i]:indices[i+1]]` along an axis, as NumPy's `reduceat`. */
   reduceat<X extends MethodArray, const O extends AxisOptions = {}>(x: X, indices: ArrayLike<number>, options?: Exact<O, AxisOptions>): Promise<SameKindResult<X, MethodDType<P, X, O>, O>>;
   /** In place and unbuffered: `a[indices[k]] = f(a[indices[k]], b[k])` for k in order (NumPy's `ufunc.at`). */
@@ -355,7 +359,11 @@ export type TypedVectorize<Sigs extends readonly string[], T extends TargetName>
   UfuncProperties<T> &
   TypedMethods<VectorizeShape<Sigs>>;
 
-/** A guvectorize ufunc typed from literal signatures and layout. */
+/**
+ * A guvectorize ufunc typed from literal signatures and layout; one over two scalars to one
+ * (`(),()->()`) has the ufunc methods, typed, and the others have none (`undefined` members).
+ */
 export type TypedGuvectorize<Sigs extends readonly string[], L extends string, T extends TargetName> = TypedCall<GuvectorizeShape<Sigs>, LayoutRanks<L>> &
   SyncOf<T, GuvectorizeShape<Sigs>, LayoutRanks<L>> &
-  UfuncProperties<T>;
+  UfuncProperties<T> &
+  (LayoutRanks<L> extends { inputs: [0, 0]; outputs: [0] } ? TypedMethods<GuvectorizeShape<Sigs>> : Partial<UfuncMethods>);

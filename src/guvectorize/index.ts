@@ -18,11 +18,11 @@ import type { TargetName } from '../targets/registry.js';
  * takes the second) and so is the ufunc.
  */
 export interface GuvectorizeDecorator<Sigs extends readonly string[], L extends string, T extends TargetName> {
-  (kernel: MergedKernel<GuvectorizeKernel<Sigs>>): TypedGuvectorize<Sigs, L, T> & Partial<UfuncMethods>;
+  (kernel: MergedKernel<GuvectorizeKernel<Sigs>>): TypedGuvectorize<Sigs, L, T>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  (kernel: (...args: any[]) => unknown): TypedGuvectorize<Sigs, L, T> & Partial<UfuncMethods>;
+  (kernel: (...args: any[]) => unknown): TypedGuvectorize<Sigs, L, T>;
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-  (kernel: Function | string): TypedGuvectorize<Sigs, L, T> & Partial<UfuncMethods>;
+  (kernel: Function | string): TypedGuvectorize<Sigs, L, T>;
 }
 
 /**

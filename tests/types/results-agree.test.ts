@@ -87,7 +87,7 @@ describe('method results', () => {
     expect(kind(columns)).toBe('NDArray<Float32Array>[2] number row-major float32');
   });
 
-  it('accumulate, reduceat: the input\'s kind and dtype; outer: an NDArray', async () => {
+  it('accumulate, reduceat: the input\'s kind and dtype (a (),()->() guvectorize\'s too); outer: an NDArray', async () => {
     const running = await plus.accumulate(new Float64Array(2));
     expectTypeOf(running).toEqualTypeOf<Float64Array>();
     expect(kind(running)).toBe('Float64Array');
@@ -97,6 +97,15 @@ describe('method results', () => {
     const pieces = await plus.reduceat(xs, [0, 2]);
     expectTypeOf(pieces).toEqualTypeOf<Float32Array>();
     expect(kind(pieces)).toBe('Float32Array');
+    const addInts = guvectorize(['void(int32, int32, int32[:])'], '(),()->()')((a, b, out) => {
+      out[0] = a + b;
+    });
+    const total = await addInts.reduce(Int32Array.of(1, 2, 3));
+    expectTypeOf(total).toEqualTypeOf<number>();
+    expect(total).toBe(6);
+    const prefix = await addInts.accumulate(Int32Array.of(1, 2, 3));
+    expectTypeOf(prefix).toEqualTypeOf<Int32Array>();
+    expect(kind(prefix)).toBe('Int32Array');
     const table = await plus.outer(xs, xs);
     expectTypeOf(table).toEqualTypeOf<NDArray<Float32Array>>();
     expect(kind(table)).toBe('NDArray<Float32Array>[4,4] number row-major float32');
