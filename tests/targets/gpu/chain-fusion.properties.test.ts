@@ -5,7 +5,7 @@
  * holds with the same bits whether the calls fuse automatically or are recorded one by one.
  */
 import fc from 'fast-check';
-import { expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type DeviceArray, synchronize, toDevice, vectorize } from '../../../src/index.js';
 import { chainFusionStats, fusedKernelsCompiled, setChainFusion } from '../../../src/targets/gpu/runtime/chain-fusion.js';
 import { describeGpu } from '../../gpu-available.js';
@@ -38,6 +38,8 @@ const step = fc.record({
 });
 
 describeGpu('automatic fusion, randomly', { timeout: 120_000 }, () => {
+  beforeAll(() => setChainFusion(true)); // opt-in: setGpuOptions({ fuseChains: true })
+  afterAll(() => setChainFusion(false));
   it('gives every held array the bits of the calls recorded one by one', async () => {
     const before = chainFusionStats.fusedDispatches;
     await fc.assert(

@@ -5,7 +5,7 @@
  * hazard: aliasing views, in place, broadcasting, dtypes, a destroyed output, a host write in
  * between, errors naming the calls.
  */
-import { afterEach, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { DeviceError } from '../../../src/errors.js';
 import { type DeviceArray, deviceArray, synchronize, toDevice, vectorize } from '../../../src/index.js';
 import { chainFusionStats, fusedKernelsCompiled, setChainFusion } from '../../../src/targets/gpu/runtime/chain-fusion.js';
@@ -59,6 +59,8 @@ function expectSameBits(on: Float32Array[][], off: Float32Array[][]): void {
 }
 
 describeGpu('automatic fusion of recorded gpu calls', { timeout: 60_000 }, () => {
+  beforeAll(() => setChainFusion(true)); // opt-in: setGpuOptions({ fuseChains: true })
+  afterAll(() => setChainFusion(false));
   afterEach(async () => {
     setChainFusion(true);
     await synchronize().catch(() => {});
@@ -203,5 +205,28 @@ describeGpu('automatic fusion of recorded gpu calls', { timeout: 60_000 }, () =>
     const z = await toDevice(hostX);
     z.destroy();
     await expect(saxpy(2, z, y, { out: t })).rejects.toThrow(DeviceError);
+  });
+});
+
+describeGpu('automatic fusion is opt-in', () => {
+  it('is off by default and turned on by setGpuOptions({ fuseChains: true })', async () => {
+    const { getGpuOptions, setGpuOptions, ArgumentError } = await import('../../../src/index.js');
+    expect(getGpuOptions().fuseChains).toBe(false);
+    const neg = vectorize(['float32(float32)'], { target: 'gpu' })((a: number) => -a);
+    const x = await toDevice(Float32Array.of(1, 2, 3));
+    const y = await neg(x); // a first call runs at once; the second would be held when on
+    expect(neg.explain(x)).toMatch(/Automatic fusion is off \(setGpuOptions\(\{ fuseChains: true \}\) turns it on\)/);
+    const held = chainFusionStats.held;
+    await neg(y, { out: y });
+    expect(chainFusionStats.held).toBe(held);
+    setGpuOptions({ fuseChains: true });
+    try {
+      await neg(y, { out: y });
+      expect(chainFusionStats.held).toBe(held + 1);
+    } finally {
+      setGpuOptions({ fuseChains: false });
+    }
+    expect(Array.from((await y.toHost()) as Float32Array)).toEqual([-1, -2, -3]);
+    expect(() => setGpuOptions({ fuseChains: 'yes' as never })).toThrow(ArgumentError);
   });
 });

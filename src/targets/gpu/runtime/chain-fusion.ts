@@ -35,6 +35,7 @@ import { UfuncError, DeviceError } from '../../../errors.js';
 import { reportLate, setHeldWork } from './chain.js';
 import type { DeviceArray } from './device-array.js';
 import type { GpuContext } from './device.js';
+import { fuseChainsEnabled, setGpuOptions } from './gpu-options.js';
 import type { GPUBuffer, GPUDevice } from './webgpu-types.js';
 
 /** How held calls are recorded (dispatch.ts provides it). */
@@ -60,7 +61,6 @@ const MAX_CHAIN = 8;
 
 const held = new Map<GPUDevice, HeldChain>();
 let recorder: HeldRecorder | undefined;
-let enabled = true;
 
 /** What automatic fusion has done in this process (for tests, benchmarks and `explain`). */
 export const chainFusionStats = { held: 0, fusedDispatches: 0, fusedCalls: 0, unfusedForCompile: 0, lastStores: 0 };
@@ -85,13 +85,13 @@ export function setHeldRecorder(r: HeldRecorder): void {
 }
 
 /**
- * Turns automatic fusion off or on (on by default): for A/B measurements and tests. Turning it
- * off records whatever is held.
+ * Turns automatic fusion off or on (`setGpuOptions({ fuseChains })`, off by default), recording
+ * whatever is held when it goes off: for A/B measurements and tests.
  *
  * @param on whether element-wise calls on device arrays are held for fusion
  */
 export function setChainFusion(on: boolean): void {
-  enabled = on;
+  setGpuOptions({ fuseChains: on });
   if (!on) recordHeld();
 }
 
@@ -104,7 +104,7 @@ export function setChainFusion(on: boolean): void {
  *   it); false when it must run now (whatever was held is recorded already)
  */
 export function holdCall(ctx: GpuContext, plan: CallPlan): boolean {
-  const recordLater = enabled && recorder && !notHoldable(plan) ? recorder.prepare(ctx, plan) : undefined;
+  const recordLater = fuseChainsEnabled() && recorder && !notHoldable(plan) ? recorder.prepare(ctx, plan) : undefined;
   if (!recordLater) {
     recordHeld(ctx.device);
     return false;
@@ -229,7 +229,7 @@ function joinRefusal(chain: HeldChain, plan: CallPlan): string | undefined {
  * @param plan the call
  */
 export function explainHold(ctx: GpuContext | undefined, plan: CallPlan): string {
-  if (!enabled) return 'Automatic fusion is off.';
+  if (!fuseChainsEnabled()) return 'Automatic fusion is off (setGpuOptions({ fuseChains: true }) turns it on).';
   const why = notHoldable(plan);
   if (why) return `Recorded at once, not fused with other calls: ${why}.`;
   const chain = ctx && held.get(ctx.device);
