@@ -4,16 +4,17 @@
  * before), measured in alternating rounds so that the machine's noise falls on both alike.
  *
  *   git worktree add --detach /tmp/ufunc-base <commit> && ln -s $PWD/node_modules /tmp/ufunc-base/
- *   npx tsx bench/front-ab.ts --base /tmp/ufunc-base [--rounds 7] [--calls 1000] [--no-gpu]
+ *   npx tsx bench/front-ab.ts --base /tmp/ufunc-base [--rounds 7] [--calls 1000] [--no-gpu] [--cases cpu,per-row] [--cpu-time]
  *   npx tsx bench/front-ab.ts --base /tmp/ufunc-base --processes 6   # one library per process
  *
  * In one process the two libraries disturb each other (which one loaded second, and the GPU
  * device each makes, moved the ratios by 15–30 % on the 2-core VM); `--processes N` runs N
  * processes per side instead, alternating sides, each timing one library (`--lib DIR --json`).
  *
- * Measures what users wait for: a 1-element cpu call (awaited and `.sync`, output given), and a
- * chain of small gpu calls on device arrays (SAXPY 4,096 float32 into `out`, ended by one
- * `toHost()`), per call. Prints each side's median per round and the ratio new ÷ base.
+ * Measures what users wait for: a 1-element cpu call (awaited and `.sync`, output given; `.sync`
+ * allocating it), and chains of small gpu calls on device arrays ended by one `toHost()` (SAXPY
+ * 4,096 float32 into `out`; a per-row guvectorize call, 64 rows of 64, into `out`), per call.
+ * Prints each side's median per round and the ratio new ÷ base.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -29,15 +30,18 @@ const flag = (name: string): string | undefined => {
 const baseDir = flag('--base');
 const libDir = flag('--lib');
 const processes = Number(flag('--processes') ?? 0);
-if (!baseDir && !libDir) throw new Error('usage: npx tsx bench/front-ab.ts --base DIR [--rounds N] [--calls N] [--no-gpu] [--processes N]');
+if (!baseDir && !libDir) throw new Error('usage: npx tsx bench/front-ab.ts --base DIR [--rounds N] [--calls N] [--no-gpu] [--processes N] [--cases a,b] [--cpu-time]');
 const ROUNDS = Number(flag('--rounds') ?? 7);
 const CHAIN_CALLS = Number(flag('--calls') ?? 1000);
 const withGpu = !argv.includes('--no-gpu');
+/** `--cases a,b`: only the cases whose names contain one of these. */
+const caseFilter = flag('--cases')?.split(',');
 
 // The library's entry, loosely typed: the two checkouts' types need not agree.
 interface Library {
   vectorize(sigs: string[], options?: object): (kernel: Function) => ((...args: unknown[]) => Promise<unknown>) & { sync(...args: unknown[]): unknown };
-  toDevice(data: Float32Array): Promise<{ toHost(): Promise<unknown> }>;
+  guvectorize(sigs: string[], layout: string, options?: object): (kernel: Function) => (...args: unknown[]) => Promise<unknown>;
+  toDevice(data: Float32Array | { data: Float32Array; shape: number[] }): Promise<{ toHost(): Promise<unknown> }>;
   availableTargets(): Promise<string[]>;
   shutdown(): Promise<void>;
 }
@@ -54,7 +58,7 @@ interface Case {
 
 const saxpyKernel = (a: number, x: number, y: number) => a * x + y;
 
-const CASES: Case[] = [
+const ALL_CASES: Case[] = [
   {
     name: '1-element cpu call, `await f(2, x, y, { out })`',
     async prepare(lib) {
@@ -72,6 +76,14 @@ const CASES: Case[] = [
     },
   },
   {
+    name: '1-element cpu call, `f.sync(2, x, y)` (output allocated)',
+    async prepare(lib) {
+      const f = lib.vectorize(['float32(float32, float32, float32)'], { target: 'cpu' })(saxpyKernel);
+      const [x, y] = [Float32Array.of(1), Float32Array.of(2)];
+      return { call: () => f.sync(2, x, y), callsPerRun: 1 };
+    },
+  },
+  {
     name: `gpu chain: SAXPY 4,096 float32 into \`out\` × ${CHAIN_CALLS}, then toHost()`,
     async prepare(lib) {
       const f = lib.vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })(saxpyKernel);
@@ -83,10 +95,64 @@ const CASES: Case[] = [
         for (let k = 0; k < CHAIN_CALLS; k++) void f(2, x, y, { out });
         await out.toHost();
       };
+      // One call awaited first: the gpu target loads on first use, and calls made before it has
+      // loaded wait for it while `toHost()` does not, so the timed chains would run nothing.
+      await f(2, x, y, { out });
+      return { call: chain, callsPerRun: CHAIN_CALLS };
+    },
+  },
+  {
+    name: `gpu chain: per-row \`(n),()->(n)\`, 64 × 64 float32 into \`out\` × ${CHAIN_CALLS}, then toHost()`,
+    async prepare(lib) {
+      const f = lib.guvectorize(['void(float32[:], float32, float32[:])'], '(n),()->(n)', { target: 'gpu' })((x: Float32Array, a: number, out: Float32Array) => {
+        for (let i = 0; i < x.length; i++) out[i] = a * x[i]!;
+      });
+      const x = await lib.toDevice({ data: Float32Array.from({ length: 64 * 64 }, (_, i) => i), shape: [64, 64] });
+      const out = await lib.toDevice({ data: new Float32Array(64 * 64), shape: [64, 64] });
+      const chain = async () => {
+        for (let k = 0; k < CHAIN_CALLS; k++) void f(x, 2, { out });
+        await out.toHost();
+      };
+      await f(x, 2, { out });
       return { call: chain, callsPerRun: CHAIN_CALLS };
     },
   },
 ];
+
+/**
+ * `--cpu-time`: the cpu cases timed by the process's CPU time (user + system) instead of the wall
+ * clock. They run on the calling thread, so this is their cost, which other jobs on a loaded
+ * machine do not inflate as they do the wall clock. The gpu chains stay on the wall clock (a
+ * software GPU's threads would count as the process's).
+ */
+const cpuTime = argv.includes('--cpu-time');
+
+/** Median seconds per call of a prepared case, over samples (see `--cpu-time`). */
+async function secondsPerCall(p: { call: () => unknown; callsPerRun: number }): Promise<number> {
+  if (cpuTime && p.callsPerRun === 1) return cpuSecondsPerCall(p.call);
+  const t = await timeCalls(p.call, { warmup: p.callsPerRun > 1 ? 2 : 2000, samples: 5, minSampleSeconds: p.callsPerRun > 1 ? 0.05 : 0.02 });
+  return t.medianSeconds / p.callsPerRun;
+}
+
+/** Median CPU seconds per call over 5 batches of 20,000 calls (each awaited where it returns a promise), after 2,000. */
+async function cpuSecondsPerCall(call: () => unknown): Promise<number> {
+  const isAsync = typeof (call() as PromiseLike<unknown> | undefined)?.then === 'function';
+  const batch = async (n: number) => {
+    if (isAsync) for (let i = 0; i < n; i++) await call();
+    else for (let i = 0; i < n; i++) call();
+  };
+  await batch(2000);
+  const perCall: number[] = [];
+  for (let sample = 0; sample < 5; sample++) {
+    const start = process.cpuUsage();
+    await batch(20000);
+    const used = process.cpuUsage(start);
+    perCall.push((used.user + used.system) / 1e6 / 20000);
+  }
+  return median(perCall);
+}
+
+const CASES = caseFilter ? ALL_CASES.filter((c) => caseFilter.some((part) => c.name.includes(part))) : ALL_CASES;
 
 /** One library alone: each case's median per call, as JSON (the `--processes` children). */
 async function measureAlone(dir: string): Promise<void> {
@@ -101,8 +167,7 @@ async function measureAlone(dir: string): Promise<void> {
     const p = await c.prepare(lib);
     const perCall: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const t = await timeCalls(p.call, { warmup: p.callsPerRun > 1 ? 2 : 2000, samples: 5, minSampleSeconds: p.callsPerRun > 1 ? 0.05 : 0.02 });
-      perCall.push(t.medianSeconds / p.callsPerRun);
+      perCall.push(await secondsPerCall(p));
     }
     out[c.name] = median(perCall);
   }
@@ -122,7 +187,7 @@ if (processes > 0) {
   for (let k = 0; k < processes; k++) {
     for (const side of k % 2 === 0 ? (['base', 'new'] as const) : (['new', 'base'] as const)) {
       const dir = side === 'base' ? resolve(baseDir!) : resolve('.');
-      const args = ['tsx', script, '--lib', dir, '--rounds', String(ROUNDS), '--calls', String(CHAIN_CALLS), ...(withGpu ? [] : ['--no-gpu'])];
+      const args = ['tsx', script, '--lib', dir, '--rounds', String(ROUNDS), '--calls', String(CHAIN_CALLS), ...(withGpu ? [] : ['--no-gpu']), ...(caseFilter ? ['--cases', caseFilter.join(',')] : []), ...(cpuTime ? ['--cpu-time'] : [])];
       const text = execFileSync('npx', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
       runs[side].push(JSON.parse(text.trim().split('\n').pop()!));
     }
@@ -133,7 +198,7 @@ if (processes > 0) {
     if (!b.length || !n.length) return [c.name, '—', '—', 'no gpu here'];
     return [c.name, formatSeconds(median(b)), formatSeconds(median(n)), `${(median(n) / median(b)).toFixed(3)}×`];
   });
-  console.log(`## call path A/B: this checkout against ${baseDir} (${processes} processes a side, alternating; medians over processes of per-process medians of ${ROUNDS} rounds)\n`);
+  console.log(`## call path A/B: this checkout against ${baseDir} (${processes} processes a side, alternating; medians over processes of per-process medians of ${ROUNDS} rounds${cpuTime ? '; cpu cases in CPU time' : ''})\n`);
   console.log(markdownTable([{ header: 'case' }, { header: 'base', align: 'right' }, { header: 'new', align: 'right' }, { header: 'new ÷ base', align: 'right' }], rows));
   process.exit(0);
 }
@@ -152,14 +217,13 @@ for (const c of CASES) {
     // Alternate which side goes first, so that neither always follows the other's garbage.
     for (const side of round % 2 === 0 ? (['base', 'new'] as const) : (['new', 'base'] as const)) {
       const p = prepared[side];
-      const t = await timeCalls(p.call, { warmup: p.callsPerRun > 1 ? 2 : 2000, samples: 5, minSampleSeconds: p.callsPerRun > 1 ? 0.05 : 0.02 });
-      perCall[side].push(t.medianSeconds / p.callsPerRun);
+      perCall[side].push(await secondsPerCall(p));
     }
   }
   const [b, n] = [median(perCall.base), median(perCall.new)];
   rows.push([c.name, formatSeconds(b), formatSeconds(n), `${(n / b).toFixed(3)}×`]);
 }
-console.log(`## call path A/B: this checkout against ${baseDir} (${ROUNDS} alternating rounds, medians of per-call medians)\n`);
+console.log(`## call path A/B: this checkout against ${baseDir} (${ROUNDS} alternating rounds, medians of per-call medians${cpuTime ? '; cpu cases in CPU time' : ''})\n`);
 console.log(markdownTable([{ header: 'case' }, { header: 'base', align: 'right' }, { header: 'new', align: 'right' }, { header: 'new ÷ base', align: 'right' }], rows));
 await libs.base.shutdown();
 await libs.new.shutdown();
