@@ -8,11 +8,8 @@ import { ArgumentError, TargetUnavailableError } from './errors.js';
 import { isDetached } from './ndarray.js';
 import { formatTargetNames, loadTarget, loadTargetSync, targetNames } from './targets/registry.js';
 import type { TargetName } from './targets/registry.js';
-import { canCastScalar, DTYPES } from './dtypes.js';
-import { deviceFastKey, type FastEntry, fastDtypesMatch, fastKey, fastPlan } from './fast-call.js';
-import { deviceRowsCall, learnDeviceRows } from './fast-device-rows.js';
-import type { Target } from './targets/target.js';
-import { prepareCall, type PreparedCall } from './prepare-call.js';
+import { cachedCall, cachedResult } from './plan-cache.js';
+import { prepareCall } from './prepare-call.js';
 import { runGuarded, runPrepared } from './run-call.js';
 import type { UfuncDefinition } from './ufunc.js';
 import { explainPlain, runPlainSync } from './plain-kernel.js';
@@ -69,94 +66,6 @@ export function definitionOf(f: unknown): UfuncDefinition | undefined {
   return typeof f === 'function' ? (f as { [UFUNC_DEFINITION]?: UfuncDefinition })[UFUNC_DEFINITION] : undefined;
 }
 
-/**
- * A call on the fast path (fast-call.ts), or undefined where the call needs the general path. The
- * first call of a kind takes the general path, which checks everything, and records what later
- * calls of that kind can reuse.
- */
-function fastCall(def: UfuncDefinition, args: unknown[], target: Target): ReturnType<typeof fastPlan> | undefined {
-  if (target.memory !== 'host') return undefined; // the fast path knows host arrays only
-  const key = fastKey(def, args);
-  if (key === undefined) return undefined;
-  const entry = def.fastEntries.get(key);
-  if (!entry) return undefined;
-  for (let i = 0; i < def.nin; i++) {
-    const x = args[i];
-    if (typeof x === 'number' && !canCastScalar(x, entry.inputTypes[i]!)) return undefined;
-  }
-  return fastPlan(entry, args, def.nin, target.allocateOutput);
-}
-
-/**
- * The fast path of a device target (gpu): a call like an earlier one on 1-D device arrays, whose
- * output is the given `out` or one allocated without waiting. Undefined where the general path is
- * needed (a first call of its kind, no live device yet, arrays sharing a buffer, …).
- */
-function deviceFastCall(def: UfuncDefinition, args: unknown[], target: Target): ReturnType<typeof fastPlan> | undefined {
-  if (target.memory !== 'device' || !target.allocateDeviceArrayNow) return undefined;
-  const key = deviceFastKey(def, args);
-  if (key === undefined) return undefined;
-  const entry = def.fastEntries.get(key);
-  if (!entry) return undefined;
-  let size = 0;
-  for (let i = 0; i < def.nin; i++) {
-    const x = args[i];
-    if (typeof x === 'number') {
-      if (!canCastScalar(x, entry.inputTypes[i]!)) return undefined;
-    } else {
-      if ((x as { dtype: string }).dtype !== entry.inputTypes[i]) return undefined;
-      size = (x as { size: number }).size;
-    }
-  }
-  if (args.length > def.nin) {
-    if ((args[def.nin] as { out: { dtype: string } }).out.dtype !== entry.outputType) return undefined;
-    return fastPlan(entry, args, def.nin);
-  }
-  const out = target.allocateDeviceArrayNow([size], entry.outputType);
-  if (!out) return undefined;
-  return fastPlan(entry, [...args.slice(0, def.nin), { out }], def.nin);
-}
-
-/** What later calls of the same kind can reuse from a general call's plan. */
-function fastEntryOf({ plan }: PreparedCall): FastEntry {
-  return {
-    plan: { kind: plan.kind, kernel: plan.kernel, kernelKey: plan.kernelKey, nin: plan.nin, boundsCheck: plan.boundsCheck },
-    inputTypes: plan.operands.slice(0, plan.nin).map((o) => o.dtype),
-    outputType: plan.operands[plan.nin]!.dtype,
-  };
-}
-
-/** After a general call on device arrays, remembers whether calls of the same kind may take the device fast path. */
-function learnDeviceFastPath(def: UfuncDefinition, args: unknown[], prepared: PreparedCall): void {
-  if (prepared.target.memory !== 'device') return;
-  const key = deviceFastKey(def, args);
-  if (key === undefined || def.fastEntries.has(key)) return;
-  const { plan } = prepared;
-  const entry = fastEntryOf(prepared);
-  // Only where the general path read every array as it is (no conversion) and wrote one output.
-  const same = plan.operands.length === def.nin + 1 && args.slice(0, def.nin).every((x, i) => typeof x === 'number' || (x as { dtype: string }).dtype === entry.inputTypes[i]);
-  const outSame = args.length === def.nin || (args[def.nin] as { out: { dtype: string } }).out.dtype === entry.outputType;
-  def.fastEntries.set(key, same && outSame ? entry : null);
-}
-
-/** The result of a fast call: the output array, or for scalar inputs its one value. */
-function fastResult(fast: NonNullable<ReturnType<typeof fastPlan>>): unknown {
-  if (fast.result) return fast.result;
-  const value = fast.out[0];
-  return fast.plan.operands[fast.plan.nin]!.dtype === 'bool' ? value !== 0 : value;
-}
-
-/** After a general call, remembers whether calls of the same kind may take the fast path. */
-function learnFastPath(def: UfuncDefinition, args: unknown[], prepared: PreparedCall): void {
-  const key = fastKey(def, args);
-  if (key === undefined || def.fastEntries.has(key)) return;
-  const entry = fastEntryOf(prepared);
-  // A kernel that draws takes its stream's key as inputs the fast path does not make (a fresh seed per call).
-  if (prepared.plan.kernel.randomStream) return void def.fastEntries.set(key, null);
-  const outMatches = args.length === def.nin || DTYPES[entry.outputType].arrayType === (args[def.nin] as { out: object }).out.constructor;
-  def.fastEntries.set(key, fastDtypesMatch(entry, args, def.nin) && outMatches ? entry : null);
-}
-
 /** Copies of the typed arrays among the inputs (plain, or the `data` of an ndarray-like). */
 function snapshotInputs(args: unknown[], nin: number): unknown[] {
   return args.map((x, i) => {
@@ -184,22 +93,17 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     }
     const placed: Promise<unknown> | undefined = target.placeCall?.(args, def.nin, (placedArgs) => run(...placedArgs));
     if (placed) return placed;
-    // A plain-JS ufunc (`disableJit`): no fast path; runPrepared calls the kernel as it is.
+    // A plain-JS ufunc (`disableJit`): never served from the plan cache; runPrepared calls the kernel as it is.
     if (def.disableJit) return runPrepared(prepareCall(def, args, target));
-    const fast = fastCall(def, args, target) ?? deviceFastCall(def, args, target) ?? deviceRowsCall(def, args, target);
-    if (fast) {
-      // A small call on a host target runs here and now, without the guard's Promise layers: the
-      // fast path has no `signal`/`timeout`, and nothing can detach its arrays while it runs.
-      if (!target.runIfOnCallingThread?.(fast.plan)) await runGuarded(target, fast.plan);
-      return fastResult(fast);
+    // A call like an earlier planned one reuses its plan (plan-cache.ts); any other is planned.
+    const cached = cachedCall(def, args, target);
+    if (cached) {
+      // A small call on a host target runs here and now, without the guard's Promise layers: a
+      // cached plan has no `signal`/`timeout`, and nothing can detach its arrays while it runs.
+      if (!target.runIfOnCallingThread?.(cached.plan)) await runGuarded(target, cached.plan);
+      return cachedResult(cached);
     }
-    const prepared = prepareCall(def, args, target);
-    learnFastPath(def, args, prepared);
-    learnDeviceFastPath(def, args, prepared);
-    const running = runPrepared(prepared);
-    // After runPrepared, which puts allocated device outputs into the plan.
-    learnDeviceRows(def, args, prepared);
-    return running;
+    return runPrepared(prepareCall(def, args, target));
   };
   const sync = (...args: unknown[]) => {
     const traced = traceCall(def, 'call', args, run);
@@ -208,10 +112,10 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     if (!target?.runSync) {
       throw new TargetUnavailableError(`The '${def.target}' target has no synchronous call (its device cannot be waited for without a Promise): use \`await f(…)\`, or target ${formatTargetNames(targetNames('host'))}.`);
     }
-    const fast = def.disableJit ? undefined : fastCall(def, args, target);
-    if (fast) {
-      target.runSync(fast.plan);
-      return fastResult(fast);
+    const cached = def.disableJit ? undefined : cachedCall(def, args, target);
+    if (cached) {
+      target.runSync(cached.plan);
+      return cachedResult(cached);
     }
     const prepared = prepareCall(def, args, target);
     if (prepared.plan.limits) {
@@ -223,7 +127,6 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
       runPlainSync(prepared.plan, prepared.plain);
       return prepared.finish();
     }
-    learnFastPath(def, args, prepared);
     target.runSync(prepared.plan);
     return prepared.finish();
   };

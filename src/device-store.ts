@@ -54,6 +54,6 @@ export function deviceStoreCall(target: Target, temp: unknown, dest: unknown, fr
     deviceStores.set(key, def);
   }
   const inputs = !masked ? [temp] : keep ? [temp, mask, dest] : [temp, mask];
-  // A call with `casting` takes no fast path (callable.ts): the general path is the whole call.
+  // A call with `casting` is never served by the plan cache (plan-cache.ts): it is planned each time.
   return { def, args: [...inputs, { out: dest, casting: 'unsafe' }] };
 }

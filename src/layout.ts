@@ -41,8 +41,8 @@ export function sizeOf(shape: readonly number[]): number {
 }
 
 /**
- * Whether two per-axis lists (shapes, strides) are equal, axis for axis: what the fast paths
- * compare a call's layout with the one they learned.
+ * Whether two per-axis lists (shapes, strides) are equal, axis for axis: how the plan cache
+ * compares a call's layout with the one it planned for.
  */
 export function sameAxes(a: readonly number[], b: readonly number[]): boolean {
   if (a.length !== b.length) return false;

@@ -4,7 +4,7 @@
  */
 import type { DType, TypedArray } from './dtypes.js';
 import type { TypedKernel } from './compiler/ir.js';
-import { type LoopOperandLayout, sizeOf, type StridedView } from './layout.js';
+import { type LoopOperandLayout, sizeOf, type StridedLayout, type StridedView } from './layout.js';
 
 /**
  * One operand as the kernel sees it. Element (i₀ … i_{L−1}; c₀ … c_{C−1}) of the operand lives at
@@ -89,12 +89,23 @@ export interface DeviceArrayLike extends StridedView {
   destroy(): void;
 }
 
-/** What a later call with the same argument kinds can reuse of a call's plan (fast-call.ts). */
-export interface FastEntry {
+/**
+ * What a later call with the same argument facts reuses of a planned call (plan-cache.ts): its
+ * plan without the operands, the dtypes the loop reads and writes, and for calls laid out per
+ * array (guvectorize on device arrays) the loop shape, the views and the layouts planned for.
+ */
+export interface PlanTemplate {
   readonly plan: Omit<CallPlan, 'operands' | 'loopShape'>;
-  /** Per input: the dtype the signature reads it as. */
-  readonly inputTypes: readonly OperandView['dtype'][];
-  readonly outputType: OperandView['dtype'];
+  /** Per operand (inputs, then the output): the dtype the loop reads or writes. */
+  readonly types: readonly OperandView['dtype'][];
+  /** Calls laid out per array: the loop shape. */
+  readonly loopShape?: readonly number[];
+  /** Calls laid out per array: the operand views, without their arrays (put in per call). */
+  readonly views?: readonly Omit<OperandView, 'data'>[];
+  /** Calls laid out per array: each array input's layout (an empty slot for a number). */
+  readonly layouts?: readonly (StridedLayout | undefined)[];
+  /** Calls laid out per array: the output's layout and dtype, given or as allocated. */
+  readonly output?: StridedLayout & { readonly dtype: OperandView['dtype'] };
 }
 
 /** A checked array argument. */

@@ -18,6 +18,7 @@ import { drawsRandom, freshKey, keyOfSeed, withRandomStream } from './compiler/r
 import { type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { ArgumentError } from './errors.js';
 import { fuseStore } from './fused-store.js';
+import { rememberPlan } from './plan-cache.js';
 import { cOrderStrides } from './layout.js';
 import { type ArrayOperand, copyToContiguous, describe, type DeviceOperand } from './ndarray.js';
 import type { CallPlan, OperandView } from './plan.js';
@@ -112,6 +113,12 @@ export function prepareCall(def: UfuncDefinition, args: readonly unknown[], targ
       ? { coreNames: [...def.layout.inputs, ...def.layout.outputs].map((core) => core.map((d) => (d.kind === 'symbol' ? d.name : undefined))) }
       : {}),
   };
+  // Nothing staged, fused or limited, no inputs of the call's own (a random stream's key is fresh
+  // per call): later calls of the same argument facts may reuse this plan.
+  const staged = outputs.staged.some((s) => s) || outputs.deviceStaged.some((s) => s);
+  if (!limits && !fused && !staged && !mask && extraInputs.length === 0 && !def.disableJit) {
+    rememberPlan(def, args, target, plan, outputs.deviceOutputs[0]?.shape);
+  }
   const { finish, setDeviceOutput } = finishing({
     def, target, ops, outputs, types, resultTypes, loopRank, coreShapes, views, nin,
     runStore: (store) => runPrepared(prepareCall(store.def, store.args, target)),

@@ -14,7 +14,7 @@ import { CALL_OPTIONS, type CallOptions } from './call-options.js';
 import { ArgumentError, KernelCompileError, LayoutError, SignatureError, TargetUnavailableError } from './errors.js';
 import { type ArrayOperand, describe, type DeviceOperand, type Operand } from './ndarray.js';
 import { checkOptions, type OptionRules, rule } from './options.js';
-import type { FastEntry } from './plan.js';
+import type { PlanTemplate } from './plan.js';
 import { type ArgType, formatArgType, type Layout, parseSignature, type Signature } from './signature-parser/index.js';
 import { DEFAULT_TARGET, formatTargetNames, targetEntry, type TargetName, targetNames, warmUpTarget } from './targets/registry.js';
 import type { Target } from './targets/target.js';
@@ -150,8 +150,8 @@ export class UfuncDefinition {
   /** Lazily compiled vectorize signatures, by input dtype tuple. */
   private readonly lazy = new Map<string, Specialisation>();
   private readonly checkedFor = new Set<Specialisation>();
-  /** Fast-path entries by argument kinds (fast-call.ts); null where such calls need the general path. */
-  readonly fastEntries = new Map<number, FastEntry | null>();
+  /** The plan cache's templates, by the key of their argument facts (plan-cache.ts). */
+  readonly plans = new Map<number, PlanTemplate>();
 
   constructor(
     readonly kind: UfuncKind,

@@ -173,6 +173,17 @@ describe('repeated calls (the fast path) dispatch and alias exactly as a first c
     }
   });
 
+  it('picks the signature by each call\'s number as a first call would, on either side of int64\'s bounds', () => {
+    const make = () => vectorize(['int64(int64)', 'float64(float64)'])((a: number) => a + 1);
+    const inc = make();
+    // Integers beyond 2^32 that int64 holds and ones it does not, each after the other.
+    for (const v of [-1e19, -5e9, 5e9, 1e19, 5e9, -5e9, 1e20, 2 ** 63, -(2 ** 63)]) {
+      const expected = make().sync(v);
+      const got = inc.sync(v);
+      expect({ v, type: typeof got, got }).toEqual({ v, type: typeof expected, got: expected });
+    }
+  });
+
   it('copies an input that overlaps out in another place, on every call', () => {
     const add = vectorize(['float32(float32, float32)'])((a: number, b: number) => a + b);
     for (let round = 0; round < 3; round++) {

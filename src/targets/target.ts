@@ -63,8 +63,8 @@ export interface Target {
   /** The name users pass as `target` (the registry's key). */
   readonly name: string;
   /**
-   * Where the target's kernels find their data. `host`: JS memory; calls can block (`runSync`) and
-   * may take the fast path for small calls. `device`: memory of its own; the target takes
+   * Where the target's kernels find their data. `host`: JS memory; calls can block (`runSync`).
+   * `device`: memory of its own; the target takes
    * `DeviceArray` operands, allocates device outputs for calls on them, and calls only resolve
    * asynchronously.
    */
@@ -91,8 +91,8 @@ export interface Target {
   runSync?(plan: CallPlan): void;
   /**
    * Runs a call (one without `signal` or `timeout`) to its end on the calling thread and returns
-   * true where `run` would have done just that, or returns false having done nothing. The awaited
-   * fast path uses it to skip the Promise layers of `run` for small calls. Absent: always `run`.
+   * true where `run` would have done just that, or returns false having done nothing. An awaited
+   * call served by the plan cache uses it to skip the Promise layers of `run` for small calls. Absent: always `run`.
    */
   runIfOnCallingThread?(plan: CallPlan): boolean;
   /**

@@ -1,11 +1,11 @@
 /**
- * The device fast path for guvectorize calls (fast-device-rows.ts): repeated per-row calls on
- * device arrays reuse an earlier call's plan, give the results the general path gives, and fail
+ * The device fast path for guvectorize calls (the plan cache, plan-cache.ts): repeated per-row calls
+ * on device arrays reuse an earlier call's plan, give the results the general path gives, and fail
  * with the general path's errors — on a real WebGPU device (lavapipe here).
  */
 import { afterEach, expect, it } from 'vitest';
 import { DeviceArray, deviceArray, guvectorize, synchronize, toDevice } from '../../../src/index.js';
-import { deviceRowsCalls } from '../../../src/fast-device-rows.js';
+import { cachedCalls as deviceRowsCalls } from '../../../src/plan-cache.js';
 import { KernelRuntimeError } from '../../../src/errors.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
