@@ -81,6 +81,12 @@ export function toOperand(x: unknown, what: string): Operand {
     return { kind: 'device', array: x, dtype: x.dtype, shape: x.shape, strides: x.strides, offset: x.offset };
   }
   if (typeof x === 'object' && x !== null && 'data' in x) return ndarrayOperand(x as NDArrayLike, what);
+  if (typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'sharded') {
+    // The gpu target runs calls on sharded arrays per shard before they get here; nothing else takes them.
+    throw new ArgumentError(
+      `${capitalise(what)} is a ShardedArray (rows across GPU devices), which only calls of gpu ufuncs take, not methods (reduce, accumulate, outer, …) nor other targets: gather it with toHost(), or call per shard (sharded.shards).`,
+    );
+  }
   throw new ArgumentError(
     `${capitalise(what)} must be a number, a typed array or an ndarray-like { data, shape, strides? }, found ${describe(x)}.`,
   );

@@ -163,6 +163,8 @@ describeGpu('several devices on one adapter (lavapipe)', () => {
     const on1 = await toDevice(values(10), { device: 1 });
     await expect(saxpy(1, d, on1)).rejects.toThrow(/the call's device arrays are on different devices/);
     await expect(toDevice({ data: new Float32Array(1), shape: [] }, { shard: true })).rejects.toThrow(/a 0-d array cannot be sharded/);
+    const add = vectorize(['float32(float32, float32)'], { target: 'gpu', identity: 0 })((x: number, y: number) => x + y);
+    await expect(add.reduce(a as never)).rejects.toThrow(/Argument 1 is a ShardedArray \(rows across GPU devices\), which only calls of gpu ufuncs take, not methods/);
   });
 });
 
