@@ -18,6 +18,7 @@ import type { PlanTemplate } from './plan.js';
 import { type ArgType, formatArgType, type Layout, parseSignature, type Signature } from './signature-parser/index.js';
 import { DEFAULT_TARGET, formatTargetNames, targetEntry, type TargetName, targetNames, warmUpTarget } from './targets/registry.js';
 import type { Target } from './targets/target.js';
+import { freezeTables } from './compiler/tables.js';
 
 /** Options of `vectorize(…)` and `guvectorize(…)`. */
 export interface UfuncOptions {
@@ -162,7 +163,7 @@ export class UfuncDefinition {
   ) {
     checkOptions(options, kind === 'vectorize' ? VECTORIZE_OPTIONS : GUVECTORIZE_OPTIONS, `\`${kind}\``);
     this.target = targetEntry(options.target ?? DEFAULT_TARGET).name as TargetName;
-    this.env = options.env ?? {};
+    this.env = freezeTables(options.env ?? {});
     this.boundsCheck = options.boundsCheck ?? true;
     this.fastmath = options.fastmath === true;
     this.disableJit = options.disableJit === true;
@@ -432,7 +433,7 @@ export class UfuncDefinition {
   /** Checks, once per signature, that the target can run the kernel. */
   checkTarget(target: Target, spec: Specialisation, kernel: TypedKernel): void {
     if (this.checkedFor.has(spec) || !target.checkKernel) return;
-    target.checkKernel(kernel, spec.signature.text);
+    target.checkKernel(kernel, spec.signature.text, this.options.float64);
     this.checkedFor.add(spec);
   }
 }

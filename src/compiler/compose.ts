@@ -21,7 +21,7 @@
  * a loop (rare in element-wise kernels) is kept as a helper and called.
  */
 import type { DType } from '../dtypes.js';
-import type { Argument, Expr, HelperFunction, Stmt, TypedKernel, Variable } from './ir.js';
+import type { Argument, Expr, HelperFunction, KernelTable, Stmt, TypedKernel, Variable } from './ir.js';
 import { isArrayType } from './ir.js';
 import type { SourceLocation } from '../errors.js';
 import { forEachStmt } from './ir-walk.js';
@@ -61,6 +61,7 @@ export function composeKernels(params: readonly { readonly name: string; readonl
     body,
     locals: builder.locals,
     helpers: builder.helpers,
+    ...(builder.tables.length ? { tables: builder.tables } : {}),
     source: steps.map((s) => s.kernel.source).join('\n'),
     ...(fastmath ? { fastmath: true } : {}),
   };
@@ -97,6 +98,7 @@ export function composeStores(
     body,
     locals: builder.locals,
     helpers: builder.helpers,
+    ...(builder.tables.length ? { tables: builder.tables } : {}),
     source: steps.map((s) => s.kernel.source).join('\n'),
     ...(fastmath ? { fastmath: true } : {}),
   };
@@ -130,6 +132,8 @@ function returnsOutsideLoops(body: readonly Stmt[]): boolean {
 class KernelBuilder {
   readonly locals: Variable[] = [];
   readonly helpers: HelperFunction[] = [];
+  /** The steps' lookup tables, each once: their variables are kept, not copied, so every step reads them. */
+  readonly tables: KernelTable[] = [];
   private nextId = 0;
   readonly loc: SourceLocation = { line: 1, column: 1 };
   /** A step's helpers as the fused kernel holds them (renamed where two steps' helpers share a name). */
@@ -175,6 +179,8 @@ class KernelBuilder {
   inline(kernel: TypedKernel, args: readonly Expr[], body: Stmt[], prefix: string): Variable {
     if (kernel.returnType === 'void') throw new Error('internal: only vectorize kernels are composed');
     const returnType = kernel.returnType;
+    for (const t of kernel.tables ?? []) if (!this.tables.includes(t)) this.tables.push(t);
+    const tableVars = new Set((kernel.tables ?? []).map((t) => t.variable));
     if (!returnsOutsideLoops(kernel.body)) {
       const helper = this.kernelHelper(kernel);
       const call: Expr = { kind: 'call', helper, args: args.map((a, i) => this.cast(a, kernel.params[i]!.type as DType)), type: returnType, loc: this.loc };
@@ -184,6 +190,7 @@ class KernelBuilder {
     }
     const vars = new Map<Variable, Variable>();
     const mapVar = (v: Variable): Variable => {
+      if (tableVars.has(v)) return v;
       let copy = vars.get(v);
       if (!copy) {
         copy = this.fresh(`${prefix}${v.name}`, v.type);

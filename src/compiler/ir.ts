@@ -12,7 +12,7 @@
  *   expressions, so an expression has no side effects and may be evaluated twice;
  * - control flow is structured (if, loops, break, continue, return): no labels, no exceptions.
  */
-import type { DType } from '../dtypes.js';
+import type { DType, TypedArray } from '../dtypes.js';
 import type { SourceLocation } from '../errors.js';
 
 /** An array value: a core slice of an argument (`origin: 'param'`) or a local typed array. */
@@ -133,6 +133,12 @@ export interface HelperFunction {
   readonly writesParam: readonly boolean[];
 }
 
+/** A lookup table: its variable (a one-dimensional array no function writes) and its contents, frozen when the ufunc was made. */
+export interface KernelTable {
+  readonly variable: Variable;
+  readonly data: TypedArray;
+}
+
 /** A kernel typed for one signature: the unit every backend compiles. */
 export interface TypedKernel {
   readonly name: string;
@@ -144,6 +150,11 @@ export interface TypedKernel {
   readonly locals: readonly Variable[];
   /** Helpers reachable from the body, callees before callers. */
   readonly helpers: readonly HelperFunction[];
+  /**
+   * The lookup tables (typed arrays in `env`, compiler/tables.ts) the kernel and its helpers read:
+   * read-only one-dimensional arrays that every function of the kernel sees. Absent: none.
+   */
+  readonly tables?: readonly KernelTable[];
   /** The kernel's JS source, for messages. */
   readonly source: string;
   /**

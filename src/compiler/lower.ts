@@ -20,8 +20,9 @@ import {
 import { compileError, type EsNode, locationOf, type ParsedFunction, parseFunction } from './parse.js';
 import { isMathFunction, MATH, MATH_FUNCTIONS, type MathFunction } from './math-functions.js';
 import { arithmeticType, floatFor, isMixedSignComparison, joinTypes, promote } from './typing-rules.js';
+import { type KernelTable, tableDType } from './tables.js';
 
-/** Names a kernel may use besides its parameters: helper functions and numeric constants. */
+/** Names a kernel may use besides its parameters: helper functions, numeric constants and lookup tables (typed arrays, tables.ts). */
 export type KernelEnv = Readonly<Record<string, unknown>>;
 
 /** A helper in `env`: a function, or its source text (which no minifier or coverage tool changes). */
@@ -103,6 +104,7 @@ class FunctionLowering {
   private params: Variable[] = [];
 
   private isReadOnly(v: Variable): boolean {
+    if (this.context.isTable(v)) return true;
     const i = this.params.indexOf(v);
     return i >= 0 && this.roles.readOnly(i);
   }
@@ -167,7 +169,7 @@ class FunctionLowering {
       const b = this.scopes[i]!.get(name);
       if (b) return b;
     }
-    return undefined;
+    return this.context.tableBinding(name);
   }
 
   private declare(node: EsNode, name: string, binding: Binding): void {
@@ -367,7 +369,8 @@ class FunctionLowering {
   private assignTarget(node: EsNode): { kind: 'var'; variable: Variable; current: Expr } | { kind: 'store'; array: Variable; indices: Expr[]; current: Expr } {
     if (node.type === 'Identifier') {
       const b = this.lookup(node.name);
-      if (!b) this.fail(node, this.unknownName(node.name));
+      if (!b) this.fail(node, this.missingName(node.name));
+      if (b.kind === 'array' && this.context.isTable(b.variable)) this.fail(node, tableWriteMessage(node.name));
       if (b.kind === 'array') this.fail(node, `\`${node.name}\` is an array; assign to its elements (\`${node.name}[i] = …\`), not to the name`);
       if (b.isConst) this.fail(node, `\`${node.name}\` is \`const\` and cannot be assigned`);
       const current: Expr = { kind: 'var', variable: b.variable, type: b.variable.type as DType, loc: locationOf(node) };
@@ -376,6 +379,7 @@ class FunctionLowering {
     if (node.type === 'MemberExpression' && node.computed) {
       const current = this.member(node);
       if (current.kind !== 'index') this.fail(node, `\`${this.text(node)}\` cannot be assigned`);
+      if (this.context.isTable(current.array)) this.fail(node, tableWriteMessage(current.array.name));
       if (this.isReadOnly(current.array)) {
         this.fail(node, `\`${current.array.name}\` is an input; a kernel writes only its outputs (declare \`${current.array.name}\` as an output in the layout, or pass the same array as \`out\` to update it in place)`);
       }
@@ -527,9 +531,14 @@ class FunctionLowering {
       if (typeof value === 'number') return { kind: 'weak', value, loc };
       if (typeof value === 'boolean') return { kind: 'const', value, type: 'bool', loc };
       if (isHelper(value)) this.fail(node, `\`${name}\` is a helper function; call it: \`${name}(…)\``);
-      this.fail(node, `\`env.${name}\` is ${describeValue(value)}; env may hold numbers, booleans and helper functions`);
+      this.fail(node, envValueMessage(name, value));
     }
     this.fail(node, this.unknownName(name));
+  }
+
+  /** Why `name` is no array or scalar the kernel can use: a value of `env` it cannot hold, or no such name. */
+  private missingName(name: string): string {
+    return Object.prototype.hasOwnProperty.call(this.context.env, name) ? envValueMessage(name, this.context.env[name]) : this.unknownName(name);
   }
 
   private unknownName(name: string): string {
@@ -721,7 +730,7 @@ class FunctionLowering {
   }
 
   private dimension(array: Variable, axis: number, loc: SourceLocation): Value {
-    const b = this.lookupArray(array);
+    const b = this.lookupArray(array) ?? (this.context.isTable(array) ? (this.context.tableBinding(array.name) as Extract<Binding, { kind: 'array' }>) : undefined);
     if (b?.localLength !== undefined) return { kind: 'weak', value: b.localLength, loc };
     // Core dimensions stay symbolic (one compiled kernel serves every size) except where a value
     // must be known when compiling: the length of a local array (see constantInteger).
@@ -741,7 +750,7 @@ class FunctionLowering {
       this.fail(node, `\`${this.text(node)}\` is a ${type} value, not an array: only arrays (array arguments and local typed arrays, by name: \`out.length\`, \`a[i]\`) have a length and elements`);
     }
     const b = this.lookup(node.name);
-    if (!b) this.fail(node, this.unknownName(node.name));
+    if (!b) this.fail(node, this.missingName(node.name));
     if (b.kind !== 'array') this.fail(node, `\`${node.name}\` is a scalar, not an array (its signature type has no \`[:]\`)`);
     return b.variable;
   }
@@ -816,6 +825,7 @@ class FunctionLowering {
     helper.params.forEach((p, i) => {
       const a = args[i]!;
       if (a.kind !== 'array-ref' || !helper.writesParam[i]) return;
+      if (this.context.isTable(a.array)) this.fail(argNodes[i]!, `\`${name}\` writes to its parameter \`${p.name}\`: ${tableWriteMessage(a.array.name)}`);
       if (this.isReadOnly(a.array)) {
         this.fail(argNodes[i]!, `\`${name}\` writes to its parameter \`${p.name}\`, and \`${a.array.name}\` is an input the kernel may not write`);
       }
@@ -926,9 +936,15 @@ function describeNode(node: EsNode): string {
 
 function describeValue(v: unknown): string {
   if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  if (ArrayBuffer.isView(v)) return 'a typed array';
+  if (Array.isArray(v)) return 'a JS Array';
+  if (ArrayBuffer.isView(v)) return `a ${(Object.getPrototypeOf(v)?.constructor?.name as string | undefined) ?? 'view of an ArrayBuffer'}`;
   return `a ${typeof v}`;
+}
+
+/** Why a value of `env` is none the kernel can use, and what env may hold. */
+function envValueMessage(name: string, value: unknown): string {
+  const asTable = Array.isArray(value) ? ` (for a lookup table pass a typed array: \`Float64Array.from(${name})\`)` : '';
+  return `\`env.${name}\` is ${describeValue(value)}${asTable}; env may hold numbers, booleans, helper functions and lookup tables (Float32Array, Float64Array, Int8Array…Int32Array, Uint8Array…Uint32Array, Uint8ClampedArray, BigInt64Array, BigUint64Array)`;
 }
 
 /**
@@ -1011,8 +1027,35 @@ class KernelContext {
   private readonly inProgress = new Set<string>();
   private readonly parsedHelpers = new Map<HelperSource, ParsedFunction>();
   private readonly names = new Map<string, number>();
+  /** The lookup tables the kernel and its helpers read, by name in `env`: one variable each for every function. */
+  private readonly tables = new Map<string, { binding: Extract<Binding, { kind: 'array' }>; table: KernelTable }>();
 
   constructor(readonly env: KernelEnv) {}
+
+  /** The binding of the table `env[name]`, made on first use; undefined when `env[name]` is no table. */
+  tableBinding(name: string): Binding | undefined {
+    const known = this.tables.get(name);
+    if (known) return known.binding;
+    if (!Object.prototype.hasOwnProperty.call(this.env, name)) return undefined;
+    const data = this.env[name];
+    const dtype = tableDType(data);
+    if (dtype === undefined) return undefined;
+    // An id no function's own variables reach (they count from 0), so generated names stay distinct.
+    const variable: Variable = { id: TABLE_ID_BASE + this.tables.size, name, type: { kind: 'array', dtype, ndim: 1 } };
+    const table: KernelTable = { variable, data: data as KernelTable['data'] };
+    const binding = { kind: 'array', variable, localLength: table.data.length } as const;
+    this.tables.set(name, { binding, table });
+    return binding;
+  }
+
+  isTable(v: Variable): boolean {
+    return this.tables.get(v.name)?.table.variable === v;
+  }
+
+  /** The tables read so far, in the order first read. */
+  usedTables(): KernelTable[] {
+    return [...this.tables.values()].map((t) => t.table);
+  }
 
   /**
    * The helper a kernel calls as `name`: `env[name]`; else, when `env` has no such key, the one
@@ -1149,8 +1192,15 @@ export function typeKernel(
     body,
     locals,
     helpers: reachableHelpers(body),
+    tables: context.usedTables(),
     source: parsed.source,
   };
+}
+
+const TABLE_ID_BASE = 1_000_000;
+
+function tableWriteMessage(name: string): string {
+  return `\`${name}\` is a lookup table from \`env\`, which kernels only read (its contents are fixed when the ufunc is made, on every target): compute into a local array (\`const t = new Float64Array(n)\`) or an output instead`;
 }
 
 /** The helpers a body calls, directly or not, callees before callers (the order backends emit). */

@@ -72,8 +72,9 @@ export interface Target {
   /**
    * Refuses, when a signature is first used, a kernel this target cannot run (the gpu target and
    * float64, say), with a `TargetUnavailableError` or `KernelCompileError` naming the signature.
+   * `float64` is the ufunc's option of that name (what a float64 lookup table becomes).
    */
-  checkKernel?(kernel: TypedKernel, signature: string): void;
+  checkKernel?(kernel: TypedKernel, signature: string, float64?: 'error' | 'float32'): void;
   /**
    * Whether the target's kernels can read and write `dtype` (the gpu: no 64-bit types). Absent: all.
    * Signature dispatch skips loops with a type the target cannot store.

@@ -11,6 +11,7 @@ import { CallTimeoutError, KernelRuntimeError } from '../../../errors.js';
 import type { Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { fastExpF32 } from '../fast-exp.js';
+import { tableBytes } from '../../../compiler/tables.js';
 import type { CallPlan } from '../../../plan.js';
 import { type ArrayAccess, DEADLINE_CHECK, DEADLINE_COUNTER, DEADLINE_SUPPORT, declareLocalArrays, JsEmitter, RANDOM_STATE, RT } from './emit-js.js';
 import { drawFloat32, drawFloat64 } from '../../../compiler/random-stream.js';
@@ -61,6 +62,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
   const emitter = new JsEmitter(arrays, plan.boundsCheck, (value) =>
     vectorized ? `{ $r = ${value ?? undefinedAs(kernel.returnType as DType)}; break $kernel; }` : 'break $kernel;',
   [], deadlineChecks);
+  const tables = emitter.declareTables(kernel.tables);
   emitter.prove(kernel.body);
   const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');
   const localArrays = declareLocalArrays(kernel.body, arrays);
@@ -126,7 +128,7 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
   }
   if (deadlineChecks) head.unshift('$deadline = $a.deadline ?? Infinity;', DEADLINE_COUNTER);
   const source =
-    `"use strict";\n${deadlineChecks ? DEADLINE_SUPPORT : ''}${kernel.randomStream ? RANDOM_STATE : ''}${helpers}${localArrays}` +
+    `"use strict";\n${deadlineChecks ? DEADLINE_SUPPORT : ''}${kernel.randomStream ? RANDOM_STATE : ''}${tables}${helpers}${localArrays}` +
     `return function ${safeName(kernel.name)}$run($a, $start, $end) {\n  ${head.join('\n  ')}\n${loop}};\n`;
   return { source, sites: emitter.sites };
 }
@@ -158,6 +160,7 @@ export function runtimeFunctions(sites: readonly string[]): Record<string, Funct
     [RT.fastExpF32]: fastExpF32,
     [RT.drawFloat64]: drawFloat64,
     [RT.drawFloat32]: drawFloat32,
+    [RT.table]: tableBytes,
   };
 }
 
@@ -174,11 +177,12 @@ export function instantiateRunner(source: string, sites: readonly string[]): Run
  */
 export function generateScalarFunction(kernel: TypedKernel): { source: string; sites: string[] } {
   const emitter = new JsEmitter(new Map(), true, (value) => `return ${value ?? undefinedAs(kernel.returnType as DType)};`);
+  const tables = emitter.declareTables(kernel.tables);
   const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');
   const params = kernel.params.map((p) => JsEmitter.varName(p)).join(', ');
   emitter.prove(kernel.body);
   const body = emitter.stmts(kernel.body, '  ');
-  const source = `"use strict";\n${helpers}return function ${safeName(kernel.name)}(${params}) {\n${body}  return ${undefinedAs(kernel.returnType as DType)};\n};\n`;
+  const source = `"use strict";\n${tables}${helpers}return function ${safeName(kernel.name)}(${params}) {\n${body}  return ${undefinedAs(kernel.returnType as DType)};\n};\n`;
   return { source, sites: emitter.sites };
 }
 

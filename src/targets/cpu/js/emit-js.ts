@@ -6,7 +6,8 @@
  * runs it too, and the gpu target is tested against it.
  */
 import { type DType, DTYPES, isBigInt, isFloat } from '../../../dtypes.js';
-import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../../compiler/ir.js';
+import type { Argument, ArrayType, Expr, HelperFunction, KernelTable, Stmt, Variable } from '../../../compiler/ir.js';
+import { tableBase64 } from '../../../compiler/tables.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { MATH, type MathFunction } from '../../../compiler/math-functions.js';
 import { type ArrayAccessNode, findInBoundsAccesses } from '../../../compiler/passes/bounds.js';
@@ -36,6 +37,7 @@ export const RT = {
   timeout: '$timeout',
   drawFloat64: '$drawF64',
   drawFloat32: '$drawF32',
+  table: '$table',
 } as const;
 
 /**
@@ -71,6 +73,8 @@ export class JsEmitter {
   private readonly loops: string[] = [];
   /** The accesses of the body being emitted that passes/bounds.ts proves in bounds: not checked. */
   private inBounds = findInBoundsAccesses([]);
+  /** The kernel's lookup tables, which every function reads as module-level constants. */
+  private readonly tables = new Map<Variable, ArrayAccess>();
 
   constructor(
     private readonly arrays: Map<Variable, ArrayAccess>,
@@ -99,6 +103,25 @@ export class JsEmitter {
    */
   prove(body: readonly Stmt[]): void {
     if (this.boundsCheck) this.inBounds = findInBoundsAccesses(body);
+  }
+
+  /**
+   * Declares the kernel's lookup tables (compiler/tables.ts) for this emitter and the helpers it
+   * emits; call before emitting any function.
+   *
+   * @returns module-level code that decodes each table once, from base64 text in the source (so a
+   *   worker sent the source has the table too)
+   */
+  declareTables(tables: readonly KernelTable[] | undefined): string {
+    let out = '';
+    (tables ?? []).forEach((t, k) => {
+      const dtype = (t.variable.type as ArrayType).dtype;
+      const access: ArrayAccess = { data: `$t${k}`, base: '0', strides: ['1'], dims: [String(t.data.length)], dtype };
+      this.tables.set(t.variable, access);
+      this.arrays.set(t.variable, access);
+      out += `const $t${k} = new ${DTYPES[dtype].arrayType.name}(${RT.table}("${tableBase64(t.data)}"));\n`;
+    });
+    return out;
   }
 
   // ------------------------------------------------------------------ statements
@@ -259,7 +282,7 @@ export class JsEmitter {
 
   /** A helper as a JS function; its local arrays live in the enclosing scope (no recursion). */
   helper(h: HelperFunction): string {
-    const arrays = new Map<Variable, ArrayAccess>();
+    const arrays = new Map<Variable, ArrayAccess>(this.tables);
     const params = h.params.flatMap((p) => {
       if (!isArrayType(p.type)) return [JsEmitter.varName(p)];
       const n = JsEmitter.varName(p);

@@ -8,6 +8,8 @@ import { isArrayType } from '../../../compiler/ir.js';
 
 /** Undefined where the Wasm engine can compile the kernel, else the reason it cannot (a sentence). */
 export function wasmRefusal(kernel: TypedKernel): string | undefined {
+  const table = kernel.tables?.[0];
+  if (table) return `it reads the lookup table \`${table.variable.name}\` from \`env\`, which only the JS engine places beside the kernel so far.`;
   const wide = (v: Variable) => (isArrayType(v.type) ? isBigInt(v.type.dtype) : isBigInt(v.type));
   const vars = [...kernel.params, ...kernel.locals, ...kernel.helpers.flatMap((h) => [...h.params, ...h.locals])];
   const big = vars.find(wide);

@@ -89,10 +89,11 @@ export function layoutCall(plan: CallPlan, operands: readonly DeviceOperandView[
     if (size <= limits.maxStorageBufferBindingSize) return { dtype, writable, chunks: 1, chunkShift: 0 };
     return { dtype, writable, chunks: Math.ceil(size / chunkBytes), chunkShift: Math.log2(chunkBytes / 4) };
   });
-  const bindingCount = 1 + (plan.boundsCheck ? 1 : 0) + bindings.reduce((s, b) => s + b.chunks, 0);
+  const tableCount = plan.kernel.tables?.length ?? 0;
+  const bindingCount = 1 + (plan.boundsCheck ? 1 : 0) + bindings.reduce((s, b) => s + b.chunks, 0) + tableCount;
   if (bindingCount > limits.maxStorageBuffersPerShaderStage) {
     throw new TargetUnavailableError(
-      `This call needs ${bindingCount} storage buffer bindings (arrays over ${formatMiB(limits.maxStorageBufferBindingSize)} are bound in pieces), ` +
+      `This call needs ${bindingCount} storage buffer bindings (arrays over ${formatMiB(limits.maxStorageBufferBindingSize)} are bound in pieces${tableCount ? `, and each lookup table takes one` : ''}), ` +
         `but this GPU allows ${limits.maxStorageBuffersPerShaderStage} per shader: pass fewer or smaller arrays per call, or use target 'cpu' or 'parallel'.`,
     );
   }

@@ -9,7 +9,7 @@
  */
 import type { Expr, Stmt, TypedKernel, ValueType } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
-import type { DType } from '../../../dtypes.js';
+import { type DType, isBigInt } from '../../../dtypes.js';
 import { TargetUnavailableError } from '../../../errors.js';
 import { forEachExpr } from '../../../compiler/ir-walk.js';
 
@@ -27,13 +27,15 @@ const REFUSALS: Partial<Record<DType, string>> = {
  *
  * @param kernel the typed kernel
  * @param signature its signature's text, for the message
+ * @param float64 the ufunc's `float64` option: 'float32' lets a float64 lookup table be read in
+ *   float32 (rounded once, when uploaded), as float64 signatures then run; else it is refused
  * @throws TargetUnavailableError naming the signature, the type and the alternatives
  * @example
  * checkGpuKernel(kernel, 'float64(float64)');
  * // TargetUnavailableError: Signature `float64(float64)`: float64 is not available on the gpu target
  * // (WGSL has no 64-bit floats): declare float32, or use target 'cpu' or 'parallel'.
  */
-export function checkGpuKernel(kernel: TypedKernel, signature: string): void {
+export function checkGpuKernel(kernel: TypedKernel, signature: string, float64: 'error' | 'float32' = 'error'): void {
   const refuse = (what: string): never => {
     throw new TargetUnavailableError(`Signature \`${signature}\`: ${what}, or use target 'cpu' or 'parallel'.`);
   };
@@ -45,6 +47,14 @@ export function checkGpuKernel(kernel: TypedKernel, signature: string): void {
     if (isArrayType(t) && t.ndim > MAX_GPU_ARRAY_DIMS) {
       refuse(`arrays of more than ${MAX_GPU_ARRAY_DIMS} dimensions are not supported on the gpu target (found ${t.ndim})`);
     }
+  }
+  // Lookup tables are float64 data as float64 arrays are: refused unless `float64: 'float32'`.
+  for (const t of kernel.tables ?? []) {
+    const dtype = (t.variable.type as { dtype: DType }).dtype;
+    if (dtype === 'float64' && float64 !== 'float32') {
+      refuse(`the lookup table \`${t.variable.name}\` is a Float64Array, and WGSL has no 64-bit floats: pass a Float32Array (\`Float32Array.from(${t.variable.name})\`), or pass \`{ float64: 'float32' }\` to vectorize/guvectorize to read it in float32`);
+    }
+    if (isBigInt(dtype)) refuse(`the lookup table \`${t.variable.name}\` holds 64-bit integers (${dtype}), which WGSL does not have: pass an Int32Array or a Uint32Array`);
   }
   // 64-bit integers inside the kernel (bigint literals) have no f32 stand-in, unlike doubles.
   const visit = (body: readonly Stmt[], where: string) =>

@@ -56,13 +56,16 @@ export type ArrayOrigin =
   /** A workgroup tile that stages an operand's rows (coalescing.ts). */
   | { readonly kind: 'tile'; readonly tile: number }
   /** A function-scope `array<T, K>` (a local typed array). */
-  | { readonly kind: 'local'; readonly dtype: DType; readonly length: number };
+  | { readonly kind: 'local'; readonly dtype: DType; readonly length: number }
+  /** A lookup table (compiler/tables.ts): a module-scope binding, which no function is passed. */
+  | { readonly kind: 'table'; readonly name: string };
 
 export function originKey(o: ArrayOrigin): string {
   switch (o.kind) {
     case 'binding': return `b${o.binding}:${o.unitStrides.map((u) => (u ? '1' : 's')).join('')}`;
     case 'tile': return `t${o.tile}`;
     case 'local': return `l${o.dtype}:${o.length}`;
+    case 'table': return `T${o.name}`;
   }
 }
 

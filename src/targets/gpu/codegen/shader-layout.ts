@@ -121,11 +121,15 @@ export function paramSlots(loopRank: number, coreRanks: readonly number[]): Para
   return { loopSize, loopShape, operands, opaqueZero, count: next };
 }
 
-/** Binding numbers: 0 params, 1 the bounds-check record (when checking), then every chunk. */
-export function bindingNumbers(layout: ShaderLayout): { params: number; oob: number | undefined; chunks: number[][] } {
+/**
+ * Binding numbers: 0 params, 1 the bounds-check record (when checking), then every chunk, then the
+ * kernel's lookup tables (compiler/tables.ts), one read-only binding each.
+ */
+export function bindingNumbers(layout: ShaderLayout, tableCount = 0): { params: number; oob: number | undefined; chunks: number[][]; tables: number[] } {
   let next = layout.boundsCheck ? 2 : 1;
   const chunks = layout.bindings.map((b) => Array.from({ length: b.chunks }, () => next++));
-  return { params: 0, oob: layout.boundsCheck ? 1 : undefined, chunks };
+  const tables = Array.from({ length: tableCount }, () => next++);
+  return { params: 0, oob: layout.boundsCheck ? 1 : undefined, chunks, tables };
 }
 
 /** Elements per u32 word: 4 for 8-bit types and bool, 2 for 16-bit, 1 otherwise. */

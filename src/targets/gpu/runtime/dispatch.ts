@@ -18,6 +18,7 @@ import { DTYPES, type TypedArray } from '../../../dtypes.js';
 import { type CallLimits, type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
 import { pressureYield, releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { downloadBuffer, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload, stageUploadWith } from './buffers.js';
+import { tableBuffer } from './table-buffers.js';
 import { type DeviceOperandView, layoutCall, type CallLayout, scalarBits } from '../codegen/call-layout.js';
 import { beginCall, type CallRef, checkCalls, endCall, flushChain, noteWrite, taintsOf } from './chain.js';
 import { type DeviceArray, bufferIsKnownZero, contentsUnspecified, noteKernelWrite } from './device-array.js';
@@ -312,6 +313,8 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
         entries.push({ binding: next++, resource: { buffer, offset, size } });
       }
     });
+    // The same for every call of the pipeline: the group key need not name them.
+    for (const table of plan.kernel.tables ?? []) entries.push({ binding: next++, resource: { buffer: tableBuffer(ctx, table) } });
     bindGroup = device.createBindGroup({ layout: kernel.bindGroupLayout, entries });
     if (kernel.bindGroups.size >= MAX_BIND_GROUPS) kernel.bindGroups.clear();
     kernel.bindGroups.set(groupKey, bindGroup);

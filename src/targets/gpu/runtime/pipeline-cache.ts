@@ -101,7 +101,7 @@ async function compile(ctx: GpuContext, kernel: TypedKernel, layout: ShaderLayou
         `The gpu target generated WGSL for \`${kernel.name}\` that does not compile (a bug in ufunc; please report it with this message):\n${detail}`,
       );
     }
-    const numbers = bindingNumbers(layout);
+    const numbers = bindingNumbers(layout, kernel.tables?.length ?? 0);
     const entries: GPUBindGroupLayoutEntry[] = [
       // Dynamic offsets: every call of a batch has its slot in one params buffer and one
       // bounds-check buffer (chain.ts), and a bind group serves any slot.
@@ -113,6 +113,7 @@ async function compile(ctx: GpuContext, kernel: TypedKernel, layout: ShaderLayou
         entries.push({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: b.writable ? 'storage' : 'read-only-storage' } });
       }
     });
+    for (const binding of numbers.tables) entries.push({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } });
     const bindGroupLayout = device.createBindGroupLayout({ entries });
     try {
       const pipeline = await device.createComputePipelineAsync({

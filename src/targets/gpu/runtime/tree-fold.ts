@@ -136,7 +136,8 @@ async function compileFold(ctx: GpuContext, kernel: TypedKernel, dtype: DType): 
 function treeKernel(fold: FoldKernels, dtype: DType): { kernel: TypedKernel; key: string } | undefined {
   if (!TREE_DTYPES.includes(dtype)) return undefined;
   const typed = fold.kernelFor(dtype);
-  if (!typed) return undefined;
+  // The fold shaders bind no lookup tables: such a kernel folds the ordinary way.
+  if (!typed || typed.kernel.tables?.length) return undefined;
   const { params, returnType } = typed.kernel;
   if (returnType === 'void') {
     // A (),()->() gufunc's loop void(T[:], T[:], T[:]): one-element arrays in and out.
