@@ -13,7 +13,7 @@ import { prepareCall } from './prepare-call.js';
 import { runGuarded, runPrepared } from './run-call.js';
 import type { UfuncDefinition } from './ufunc.js';
 import { explainPlain, runPlainSync } from './plain-kernel.js';
-import { describeTables } from './compiler/tables.js';
+import { describeTables, tablesOfEnv } from './compiler/tables.js';
 
 /**
  * A result: a typed array (1-D results of plain typed-array inputs), an `NDArray`, a scalar (0-D
@@ -135,7 +135,7 @@ export function makeCallable<T extends object>(def: UfuncDefinition, methods: T)
     const target = loadTargetSync(def.target);
     if (!target) return `The '${def.target}' target is not loaded yet: it runs on first use.`;
     const prepared = prepareCall(def, args, target);
-    const tables = describeTables(prepared.plan.kernel.tables, prepared.plain ? 'plain' : def.target);
+    const tables = prepared.plain ? describeTables(tablesOfEnv(def.env), 'plain') : describeTables(prepared.plan.kernel.tables, def.target);
     const text = prepared.plain ? explainPlain(prepared.plan) : (target.explain?.(prepared.plan) ?? `Runs on the '${def.target}' target.`);
     return `${text}${tables ? ` ${tables}` : ''}`;
   };

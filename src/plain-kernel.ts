@@ -15,6 +15,7 @@ import type { Target } from './targets/target.js';
 import { limitExceeded } from './cancellation.js';
 import { drawFloat64 } from './compiler/random-stream.js';
 import type { PreparedCall } from './run-call.js';
+import { tableDType } from './compiler/tables.js';
 
 /** The kernel as a plain-JS call runs it. */
 export interface PlainKernel {
@@ -36,6 +37,7 @@ export interface PlainKernel {
  * runPlainSync(prepared.plan, { fn: (x) => x + 1, env: {}, params: ['x'] });
  */
 export function runPlainSync(plan: CallPlan, kernel: PlainKernel): void {
+  kernel = withCheckedTables(kernel);
   const fn = plainFunction(kernel);
   withEnvironment(kernel.env, () => runLoop(plan, fn, kernel.params));
 }
@@ -52,6 +54,7 @@ export function runPlainSync(plan: CallPlan, kernel: PlainKernel): void {
  * await runPlain(prepared.plan, kernel, gpuTarget);
  */
 export async function runPlain(plan: CallPlan, kernel: PlainKernel, target: Target): Promise<void> {
+  kernel = withCheckedTables(kernel);
   const fn = plainFunction(kernel);
   if (loopSize(plan) === 0 || !plan.operands.some((v) => isDeviceResident(v.data))) {
     withEnvironment(kernel.env, () => runLoop(plan, fn, kernel.params));
@@ -90,6 +93,24 @@ export function plainFunction(kernel: PlainKernel): Function {
   if (typeof kernel.fn === 'function') return kernel.fn;
   const names = Object.keys(kernel.env);
   return new Function(...names, `return (${kernel.fn}\n);`)(...names.map((n) => kernel.env[n])) as Function;
+}
+
+/**
+ * The kernel with each lookup table of `env` (compiler/tables.ts) as a checked read-only view, as
+ * compiled kernels read tables: an index outside it and a write are KernelRuntimeErrors. A kernel
+ * given as a function that closes over its own array reads that array, as JS does.
+ */
+function withCheckedTables(kernel: PlainKernel): PlainKernel {
+  const names = Object.keys(kernel.env).filter((name) => tableDType(kernel.env[name]) !== undefined);
+  if (names.length === 0) return kernel;
+  const env: Record<string, unknown> = { ...kernel.env };
+  for (const name of names) {
+    const data = kernel.env[name] as TypedArray;
+    const view = { data, dtype: tableDType(data)!, offset: 0, loopStrides: [], coreShape: [data.length], coreStrides: [1] } as unknown as OperandView;
+    const readOnly = `\`${name}\` is a lookup table from \`env\`, which kernels only read`;
+    env[name] = checkedArray(view, 0, 0, { name, writable: false, where: () => '', readOnly });
+  }
+  return { ...kernel, env };
 }
 
 /**
@@ -235,7 +256,7 @@ function checkedArray(view: OperandView, base: number, axis: number, operand: Vi
       return Reflect.get(target, key, receiver);
     },
     set(_target, key, value) {
-      if (!writable) throw new KernelRuntimeError(`\`${name}\` is an input; a kernel writes only its outputs${where()}.`);
+      if (!writable) throw new KernelRuntimeError(`${operand.readOnly ?? `\`${name}\` is an input; a kernel writes only its outputs`}${where()}.`);
       if (typeof key !== 'string' || !isIndexKey(key)) throw new KernelRuntimeError(`\`${name}.${String(key)}\` cannot be assigned: a kernel writes only the elements of its outputs.`);
       if (!last) throw new KernelRuntimeError(`\`${name}[${key}]\` is a row of a ${view.coreShape.length}-D slice; assign its elements, \`${name}[${key}][j] = …\`.`);
       data[at(key)] = storedValue(view.dtype, value) as never;
@@ -250,6 +271,8 @@ interface ViewedOperand {
   readonly writable: boolean;
   /** Where in the call's loop the kernel is running (`, in the row at loop index [2]`), or ''. */
   readonly where: () => string;
+  /** What a write says when not writable, if not that it is an input (a lookup table's). */
+  readonly readOnly?: string;
 }
 
 /** Whether a property key is an array index as JS writes it (`"3"`, and the out-of-range `"-1"`, `"1.5"`, `"NaN"`). */

@@ -7,15 +7,17 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  deviceArray, fuse, guvectorize, KernelCompileError, KernelRuntimeError, TargetUnavailableError, toDevice, vectorize, type DeviceArray,
+  deviceArray, fuse, getGpuOptions, guvectorize, setGpuOptions, KernelCompileError, KernelRuntimeError, TargetUnavailableError, toDevice, vectorize, type DeviceArray,
 } from '../src/index.js';
 import { engineMode, setEngineMode, type EngineMode } from '../src/targets/cpu/wasm/index.js';
-import { shutdownDevice } from '../src/targets/gpu/runtime/device.js';
+import { acquireDevice, shutdownDevice } from '../src/targets/gpu/runtime/device.js';
+import { streamingStats } from '../src/targets/gpu/runtime/streaming.js';
 import { chainFusionStats, fusedKernelsCompiled } from '../src/targets/gpu/runtime/chain-fusion.js';
 import { TARGETS } from './targets.js';
 import { gpuAvailable } from './gpu-available.js';
 
 const initialMode = engineMode();
+const DEFAULT_LIMIT = getGpuOptions().memoryLimit;
 afterAll(async () => {
   setEngineMode(initialMode);
   if (gpuAvailable) await shutdownDevice();
@@ -205,6 +207,20 @@ describe('lookup tables: what kernels may not do', () => {
   });
 });
 
+describe('lookup tables in plain-JS calls (disableJit)', () => {
+  it('read the frozen table through a checked, read-only view', () => {
+    const LUT = Float32Array.of(1, 2, 3);
+    const f = vectorize(['float32(int32)'], { disableJit: true, env: { LUT } })('(i) => LUT[i] * 2 + LUT.length');
+    LUT[0] = 100;
+    expect([...f.sync(Int32Array.of(0, 1, 2))]).toEqual([5, 7, 9]);
+    expect(() => f.sync(Int32Array.of(3))).toThrow(KernelRuntimeError);
+    expect(() => f.sync(Int32Array.of(3))).toThrow(/Index 3 is outside `LUT`, whose length is 3/);
+    const w = vectorize(['float32(int32)'], { disableJit: true, env: { LUT } })('(i) => { LUT[i] = 0; return i; }');
+    expect(() => w.sync(Int32Array.of(0))).toThrow(/`LUT` is a lookup table from `env`, which kernels only read/);
+    expect(f.explain(Int32Array.of(0))).toContain('Lookup tables (copied from `env` when the ufunc was made; read through views that check every index): `LUT` (float32, 3 elements).');
+  });
+});
+
 describe('lookup tables on the parallel target\'s workers', () => {
   it('each worker reads the table, and reports an index outside it', async () => {
     const LUT = Float32Array.from({ length: 1000 }, (_, k) => Math.sqrt(k));
@@ -281,6 +297,35 @@ describe.runIf(gpuAvailable)('lookup tables on the gpu', () => {
       await fusedKernelsCompiled();
     }
     expect(chainFusionStats.fusedDispatches - before).toBeGreaterThan(0);
+  });
+
+  it('uploads a table once per device, however many calls and chunks read it', async () => {
+    const ctx = await acquireDevice();
+    const created: string[] = [];
+    const createBuffer = ctx.device.createBuffer.bind(ctx.device);
+    (ctx.device as { createBuffer: typeof createBuffer }).createBuffer = (d) => {
+      if (d.label?.startsWith('ufunc lookup table')) created.push(d.label);
+      return createBuffer(d);
+    };
+    try {
+      const ONCE = Float32Array.from({ length: 300 }, (_, k) => k * 0.5);
+      const f = vectorize(['float32(int32)'], { target: 'gpu', env: { ONCE } })('(i) => ONCE[i % 300]');
+      const x = Int32Array.from({ length: 40_000 }, (_, k) => (k * 31) % 1000);
+      const expected = [...x].map((i) => ONCE[i % 300]!);
+      for (let k = 0; k < 3; k++) expect([...((await f(x)) as Float32Array)]).toEqual(expected);
+      // Streamed in chunks (host arrays over the memory limit): every chunk binds the same buffer.
+      const chunksBefore = streamingStats().chunks;
+      setGpuOptions({ memoryLimit: 64 * 1024 });
+      try {
+        expect([...((await f(x)) as Float32Array)]).toEqual(expected);
+      } finally {
+        setGpuOptions({ memoryLimit: DEFAULT_LIMIT });
+      }
+      expect(streamingStats().chunks - chunksBefore).toBeGreaterThan(1);
+      expect(created).toEqual(['ufunc lookup table ONCE']);
+    } finally {
+      delete (ctx.device as { createBuffer?: unknown }).createBuffer;
+    }
   });
 
   it('explain names the tables', async () => {

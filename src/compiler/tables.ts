@@ -52,8 +52,19 @@ export function freezeTables<E extends Readonly<Record<string, unknown>>>(env: E
 export function describeTables(tables: readonly KernelTable[] | undefined, target: string): string | undefined {
   if (!tables?.length) return undefined;
   const list = tables.map((t) => `\`${t.variable.name}\` (${(t.variable.type as { dtype: DType }).dtype}, ${t.data.length} element${t.data.length === 1 ? '' : 's'})`).join(', ');
-  const where = target === 'gpu' ? 'uploaded once per device as a read-only storage buffer' : target === 'parallel' ? 'embedded in the kernel each worker compiles' : 'embedded in the compiled kernel';
+  const where = target === 'gpu' ? 'uploaded once per device as a read-only storage buffer'
+    : target === 'parallel' ? 'embedded in the kernel each worker compiles'
+    : target === 'plain' ? 'read through views that check every index'
+    : 'embedded in the compiled kernel';
   return `Lookup tables (copied from \`env\` when the ufunc was made; ${where}): ${list}.`;
+}
+
+/** The tables of `env` as a kernel reading all of them would hold them (for a plain-JS call's `explain`, which types no kernel). */
+export function tablesOfEnv(env: Readonly<Record<string, unknown>>): KernelTable[] {
+  return Object.entries(env).flatMap(([name, data]) => {
+    const dtype = tableDType(data);
+    return dtype === undefined ? [] : [{ variable: { id: 0, name, type: { kind: 'array', dtype, ndim: 1 } }, data: data as TypedArray }];
+  });
 }
 
 /** A table's bytes as base64 text (for generated source), without Node's Buffer (browsers too). */
