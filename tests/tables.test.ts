@@ -163,6 +163,19 @@ describe.each(CASES)('lookup tables on %s (engine %s)', (target, mode) => {
   });
 });
 
+describe('lookup tables and Math.random()', () => {
+  it('a random index into a table gives the same values on every target for a seed', async () => {
+    const LUT = Float32Array.of(10, 20, 30, 40);
+    const results = await Promise.all(TARGETS.map(async (target) => {
+      const f = vectorize(['float32(float32)'], { target, env: { LUT } })('(x) => x + LUT[Math.floor(Math.random() * LUT.length)]');
+      return [...((await f(new Float32Array(64), { seed: 7 })) as Float32Array)];
+    }));
+    for (const r of results) expect(r).toEqual(results[0]);
+    expect(new Set(results[0]).size).toBeGreaterThan(1);
+    for (const v of results[0]!) expect([10, 20, 30, 40]).toContain(v);
+  });
+});
+
 describe('lookup tables: what kernels may not do', () => {
   const LUT = Float32Array.of(1, 2, 3);
 
