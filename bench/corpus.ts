@@ -29,6 +29,7 @@ import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js'
 import { markdownTable } from './lib/markdown.js';
 import { findPython } from './lib/python.js';
 import { median } from './lib/timing.js';
+import { mulberry32 } from '../tests/random.js';
 import { CORPUS, type CorpusKernel, type Data, type InputRecipe, type Operand } from './corpus/kernels.js';
 
 const args = process.argv.slice(2);
@@ -47,18 +48,6 @@ for (const name of only ?? []) if (!CORPUS.some((k) => k.name === name)) throw n
 const sizeOf = (k: CorpusKernel) => Math.max(1, Math.round(quick ? k.fullSize / 16 : k.fullSize));
 
 // ----------------------------------------------------------------------------------- inputs
-
-/** mulberry32: a small seeded generator, so that every run draws the same inputs. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ARRAY_TYPES = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array } as const;
 
@@ -179,7 +168,7 @@ async function interleaved(calls: readonly (() => Promise<unknown>)[]): Promise<
 
 async function measure(kernel: CorpusKernel, seed: number): Promise<Measured> {
   const size = sizeOf(kernel);
-  const next = random(seed);
+  const next = mulberry32(seed); // every run draws the same inputs
   const operands = kernel.inputs(size).map((r) => makeInput(r, next));
   const callArgs = operands.map(callArgument);
   const cpuUfunc = kernel.makeUfunc('cpu');

@@ -6,6 +6,7 @@
  * exponent, subnormals, NaN payloads). Used by tests/targets/cpu/wasm/math-ports.test.ts and by the
  * proof bench/math-exhaustive.ts.
  */
+import { mulberry32 } from '../../tests/random.js';
 
 /** The functions with ports, as `Math.*` of one or two arguments. */
 export const PORTED_FUNCTIONS = ['log', 'log1p', 'log2', 'log10', 'expm1', 'cbrt', 'sinh', 'cosh', 'tanh', 'pow', 'hypot'] as const;
@@ -16,18 +17,6 @@ export const BINARY: ReadonlySet<PortedFunction> = new Set(['pow', 'hypot']);
 /** V8's function, as the kernel calls it. */
 export function reference(fn: PortedFunction): (x: number, y: number) => number {
   return BINARY.has(fn) ? (Math[fn] as (x: number, y: number) => number) : (Math[fn] as (x: number) => number);
-}
-
-/** Mulberry32 (as tests/random.ts). */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const view = new DataView(new ArrayBuffer(8));
@@ -116,7 +105,7 @@ export function randomUnary(fn: Exclude<PortedFunction, 'pow' | 'hypot'>, next: 
 
 /** Fills `xs` from `start` with random inputs of a one-argument function. */
 export function fillUnary(fn: Exclude<PortedFunction, 'pow' | 'hypot'>, xs: Float64Array, seed: number, start = 0): void {
-  const next = seeded(seed);
+  const next = mulberry32(seed);
   for (let i = start; i < xs.length; i++) xs[i] = randomUnary(fn, next, i, xs[i - 1] ?? 0);
 }
 
@@ -165,6 +154,6 @@ export function randomBinary(fn: 'pow' | 'hypot', next: () => number, i: number)
 
 /** Fills xs, ys from `start` with random inputs of pow or hypot. */
 export function fillBinary(fn: 'pow' | 'hypot', xs: Float64Array, ys: Float64Array, seed: number, start = 0): void {
-  const next = seeded(seed);
+  const next = mulberry32(seed);
   for (let i = start; i < xs.length; i++) [xs[i], ys[i]] = randomBinary(fn, next, i);
 }
