@@ -266,13 +266,24 @@ function sameKind(a: Outcome, b: Outcome): boolean {
 export function repro(c: Case, where: Where, outcome: Outcome): string {
   const k = c.kernel;
   const target = where === 'gpu' || where === 'gpu-device' ? 'gpu' : where === 'parallel' ? 'parallel' : 'cpu';
-  const env = k.helpers.length ? `, env: { ${k.helpers.map((h) => `${h.name}: ${JSON.stringify(printHelper(h))}`).join(', ')} }` : '';
-  const make = k.kind === 'vectorize' ? `vectorize([${JSON.stringify(signatureOf(k))}], { target: '${target}'${env} })` : `guvectorize([${JSON.stringify(signatureOf(k))}], ${JSON.stringify(k.layout)}, { target: '${target}'${env} })`;
-  const arrays = c.operands.map((op) => (op.scalar !== undefined ? String(op.scalar) : `{ data: ${arrayOf(op.dtype).name}.from(${JSON.stringify(op.data.map(fmt)).replace(/"/g, '')}), shape: ${JSON.stringify(op.shape)}, strides: ${JSON.stringify(op.strides)}, offset: ${op.offset}${op.dtype === 'bool' ? ", dtype: 'bool'" : ''} }`));
+  const arrays = c.operands.map(printOperand);
   const call = k.kind === 'vectorize' ? `await f(${arrays.join(', ')})` : `await f(${arrays.slice(0, -1).join(', ')}, { out: ${c.inPlace ? 'ARG0 (in place)' : arrays[arrays.length - 1]} })`;
   return [
     `// ${where}${where === 'js' || where === 'wasm' ? ` (setEngineMode('${where}'))` : ''}: ${outcome.detail}`,
-    `const f = ${make}(\`${printKernel(k)}\`);`,
+    `const f = ${printUfunc(k, target)};`,
     `console.log(${call});`,
   ].join('\n');
+}
+
+/** The source text that makes a kernel's ufunc on a target, for a repro. */
+export function printUfunc(k: Kernel, target: 'cpu' | 'parallel' | 'gpu'): string {
+  const env = k.helpers.length ? `, env: { ${k.helpers.map((h) => `${h.name}: ${JSON.stringify(printHelper(h))}`).join(', ')} }` : '';
+  const make = k.kind === 'vectorize' ? `vectorize([${JSON.stringify(signatureOf(k))}], { target: '${target}'${env} })` : `guvectorize([${JSON.stringify(signatureOf(k))}], ${JSON.stringify(k.layout)}, { target: '${target}'${env} })`;
+  return `${make}(\`${printKernel(k)}\`)`;
+}
+
+/** An operand as source text: its scalar, or an ndarray-like over a typed array of its data. */
+export function printOperand(op: Operand): string {
+  if (op.scalar !== undefined) return String(op.scalar);
+  return `{ data: ${arrayOf(op.dtype).name}.from(${JSON.stringify(op.data.map(fmt)).replace(/"/g, '')}), shape: ${JSON.stringify(op.shape)}, strides: ${JSON.stringify(op.strides)}, offset: ${op.offset}${op.dtype === 'bool' ? ", dtype: 'bool'" : ''} }`;
 }

@@ -9,11 +9,9 @@
  */
 import { fuse, setEngineMode } from '../../src/index.js';
 import { operandsFor } from './campaign.js';
-import { buffer, type Case, expected, fmt, type Operand, same, ufuncOf, view } from './differential.js';
+import { buffer, type Case, expected, fmt, type Operand, printOperand, printUfunc, same, ufuncOf, view } from './differential.js';
 import { type Coverage, KernelGenerator, type Profile, randomValue, Rng } from './generate.js';
 import type { Kernel } from './kernel-ast.js';
-import { printHelper, printKernel, signatureOf } from './print.js';
-import { arrayOf } from './types.js';
 
 /** Where a fused chain runs. */
 export type FuseWhere = 'fuse-js' | 'fuse-wasm' | 'fuse-parallel' | 'fuse-gpu';
@@ -95,20 +93,15 @@ export async function runChain(c: ChainCase, where: FuseWhere): Promise<ChainOut
 /** A standalone repro of a chain's finding. */
 export function chainRepro(c: ChainCase, where: FuseWhere, outcome: ChainOutcome): string {
   const target = where === 'fuse-gpu' ? 'gpu' : where === 'fuse-parallel' ? 'parallel' : 'cpu';
-  const make = (k: Kernel) => {
-    const env = k.helpers.length ? `, env: { ${k.helpers.map((h) => `${h.name}: ${JSON.stringify(printHelper(h))}`).join(', ')} }` : '';
-    return `vectorize([${JSON.stringify(signatureOf(k))}], { target: '${target}'${env} })(\`${printKernel(k)}\`)`;
-  };
-  const operand = (op: Operand) => (op.scalar !== undefined ? String(op.scalar) : `{ data: ${arrayOf(op.dtype).name}.from(${JSON.stringify(op.data.map(fmt)).replace(/"/g, '')}), shape: ${JSON.stringify(op.shape)}, strides: ${JSON.stringify(op.strides)}, offset: ${op.offset}${op.dtype === 'bool' ? ", dtype: 'bool'" : ''} }`);
   const n = c.first.operands.length;
   const xs = Array.from({ length: n }, (_, i) => `x${i}`);
   const ys = c.rest.map((_, i) => `y${i}`);
   return [
     `// ${where}${where === 'fuse-js' || where === 'fuse-wasm' ? ` (setEngineMode('${where.slice(5)}'))` : ''}: ${outcome.detail}`,
-    `const a = ${make(c.first.kernel)};`,
-    `const b = ${make(c.second)};`,
+    `const a = ${printUfunc(c.first.kernel, target)};`,
+    `const b = ${printUfunc(c.second, target)};`,
     `const chain = fuse((${[...xs, ...ys].join(', ')}) => b(a(${xs.join(', ')})${ys.map((y) => `, ${y}`).join('')}));`,
-    `console.log(await chain(${[...c.first.operands, ...c.rest].map(operand).join(', ')}));`,
+    `console.log(await chain(${[...c.first.operands, ...c.rest].map(printOperand).join(', ')}));`,
   ].join('\n');
 }
 
