@@ -29,6 +29,8 @@ let top = ALIGN;
 /** The most bytes the allocator hands out: the whole 32-bit space, or less (tests only, see below). */
 let limit = MAX_PAGES * PAGE;
 const free: { address: number; size: number }[] = [];
+/** Tests only (see `__testing`): reserve as if no block below `top` were free. */
+let freeBlocksIgnored = false;
 
 const registry = new FinalizationRegistry<{ address: number; size: number }>((block) => release(block.address, block.size));
 
@@ -62,7 +64,7 @@ export function isInWasmMemory(view: ArrayBufferView): boolean {
  */
 export function reserve(bytes: number): number | undefined {
   const size = Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
-  for (let i = 0; i < free.length; i++) {
+  for (let i = 0; i < (freeBlocksIgnored ? 0 : free.length); i++) {
     const block = free[i]!;
     if (block.size < size) continue;
     const address = block.address;
@@ -148,6 +150,13 @@ export const __testing = {
   /** Makes the allocator act as if the memory could not grow beyond `bytes` (undefined: 4 GiB). */
   limitMemory(bytes: number | undefined): void {
     limit = bytes ?? MAX_PAGES * PAGE;
+  },
+  /**
+   * Makes the allocator act as if no freed block were free (false: as usual): with `limitMemory(top())`,
+   * a memory with no room at all, whatever arrays the garbage collector has freed meanwhile.
+   */
+  ignoreFreeBlocks(on: boolean): void {
+    freeBlocksIgnored = on;
   },
   /** The first byte never handed out. */
   top: (): number => top,
