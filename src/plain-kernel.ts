@@ -98,9 +98,15 @@ export function plainFunction(kernel: PlainKernel): Function {
 /**
  * The kernel with each lookup table of `env` (compiler/tables.ts) as a checked read-only view, as
  * compiled kernels read tables: an index outside it and a write are KernelRuntimeErrors. A kernel
- * given as a function that closes over its own array reads that array, as JS does.
+ * given as a function that closes over its own array reads that array, as JS does. Every way a
+ * plain kernel is called goes through this: calls here, and the methods' folds (methods/context.ts).
+ *
+ * @param kernel - the kernel as the user gave it
+ * @returns the same kernel, its tables in `env` replaced by checked views
+ * @example
+ * plainFunction(withCheckedTables({ fn: '(i) => LUT[i]', env: { LUT }, params: ['i'] }))(LUT.length); // throws
  */
-function withCheckedTables(kernel: PlainKernel): PlainKernel {
+export function withCheckedTables(kernel: PlainKernel): PlainKernel {
   const names = Object.keys(kernel.env).filter((name) => tableDType(kernel.env[name]) !== undefined);
   if (names.length === 0) return kernel;
   const env: Record<string, unknown> = { ...kernel.env };

@@ -234,6 +234,32 @@ describe('lookup tables in plain-JS calls (disableJit)', () => {
   });
 });
 
+describe.each(TARGETS)('lookup tables in the methods of a plain-JS ufunc (disableJit) on %s', (target) => {
+  // The methods' folds call the kernel through a helper of their own: it must read the same checked
+  // views as a call (a kernel given as text bound the raw copy there: reduce read NaN past the end).
+  const LUT = Float32Array.of(10, 20, 30);
+  const make = (source: string) => vectorize(['float32(float32, float32)'], { target, disableJit: true, identity: 0, env: { LUT } })(source);
+
+  it('read the table through a checked view in reduce, accumulate, reduceat and at', async () => {
+    const pick = make('(a, b) => a + LUT[b]');
+    expect(await pick.reduce(Float32Array.of(0, 1, 2))).toBe(0 + 20 + 30);
+    expect([...((await pick.accumulate(Float32Array.of(0, 1, 2))) as Float32Array)]).toEqual([0, 20, 50]);
+    const past = Float32Array.of(0, 1, 3);
+    const outside = /Index 3 is outside `LUT`, whose length is 3/;
+    await expect(pick.reduce(past)).rejects.toThrow(KernelRuntimeError);
+    await expect(pick.reduce(past)).rejects.toThrow(outside);
+    await expect(pick.accumulate(past)).rejects.toThrow(outside);
+    await expect(pick.reduceat(past, Int32Array.of(0, 1))).rejects.toThrow(outside);
+    await expect(pick.at(Float32Array.of(0, 0), Int32Array.of(0), Float32Array.of(3))).rejects.toThrow(outside);
+  });
+
+  it('refuse a write to the table in reduce, and leave the table as it was', async () => {
+    const write = make('(a, b) => { LUT[0] = 99; return a + b; }');
+    await expect(write.reduce(Float32Array.of(1, 2))).rejects.toThrow(/`LUT` is a lookup table from `env`, which kernels only read/);
+    expect(await make('(a, b) => a + LUT[0] * b').reduce(Float32Array.of(0, 1))).toBe(10);
+  });
+});
+
 describe('lookup tables on the parallel target\'s workers', () => {
   it('each worker reads the table, and reports an index outside it', async () => {
     const LUT = Float32Array.from({ length: 1000 }, (_, k) => Math.sqrt(k));

@@ -11,17 +11,18 @@ import { type ArrayOperand, type DeviceOperand, toOperand } from '../ndarray.js'
 import { loadTarget, loadTargetSync } from '../targets/registry.js';
 import type { FoldKernels, Target } from '../targets/target.js';
 import type { UfuncDefinition } from '../ufunc.js';
-import { plainFunction, storedValue } from '../plain-kernel.js';
+import { plainFunction, storedValue, withCheckedTables } from '../plain-kernel.js';
 import { arrayArgument, asArgument, checkOutShape, inDtype, maskRows, normaliseAxis, rowsView, unwrap } from './arguments.js';
 import { ARRAY_NAMES, CHUNK, type FoldFactory, FOLDS, foldBody, type MethodKind } from './fold-kernels.js';
 import type { ReduceOptions } from './types.js';
 
 /**
  * A plain-JS ufunc's kernel as its fold kernels call it (`disableJit`): the function itself, its
- * result converted to the loop's type `t` (when given) as a compiled fold converts it.
+ * result converted to the loop's type `t` (when given) as a compiled fold converts it. Its lookup
+ * tables are the checked read-only views a call reads (a kernel given as text binds them here).
  */
 function plainHelper(def: UfuncDefinition, t: DType | undefined): Function {
-  const fn = plainFunction({ fn: def.fn, env: def.env, params: def.parsed.params });
+  const fn = plainFunction(withCheckedTables({ fn: def.fn, env: def.env, params: def.parsed.params }));
   if (t === undefined) return fn;
   const box = new DTYPES[t].arrayType(1) as unknown as unknown[];
   return (...args: unknown[]) => {
