@@ -15,7 +15,7 @@
  */
 import type { DType } from './dtypes.js';
 import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from './compiler/ir.js';
-import { convertConstant } from './compiler/lower.js';
+import { convertConstant } from './compiler/constant-folding.js';
 
 /**
  * The kernel that stores a vectorize kernel's result into an output of dtype `to`, masked.

@@ -18,7 +18,7 @@
  * Any call whose facts differ is planned, and may leave its template in place of the one it missed.
  */
 import { viewOf } from './call-views.js';
-import { convertConstant } from './compiler/lower.js';
+import { convertConstant } from './compiler/constant-folding.js';
 import { type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { cOrderStrides, sameAxes, type StridedLayout } from './layout.js';
 import { isDetached } from './ndarray.js';

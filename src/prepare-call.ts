@@ -13,7 +13,7 @@ import { viewOf } from './call-views.js';
 import { canCast } from './casting.js';
 import { forcedTypes } from './call-options.js';
 import { limitsOf } from './cancellation.js';
-import { convertConstant } from './compiler/lower.js';
+import { convertConstant } from './compiler/constant-folding.js';
 import { drawsRandom, freshKey, keyOfSeed, withRandomStream } from './compiler/random-stream.js';
 import { type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { ArgumentError } from './errors.js';

@@ -25,7 +25,7 @@ import type { Argument, Expr, HelperFunction, KernelTable, Stmt, TypedKernel, Va
 import { isArrayType } from './ir.js';
 import type { SourceLocation } from '../errors.js';
 import { forEachStmt } from './ir-walk.js';
-import { convertConstant } from './lower.js';
+import { convertConstant } from './constant-folding.js';
 
 /** Where a step's argument comes from: a parameter of the fused kernel, or an earlier step's result. */
 export type StepInput = { readonly kind: 'param'; readonly index: number } | { readonly kind: 'step'; readonly index: number };

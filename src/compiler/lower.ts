@@ -14,12 +14,13 @@
 import { type DType, DTYPES, isBigInt, isFloat, isInteger } from '../dtypes.js';
 import { KernelCompileError, type SourceLocation } from '../errors.js';
 import {
-  type Argument, type ArrayType, type Expr, type HelperFunction, MATH_CONSTANTS,
+  type Argument, type ArrayType, type BitwiseOp, type CompareOp, type Expr, type HelperFunction, MATH_CONSTANTS,
   type Stmt, type TypedKernel, type ValueType, type Variable, isArrayType,
 } from './ir.js';
 import { compileError, type EsNode, locationOf, type ParsedFunction, parseFunction } from './parse.js';
 import { isMathFunction, MATH, MATH_FUNCTIONS, type MathFunction } from './math-functions.js';
 import { arithmeticType, floatFor, isMixedSignComparison, joinTypes, promote } from './typing-rules.js';
+import { convertConstant, foldBinary, foldCompare, foldMath, foldUnary } from './constant-folding.js';
 import { type KernelTable, tableDType } from './tables.js';
 
 /** Names a kernel may use besides its parameters: helper functions, numeric constants and lookup tables (typed arrays, tables.ts). */
@@ -314,10 +315,13 @@ class FunctionLowering {
     return n !== undefined && Number.isInteger(n) ? n : undefined;
   }
 
-  /** The value of `v` when it is known at compile time, computed as it would be at run time. */
+  /**
+   * The value of `v` when it is known at compile time, computed as it would be at run time (by the
+   * constant folder, constant-folding.ts): only what a local array length may be made of.
+   */
   private compileTimeNumber(v: Value): number | undefined {
     const known = (x: Value | undefined) => (x === undefined ? undefined : this.compileTimeNumber(x));
-    const typed = (n: number | boolean | undefined, t: DType) => {
+    const typed = (n: number | undefined, t: DType) => {
       if (n === undefined) return undefined;
       const c = convertConstant(n, t);
       return typeof c === 'number' ? c : undefined;
@@ -330,17 +334,17 @@ class FunctionLowering {
       case 'cast': return typed(known(v.value), v.type);
       case 'unary': {
         const x = known(v.arg);
-        return v.op === '-' ? typed(x === undefined ? undefined : -x, v.type) : undefined;
+        return v.op === '-' && x !== undefined ? foldUnary('-', x, v.type) : undefined;
       }
       case 'binary': {
         const [a, b] = [known(v.left), known(v.right)];
         if (a === undefined || b === undefined || !['+', '-', '*', '/', '%'].includes(v.op)) return undefined;
-        return typed(evaluateJs(v.op, a, b), v.type);
+        return foldBinary(v.op, a, b, v.type);
       }
       case 'math': {
         const args = v.args.map(known);
         if (!MATH[v.fn].integral || args.some((a) => a === undefined)) return undefined;
-        return typed((Math[v.fn as 'min'] as (...xs: number[]) => number)(...(args as number[])), v.type);
+        return typed(foldMath(v.fn, args as number[]), v.type);
       }
       default: return undefined;
     }
@@ -494,7 +498,7 @@ class FunctionLowering {
   }
 
   private toBool(v: Value, node: EsNode): Expr {
-    if (v.kind === 'weak') return { kind: 'const', value: v.value !== 0 && !Number.isNaN(v.value), type: 'bool', loc: v.loc };
+    if (v.kind === 'weak') return constant(v.value, 'bool', v.loc);
     if (v.type === 'bool') return v;
     return { kind: 'cast', value: v, type: 'bool', loc: locationOf(node) };
   }
@@ -567,15 +571,15 @@ class FunctionLowering {
     const loc = locationOf(node);
     if (left.kind === 'weak' && right.kind === 'weak') {
       // Literal-only expressions are computed as JS computes them, when the kernel is compiled.
-      const value = evaluateJs(op, left.value, right.value);
-      if (typeof value === 'boolean') return { kind: 'const', value, type: 'bool', loc };
-      return { kind: 'weak', value, loc };
+      if (COMPARISONS.includes(op)) return { kind: 'const', value: foldCompare(op as CompareOp, left.value, right.value), type: 'bool', loc };
+      if (!ARITHMETIC.includes(op) && !BITWISE.includes(op)) this.fail(node, `the operator \`${op}\` is not supported in kernels`);
+      return { kind: 'weak', value: foldBinary(op as BitwiseOp, left.value, right.value, literalType(op)) as number, loc };
     }
     if (op === '**') return this.math('pow', [left, right], node);
-    if (['&', '|', '^', '<<', '>>', '>>>'].includes(op)) return this.bitwise(op, left, right, node);
+    if (BITWISE.includes(op)) return this.bitwise(op, left, right, node);
     const lt = left.kind === 'weak' ? weakTypeAgainst(left.value, (right as Expr).type) : left.type;
     const rt = right.kind === 'weak' ? weakTypeAgainst(right.value, (left as Expr).type) : right.type;
-    if (['<', '<=', '>', '>=', '==', '!='].includes(op)) {
+    if (COMPARISONS.includes(op)) {
       if (lt === 'bool' && rt === 'bool' && (op === '==' || op === '!=')) {
         return { kind: 'compare', op: op as '==', left: this.coerce(left, 'bool'), right: this.coerce(right, 'bool'), operandType: 'bool', type: 'bool', loc };
       }
@@ -585,7 +589,7 @@ class FunctionLowering {
       const operandType = arithmeticType(lt, rt);
       return { kind: 'compare', op: op as '<', left: this.coerce(left, operandType), right: this.coerce(right, operandType), operandType, type: 'bool', loc };
     }
-    if (!['+', '-', '*', '/', '%'].includes(op)) this.fail(node, `the operator \`${op}\` is not supported in kernels`);
+    if (!ARITHMETIC.includes(op)) this.fail(node, `the operator \`${op}\` is not supported in kernels`);
     let type = arithmeticType(lt, rt);
     // `/` is JS's true division: on integers it gives a double (`(a / b) | 0` truncates, as in JS);
     // 64-bit integers are JS bigints, whose `/` truncates.
@@ -615,10 +619,6 @@ class FunctionLowering {
   }
 
   private toInt32Family(v: Value, t: DType): Expr {
-    if (v.kind === 'weak') {
-      const n = t === 'uint32' ? v.value >>> 0 : v.value | 0;
-      return constant(n, t, v.loc);
-    }
     return this.coerce(v, t);
   }
 
@@ -646,13 +646,13 @@ class FunctionLowering {
       return { kind: 'unary', op: '!', arg: b, type: 'bool', loc };
     }
     if (op === '-' || op === '+') {
-      if (arg.kind === 'weak') return { kind: 'weak', value: op === '-' ? -arg.value : arg.value, loc };
+      if (arg.kind === 'weak') return { kind: 'weak', value: op === '-' ? (foldUnary('-', arg.value, KERNEL_FLOAT) as number) : arg.value, loc };
       const type = promote(arg.type);
       const value = this.coerce(arg, type);
       return op === '+' ? value : { kind: 'unary', op: '-', arg: value, type, loc };
     }
     if (op === '~') {
-      if (arg.kind === 'weak') return { kind: 'weak', value: ~arg.value, loc };
+      if (arg.kind === 'weak') return { kind: 'weak', value: foldUnary('~', arg.value, 'int32') as number, loc };
       const type = isBigInt(arg.type) ? arg.type : 'int32';
       return { kind: 'unary', op: '~', arg: this.coerce(arg, type), type, loc };
     }
@@ -844,8 +844,7 @@ class FunctionLowering {
       this.fail(node, `\`Math.${fn}\` takes ${lo === hi ? lo : `${lo} or more`} argument${hi === 1 ? '' : 's'} in kernels, found ${args.length}`);
     }
     if (args.every((a) => a.kind === 'weak')) {
-      const value = (Math[fn] as (...x: number[]) => number)(...args.map((a) => (a as Weak).value));
-      return { kind: 'weak', value, loc };
+      return { kind: 'weak', value: foldMath(fn, args.map((a) => (a as Weak).value)), loc };
     }
     const typed = args.map((a) => (a.kind === 'weak' ? undefined : promote(a.type)));
     const joined = typed.reduce<DType | undefined>((acc, t) => (t === undefined ? acc : acc === undefined ? t : arithmeticType(acc, t)), undefined)!;
@@ -981,44 +980,14 @@ function constant(value: number | bigint | boolean, type: DType, loc: SourceLoca
   return { kind: 'const', value: convertConstant(value, type), type, loc };
 }
 
-/** Converts a compile-time value exactly as a cast would at run time. */
-export function convertConstant(value: number | bigint | boolean, type: DType): number | bigint | boolean {
-  const d = DTYPES[type];
-  if (d.kind === 'b') return typeof value === 'bigint' ? value !== 0n : typeof value === 'boolean' ? value : value !== 0 && !Number.isNaN(value);
-  const n = typeof value === 'boolean' ? (value ? 1 : 0) : value;
-  if (d.bigint) {
-    const big = typeof n === 'bigint' ? n : Number.isFinite(n) ? BigInt(Math.trunc(n)) : 0n;
-    return d.kind === 'i' ? BigInt.asIntN(64, big) : BigInt.asUintN(64, big);
-  }
-  const num = Number(n);
-  if (d.kind === 'f') return d.bits === 32 ? Math.fround(num) : num;
-  const store = new d.arrayType(1);
-  store[0] = num as never;
-  return store[0] as number;
-}
+/** The operators, by the type of operation lowering makes of them. */
+const ARITHMETIC: readonly string[] = ['+', '-', '*', '/', '%', '**'];
+const BITWISE: readonly string[] = ['&', '|', '^', '<<', '>>', '>>>'];
+const COMPARISONS: readonly string[] = ['<', '<=', '>', '>=', '==', '!='];
 
-function evaluateJs(op: string, a: number, b: number): number | boolean {
-  switch (op) {
-    case '+': return a + b;
-    case '-': return a - b;
-    case '*': return a * b;
-    case '/': return a / b;
-    case '%': return a % b;
-    case '**': return a ** b;
-    case '&': return a & b;
-    case '|': return a | b;
-    case '^': return a ^ b;
-    case '<<': return a << b;
-    case '>>': return a >> b;
-    case '>>>': return a >>> b;
-    case '<': return a < b;
-    case '<=': return a <= b;
-    case '>': return a > b;
-    case '>=': return a >= b;
-    case '==': return a === b;
-    case '!=': return a !== b;
-    default: throw new KernelCompileError(`the operator \`${op}\` is not supported in kernels`);
-  }
+/** The type of an operation on two literals, which are JS numbers: a double, except JS's int32 bitwise operators (`>>>`: uint32). */
+function literalType(op: string): DType {
+  return op === '>>>' ? 'uint32' : BITWISE.includes(op) ? 'int32' : KERNEL_FLOAT;
 }
 
 /** What lowering needs to know beyond one function: env, helper specialisations, core dims. */

@@ -11,7 +11,7 @@
 import { makeCallable, type Ufunc } from '../callable.js';
 import { type CallOptions, forcedTypes, splitArguments } from '../call-options.js';
 import type { TypedKernel } from '../compiler/ir.js';
-import { convertConstant } from '../compiler/lower.js';
+import { convertConstant } from '../compiler/constant-folding.js';
 import { runPasses } from '../compiler/passes/index.js';
 import type { DType } from '../dtypes.js';
 import { ArgumentError } from '../errors.js';

@@ -1,7 +1,7 @@
 /**
  * `at`: in place and unbuffered updates at indices, by a fold kernel over the array's memory.
  */
-import { convertConstant } from '../compiler/lower.js';
+import { convertConstant } from '../compiler/constant-folding.js';
 import { DTYPES } from '../dtypes.js';
 import { ArgumentError } from '../errors.js';
 import { reachOf, sizeOf } from '../layout.js';

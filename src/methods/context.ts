@@ -3,7 +3,8 @@
  * and loop type; its loop type for a dtype; its starting values; the target's own folds; and the
  * argument helpers. Each method module takes this context.
  */
-import { convertConstant, TypedHelper } from '../compiler/lower.js';
+import { convertConstant } from '../compiler/constant-folding.js';
+import { TypedHelper } from '../compiler/lower.js';
 import { drawsRandom } from '../compiler/random-stream.js';
 import { DTYPES, type DType } from '../dtypes.js';
 import { ArgumentError } from '../errors.js';

@@ -4,15 +4,13 @@
  * A local given a value known when the kernel is compiled at its declaration, and never assigned
  * again — `const k = 2 * PI` with `PI` in `env`, `let half = 0.5` — is replaced by that value
  * wherever it is read, and its declaration dropped. Operations on constants are folded as the
- * cpu computes them (the IR's semantics, ir.ts): casts by `convertConstant` (what a typed-array
- * store does), unary and binary operators by `constantValue` (constant-values.ts, which the gpu's
- * emitter uses too, and which leaves `Math.*`, 64-bit integers and integer division to run time). Core sizes (`a.length`) are not folded here: a kernel is compiled once for all
+ * cpu computes them, by the constant folder (constant-folding.ts, which lowering and the gpu's
+ * emitter use too, and which leaves `Math.*` and 64-bit integers to run time). Core sizes (`a.length`) are not folded here: a kernel is compiled once for all
  * sizes unless its typing needs them; `const n = a.length` still sizes a local array, because the
  * lowering (lower.ts) evaluates local array lengths, const locals included, when it types them.
  */
 import type { Argument, Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../ir.js';
-import { convertConstant } from '../lower.js';
-import { constantValue } from './constant-values.js';
+import { constantValue, convertConstant } from '../constant-folding.js';
 
 type Const = Extract<Expr, { kind: 'const' }>;
 
@@ -183,7 +181,7 @@ class Folder {
   }
 }
 
-/** An operation on constants as the constant it computes (constant-values.ts), else itself. */
+/** An operation on constants as the constant it computes (constant-folding.ts), else itself. */
 function folded(e: Expr): Expr {
   const value = constantValue(e);
   return value === undefined ? e : { kind: 'const', value, type: e.type, loc: e.loc };

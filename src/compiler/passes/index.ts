@@ -9,7 +9,6 @@
  *   `findIntegralDoubles` (integral-doubles.ts: which doubles hold integers),
  *   `analyseCoverage` (output-coverage.ts: whether a row is written whole before it is read),
  *   `howKernelReads` (operand-reads.ts: how each array parameter is read),
- *   `constantValue` (constant-values.ts: the value of a constant expression, as the cpu computes it),
  *   `findInBoundsAccesses` (bounds.ts: which array accesses are in bounds by construction, so a
  *   backend that checks indices may leave their checks out).
  *
@@ -38,7 +37,6 @@ export const TRANSFORMS: readonly Pass[] = [
 export { findIntegralDoubles, IntegralDoubles } from './integral-doubles.js';
 export { analyseCoverage } from './output-coverage.js';
 export { howKernelReads, type ReadPattern } from './operand-reads.js';
-export { constantValue } from './constant-values.js';
 export { type ArrayAccessNode, type BoundsOptions, findInBoundsAccesses, InBoundsAccesses } from './bounds.js';
 
 /**

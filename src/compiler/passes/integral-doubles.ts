@@ -16,7 +16,7 @@
  *   integral values.
  * Not `*` (a running product such as `c *= i` leaves i32 at 13!), `/`, `%` or anything else.
  * A constant expression (`-2147483648 / -1`) counts as its value, folded when compiling
- * (constant-values.ts). `-a` counts only where the sign of a zero cannot matter (below).
+ * (constant-folding.ts). `-a` counts only where the sign of a zero cannot matter (below).
  *
  * Converted to an integer type (`(x + (-1 >>> 0)) | 0`, a store into an Int32Array) the value is
  * also used modulo 2³²: there integer constants up to 2³² and uint32 values count too, as their
@@ -31,7 +31,7 @@
 import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../ir.js';
 import { isArrayType } from '../ir.js';
 import { MATH } from '../math-functions.js';
-import { constantValue } from './constant-values.js';
+import { constantValue } from '../constant-folding.js';
 import { forEachExpr, forEachStmt } from '../ir-walk.js';
 
 const INT_SOURCES = new Set(['int32', 'int16', 'int8', 'uint16', 'uint8', 'uint8c', 'bool']);

@@ -24,7 +24,7 @@ import { type DType, isFloat } from '../../../dtypes.js';
 import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../../compiler/ir.js';
 import type { MathFunction } from '../../../compiler/math-functions.js';
 import { KernelCompileError } from '../../../errors.js';
-import { constantValue } from '../../../compiler/passes/constant-values.js';
+import { constantValue } from '../../../compiler/constant-folding.js';
 import type { IntegralDoubles, ValueContext } from '../../../compiler/passes/integral-doubles.js';
 import { type ArrayAccessNode, findInBoundsAccesses } from '../../../compiler/passes/bounds.js';
 import type { WgslNamer } from './namer.js';
@@ -354,7 +354,7 @@ export class FunctionEmitter {
 
   /**
    * A constant expression as a literal in `rep`, its value computed now with the cpu's semantics
-   * (constant-values.ts), or undefined when `e` is not constant. A float64 constant the gpu would
+   * (compiler/constant-folding.ts), or undefined when `e` is not constant. A float64 constant the gpu would
    * hold in f32 is refused where f32 cannot hold it at all: ±Infinity for 1e39 where the cpu
    * computes `x - 1e39` in doubles, 0 for 1e-50.
    */

@@ -18,7 +18,7 @@
  * its fold kernels (in order, one invocation per row).
  */
 import type { TypedKernel } from '../../../compiler/ir.js';
-import { convertConstant } from '../../../compiler/lower.js';
+import { convertConstant } from '../../../compiler/constant-folding.js';
 import { type DType, DTYPES } from '../../../dtypes.js';
 import { KernelCompileError } from '../../../errors.js';
 import { cOrderStrides, sizeOf } from '../../../layout.js';
