@@ -14,6 +14,7 @@
  *
  *   npx tsx bench/multigpu.ts            # full sizes (the GPU host: bash .gpu/run.sh npx tsx bench/multigpu.ts)
  *   npx tsx bench/multigpu.ts --quick    # small sizes; on lavapipe the two "devices" share the CPU
+ *   npx tsx bench/multigpu.ts --saxpy-log2 28   # full sizes but SAXPY over 2²⁸ elements
  *
  * Prints one table and writes it to bench/results/multigpu-<adapter>.md. Without CuPy (no python3
  * that imports it, or fewer CUDA devices) the CuPy column says why.
@@ -29,7 +30,9 @@ import { findPython } from './lib/python.js';
 import { median } from './lib/timing.js';
 
 const quick = process.argv.includes('--quick');
-const SAXPY_N = quick ? 1 << 20 : 2 ** 30;
+/** `--saxpy-log2 28`: a smaller SAXPY than the full 2³⁰ (e.g. to fit a host with less memory). */
+const saxpyLog2 = Number(process.argv[process.argv.indexOf('--saxpy-log2') + 1] ?? NaN);
+const SAXPY_N = process.argv.includes('--saxpy-log2') ? 2 ** saxpyLog2 : quick ? 1 << 20 : 2 ** 30;
 const HERMITE_ROWS = quick ? 1 << 14 : 1 << 24;
 const HERMITE_N = 16;
 const REPS = 3;
@@ -41,6 +44,9 @@ const STREAM_LIMIT = quick ? 2 * 2 ** 20 : 2 * 2 ** 30;
 const NO_STREAMING = 2 ** 50;
 const DEVICE_COUNTS = [1, 2];
 
+const started = performance.now();
+/** A line on stderr per step, so that a run cut short shows how far it got. */
+const step = (what: string) => console.error(`[${((performance.now() - started) / 1e3).toFixed(1)} s] ${what}`);
 setIdleReleaseMs(Infinity); // the devices stay open for the whole run
 // Opened as two devices from the start, so that device 0 is the same (the first GPU) in both halves.
 setGpuOptions({ devices: 2 });
@@ -111,7 +117,9 @@ for (const devices of DEVICE_COUNTS) {
   const dt = (await hermite(dh, { dims: { n: HERMITE_N } })) as ShardedArray;
   // Which GPUs were busy: sampled by nvidia-smi while the resident SAXPY rows run (where it exists).
   const busy = sampleGpuUse();
+  step(`${devices} device(s): arrays on the device(s)`);
   rows[0]!.ms.push(await residentMs(() => saxpy(2, dx, dy, { out: dz })));
+  step(`${devices} device(s): resident SAXPY ${fmtMs(rows[0]!.ms.at(-1)!)} ms`);
   gpuUse.push(`${devices} device(s): ${await busy.stop()}`);
   rows[1]!.ms.push(await residentMs(() => hermite(dh, { out: dt })));
   // Same bits on every device count.
@@ -122,17 +130,23 @@ for (const devices of DEVICE_COUNTS) {
   if (!sameBits(z, expected) || !sameBits(t, expectedTable)) check = `results on ${devices} devices differ from 1 device`;
   for (const a of [dx, dy, dz, dh, dt]) a.destroy();
 
+  step(`${devices} device(s): resident Hermite ${fmtMs(rows[1]!.ms.at(-1)!)} ms`);
   rows[2]!.ms.push(await wallMs(() => saxpy(2, xs, ys, { out: zs })));
+  step(`${devices} device(s): host SAXPY ${fmtMs(rows[2]!.ms.at(-1)!)} ms`);
   rows[3]!.ms.push(await wallMs(() => hermite(hx, { out: { data: table, shape: [HERMITE_ROWS, HERMITE_N] } })));
   if (!sameBits(zs, expected) || !sameBits(table, expectedTable)) check = `host results on ${devices} devices differ from the device-resident ones`;
 
+  step(`${devices} device(s): host Hermite ${fmtMs(rows[3]!.ms.at(-1)!)} ms`);
   setGpuOptions({ memoryLimit: STREAM_LIMIT });
   zs.fill(0);
   rows[4]!.ms.push(await wallMs(() => saxpy(2, xs, ys, { out: zs })));
   if (!sameBits(zs, expected)) check = `streamed results on ${devices} devices differ`;
+  step(`${devices} device(s): streamed SAXPY ${fmtMs(rows[4]!.ms.at(-1)!)} ms`);
   copyRates.push(await copyRate());
+  step(`${devices} device(s): copy rates measured`);
 }
 
+step('CuPy…');
 const cupy = runCupy();
 if (cupy.ok) {
   const c = cupy.value;
