@@ -77,8 +77,9 @@ async function worker(flags: Map<string, string>): Promise<void> {
     ...(flags.has('tls-ca') && { tlsCaFile: flags.get('tls-ca')! }),
     ...(integer(flags, 'concurrency') !== undefined && { concurrency: integer(flags, 'concurrency')! }),
     ...(integer(flags, 'lock-ms') !== undefined && { lockDuration: integer(flags, 'lock-ms')! }),
-    onJob: ({ id, chunks, ms, error }) => {
-      logLine(error ? `job ${id}: failed: ${error}` : `job ${id}: ${chunks} chunk${chunks === 1 ? '' : 's'} in ${ms.toFixed(1)} ms`);
+    onJob: ({ id, chunks, ms, times, error }) => {
+      const split = times ? ` (read ${times.readMs.toFixed(1)}, kernel ${times.kernelMs.toFixed(1)}, write ${times.writeMs.toFixed(1)} ms)` : '';
+      logLine(error ? `job ${id}: failed: ${error}` : `job ${id}: ${chunks} chunk${chunks === 1 ? '' : 's'} in ${ms.toFixed(1)} ms${split}`);
     },
   });
   logLine(`ufunc worker ${w.name}: queue '${flags.get('queue') ?? 'ufunc'}', store ${flags.get('store')}, target ${flags.get('target') ?? 'parallel'}`);

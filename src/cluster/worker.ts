@@ -19,7 +19,7 @@ import { TargetUnavailableError, UfuncError } from '../errors.js';
 import { jitDisabledByEnvironment } from '../ufunc.js';
 import { openZarr, type ZarrArray } from '../zarr/arrays.js';
 import { checkChunkCoords } from '../zarr/chunk-grid.js';
-import { type ChunkedCall, gridOf, runChunk } from '../zarr/run-chunk.js';
+import { type ChunkedCall, type ChunkTimes, gridOf, runChunk } from '../zarr/run-chunk.js';
 import { storeAt } from '../zarr/arrays.js';
 import { checkStorePath } from '../zarr/store.js';
 import { DEFAULT_DESCRIPTOR_LIMITS, type DescriptorLimits, descriptorHash, ufuncFromDescriptor, validateDescriptor } from './descriptor.js';
@@ -42,7 +42,18 @@ export interface WorkerOptions extends RedisConnection {
   readonly lockDuration?: number;
   readonly limits?: DescriptorLimits;
   /** Called when a job ends, for logs and progress. */
-  readonly onJob?: (event: { readonly id: string; readonly chunks: number; readonly ms: number; readonly error?: string }) => void;
+  readonly onJob?: (event: JobEvent) => void;
+}
+
+/** A job's end, as a worker's `onJob` hears of it. */
+export interface JobEvent {
+  readonly id: string;
+  readonly chunks: number;
+  /** From taking the job to its end (validation, descriptor, opening arrays, the chunks). */
+  readonly ms: number;
+  /** Where the chunks' time went (absent when the job failed before its first chunk). */
+  readonly times?: ChunkTimes;
+  readonly error?: string;
 }
 
 /** A running worker. */
@@ -130,14 +141,15 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
       };
       const grid = gridOf(call);
       const chunks = data.chunks.map((c) => checkChunkCoords(grid, c));
+      const times: ChunkTimes = { readMs: 0, kernelMs: 0, writeMs: 0 };
       for (const coords of chunks) {
         try {
-          await runChunk(call, grid, coords);
+          await runChunk(call, grid, coords, times);
         } catch (e) {
           throw Object.assign(e as Error, { chunk: coords });
         }
       }
-      options.onJob?.({ id: job.id ?? '', chunks: chunks.length, ms: performance.now() - started });
+      options.onJob?.({ id: job.id ?? '', chunks: chunks.length, ms: performance.now() - started, times });
       return { worker: name, chunks: chunks.length };
     } catch (e) {
       const err = e as Error & { chunk?: readonly number[] };

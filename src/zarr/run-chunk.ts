@@ -29,14 +29,31 @@ export function gridOf(call: ChunkedCall): ChunkGrid {
   return chunkGrid(layout, call.inputs.map((x) => (isZarrArray(x) ? x : undefined)), call.outputs);
 }
 
+/** Where a chunk's time went, in ms (added to by each chunk run with it). */
+export interface ChunkTimes {
+  /** Reading the inputs' boxes (and the outputs' chunks under `where`). */
+  readMs: number;
+  /** The ufunc call. */
+  kernelMs: number;
+  /** Encoding and writing the outputs' chunks. */
+  writeMs: number;
+}
+
 /**
  * Runs the chunk at `coords`: reads, calls, writes. An output chunk is written only after the kernel
  * ran on the whole chunk, each chunk file atomically (store.ts), so running a chunk twice writes the
- * same bytes twice.
+ * same bytes twice. `times`, when given, is added to.
  */
-export async function runChunk(call: ChunkedCall, grid: ChunkGrid, coords: readonly number[]): Promise<void> {
+export async function runChunk(call: ChunkedCall, grid: ChunkGrid, coords: readonly number[], times?: ChunkTimes): Promise<void> {
   const layout = parseLayout(call.ufunc.layout);
   const region = loopRegion(grid, coords);
+  let t = performance.now();
+  const lap = (): number => {
+    const now = performance.now();
+    const ms = now - t;
+    t = now;
+    return ms;
+  };
   const args = await Promise.all(call.inputs.map((x, i) => (isZarrArray(x) ? readBox(x, operandRegion(x.shape, layout.inputs[i]!.length, region)) : x)));
   const outRegions = call.outputs.map((o, k) => operandRegion(o.shape, layout.outputs[k]!.length, region));
   let where: Box | boolean | undefined;
@@ -49,6 +66,13 @@ export async function runChunk(call: ChunkedCall, grid: ChunkGrid, coords: reado
     outs = call.outputs.map((o, k) => allocateBox(o.dtype, outRegions[k]!.map((r, d) => (r ? r[1] - r[0] : o.shape[d]!))));
   }
   const options = { out: outs.length === 1 ? outs[0] : outs, ...(where !== undefined && { where }) };
+  const readMs = lap();
   await call.ufunc(...args, options);
+  const kernelMs = lap();
   await Promise.all(call.outputs.map((o, k) => writeBox(o, outRegions[k]!, outs[k]!)));
+  if (times) {
+    times.readMs += readMs;
+    times.kernelMs += kernelMs;
+    times.writeMs += lap();
+  }
 }
