@@ -61,6 +61,8 @@ export async function openZarr(root: string, path: string): Promise<ZarrArray> {
   const store = storeAt(root);
   const rel = checkStorePath(path);
   const array = await zarr.open.v3(zarr.root(store).resolve(rel), { kind: 'array' });
+  const metadata = await store.get(`/${rel ? `${rel}/` : ''}zarr.json`);
+  noteRawChunks(array, metadata && JSON.parse(new TextDecoder().decode(metadata)));
   return wrap(store, rel, array);
 }
 
@@ -77,15 +79,35 @@ export async function createZarr(root: string, path: string, options: CreateZarr
   if (options.shape.length !== options.chunkShape.length || options.chunkShape.some((c) => !Number.isInteger(c) || c < 1)) {
     throw new ChunkError(`\`chunkShape\` [${options.chunkShape.join(', ')}] must have one positive integer per dimension of \`shape\` [${options.shape.join(', ')}].`);
   }
+  // Spelled out (zarrita would write an empty list): other Zarr implementations need the bytes codec.
+  const codecs = options.codecs ?? [{ name: 'bytes', configuration: { endian: 'little' } }];
   const array = await zarr.create(zarr.root(store).resolve(rel), {
     shape: [...options.shape],
     chunkShape: [...options.chunkShape],
     dtype: options.dtype as zarr.DataType,
-    // Spelled out (zarrita would write an empty list): other Zarr implementations need the bytes codec.
-    codecs: options.codecs ?? [{ name: 'bytes', configuration: { endian: 'little' } }],
+    codecs,
     ...(options.fillValue !== undefined && { fillValue: options.fillValue as never }),
   });
+  noteRawChunks(array, { codecs, chunk_key_encoding: { name: 'default', configuration: { separator: '/' } } });
   return wrap(store, rel, array as zarr.Array<zarr.DataType, ConfinedFileStore>);
+}
+
+/**
+ * The chunk keys' separator of arrays whose chunks are stored as their plain little-endian bytes
+ * (the `bytes` codec alone, default chunk keys): a whole chunk is written as the bytes of the
+ * kernel's output, without zarrita's copy into a chunk of its own. Other arrays are absent.
+ */
+const rawChunkSeparators = new WeakMap<object, string>();
+
+/** Whether this machine's typed arrays are little-endian (the bytes codec's `endian` of our arrays). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function noteRawChunks(array: object, metadata: { codecs?: unknown; chunk_key_encoding?: unknown } | undefined): void {
+  const codecs = metadata?.codecs as { name?: string; configuration?: { endian?: string } }[] | undefined;
+  const keys = metadata?.chunk_key_encoding as { name?: string; configuration?: { separator?: string } } | undefined;
+  const plainBytes = Array.isArray(codecs) && codecs.length === 1 && codecs[0]?.name === 'bytes' && codecs[0].configuration?.endian === 'little';
+  const separator = keys?.name === 'default' ? (keys.configuration?.separator ?? '/') : undefined;
+  if (LITTLE_ENDIAN && plainBytes && (separator === '/' || separator === '.')) rawChunkSeparators.set(array, separator);
 }
 
 function wrap(store: ConfinedFileStore, path: string, array: zarr.Array<zarr.DataType, ConfinedFileStore>): ZarrArray {
@@ -140,8 +162,26 @@ export async function readBox(a: ZarrArray, region: readonly (Range | undefined)
   return { data: chunk.data as TypedArray, shape: chunk.shape, stride: chunk.stride };
 }
 
+/** Whether `box` is C-contiguous with exactly `shape` (a whole, not an edge, chunk). */
+function isWholeChunkBox(box: Box, shape: readonly number[]): boolean {
+  let stride = 1;
+  for (let d = shape.length - 1; d >= 0; d--) {
+    if (box.shape[d] !== shape[d] || (shape[d]! > 1 && box.stride[d] !== stride)) return false;
+    stride *= shape[d]!;
+  }
+  return box.shape.length === shape.length && box.data.length === stride;
+}
+
 /** Writes `box` into the region of `a` (its shape must be the region's). */
 export async function writeBox(a: ZarrArray, region: readonly (Range | undefined)[], box: Box): Promise<void> {
+  const separator = rawChunkSeparators.get(a.array);
+  const coords = separator !== undefined && a.dtype !== 'bool' && a.shape.length > 0 ? wholeChunk(a, region) : undefined;
+  if (coords && isWholeChunkBox(box, a.chunkShape)) {
+    // The chunk's stored bytes are the box's own (little-endian, as this machine's typed arrays).
+    const bytes = new Uint8Array(box.data.buffer, box.data.byteOffset, box.data.byteLength);
+    await a.array.store.set(`/${a.path ? `${a.path}/` : ''}c${separator}${coords.join(separator)}`, bytes);
+    return;
+  }
   const data = a.dtype === 'bool' ? new zarr.BoolArray(box.data.buffer as ArrayBuffer, box.data.byteOffset, box.data.length) : box.data;
   await zarr.set(a.array as zarr.Array<zarr.DataType, ConfinedFileStore>, selection(region), { data, shape: box.shape, stride: box.stride } as never);
 }

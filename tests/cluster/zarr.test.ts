@@ -3,7 +3,7 @@
  * the whole arrays, with broadcasting, `where`, per-row layouts and scalars; and the errors when
  * chunks do not fit the layout or a path leaves the store.
  */
-import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as zarr from 'zarrita';
@@ -109,6 +109,44 @@ describe('mapChunks on this machine', () => {
     const { array: y } = await filled(root, 'y', [7], [5], 'float32', (i) => i);
     const out = await createZarr(root, 'out', { shape: [10], chunkShape: [5], dtype: 'float32' });
     await expect(mapChunks(f, [x, y], out)).rejects.toThrowErrorMatchingInlineSnapshot(`[ChunkError: Input 2's loop shape [7] does not broadcast to the outputs' [10] (dimension 1: 7 against 10).]`);
+  });
+
+  it('writes the chunk files zarrita writes, whole chunks as their plain bytes and the rest through zarrita', async () => {
+    const root = newStore();
+    const f = vectorize(['float64(float64)', 'int64(int64)'])((x) => x * 3 - 1);
+    // Whole and edge chunks; '/' and '.' chunk keys; big-endian bytes (zarrita's own encoding only).
+    const cases = [
+      { name: 'slash', dtype: 'float64', keys: '/' },
+      { name: 'dot', dtype: 'float64', keys: '.' },
+      { name: 'wide', dtype: 'int64', keys: '/' },
+      { name: 'big', dtype: 'float64', keys: '/', codecs: [{ name: 'bytes', configuration: { endian: 'big' } }] },
+    ] as const;
+    for (const c of cases) {
+      const shape = [37, 20];
+      const chunkShape = [8, 20];
+      const n = shape[0]! * shape[1]!;
+      const big = c.dtype === 'int64';
+      const xs = big ? BigInt64Array.from({ length: n }, (_, i) => BigInt(i * 7 - 100)) : Float64Array.from({ length: n }, (_, i) => i / 3);
+      const make = async (name: string) => {
+        const store = new ConfinedFileStore(root);
+        await zarr.create(zarr.root(store).resolve(name), { shape, chunkShape, dtype: c.dtype, fillValue: 0 as never, chunkSeparator: c.keys, codecs: 'codecs' in c ? [...c.codecs] : [{ name: 'bytes', configuration: { endian: 'little' } }] });
+        return openZarr(root, name);
+      };
+      const x = await make(`${c.name}-x`);
+      await zarr.set(x.array as never, null, { data: xs, shape, stride: [20, 1] } as never);
+      const ours = await make(`${c.name}-ours`);
+      await mapChunks(f, [x], ours);
+      const theirs = await make(`${c.name}-zarrita`);
+      const expected = await f(xs);
+      await zarr.set(theirs.array as never, null, { data: expected, shape, stride: [20, 1] } as never);
+      const files = (name: string) => readdirSync(path.join(root, name), { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name !== 'zarr.json').map((e) => path.relative(path.join(root, name), path.join(e.parentPath, e.name))).sort();
+      expect(files(`${c.name}-ours`), c.name).toEqual(files(`${c.name}-zarrita`));
+      expect(files(`${c.name}-ours`).length, c.name).toBe(5);
+      for (const file of files(`${c.name}-ours`)) {
+        expect(readFileSync(path.join(root, `${c.name}-ours`, file)).equals(readFileSync(path.join(root, `${c.name}-zarrita`, file))), `${c.name} ${file}`).toBe(true);
+      }
+      expect(Array.from((await readAll(root, `${c.name}-ours`)).data)).toEqual(Array.from(expected as ArrayLike<number>));
+    }
   });
 
   it('names the chunk whose kernel threw', async () => {
