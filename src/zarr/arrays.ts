@@ -86,7 +86,8 @@ export async function createZarr(root: string, path: string, options: CreateZarr
     chunkShape: [...options.chunkShape],
     dtype: options.dtype as zarr.DataType,
     codecs,
-    ...(options.fillValue !== undefined && { fillValue: options.fillValue as never }),
+    // Zarr v3 has no null fill value (zarr-python refuses an array with one, as zarrita writes by default).
+    fillValue: (options.fillValue ?? (options.dtype === 'bool' ? false : 0)) as never,
   });
   noteRawChunks(array, { codecs, chunk_key_encoding: { name: 'default', configuration: { separator: '/' } } });
   return wrap(store, rel, array as zarr.Array<zarr.DataType, ConfinedFileStore>);

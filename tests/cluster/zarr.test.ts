@@ -149,6 +149,16 @@ describe('mapChunks on this machine', () => {
     }
   });
 
+  it('creates arrays other Zarr v3 readers open: a fill value (zarr-python refuses null), unwritten chunks read as it', async () => {
+    const root = newStore();
+    for (const dtype of ['float32', 'int64', 'bool'] as const) {
+      await createZarr(root, dtype, { shape: [10], chunkShape: [4], dtype });
+      const metadata = JSON.parse(readFileSync(path.join(root, dtype, 'zarr.json'), 'utf8')) as { fill_value: unknown };
+      expect(metadata.fill_value, dtype).toBe(dtype === 'bool' ? false : 0);
+      expect(Array.from((await readAll(root, dtype)).data as ArrayLike<unknown>), dtype).toEqual(new Array(10).fill(dtype === 'bool' ? false : dtype === 'int64' ? 0n : 0));
+    }
+  });
+
   it('names the chunk whose kernel threw', async () => {
     const root = newStore();
     const f = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')((x, out) => {
