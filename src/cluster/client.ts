@@ -3,8 +3,8 @@
  * group of output chunks on a BullMQ queue, and resolves when every chunk is written.
  *
  * Jobs are identified by the call and their first chunk, so adding one twice adds it once. The
- * caller listens to the queue's events for its jobs and, every second, also asks Redis for the state
- * of those it has not heard of: a job lost with a Redis restart (no persistence) is added again, and
+ * caller listens to the queue's events for its jobs and, after a second without news of them, asks
+ * Redis for the state of those it has not heard of: a job lost with a Redis restart (no persistence) is added again, and
  * an event missed while the connection was down is made up for. A worker that dies mid-job leaves
  * its job locked until BullMQ's stalled-job check hands it to another worker; output chunks are
  * written atomically and deterministically, so a job run twice writes the same bytes.
@@ -32,7 +32,11 @@ export interface ClusterOptions extends RedisConnection {
   readonly connectTimeoutMs?: number;
 }
 
-/** How often the caller asks Redis about jobs it has not heard of, in ms. */
+/**
+ * After how long without news of its jobs the caller asks Redis about those it has not heard of, in
+ * ms. While events arrive, nothing is asked: a call of thousands of jobs does not fetch them all
+ * every second beside the workers.
+ */
 const RECONCILE_MS = 1000;
 
 export async function runOnCluster(call: ChunkedCall, grid: ChunkGrid, options: ClusterOptions, onProgress?: (done: number, total: number) => void): Promise<void> {
@@ -78,8 +82,10 @@ export async function runOnCluster(call: ChunkedCall, grid: ChunkGrid, options: 
   const finished = new Promise<void>((resolve, reject) => {
     settle = (error) => (error ? reject(error) : resolve());
   });
+  let lastNews = performance.now();
   const complete = (id: string): void => {
     if (!pending.delete(id)) return;
+    lastNews = performance.now();
     chunksDone += jobs.get(id)!.chunks.length;
     onProgress?.(chunksDone, grid.count);
     if (pending.size === 0) settle();
@@ -125,11 +131,13 @@ export async function runOnCluster(call: ChunkedCall, grid: ChunkGrid, options: 
   let timer: NodeJS.Timeout | undefined;
   let connected = false;
   const loop = (): void => {
+    const quiet = performance.now() - lastNews;
     timer = setTimeout(() => {
+      if (performance.now() - lastNews < RECONCILE_MS) return loop();
       reconcile().catch(() => undefined).finally(() => {
         if (pending.size > 0) loop();
       });
-    }, RECONCILE_MS);
+    }, Math.max(10, RECONCILE_MS - quiet));
   };
   try {
     await whenReachable(Promise.all([events.waitUntilReady(), redis.ping()]), options.url, () => lastError, options.connectTimeoutMs);

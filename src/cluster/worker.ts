@@ -33,7 +33,10 @@ export interface WorkerOptions extends RedisConnection {
   readonly queue?: string;
   /** Where kernels run: 'cpu', 'parallel', 'gpu'. @default 'parallel' */
   readonly target?: string;
-  /** Jobs run at once by this worker. @default 1 */
+  /**
+   * Jobs run at once by this worker: with 2, one job's reading and writing overlaps the other's
+   * kernel. Memory holds this many jobs' chunks. @default 2
+   */
   readonly concurrency?: number;
   /**
    * How long a job's lock lasts without renewal, in ms: a worker that dies is seen after about this
@@ -165,7 +168,7 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
 
   const worker = new Worker(queueName, process_, {
     connection,
-    concurrency: options.concurrency ?? 1,
+    concurrency: options.concurrency ?? 2,
     lockDuration: options.lockDuration ?? 30_000,
     stalledInterval: Math.max(1000, Math.floor((options.lockDuration ?? 30_000) / 2)),
     maxStalledCount: 3,
