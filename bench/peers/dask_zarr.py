@@ -1,17 +1,23 @@
-"""Dask peer for bench/cluster.ts: the same kernel as a Numba @vectorize ufunc, run by
-dask.array.map_blocks over the chunks of the same Zarr v3 store, on a distributed LocalCluster of
-WORKERS processes (one thread each), each chunk read, computed and written in one task. Prints one
-JSON object: the median wall time of REPS computations after one warm-up.
+"""Dask peer for bench/cluster.ts: the same kernel as a Numba @vectorize ufunc over the same Zarr v3
+array, written the way Dask users write it:
 
-The store's arrays are Zarr v3 with the plain `bytes` codec (bench/cluster.ts makes them so);
-zarr-python 3 is not in Debian, so chunks are read and written as the raw little-endian files they
-are (`x/c/<i>`), atomically (a temporary file renamed over the chunk), as the ufunc workers do.
+    x = da.from_zarr(store, component=INPUT)            # Dask chunks = the Zarr chunks
+    y = da.map_blocks(f, x, dtype=np.float32)            # f: the Numba ufunc
+    y.to_zarr(store, component=OUTPUT, compressors=None) # plain bytes, as bench/cluster.ts writes
 
-usage: dask_zarr.py STORE KIND WORKERS REPS      (KIND: compute | memory)
+computed with Dask's threads scheduler on THREADS threads (NumPy releases the GIL in a ufunc's loop,
+zarr-python reads and writes off the GIL). Each repetition writes a fresh output array, removed
+after it outside the timing; the timing covers building the graph, reading, the kernel and writing
+(not the imports, not Numba's compilation: `@vectorize` with a signature compiles when defined; a
+warm-up over two chunks starts zarr-python's event loop and Dask's threads). Prints one JSON object: the median wall time of REPS runs, the runs,
+and the versions.
+
+usage: dask_zarr.py STORE INPUT KIND THREADS REPS      (KIND: compute | memory)
 """
 
 import json
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -19,26 +25,8 @@ import time
 import numpy as np
 
 
-def main():
-    if len(sys.argv) != 5:
-        sys.exit(__doc__)
-    root, kind, workers, reps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    try:
-        import dask
-        import dask.array as da
-        from distributed import Client, LocalCluster
-        from numba import vectorize
-    except Exception as error:
-        print(json.dumps({"skipped": f"Dask/Numba unavailable: {error}"}))
-        return
-    meta = json.load(open(os.path.join(root, "x", "zarr.json")))
-    codecs = [c["name"] for c in meta.get("codecs", [])]
-    if codecs != ["bytes"] or meta["data_type"] != "float32":
-        print(json.dumps({"skipped": f"the peer reads raw float32 chunks; found codecs {codecs}"}))
-        return
-    n = meta["shape"][0]
-    chunk = meta["chunk_grid"]["configuration"]["chunk_shape"][0]
-    sep = meta.get("chunk_key_encoding", {}).get("configuration", {}).get("separator", "/")
+def kernel(kind):
+    from numba import vectorize
 
     if kind == "compute":
         @vectorize(["float32(float32)"])
@@ -51,36 +39,53 @@ def main():
         @vectorize(["float32(float32)"])
         def f(x):
             return np.float32(2) * x + np.float32(1)
+    return f
 
-    def key(name, i):
-        return os.path.join(root, name, "c", str(i)) if sep == "/" else os.path.join(root, name, f"c{sep}{i}")
 
-    def read(i, length):
-        return np.fromfile(key("x", i), dtype="<f4", count=length)
+def main():
+    if len(sys.argv) != 6:
+        sys.exit(__doc__)
+    root, name, kind, threads, reps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    try:
+        import dask
+        import dask.array as da
+        import numba
+        import zarr
+    except Exception as error:
+        print(json.dumps({"skipped": f"Dask, zarr-python or Numba unavailable: {error}"}))
+        return
+    if not zarr.__version__.startswith("3"):
+        print(json.dumps({"skipped": f"zarr-python {zarr.__version__} reads Zarr v2 only; Zarr v3 needs zarr-python 3"}))
+        return
+    f = kernel(kind)
+    f(np.arange(8, dtype=np.float32))  # warm-up
 
-    def write(block, i):
-        out = np.zeros(chunk, dtype="<f4")
-        out[: block.shape[0]] = block
-        path = key("y", i)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.partial"
-        out.tofile(tmp)
-        os.replace(tmp, path)
-        return block.shape[0]
+    def run(rep, blocks=None):
+        out = f"y-dask-{os.getpid()}-{rep}"
+        start = time.perf_counter()
+        x = da.from_zarr(root, component=name)
+        if blocks is not None:
+            x = x.blocks[:blocks]
+        y = da.map_blocks(f, x, dtype=np.float32)
+        y.to_zarr(root, component=out, mode="w", compressors=None)
+        elapsed = (time.perf_counter() - start) * 1000
+        shutil.rmtree(os.path.join(root, out))
+        return elapsed
 
-    lengths = [min(chunk, n - i * chunk) for i in range((n + chunk - 1) // chunk)]
-    x = da.concatenate([da.from_delayed(dask.delayed(read)(i, L), shape=(L,), dtype=np.float32) for i, L in enumerate(lengths)])
-    y = x.map_blocks(f, dtype=np.float32)
-    tasks = [dask.delayed(write)(b, i) for i, b in enumerate(y.to_delayed())]
-
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
-        dask.compute(*tasks)  # warm-up: Numba compiles in each worker
-        times = []
-        for _ in range(reps):
-            start = time.perf_counter()
-            dask.compute(*tasks)
-            times.append((time.perf_counter() - start) * 1000)
-    print(json.dumps({"medianMs": statistics.median(times), "runs": times, "dask": dask.__version__}))
+    with dask.config.set(scheduler="threads", num_workers=threads):
+        x = da.from_zarr(root, component=name)
+        chunks = x.numblocks[0]
+        run("warm", blocks=2)  # zarr-python's event loop and thread pools start here
+        times = [run(r) for r in range(reps)]
+    print(json.dumps({
+        "medianMs": statistics.median(times),
+        "runs": times,
+        "chunks": chunks,
+        "dask": dask.__version__,
+        "zarr": zarr.__version__,
+        "numba": numba.__version__,
+        "numpy": np.__version__,
+    }))
 
 
 if __name__ == "__main__":
