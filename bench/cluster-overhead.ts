@@ -24,7 +24,7 @@
  *
  * Each output array is removed after its call (outside the timing). Numbers are per chunk, in ms.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -117,6 +117,9 @@ async function measureSize(chunkBytes: number, redisUrl: string): Promise<Row[]>
   for (let c = 0; c < count; c++) await writeBox(x, [[c * chunk, (c + 1) * chunk]], data);
   const one = await createZarr(root, 'one', { shape: [chunk], chunkShape: [chunk], dtype: 'float32' });
   await writeBox(one, [[0, chunk]], data);
+  // The input's pages go to disk now, not while the first measurements write (the kernel throttles
+  // a writer once too much is dirty).
+  execFileSync('sync');
   const rows: Row[] = [];
   console.error(`bench/cluster-overhead: chunks of ${formatSize(chunkBytes)}, ${count} per call`);
 
