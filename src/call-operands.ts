@@ -4,7 +4,8 @@
  * `axes`/`axis`/`keepdims`, every operand viewed with its core dimensions last.
  */
 import { type CallOptions, splitArguments } from './call-options.js';
-import { type Casting, checkCasting } from './casting.js';
+import type { Casting } from './cast-rules.js';
+import { checkCasting } from './casting.js';
 import { axesLast, normaliseAxes, requestedCoreAxes } from './core-axes.js';
 import { ArgumentError } from './errors.js';
 import { type ArrayOperand, describe, type DeviceOperand, type Operand, toOperand } from './ndarray.js';

@@ -3,7 +3,8 @@
  * `dtype`, `signature`, `casting`, `axes`, `axis`, `keepdims` (and this library's `dims`). Here the
  * arguments are split and the options checked; the planner (prepare-call.ts) applies them.
  */
-import { type Casting, CASTING_RULES, checkCasting } from './casting.js';
+import { type Casting, CASTING_RULES } from './cast-rules.js';
+import { checkCasting } from './casting.js';
 import { checkOptions, type OptionRules, rule } from './options.js';
 import { type DType } from './dtypes.js';
 import { ArgumentError } from './errors.js';

@@ -1,47 +1,14 @@
 /**
- * NumPy's casting rules (`casting='no' | 'equiv' | 'safe' | 'same_kind' | 'unsafe'`) and the store
- * that writes a loop's results into an output of another dtype: an `Int16Array` out for an int32
- * loop, a `Uint8ClampedArray` out (canvas pixels) for a float loop, a masked (`where`) store.
+ * Casts of a call: its `casting` option, checked, and the store that writes a loop's results into
+ * an output of another dtype — an `Int16Array` out for an int32 loop, a `Uint8ClampedArray` out
+ * (canvas pixels) for a float loop, a masked (`where`) store. Which casts a rule allows is
+ * cast-rules.ts.
  */
-import { canCastSafely, type DType, DTYPES, isBigInt, type TypedArray } from './dtypes.js';
+import { type Casting, CASTING_RULES } from './cast-rules.js';
+import { type DType, DTYPES, isBigInt, type TypedArray } from './dtypes.js';
 import { ArgumentError } from './errors.js';
 
-export const CASTING_RULES = ['no', 'equiv', 'safe', 'same_kind', 'unsafe'] as const;
-export type Casting = (typeof CASTING_RULES)[number];
-
-/** NumPy's kind order: a cast that does not go down it is `same_kind` (int64 → int8 is, float → int is not). */
-const KIND_RANK = { b: 0, u: 1, i: 2, f: 3 } as const;
-
-/**
- * Whether values of `from` may be cast to `to` under a casting rule (NumPy's `np.can_cast`).
- * `safe` is this library's safe rule (dtypes.ts: int64 → float64 is not safe, as it can round).
- *
- * @example canCast('int32', 'int16', 'same_kind') // true
- * @example canCast('float64', 'int32', 'same_kind') // false
- */
-export function canCast(from: DType, to: DType, casting: Casting): boolean {
-  if (from === to) return true;
-  switch (casting) {
-    case 'no':
-      return false;
-    case 'equiv':
-      // uint8 and uint8c hold the same values in the same bytes; only uint8c's stores clamp.
-      return (from === 'uint8' && to === 'uint8c') || (from === 'uint8c' && to === 'uint8');
-    case 'safe':
-      return canCastSafely(from, to);
-    case 'same_kind':
-      // A uint8c store clamps and rounds (as a Uint8ClampedArray's, canvas pixels), so any number may go into one.
-      return canCastSafely(from, to) || KIND_RANK[DTYPES[from].kind] <= KIND_RANK[DTYPES[to].kind] || to === 'uint8c';
-    case 'unsafe':
-      return true;
-  }
-}
-
-/** The stricter of a rule and `safe`: how inputs are matched against loops nobody forced (NumPy's type resolver). */
-export function inputCasting(casting: Casting): Casting {
-  return casting === 'same_kind' || casting === 'unsafe' ? 'safe' : casting;
-}
-
+/** The `casting` option as given, or its default `'same_kind'`; anything else is an `ArgumentError`. */
 export function checkCasting(x: unknown): Casting {
   if (x === undefined) return 'same_kind';
   if (typeof x === 'string' && (CASTING_RULES as readonly string[]).includes(x)) return x as Casting;

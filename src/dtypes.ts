@@ -1,6 +1,6 @@
 /**
- * The element types a ufunc works on: Numba's names, their typed-array storage, and NumPy's
- * safe-casting rule used to pick a signature for a call.
+ * The element types a ufunc works on: Numba's names and their typed-array storage (which casts
+ * between them are allowed: cast-rules.ts).
  */
 
 export type DType =
@@ -100,56 +100,6 @@ export function dtypeOfArray(a: unknown): DType | undefined {
 
 export function isTypedArray(a: unknown): a is TypedArray {
   return ArrayBuffer.isView(a) && !(a instanceof DataView);
-}
-
-/**
- * NumPy's `np.can_cast(from, to, 'safe')`: every value of `from` is exactly representable in `to`.
- * bool casts to everything; ints widen; ints cast to floats wide enough to hold them exactly
- * (int8/16, uint8/16 → float32; int32/uint32 → float64); nothing casts to a narrower type.
- */
-export function canCastSafely(from: DType, to: DType): boolean {
-  if (from === to) return true;
-  const a = DTYPES[from];
-  const b = DTYPES[to];
-  if (a.kind === 'b') return true;
-  if (b.kind === 'b') return false;
-  if (a.kind === 'f') return b.kind === 'f' && b.bits >= a.bits;
-  if (b.kind === 'f') return b.bits === 64 ? a.bits <= 32 : a.bits <= 16;
-  if (a.kind === b.kind) return b.bits >= a.bits;
-  // unsigned → signed needs one more bit; signed → unsigned is never safe
-  return a.kind === 'u' && b.kind === 'i' && b.bits > a.bits;
-}
-
-/**
- * A JS scalar argument is "weak", as Python scalars are under NumPy's NEP 50: an integer-valued
- * number may become any integer type that holds it or any float; a fractional or non-finite number
- * any float; a boolean anything. Returns whether `value` may be passed as `to`.
- */
-export function canCastScalar(value: number | bigint | boolean, to: DType): boolean {
-  const t = DTYPES[to];
-  if (typeof value === 'boolean') return true;
-  if (t.kind === 'b') return false;
-  if (typeof value === 'bigint') {
-    if (t.kind === 'f') return true;
-    return value >= minOf(to) && value <= maxOf(to);
-  }
-  if (t.kind === 'f') return true;
-  if (!Number.isInteger(value)) return false;
-  return value >= Number(minOf(to)) && value <= Number(maxOf(to));
-}
-
-export function minOf(t: DType): bigint {
-  const d = DTYPES[t];
-  if (d.kind === 'i') return -(1n << BigInt(d.bits - 1));
-  return 0n;
-}
-
-export function maxOf(t: DType): bigint {
-  const d = DTYPES[t];
-  if (d.kind === 'i') return (1n << BigInt(d.bits - 1)) - 1n;
-  if (d.kind === 'u') return (1n << BigInt(d.bits)) - 1n;
-  if (d.kind === 'b') return 1n;
-  return BigInt(Number.MAX_SAFE_INTEGER);
 }
 
 /** The typed array that stores each dtype. */

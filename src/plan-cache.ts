@@ -7,8 +7,8 @@
  *
  * The facts a template stands for:
  * - **the key** (a number, so a lookup hashes no string): per input, the class of a JS number
- *   (what `canCastScalar` answers for it, see {@link numberClass}), a typed array's kind or a
- *   device array's dtype; then the kind of a lone `{ out }`, or none. A call with any other
+ *   (what `canCastScalar` answers for it: cast-rules.ts `numberCastClass`), a typed array's kind
+ *   or a device array's dtype; then the kind of a lone `{ out }`, or none. A call with any other
  *   argument or option is always planned.
  * - **the layouts**: a vectorize call's arrays are 1-D, contiguous from their first element and of
  *   one length (any length: the loop's); a guvectorize call's (device arrays, one output) have the
@@ -18,6 +18,7 @@
  * Any call whose facts differ is planned, and may leave its template in place of the one it missed.
  */
 import { viewOf } from './call-views.js';
+import { NUMBER_CAST_CLASSES, numberCastClass } from './cast-rules.js';
 import { convertConstant } from './compiler/constant-folding.js';
 import { type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { cOrderStrides, sameAxes, type StridedLayout } from './layout.js';
@@ -57,25 +58,10 @@ const ARRAY_KINDS: readonly Function[] = [
 ];
 /** Device array dtypes, digits 0 … 8. */
 const DEVICE_KINDS: readonly string[] = ['float32', 'int32', 'uint32', 'int16', 'uint16', 'int8', 'uint8', 'bool', 'uint8c'];
-/** Classes of JS numbers, digits 10 … 24. */
+/** Classes of JS numbers (cast-rules.ts `numberCastClass`: 15 of them), digits 10 … 24. */
 const NUMBER_DIGIT = 10;
 /** No `out`: digit 25. */
-const NO_OUT = 25;
-
-/**
- * The class of a JS number: numbers of one class get the same answer from `canCastScalar` for
- * every dtype (and from `Number.isInteger`), which is all the planner reads of a number besides
- * the value it converts per call. Fractional (and NaN, ±Infinity: floats only), or an integer
- * between the same bounds of the integer dtypes, int8 … uint64 as `canCastScalar` compares them
- * (2⁶³ and 2⁶⁴ being the doubles nearest int64's and uint64's maxima). Classes 0 … 14.
- */
-function numberClass(x: number): number {
-  if (!Number.isInteger(x)) return 0;
-  if (x >= 0) {
-    return x <= 127 ? 1 : x <= 255 ? 2 : x <= 32767 ? 3 : x <= 65535 ? 4 : x <= 2147483647 ? 5 : x <= 4294967295 ? 6 : x <= 2 ** 63 ? 7 : x <= 2 ** 64 ? 8 : 9;
-  }
-  return x >= -128 ? 10 : x >= -32768 ? 11 : x >= -2147483648 ? 12 : x >= -(2 ** 63) ? 13 : 14;
-}
+const NO_OUT = NUMBER_DIGIT + NUMBER_CAST_CLASSES;
 
 /** A device array as the cache reads it (DeviceArrayLike's layout, and its dtype). */
 interface DeviceArgument extends StridedLayout {
@@ -134,7 +120,7 @@ function callKey(def: UfuncDefinition, args: readonly unknown[], memory: Target[
   for (let i = 0; i < nin; i++) {
     const x = args[i];
     if (typeof x === 'number') {
-      key = key * 32 + NUMBER_DIGIT + numberClass(x);
+      key = key * 32 + NUMBER_DIGIT + numberCastClass(x);
       continue;
     }
     const digit = arrayDigit(x, memory, elementwise);

@@ -10,7 +10,7 @@ import { finishing } from './call-finish.js';
 import { type CallOperands, outWhat, readOperands } from './call-operands.js';
 import { planOutputs } from './call-outputs.js';
 import { viewOf } from './call-views.js';
-import { canCast } from './casting.js';
+import { canCast } from './cast-rules.js';
 import { forcedTypes } from './call-options.js';
 import { limitsOf } from './cancellation.js';
 import { convertConstant } from './compiler/constant-folding.js';

@@ -35,8 +35,10 @@ export function convertConstant(value: number | bigint | boolean, type: DType): 
     const big = typeof n === 'bigint' ? n : Number.isFinite(n) ? BigInt(Math.trunc(n)) : 0n;
     return d.kind === 'i' ? BigInt.asIntN(64, big) : BigInt.asUintN(64, big);
   }
-  const num = Number(n);
-  if (d.kind === 'f') return d.bits === 32 ? Math.fround(num) : num;
+  if (d.kind === 'f') return d.bits === 32 ? Math.fround(Number(n)) : Number(n);
+  // A bigint's low 32 bits, as the cpu's int64 → int32 cast keeps them: Number() first would round
+  // one beyond 2⁵³. A clamped store sees the whole value (a bigint's sign and size), as Uint8ClampedArray's.
+  const num = typeof n === 'bigint' && type !== 'uint8c' ? Number(BigInt.asIntN(32, n)) : Number(n);
   const store = STORES[type];
   store[0] = num;
   return store[0]!;

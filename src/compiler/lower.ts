@@ -11,6 +11,7 @@
  * floats. The lowering is repeated until no variable's type changes (types only widen, so this
  * ends after a few rounds).
  */
+import { canCastScalar } from '../cast-rules.js';
 import { type DType, DTYPES, isBigInt, isFloat, isInteger } from '../dtypes.js';
 import { KernelCompileError, type SourceLocation } from '../errors.js';
 import {
@@ -961,12 +962,8 @@ function weakTypeAgainst(value: number, other: DType): DType {
   const t = promote(other);
   if (isFloat(t)) return t;
   if (Number.isInteger(value) && !Object.is(value, -0)) {
-    const d = DTYPES[t];
-    if (d.bigint) return t;
-    const min = d.kind === 'u' ? 0 : -(2 ** (d.bits - 1));
-    const max = d.kind === 'u' ? 2 ** d.bits - 1 : 2 ** (d.bits - 1) - 1;
-    if (value >= min && value <= max) return t;
-    if (d.kind === 'u' && value < 0 && value >= -2147483648) return 'int32';
+    if (isBigInt(t) || canCastScalar(value, t)) return t;
+    if (DTYPES[t].kind === 'u' && canCastScalar(value, 'int32')) return 'int32';
   }
   return KERNEL_FLOAT;
 }

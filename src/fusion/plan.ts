@@ -10,6 +10,7 @@
  */
 import { makeCallable, type Ufunc } from '../callable.js';
 import { type CallOptions, forcedTypes, splitArguments } from '../call-options.js';
+import { numberCastClass } from '../cast-rules.js';
 import type { TypedKernel } from '../compiler/ir.js';
 import { convertConstant } from '../compiler/constant-folding.js';
 import { runPasses } from '../compiler/passes/index.js';
@@ -129,7 +130,7 @@ export function planChain(calls: readonly TracedCall[], result: unknown, rawArgs
  * and the shape of its arguments (which tracer, a scalar's class, a captured array's dtype and
  * identity pattern, an options object's loop options), the result, the dtypes of the fused
  * function's arrays and the fused call's loop options. Everything `planChain` decides from is in
- * it: a scalar's class says which dtypes it casts to (`canCastScalar`), so signature dispatch picks
+ * it: a scalar's class says which dtypes it casts to (`numberCastClass`), so signature dispatch picks
  * the same loops; shapes and strides are not (the fused ufunc's call handles them).
  *
  * @example traceKey(trace.calls, result, args, { dtype: 'float64' })
@@ -150,7 +151,7 @@ export function traceKey(calls: readonly TracedCall[], result: unknown, rawArgs:
 
 function argumentKey(a: unknown, captured: Map<unknown, number>): string {
   if (a instanceof Tracer) return `${a.value.kind === 'input' ? 'i' : 'c'}${a.value.index}`;
-  if (typeof a === 'number') return `n${numberClass(a)}`;
+  if (typeof a === 'number') return `n${numberCastClass(a)}`;
   if (typeof a === 'boolean') return 'b';
   if (typeof a === 'bigint') return `B${a}`;
   const array = arrayKey(a);
@@ -175,19 +176,6 @@ function arrayKey(a: unknown): string | undefined {
   if (data === undefined || a instanceof Tracer) return undefined;
   return `n${(data as object)?.constructor?.name}${String((a as { dtype?: unknown }).dtype ?? '')}`;
 }
-
-/**
- * Which dtypes a JS number casts to by value (`canCastScalar`): floats always; an integer the
- * integer dtypes whose range holds it, which its sign and the smallest bound above it decide.
- */
-function numberClass(v: number): string {
-  if (!Number.isInteger(v)) return 'f';
-  const bound = INTEGER_BOUNDS.findIndex((b) => Math.abs(v + (v < 0 ? 1 : 0)) <= b);
-  return `${v < 0 ? '-' : '+'}${bound}`;
-}
-
-/** The largest magnitudes of int8/uint8, int16/uint16, int32/uint32, the safe integers, int64/uint64 as doubles (negatives: |v| − 1). */
-const INTEGER_BOUNDS = [127, 255, 32767, 65535, 2 ** 31 - 1, 2 ** 32 - 1, Number.MAX_SAFE_INTEGER, 2 ** 63, 2 ** 64];
 
 /** The calls the result depends on. */
 function usedCalls(calls: readonly TracedCall[], last: TracedCall): Set<TracedCall> {

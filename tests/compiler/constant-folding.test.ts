@@ -66,6 +66,15 @@ describe('convertConstant: a cast of a known value, as a typed-array store', () 
     expect(convertConstant(2 ** 64, 'uint64')).toBe(0n);
     expect(convertConstant(-2.5, 'int64')).toBe(-2n);
   });
+
+  it('keeps a bigint\'s low bits in a 32-bit-or-smaller integer, and clamps it whole into uint8c', () => {
+    expect(convertConstant(2n ** 53n + 1n, 'int32')).toBe(1);
+    expect(convertConstant(2n ** 64n - 1n, 'uint32')).toBe(4294967295);
+    expect(convertConstant(-(2n ** 40n) - 3n, 'int8')).toBe(-3);
+    expect(convertConstant(2n ** 40n, 'uint8c')).toBe(255);
+    expect(convertConstant(-(2n ** 40n), 'uint8c')).toBe(0);
+    expect(convertConstant(2n ** 53n + 1n, 'float64')).toBe(2 ** 53);
+  });
 });
 
 describe('foldUnary, foldBinary, foldCompare: operators in the operation type', () => {
@@ -218,6 +227,15 @@ describe('the folder computes what the cpu target computes at run time', () => {
     expect(Array.from(ran)).toEqual(folded);
     expect(a.map((x, k) => foldBinary('/', x, b[k]!, 'int32'))).toEqual(folded);
   });
+
+  for (const to of ['int8', 'uint8', 'uint8c', 'int32', 'uint32', 'float32', 'float64'] as const) {
+    it(`casts int64 → ${to}`, async () => {
+      const f = vectorize([`${to}(int64)`], { target: 'cpu' })((a: bigint) => a);
+      const values = [0n, 1n, -1n, 255n, 256n, 2n ** 31n, 2n ** 53n + 1n, 2n ** 63n - 1n, -(2n ** 63n), -(2n ** 40n) - 3n];
+      const ran = Array.from((await f(BigInt64Array.from(values))) as unknown as ArrayLike<number>);
+      expect(ran).toEqual(values.map((v) => convertConstant(v, to)));
+    });
+  }
 
   for (const to of ['int8', 'uint8', 'uint8c', 'int16', 'uint16', 'int32', 'uint32', 'float32', 'bool'] as const) {
     it(`casts float64 → ${to}`, async () => {
