@@ -12,7 +12,8 @@
  * processes per side instead, alternating sides, each timing one library (`--lib DIR --json`).
  *
  * Measures what users wait for: a 1-element cpu call (awaited and `.sync`, output given; `.sync`
- * allocating it), and chains of small gpu calls on device arrays ended by one `toHost()` (SAXPY
+ * allocating it), cpu calls large enough to run as Wasm (SAXPY, and a per-row kernel whose
+ * compiled kernel is keyed by its core axes' names too), and chains of small gpu calls on device arrays ended by one `toHost()` (SAXPY
  * 4,096 float32 into `out`; a per-row guvectorize call, 64 rows of 64, into `out`), per call.
  * Prints each side's median per round and the ratio new ÷ base.
  */
@@ -40,7 +41,7 @@ const caseFilter = flag('--cases')?.split(',');
 // The library's entry, loosely typed: the two checkouts' types need not agree.
 interface Library {
   vectorize(sigs: string[], options?: object): (kernel: Function) => ((...args: unknown[]) => Promise<unknown>) & { sync(...args: unknown[]): unknown };
-  guvectorize(sigs: string[], layout: string, options?: object): (kernel: Function) => (...args: unknown[]) => Promise<unknown>;
+  guvectorize(sigs: string[], layout: string, options?: object): (kernel: Function) => ((...args: unknown[]) => Promise<unknown>) & { sync(...args: unknown[]): unknown };
   toDevice(data: Float32Array | { data: Float32Array; shape: number[] }): Promise<{ toHost(): Promise<unknown> }>;
   availableTargets(): Promise<string[]>;
   shutdown(): Promise<void>;
@@ -57,6 +58,9 @@ interface Case {
 }
 
 const saxpyKernel = (a: number, x: number, y: number) => a * x + y;
+const scaleRow = (x: Float32Array, a: number, out: Float32Array) => {
+  for (let i = 0; i < x.length; i++) out[i] = a * x[i]!;
+};
 
 const ALL_CASES: Case[] = [
   {
@@ -84,6 +88,24 @@ const ALL_CASES: Case[] = [
     },
   },
   {
+    name: 'cpu call as Wasm: SAXPY 4,096 float32, ordinary arrays, `f.sync(2, x, y, { out })`',
+    async prepare(lib) {
+      const f = lib.vectorize(['float32(float32, float32, float32)'], { target: 'cpu' })(saxpyKernel);
+      const n = 4096;
+      const [x, y, z] = [Float32Array.from({ length: n }, (_, i) => i), Float32Array.from({ length: n }, (_, i) => 1 - i), new Float32Array(n)];
+      return { call: () => f.sync(2, x, y, { out: z }), callsPerRun: 1 };
+    },
+  },
+  {
+    name: 'cpu call as Wasm: per-row `(n),()->(n)`, 128 × 64 float32, ordinary arrays, `f.sync(x, 2, { out })`',
+    async prepare(lib) {
+      const f = lib.guvectorize(['void(float32[:], float32, float32[:])'], '(n),()->(n)', { target: 'cpu' })(scaleRow);
+      const x = { data: Float32Array.from({ length: 128 * 64 }, (_, i) => i), shape: [128, 64] };
+      const out = { data: new Float32Array(128 * 64), shape: [128, 64] };
+      return { call: () => f.sync(x, 2, { out }), callsPerRun: 1 };
+    },
+  },
+  {
     name: `gpu chain: SAXPY 4,096 float32 into \`out\` × ${CHAIN_CALLS}, then toHost()`,
     async prepare(lib) {
       const f = lib.vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })(saxpyKernel);
@@ -104,9 +126,7 @@ const ALL_CASES: Case[] = [
   {
     name: `gpu chain: per-row \`(n),()->(n)\`, 64 × 64 float32 into \`out\` × ${CHAIN_CALLS}, then toHost()`,
     async prepare(lib) {
-      const f = lib.guvectorize(['void(float32[:], float32, float32[:])'], '(n),()->(n)', { target: 'gpu' })((x: Float32Array, a: number, out: Float32Array) => {
-        for (let i = 0; i < x.length; i++) out[i] = a * x[i]!;
-      });
+      const f = lib.guvectorize(['void(float32[:], float32, float32[:])'], '(n),()->(n)', { target: 'gpu' })(scaleRow);
       const x = await lib.toDevice({ data: Float32Array.from({ length: 64 * 64 }, (_, i) => i), shape: [64, 64] });
       const out = await lib.toDevice({ data: new Float32Array(64 * 64), shape: [64, 64] });
       const chain = async () => {

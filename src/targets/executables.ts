@@ -6,6 +6,10 @@
  * runners go when the ufunc does), a GPU device for the gpu (a released device's pipelines go with
  * it). Scopes are held weakly. A cache may be bounded: then the least recently used executable is
  * dropped, and `onEvict` told (the parallel target's workers must forget a dropped runner too).
+ *
+ * The cpu target's two engines keep theirs here too: JS runners (cpu/index.ts), and the Wasm
+ * engine's kernels for the shared and the private memory and its verdict on a layout's vector loop
+ * (cpu/wasm/engine.ts).
  */
 import type { KernelCompiler, KernelToCompile } from './target.js';
 

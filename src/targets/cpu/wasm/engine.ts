@@ -10,6 +10,7 @@ import type { Expr, MathFunction, Stmt, TypedKernel } from '../../../compiler/ir
 import { forEachExpr } from '../../../compiler/ir-walk.js';
 import { WASM_MATH } from './math-support.js';
 import type { CallPlan } from '../../../plan.js';
+import { ExecutableCache } from '../../executables.js';
 import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../memory-layout.js';
 import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
 import { type CompiledModule, compileKernelModule } from './module.js';
@@ -77,9 +78,6 @@ function isSmallCall(plan: CallPlan, elements: number): boolean {
 /** Below this much work (loop indices × the kernel's work estimate) on foreign arrays, the JS engine is used (see chooseEngine). */
 const SMALL_FOREIGN_WORK = 6144;
 
-const refusals = new WeakMap<TypedKernel, string | null>();
-const kernels = new WeakMap<TypedKernel, Map<number | string, WasmKernel>>();
-
 /**
  * How the engine is chosen: `auto` (Wasm where it can run the kernel and pays off), `js` (never
  * Wasm), `wasm` (Wasm wherever it can run the kernel, whatever the cost: tests use it to run
@@ -112,13 +110,38 @@ export function engineMode(): EngineMode {
   return mode;
 }
 
-function kernelRefusal(kernel: TypedKernel): string | undefined {
-  let r = refusals.get(kernel);
-  if (r === undefined) refusals.set(kernel, (r = wasmRefusal(kernel) ?? null));
-  return r ?? undefined;
+/**
+ * What the engine choice reads of a kernel, whatever the call's layout: each worked out on first
+ * use and kept as long as the kernel (the choice runs per call). What depends on the layout too is
+ * kept in the executables cache (below).
+ */
+interface KernelFacts {
+  /** Why Wasm cannot run the kernel (support.ts), or null where it can. */
+  refusal: string | null | undefined;
+  slowMath: SlowMath | undefined;
+  /** {@link workEstimate} of the kernel's body. */
+  work: number | undefined;
 }
 
-const slowMath = new WeakMap<TypedKernel, { other: MathFunction | undefined; ported: MathFunction | undefined }>();
+const kernelFacts = new WeakMap<TypedKernel, KernelFacts>();
+
+function factsOf(kernel: TypedKernel): KernelFacts {
+  let facts = kernelFacts.get(kernel);
+  if (!facts) kernelFacts.set(kernel, (facts = { refusal: undefined, slowMath: undefined, work: undefined }));
+  return facts;
+}
+
+function kernelRefusal(kernel: TypedKernel): string | undefined {
+  const facts = factsOf(kernel);
+  if (facts.refusal === undefined) facts.refusal = wasmRefusal(kernel) ?? null;
+  return facts.refusal ?? undefined;
+}
+
+/** See {@link slowMathOf}. */
+interface SlowMath {
+  readonly other: MathFunction | undefined;
+  readonly ported: MathFunction | undefined;
+}
 
 /**
  * The Math functions of a kernel (helpers included) that do not run in Wasm everywhere
@@ -127,8 +150,9 @@ const slowMath = new WeakMap<TypedKernel, { other: MathFunction | undefined; por
  * only in lanes (`ported`: exp, sin, log, pow, …, math-ports.ts; see {@link portRunsScalar}),
  * `fastmath`'s float32 exp aside.
  */
-function slowMathOf(kernel: TypedKernel): { other: MathFunction | undefined; ported: MathFunction | undefined } {
-  let found = slowMath.get(kernel);
+function slowMathOf(kernel: TypedKernel): SlowMath {
+  const facts = factsOf(kernel);
+  let found = facts.slowMath;
   if (found === undefined) {
     const f = { other: undefined as MathFunction | undefined, ported: undefined as MathFunction | undefined };
     const seen = new Set<readonly Stmt[]>();
@@ -143,12 +167,22 @@ function slowMathOf(kernel: TypedKernel): { other: MathFunction | undefined; por
       });
     };
     visit(kernel.body);
-    slowMath.set(kernel, (found = f));
+    facts.slowMath = found = f;
   }
   return found;
 }
 
-const scalarLoops = new WeakMap<TypedKernel, Map<number | string, string | null>>();
+/**
+ * Per kernel and memory layout, why its Wasm loop would run scalar, or null where it runs SIMD
+ * lanes: what compiling would decide (emit-simd.ts, emit-rows.ts), worked out without compiling.
+ */
+const scalarLoops = new ExecutableCache<MemoryLayout, string | null>({
+  layoutKey,
+  compile(spec, layout) {
+    const lanes = spec.kind === 'vectorize' ? simdShape(spec.kernel, 'vectorize', layout) : rowPlan(spec.kernel, layout);
+    return typeof lanes === 'string' ? lanes : null;
+  },
+}, { scopedByKernel: true });
 
 /**
  * Why a call's loop would run scalar Wasm (one element or row at a time), or undefined where it
@@ -162,16 +196,7 @@ const scalarLoops = new WeakMap<TypedKernel, Map<number | string, string | null>
  */
 function portRunsScalar(plan: CallPlan): string | undefined {
   const { layout } = prepareRunnerArgs(plan);
-  let byLayout = scalarLoops.get(plan.kernel);
-  if (!byLayout) scalarLoops.set(plan.kernel, (byLayout = new Map()));
-  const key = layoutKey(layout);
-  let why = byLayout.get(key);
-  if (why === undefined) {
-    const lanes = plan.kind === 'vectorize' ? simdShape(plan.kernel, 'vectorize', layout) : rowPlan(plan.kernel, layout);
-    why = typeof lanes === 'string' ? lanes : null;
-    byLayout.set(key, why);
-  }
-  return why ?? undefined;
+  return scalarLoops.get(plan, layout) ?? undefined;
 }
 
 /** Whether an expression is a float32 `Math.exp` that `fastmath` computes inline in float32 (fast-exp.ts). */
@@ -201,13 +226,10 @@ export function fastmathNote(kernel: TypedKernel): string {
     : ' fastmath is on but changes nothing here (it changes only Math.exp of float32 values).';
 }
 
-const works = new WeakMap<TypedKernel, number>();
-
 /** {@link workEstimate} of a kernel's body, computed once per kernel (engine choice runs per call). */
 function kernelWork(kernel: TypedKernel): number {
-  let w = works.get(kernel);
-  if (w === undefined) works.set(kernel, (w = workEstimate(kernel.body, kernel)));
-  return w;
+  const facts = factsOf(kernel);
+  return (facts.work ??= workEstimate(kernel.body, kernel));
 }
 
 /** Work per element, roughly: expression nodes, loops counted eight times. */
@@ -363,52 +385,75 @@ export function wasmKernelIfRoom(plan: CallPlan, layout: MemoryLayout): WasmKern
   }
 }
 
-/** The compiled kernel for a plan's layout, built on first use. */
-export function wasmKernelFor(plan: CallPlan, layout: MemoryLayout): WasmKernel {
-  let byLayout = kernels.get(plan.kernel);
-  if (!byLayout) kernels.set(plan.kernel, (byLayout = new Map()));
-  const key = plan.coreNames ? `${layoutKey(layout)}|${JSON.stringify(plan.coreNames)}` : layoutKey(layout);
-  let k = byLayout.get(key);
-  if (!k) {
-    const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout, plan.coreNames);
-    const wasmModule = new WebAssemblyApi.Module(module.bytes);
-    const run = instantiateKernel(wasmModule, module.imports, module.sites, wasmMemory());
-    const scratch = module.scratchBytes ? reserve(module.scratchBytes) : 0;
-    if (scratch === undefined) throw new WasmMemoryFull(`the Wasm memory is full: no room for the kernel's local arrays (${module.scratchBytes} bytes).`);
-    const spec: DriveSpec = {
-      inner: layout.inner,
-      coreUnit: layout.coreUnit,
-      ndims: plan.operands.map((_, i) => {
-        const t = plan.kernel.params[i]?.type;
-        return typeof t === 'object' ? t.ndim : 0;
-      }),
-      bytes: plan.operands.map((o) => DTYPES[o.dtype as DType].bytes),
-    };
-    k = { run, module, wasmModule, spec, scratch };
-    byLayout.set(key, k);
-  }
-  return k;
+/**
+ * What the Wasm engine compiles a kernel for: a call's memory layout and, for guvectorize, the
+ * layout's names of its core axes (`CallPlan.coreNames`: an index bounded by an axis named alike
+ * needs no bounds check).
+ */
+interface WasmLayout {
+  readonly memory: MemoryLayout;
+  readonly coreNames: CallPlan['coreNames'];
 }
 
-const privateKernels = new WeakMap<TypedKernel, Map<number | string, BlockKernel>>();
+function wasmLayoutKey({ memory, coreNames }: WasmLayout): number | string {
+  return coreNames ? `${layoutKey(memory)}|${JSON.stringify(coreNames)}` : layoutKey(memory);
+}
+
+/**
+ * Kernels compiled and instantiated against the shared Wasm memory, per kernel and layout: the
+ * cpu target runs them, and the parallel target posts their modules to its workers.
+ */
+const sharedKernels = new ExecutableCache<WasmLayout, WasmKernel, CallPlan>({
+  layoutKey: wasmLayoutKey,
+  compile: (_spec, layout, plan) => compileSharedKernel(plan, layout),
+}, { scopedByKernel: true });
+
+/**
+ * Kernels compiled against the calling thread's private memory, where foreign arrays are staged in
+ * blocks (block-staging.ts), per kernel and layout.
+ */
+const privateKernels = new ExecutableCache<WasmLayout, BlockKernel, CallPlan>({
+  layoutKey: wasmLayoutKey,
+  compile: (_spec, layout, plan) => compilePrivateKernel(plan, layout),
+}, { scopedByKernel: true });
+
+/** The compiled kernel for a plan's layout, built on first use. */
+export function wasmKernelFor(plan: CallPlan, layout: MemoryLayout): WasmKernel {
+  return sharedKernels.get(plan, { memory: layout, coreNames: plan.coreNames }, undefined, plan);
+}
+
+function compileSharedKernel(plan: CallPlan, { memory: layout, coreNames }: WasmLayout): WasmKernel {
+  const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout, coreNames);
+  const wasmModule = new WebAssemblyApi.Module(module.bytes);
+  const run = instantiateKernel(wasmModule, module.imports, module.sites, wasmMemory());
+  const scratch = module.scratchBytes ? reserve(module.scratchBytes) : 0;
+  if (scratch === undefined) throw new WasmMemoryFull(`the Wasm memory is full: no room for the kernel's local arrays (${module.scratchBytes} bytes).`);
+  const spec: DriveSpec = {
+    inner: layout.inner,
+    coreUnit: layout.coreUnit,
+    ndims: plan.operands.map((_, i) => {
+      const t = plan.kernel.params[i]?.type;
+      return typeof t === 'object' ? t.ndim : 0;
+    }),
+    bytes: plan.operands.map((o) => DTYPES[o.dtype as DType].bytes),
+  };
+  return { run, module, wasmModule, spec, scratch };
+}
 
 /**
  * The kernel for a plan's layout compiled against the calling thread's private memory, where
  * foreign arrays are staged in blocks (block-staging.ts); built on first use.
  */
 function privateKernelFor(plan: CallPlan, layout: MemoryLayout): BlockKernel {
-  let byLayout = privateKernels.get(plan.kernel);
-  if (!byLayout) privateKernels.set(plan.kernel, (byLayout = new Map()));
-  const key = plan.coreNames ? `${layoutKey(layout)}|${JSON.stringify(plan.coreNames)}` : layoutKey(layout);
-  let k = byLayout.get(key);
-  if (!k) {
-    const shared = wasmKernelFor(plan, layout);
-    const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout, plan.coreNames, 'private');
-    const run = instantiateKernel(new WebAssemblyApi.Module(module.bytes), module.imports, module.sites, blockMemory());
-    k = { run, spec: shared.spec, scratchBytes: module.scratchBytes };
-    byLayout.set(key, k);
-  }
-  return k;
+  return privateKernels.get(plan, { memory: layout, coreNames: plan.coreNames }, undefined, plan);
+}
+
+function compilePrivateKernel(plan: CallPlan, wasmLayout: WasmLayout): BlockKernel {
+  const { memory: layout, coreNames } = wasmLayout;
+  const shared = wasmKernelFor(plan, layout);
+  const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout, coreNames, 'private');
+  const run = instantiateKernel(new WebAssemblyApi.Module(module.bytes), module.imports, module.sites, blockMemory());
+  return { run, spec: shared.spec, scratchBytes: module.scratchBytes };
 }
 
 /** Foreign arrays copied into Wasm memory for one call: by buffer, the byte range the call uses. */
