@@ -24,6 +24,7 @@ import { type DType, DTYPES, type TypedArray } from './dtypes.js';
 import { cOrderStrides, sameAxes, type StridedLayout } from './layout.js';
 import { isDetached } from './ndarray.js';
 import type { CallPlan, OperandView, PlanTemplate } from './plan.js';
+import { probes } from './probes.js';
 import type { Target } from './targets/target.js';
 import type { UfuncDefinition } from './ufunc.js';
 
@@ -45,9 +46,6 @@ export function cachedResult(call: CachedCall): unknown {
   const value = call.out[0];
   return call.plan.operands[call.plan.nin]!.dtype === 'bool' ? value !== 0 : value;
 }
-
-/** Calls served from the cache so far: how tests see that a call was not planned again. */
-export let cachedCalls = 0;
 
 // The digits of a key, five bits each. A ufunc's target is fixed, so its keys see either typed
 // arrays (host targets) or device arrays (device targets), never both: the two share digits 0 … 9.
@@ -218,7 +216,7 @@ export function cachedCall(def: UfuncDefinition, args: readonly unknown[], targe
   if (!template) return undefined;
   // (Numbers need no check: their class says that they cast to the loop's types as the planned call's did.)
   const call = template.views ? byLayouts(template, args, def.nin, target) : byElements(template, args, def.nin, target);
-  if (call) cachedCalls++;
+  if (call) probes.cachedCall?.();
   return call;
 }
 

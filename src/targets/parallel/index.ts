@@ -13,6 +13,7 @@ import { TargetUnavailableError } from '../../errors.js';
 import { checkOptions, type OptionRules, rule } from '../../options.js';
 import { platform, type ScriptUrl, unrefTimeout } from '../../platform/platform.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
+import { probes } from '../../probes.js';
 import { prepareRunnerArgs } from '../cpu/memory-layout.js';
 import { cpuTarget } from '../cpu/index.js';
 import { isShared } from '../../shared-memory.js';
@@ -115,17 +116,9 @@ export function getParallelOptions(): ParallelOptions {
 }
 
 let pool: WorkerPool | undefined;
-/** Calls by where they ran (tests check that the pool is used where it should be). */
-const callCounts = { pool: 0, callingThread: 0, unsplittable: 0 };
-/** Whether the last `planJob` declined the pool because the loop may not be split (for the counts). */
-let declinedUnsplittable = false;
-/** Pool calls whose threads ran the Wasm kernel (tests check the workers' Wasm path is used). */
-let wasmJobs = 0;
 const arenas = new StagingArenas();
 /** Whether awaited calls copy their inputs while the workers compute (tests and A/B benchmarks turn it off). */
 let pipelineCopies = true;
-/** Awaited pool calls whose inputs were copied while the workers computed (tests check the path is taken). */
-let pipelinedJobs = 0;
 const argumentSets = new ArgumentSets();
 
 function currentPool(): WorkerPool {
@@ -279,15 +272,12 @@ function stagedPlanOf(plan: CallPlan, staged: StagedOperands): CallPlan {
 }
 
 /**
- * The job for a call, or undefined where the call runs on the calling thread. With `deferCopies`,
- * the operands staged into shared memory are not yet copied there (`staged.copyInYielding()`).
+ * The job for a call, or why the call runs on the calling thread. With `deferCopies`, the operands
+ * staged into shared memory are not yet copied there (`staged.copyInYielding()`).
  */
-function planJob(plan: CallPlan, deferCopies = false): PlannedJob | undefined {
+function planJob(plan: CallPlan, deferCopies = false): PlannedJob | string {
   const reason = callingThreadReason(plan);
-  if (reason !== undefined) {
-    declinedUnsplittable = reason === UNSPLITTABLE;
-    return undefined;
-  }
+  if (reason !== undefined) return reason;
   const total = loopSize(plan);
   const workers = currentPool();
   const startedAt = performance.now();
@@ -316,7 +306,7 @@ function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, d
   const wasm = decision.engine === 'wasm' ? wasmJob(plan, workers.size, deferCopies) : undefined;
   if (wasm) {
     ({ runner, staged, stagedPlan } = wasm);
-    wasmJobs++;
+    probes.wasmJob?.();
   } else {
     staged = stageOperands(plan, arenas, undefined, deferCopies);
     stagedPlan = stagedPlanOf(plan, staged);
@@ -330,7 +320,7 @@ function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, d
   plan.operands.forEach((o, operand) => {
     if (o.scalar !== undefined) scalars.push({ operand, kind: scalarKindOf(o.dtype), value: o.scalar });
   });
-  callCounts.pool++;
+  probes.poolCall?.();
   // Wasm writes staged copies of outputs outside the Wasm memory; where those are shared, the
   // threads copy each chunk back as they finish it, in parallel and from cache.
   const copies = wasm ? staged.chunkCopies(plan) : [];
@@ -390,13 +380,10 @@ function threadsOf(plan: CallPlan): string {
   return `On ${used} worker${used === 1 ? '' : 's'} (and the calling thread in \`f.sync\`; an awaited call leaves it free), each running`;
 }
 
-function runOnCallingThread(plan: CallPlan): void {
-  // An empty loop (inputs broadcast to an empty `out`) runs nowhere; it is not counted as work.
-  if (loopSize(plan) > 0) {
-    callCounts.callingThread++;
-    if (declinedUnsplittable) callCounts.unsplittable++;
-  }
-  declinedUnsplittable = false;
+/** @param reason - why the pool declined the call, where it was asked */
+function runOnCallingThread(plan: CallPlan, reason?: string): void {
+  // An empty loop (inputs broadcast to an empty `out`) runs nowhere: no call to report.
+  if (loopSize(plan) > 0) probes.callingThreadCall?.(reason === UNSPLITTABLE);
   const work = workOf(plan, loopSize(plan));
   if (work < MIN_COSTED_WORK) return cpuTarget.runSync!(plan);
   const started = performance.now();
@@ -426,7 +413,7 @@ function runSync(plan: CallPlan): void {
   // would never see that pass): run on this thread instead, with the same results.
   if (isSmall(plan) || pool?.busyWithLimitedJob) return runOnCallingThread(plan);
   const planned = planJob(plan);
-  if (!planned) return runOnCallingThread(plan);
+  if (typeof planned === 'string') return runOnCallingThread(plan, planned);
   let outcome: JobOutcome | undefined;
   try {
     outcome = planned.pool.runSync(planned.job);
@@ -445,7 +432,7 @@ function runSync(plan: CallPlan): void {
 async function run(plan: CallPlan): Promise<void> {
   assertParallelAvailable();
   const planned = planJob(plan, true);
-  if (!planned) return runOnCallingThread(plan);
+  if (typeof planned === 'string') return runOnCallingThread(plan, planned);
   // Inputs read in loop order are copied chunk by chunk while the workers run the chunks already in.
   // (Not for a job with limits, which the pool runs apart, nor one of a single chunk.)
   const inputs = planned.job.singleChunk || planned.job.limits || !pipelineCopies ? undefined : planned.staged.pipelineInputs(plan);
@@ -458,7 +445,7 @@ async function run(plan: CallPlan): Promise<void> {
   }
   let outcome: JobOutcome | undefined;
   try {
-    if (inputs) pipelinedJobs++;
+    if (inputs) probes.pipelinedJob?.();
     outcome = await planned.pool.run(inputs ? { ...planned.job, inputs } : planned.job);
     if (inputs?.error !== undefined) {
       // An input detached while it was copied: the chunks after it did not run; nothing is copied back.
@@ -552,27 +539,9 @@ export const __testing = {
     await p.ready();
     return p;
   },
-  /** Calls so far by where they ran; `reset` zeroes the counts. */
-  callCounts(reset = false): { pool: number; callingThread: number; unsplittable: number } {
-    const counts = { ...callCounts };
-    if (reset) callCounts.pool = callCounts.callingThread = callCounts.unsplittable = 0;
-    return counts;
-  },
-  /** Pool calls run as Wasm so far; `reset` zeroes the count. */
-  wasmJobs(reset = false): number {
-    const n = wasmJobs;
-    if (reset) wasmJobs = 0;
-    return n;
-  },
   /** Posts a message (e.g. `{ type: 'crash' }`) to worker `w`; it acts on it at its next job. */
   postToWorker(w: number, message: WorkerMessage): void {
     currentPool().postToWorker(w, message);
-  },
-  /** Awaited pool calls whose inputs were copied while the workers computed; `reset` zeroes the count. */
-  pipelinedJobs(reset = false): number {
-    const n = pipelinedJobs;
-    if (reset) pipelinedJobs = 0;
-    return n;
   },
   /** Whether awaited calls copy inputs in while the workers compute (InputPipeline); returns the old setting. */
   pipelineCopies(on: boolean): boolean {

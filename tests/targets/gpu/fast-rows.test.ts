@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { DeviceArray, deviceArray, guvectorize, synchronize, toDevice } from '../../../src/index.js';
-import { cachedCalls as deviceRowsCalls } from '../../../src/plan-cache.js';
+import { cachedCalls } from '../../call-paths.js';
 import { KernelRuntimeError } from '../../../src/errors.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
@@ -57,9 +57,9 @@ describeGpu('the device fast path of guvectorize calls', { timeout: 60_000 }, ()
     const onCpu = ((await cpu(xs, { out: { data: new Float32Array(rows * 16), shape: [rows, 16] } })) as { data: Float32Array }).data;
     expect(expected.every((v, i) => Math.abs(v - onCpu[i]!) <= 1e-6 * Math.max(1, Math.abs(v)))).toBe(true);
     await outs[0]!.set(new Float32Array(rows * 16));
-    const before = deviceRowsCalls;
+    const before = cachedCalls();
     for (let k = 0; k < 20; k++) await gpu(x, { out: outs[k % 2]! });
-    expect(deviceRowsCalls - before).toBe(20);
+    expect(cachedCalls() - before).toBe(20);
     for (const out of outs) expect(differences(await host(out), expected)).toEqual([]);
   });
 
@@ -67,9 +67,9 @@ describeGpu('the device fast path of guvectorize calls', { timeout: 60_000 }, ()
     const gpu = makeAffine('gpu');
     const x = await toDevice({ data: iota(12), shape: [3, 4] });
     const first = (await gpu(x, 2, 1)) as DeviceArray;
-    const before = deviceRowsCalls;
+    const before = cachedCalls();
     const later = [(await gpu(x, 2, 1)) as DeviceArray, (await gpu(x, 2, 1)) as DeviceArray];
-    expect(deviceRowsCalls - before).toBe(2);
+    expect(cachedCalls() - before).toBe(2);
     expect(later[0]).not.toBe(later[1]);
     for (const a of later) {
       expect(a.shape).toEqual(first.shape);
@@ -84,12 +84,12 @@ describeGpu('the device fast path of guvectorize calls', { timeout: 60_000 }, ()
     const out = await deviceArray([4, n], 'float32');
     const expect4 = (a: number, b: number) => iota(4 * n).map((v) => Math.fround(Math.fround(a * v) + b));
     await gpu(x, 8, 0.01, { out });
-    const before = deviceRowsCalls;
+    const before = cachedCalls();
     for (const [a, b] of [[8, 0.5], [3, 0.25], [7, 0.75]] as const) {
       await gpu(x, a, b, { out });
       expect(differences(await host(out), expect4(a, b))).toEqual([]);
     }
-    expect(deviceRowsCalls - before).toBe(3);
+    expect(cachedCalls() - before).toBe(3);
     // Rows of another length, a transposed view, a shorter loop: each laid out as the general path does.
     const y = await toDevice({ data: iota(3 * 8), shape: [3, 8] });
     const yOut = await deviceArray([3, 8], 'float32');
@@ -150,9 +150,9 @@ describeGpu('the device fast path of guvectorize calls', { timeout: 60_000 }, ()
     await reader(x, 1, { out });
     await reader(x, 2, { out });
     expect(Array.from(await host(out))).toEqual([2, 6]);
-    const before = deviceRowsCalls;
+    const before = cachedCalls();
     const bad = await reader(x, 9, { out }); // returns at once: nothing waited
-    expect(deviceRowsCalls - before).toBe(1);
+    expect(cachedCalls() - before).toBe(1);
     expect(bad).toBe(out);
     const error = await synchronize().then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(KernelRuntimeError);

@@ -12,6 +12,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DType, type EngineMode, guvectorize, type NDArrayLike, sharedArray, setEngineMode, setParallelOptions, type Ufunc, vectorize } from '../../../src/index.js';
 import { __testing, DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
+import { callCounts, wasmJobs } from '../../call-paths.js';
 import { type ArraySpec, arraySpec, broadcastShape, loopShape, materialise, type OperandSpec, outcomeOf, sameBits } from './arrays.js';
 import { hermiteRow } from '../../kernels.js';
 
@@ -245,8 +246,8 @@ describe.each([
   beforeAll(async () => {
     parallelEngine = engine;
     setParallelOptions({ threshold: 0 });
-    __testing.callCounts(true);
-    __testing.wasmJobs(true);
+    callCounts(true);
+    wasmJobs(true);
     await __testing.resetPool({ callerRuns, minChunk: 1 });
     await __testing.readyPool();
   });
@@ -254,11 +255,11 @@ describe.each([
     // With threshold 0, only calls that may not be split (an `out` that loop indices share) run on
     // the calling thread; every other call must have gone to the pool. (How many calls are not
     // splittable depends on the random specs, so a ratio of the two counts would be flaky.)
-    const { pool, callingThread, unsplittable } = __testing.callCounts(true);
+    const { pool, callingThread, unsplittable } = callCounts(true);
     expect(callingThread).toBe(unsplittable);
     expect(pool).toBeGreaterThan(0);
     // On the Wasm engine, every pool call of a kernel Wasm can run (all but the int64 ones) is Wasm.
-    const wasm = __testing.wasmJobs(true);
+    const wasm = wasmJobs(true);
     if (engine === 'wasm') expect(wasm).toBeGreaterThan(pool / 2);
     else expect(wasm).toBe(0);
     setParallelOptions({ threshold: DEFAULT_THRESHOLD });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import os from 'node:os';
 import { ready, setParallelOptions, vectorize } from '../../../src/index.js';
 import { __testing, DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
+import { callCounts } from '../../call-paths.js';
 
 /** Compute-bound: a few hundred operations per element, little memory. */
 const kernel = (x: number): number => {
@@ -59,9 +60,9 @@ describe('an awaited parallel call', () => {
     // The same timer on this machine as it is now, with nothing running: what a free event loop gives
     // (other processes may delay any thread, this one included).
     const idle = await ticksDuring(() => new Promise((resolve) => setTimeout(resolve, 500)));
-    __testing.callCounts(true);
+    callCounts(true);
     const { ticks, gap90, ms } = await ticksDuring(() => onParallel(xs));
-    expect(__testing.callCounts(true).pool).toBe(1);
+    expect(callCounts(true).pool).toBe(1);
     // Timers fired throughout the call: at least a quarter of the rate of the free loop (a blocked
     // thread gives none until the call ends), and nine gaps in ten not much longer than the free
     // loop's (on a loaded machine the OS deschedules any thread now and then, for 100 ms and more).

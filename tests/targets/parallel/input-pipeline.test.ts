@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArgumentError, getParallelOptions, guvectorize, type NDArray, ready, vectorize } from '../../../src/index.js';
 import type { CallPlan, OperandView } from '../../../src/plan.js';
 import { __testing } from '../../../src/targets/parallel/index.js';
+import { pipelinedJobs } from '../../call-paths.js';
 import { INPUTS_FAILED } from '../../../src/targets/parallel/protocol.js';
 import { StagingArenas, stageOperands } from '../../../src/targets/parallel/staging.js';
 
@@ -131,7 +132,7 @@ describe('awaited calls on ordinary inputs', () => {
   const parallel = saxpy('parallel');
 
   it('give what the cpu target gives, for each dtype and for views with offsets, copying while the workers compute', async () => {
-    __testing.pipelinedJobs(true);
+    pipelinedJobs(true);
     for (const Type of [Float64Array, Float32Array, Int32Array] as { from(a: ArrayLike<number>): Data; new (n: number): Data }[]) {
       const x = Type.from(Array.from({ length: n + 5 }, (_, i) => (i % 1000) - 300)).subarray(5);
       const y = Type.from(Array.from({ length: n }, (_, i) => (i * 7) % 501));
@@ -141,7 +142,7 @@ describe('awaited calls on ordinary inputs', () => {
       await parallel(3, x, y, { out });
       expect(mismatches(out, want)).toBe(0);
     }
-    expect(__testing.pipelinedJobs()).toBe(6);
+    expect(pipelinedJobs()).toBe(6);
   });
 
   it('give what the cpu target gives for a per-row call on contiguous rows and on a view with an offset', async () => {
@@ -155,9 +156,9 @@ describe('awaited calls on ordinary inputs', () => {
     const a = Float32Array.from(Array.from({ length: rows * 16 + 3 }, (_, i) => (i % 97) - 40)).subarray(3);
     const b = Float32Array.from(Array.from({ length: rows * 16 }, (_, i) => (i % 13) * 0.5));
     const args = [{ data: a, shape: [rows, 16] }, { data: b, shape: [rows, 16] }] as const;
-    __testing.pipelinedJobs(true);
+    pipelinedJobs(true);
     const got = ((await rowDot('parallel')(...args)) as NDArray<Float32Array>).data;
-    expect(__testing.pipelinedJobs()).toBe(1);
+    expect(pipelinedJobs()).toBe(1);
     const want = (rowDot('cpu').sync(...args) as NDArray<Float32Array>).data;
     expect(got.length).toBe(rows);
     expect(mismatches(got, want)).toBe(0);

@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ready, setParallelOptions, vectorize } from '../../../src/index.js';
-import { __testing, DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
+import { DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
+import { callCounts } from '../../call-paths.js';
 import { isCostly, MIN_COSTED_WORK, POOL_SECONDS, recordCallTime } from '../../../src/targets/parallel/kernel-cost.js';
 import type { TypedKernel } from '../../../src/compiler/ir.js';
 import os from 'node:os';
@@ -23,9 +24,9 @@ describe('the cost of a kernel', () => {
     });
     await ready();
     const xs = new Float64Array(N).map((_, i) => i);
-    __testing.callCounts(true);
+    callCounts(true);
     const ys = await iterate(xs);
-    expect(__testing.callCounts(true)).toEqual({ pool: 1, callingThread: 0, unsplittable: 0 });
+    expect(callCounts(true)).toEqual({ pool: 1, callingThread: 0, unsplittable: 0 });
     let expected = 0;
     for (let i = 0; i < 400; i++) expected += Math.sqrt(N - 1 + i) * 0.5;
     expect(ys[N - 1]).toBe(expected);
@@ -38,9 +39,9 @@ describe('the cost of a kernel', () => {
     // are left out): far below the pool's 0.25 ms.
     const xs = new Float64Array(2048).fill(1);
     for (let k = 0; k < 6; k++) await twice(xs);
-    __testing.callCounts(true);
+    callCounts(true);
     expect((await twice(xs))[0]).toBe(2);
-    expect(__testing.callCounts(true)).toEqual({ pool: 0, callingThread: 1, unsplittable: 0 });
+    expect(callCounts(true)).toEqual({ pool: 0, callingThread: 1, unsplittable: 0 });
     expect(twice.explain(xs)).toMatch(/measured cost, about [\d.e-]+ ms on one thread, is below 0\.25 ms/);
   });
 
@@ -51,21 +52,21 @@ describe('the cost of a kernel', () => {
     );
     const xs = new Float64Array(N).map((_, i) => i / N);
     // The first call compiles (not counted); the next two are timed on the calling thread.
-    __testing.callCounts(true);
+    callCounts(true);
     let seconds = Infinity;
     for (let k = 0; k < 3; k++) {
       const t0 = performance.now();
       await heavy(xs);
       if (k > 0) seconds = Math.min(seconds, (performance.now() - t0) / 1000);
     }
-    expect(__testing.callCounts(true)).toEqual({ pool: 0, callingThread: 3, unsplittable: 0 });
+    expect(callCounts(true)).toEqual({ pool: 0, callingThread: 3, unsplittable: 0 });
     // What decides: whether the kernel measured at least POOL_SECONDS a call of N (the library timed
     // the same calls, within the call's overhead: keep clear of the border).
     if (Math.abs(seconds - POOL_SECONDS) < 0.3 * POOL_SECONDS) return;
     const costly = seconds >= POOL_SECONDS;
-    __testing.callCounts(true);
+    callCounts(true);
     await heavy(xs);
-    expect(__testing.callCounts(true).pool).toBe(costly ? 1 : 0);
+    expect(callCounts(true).pool).toBe(costly ? 1 : 0);
   });
 
   it('counts no call below MIN_COSTED_WORK and trusts a cost from two timed calls on', () => {

@@ -21,14 +21,14 @@ it('allocates large outputs in shared memory, small ones in ordinary memory', as
 });
 
 it('runs repeated large calls with a scalar argument on the pool (the fast path keeps them splittable)', async () => {
-  const { __testing } = await import('../../../src/targets/parallel/index.js');
+  const { callCounts } = await import('../../call-paths.js');
   const { threshold } = getParallelOptions();
   const saxpy = vectorize(['float32(float32, float32, float32)'], { target: 'parallel' })((a: number, x: number, y: number) => a * x + y);
   const x = new Float32Array(threshold * 8).fill(1);
   const out = new Float32Array(x.length);
-  __testing.callCounts(true);
+  callCounts(true);
   for (let i = 0; i < 3; i++) await saxpy(2, x, x, { out });
-  expect(__testing.callCounts().pool).toBe(3);
+  expect(callCounts().pool).toBe(3);
   expect(out.every((v) => v === 3)).toBe(true);
 });
 

@@ -5,6 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ArgumentError, getParallelOptions, isShared, setParallelOptions, sharedArray, sharedNDArray, vectorize } from '../../../src/index.js';
 import { __testing, DEFAULT_THRESHOLD } from '../../../src/targets/parallel/index.js';
+import { callCounts } from '../../call-paths.js';
 import os from 'node:os';
 
 const saxpy = vectorize(['float32(float32, float32, float32)'], { target: 'parallel' })((a: number, x: number, y: number) => a * x + y);
@@ -34,25 +35,25 @@ describe('parallel options', () => {
   it('run every call on the calling thread with no workers, and small calls below the threshold', async () => {
     const x = sharedArray(5000, 'float32').fill(1);
     setParallelOptions({ workers: 0, threshold: 0 });
-    __testing.callCounts(true);
+    callCounts(true);
     expect((await saxpy(2, x, x))[4999]).toBe(3);
-    expect(__testing.callCounts(true)).toEqual({ pool: 0, callingThread: 1, unsplittable: 0 });
+    expect(callCounts(true)).toEqual({ pool: 0, callingThread: 1, unsplittable: 0 });
     setParallelOptions({ workers: 2, threshold: 5000 });
     saxpy.sync(2, x.subarray(1), x.subarray(1));
-    expect(__testing.callCounts(true)).toEqual({ pool: 0, callingThread: 1, unsplittable: 0 });
+    expect(callCounts(true)).toEqual({ pool: 0, callingThread: 1, unsplittable: 0 });
     saxpy.sync(2, x, x, { out: sharedArray(5000, 'float32') });
-    expect(__testing.callCounts(true)).toEqual({ pool: 1, callingThread: 0, unsplittable: 0 });
+    expect(callCounts(true)).toEqual({ pool: 1, callingThread: 0, unsplittable: 0 });
   });
 
   it('ask four times the work of calls that must copy operands into shared memory', () => {
     setParallelOptions({ threshold: 5000 });
     const ordinary = new Float32Array(20_000).fill(1);
     const shared = sharedArray(20_000, 'float32').fill(1);
-    __testing.callCounts(true);
+    callCounts(true);
     saxpy.sync(2, ordinary.subarray(1), shared.subarray(1)); // 19,999 < 4 × 5,000: here
     saxpy.sync(2, shared.subarray(1), shared.subarray(1), { out: sharedArray(19_999, 'float32') });
     saxpy.sync(2, ordinary, shared);
-    expect(__testing.callCounts(true)).toEqual({ pool: 2, callingThread: 1, unsplittable: 0 });
+    expect(callCounts(true)).toEqual({ pool: 2, callingThread: 1, unsplittable: 0 });
   });
 });
 
