@@ -395,8 +395,30 @@ interface WasmLayout {
   readonly coreNames: CallPlan['coreNames'];
 }
 
+/**
+ * A number where it fits (looked up on every Wasm call): the memory layout's key, then the core
+ * axis names' number (0: none).
+ */
 function wasmLayoutKey({ memory, coreNames }: WasmLayout): number | string {
-  return coreNames ? `${layoutKey(memory)}|${JSON.stringify(coreNames)}` : layoutKey(memory);
+  const key = layoutKey(memory);
+  const names = coreNames ? coreNamesNumber(coreNames) : 0;
+  return typeof key === 'number' && key < 2 ** 40 && names < 2 ** 10 ? key * 2 ** 10 + names : `${key}|${names}`;
+}
+
+/** Core axis names by their text, numbered from 1 in order of first use. */
+const coreNamesByText = new Map<string, number>();
+/** The same by array: a cached plan hands out the same array on every call. */
+const coreNamesByArray = new WeakMap<NonNullable<CallPlan['coreNames']>, number>();
+
+function coreNamesNumber(names: NonNullable<CallPlan['coreNames']>): number {
+  let n = coreNamesByArray.get(names);
+  if (n === undefined) {
+    const text = JSON.stringify(names);
+    n = coreNamesByText.get(text);
+    if (n === undefined) coreNamesByText.set(text, (n = coreNamesByText.size + 1));
+    coreNamesByArray.set(names, n);
+  }
+  return n;
 }
 
 /**
