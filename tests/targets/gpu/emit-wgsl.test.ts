@@ -4,7 +4,8 @@
  * Where a WebGPU adapter is available, every snapshot is also compiled, so none is WGSL that
  * would only fail at run time.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setLoopUnrolling } from '../../../src/targets/gpu/codegen/unroll.js';
 import { acquireDevice, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { gpuAvailable } from '../../gpu-available.js';
 import { LAVAPIPE_LIMITS, planFor, vectorizeWgsl, wgslFor } from './shader-fixtures.js';
@@ -90,6 +91,9 @@ describe('vectorize kernels', () => {
 
 describe('guvectorize kernels', () => {
   const hermite = hermiteRow;
+  // Each shows one feature of the loop form; the straight-line form of the same shapes is below.
+  beforeAll(() => setLoopUnrolling(false));
+  afterAll(() => setLoopUnrolling(true));
 
   it('row-major rows are staged through workgroup memory; loop counters are i32, `c` is f32', () => {
     snapshot('hermite-row-major', wgslFor(planFor('guvectorize', hermite, ['void(float32, float32[:])'], '()->(n)', [f32(1000), { dims: { n: 16 } }])));
@@ -207,6 +211,69 @@ describe('guvectorize kernels', () => {
     snapshot('float-index', wgslFor(planFor('guvectorize', (x: Float32Array, out: Float32Array) => {
       out[0] = x[x.length / 2]!;
     }, ['void(float32[:], float32[:])'], '(n)->()', [{ data: f32(64), shape: [8, 8] }])));
+  });
+});
+
+describe('straight-line code for small arrays of known length (codegen/unroll.ts)', () => {
+  /** Lorenz-96's tendency, as bench/workloads.ts writes it. */
+  function tendency(x: Float32Array, forcing: number, dxdt: Float32Array): void {
+    const n = x.length;
+    for (let i = 0; i < n; i++) dxdt[i] = (x[(i + 1) % n]! - x[(i + n - 2) % n]!) * x[(i + n - 1) % n]! - x[i]! + forcing;
+  }
+  function euler(x: Float32Array, dt: number, k: Float32Array, out: Float32Array): void {
+    tendency(x, 8, k);
+    for (let i = 0; i < x.length; i++) out[i] = x[i]! + dt * k[i]!;
+  }
+  const members = { data: f32(12 * 100), shape: [100, 12] };
+
+  it('helpers inlined, loops over known lengths unrolled, local arrays in scalars, the private row indexed by literals', () => {
+    const code = wgslFor(planFor('guvectorize', (x: Float32Array, dt: number, out: Float32Array) => {
+      const k = new Float32Array(x.length);
+      euler(x, dt, k, out);
+    }, ['void(float32[:], float32, float32[:])'], '(n),()->(n)', [members, 0.01], { env: { euler, tendency } }));
+    snapshot('straight-helpers-local-array', code);
+    expect(code).not.toMatch(/\bfor \(var i|array<f32, 12>>|fn tendency|fn euler/);
+    expect(code).toMatch(/var k_11: f32 = f32\(\);/);
+  });
+
+  it('Hermite ()->(n): both loops unrolled over the private row', () => {
+    snapshot('straight-hermite', wgslFor(planFor('guvectorize', hermiteRow, ['void(float32, float32[:])'], '()->(n)', [f32(1000), { dims: { n: 16 } }])));
+  });
+
+  it('nested loops over 2-D tiles unrolled level by level', () => {
+    const a = { data: f32(10 * 3 * 2), shape: [10, 3, 2] };
+    const b = { data: f32(10 * 2 * 3), shape: [10, 2, 3] };
+    snapshot('straight-nested', wgslFor(planFor('guvectorize', (x: Matrix, y: Matrix, c: Matrix) => {
+      for (let i = 0; i < x.shape[0]!; i++) {
+        for (let j = 0; j < y.shape[1]!; j++) {
+          let s = 0;
+          for (let k = 0; k < y.shape[0]!; k++) s += x[i]![k]! * y[k]![j]!;
+          c[i]![j] = s;
+        }
+      }
+    }, ['void(float32[:,:], float32[:,:], float32[:,:])'], '(m,n),(n,p)->(m,p)', [a, b])));
+  });
+
+  it('left as loops: an early exit, a counter changed in the body, too many iterations, no array indexed, a length known only at run time', () => {
+    const wide = { data: f32(100 * 10), shape: [10, 100] };
+    const code = wgslFor(planFor('guvectorize', (x: Float32Array, y: Float32Array, out: Float32Array) => {
+      const k = new Float32Array(8);
+      for (let i = 0; i < 8; i++) {
+        if (x[i]! < 0) break;
+        k[i] = x[i]!;
+      }
+      for (let i = 0; i < 8; i++) {
+        k[i] = k[i]! + 1;
+        i += k[i]! > 4 ? 1 : 0;
+      }
+      let s = 0;
+      for (let i = 0; i < x.length; i++) s += x[i]!;
+      for (let i = 0; i < 4; i++) s = s * 0.5;
+      for (let i = 0; i < y.length; i++) s += y[i]!;
+      out[0] = s + k[0]!;
+    }, ['void(float32[:], float32[:], float32[:])'], '(n),(m)->()', [wide, { data: f32(10 * 7), shape: [10, 7], strides: [1, 10] }]));
+    snapshot('straight-left-as-loops', code);
+    expect(code.match(/for \(var i/g)?.length).toBe(5);
   });
 });
 

@@ -193,7 +193,10 @@ export class FunctionEmitter {
         return out(`${this.names.get(s.variable)!} = ${unparen(value.text)};`);
       }
       case 'local-array':
-        // A WGSL `var` starts zeroed, as `new Float32Array(k)` does, on every pass through here.
+        // Zero-filled, as `new Float32Array(k)` is, on every pass through here: the declaration
+        // carries an explicit zero value, because Dawn's compiler hoists a WGSL `var` without one to
+        // the function's start and zeroes it once (lavapipe: a local array declared in a loop kept
+        // the previous iteration's elements; tests/targets/gpu/unroll.properties.test.ts).
         return `${ind}${this.arrays.get(s.variable)!.declaration!}\n`;
       case 'store': {
         const access = this.arrays.get(s.array)!;

@@ -17,7 +17,9 @@ import { emitTileCode } from './coalescing.js';
 import { alwaysReturns, type ArrayAccess, type ArrayOrigin, type BoundsServices, FunctionEmitter, type ModuleServices, originKey, type Rep, repOfType } from './emit-wgsl.js';
 import { findIntegralDoubles, type IntegralDoubles } from '../../../compiler/passes/integral-doubles.js';
 import { analyseCoverage } from '../../../compiler/passes/output-coverage.js';
-import { forEachStmt } from '../../../compiler/ir-walk.js';
+import { forEachExpr, forEachStmt } from '../../../compiler/ir-walk.js';
+import { constantValue } from '../../../compiler/constant-folding.js';
+import { unrollForLayout } from './unroll.js';
 import { ENTRY_POINT, WgslNamer } from './namer.js';
 import { bindingNumbers, paramSlots, type ShaderLayout } from './shader-layout.js';
 import { type StorageAccessors, storageAccessors } from './storage-access.js';
@@ -39,7 +41,12 @@ export const OOB_RECORD_BYTES = 48;
  * @param layout what the call compiles in (shader-layout.ts)
  * @returns the code and its bounds-check sites
  */
-export function generateShader(kernel: TypedKernel, layout: ShaderLayout): GeneratedShader {
+export function generateShader(typed: TypedKernel, layout: ShaderLayout): GeneratedShader {
+  // A staging tile's rows have a length the shader compiles in: loops over them can be unrolled.
+  const kernel = unrollForLayout(typed, (p, axis) => {
+    const tile = layout.operands[typed.params.indexOf(p)]?.tile;
+    return tile === undefined ? undefined : layout.tiles[tile]!.coreShape[axis];
+  });
   const checked = new ShaderModuleBuilder(kernel, layout, layout.boundsCheck).build();
   // Every index proven in bounds: no flag to test, no loop to leave (the record stays bound, unused).
   if (layout.boundsCheck && checked.sites.length === 0) return new ShaderModuleBuilder(kernel, layout, false).build();
@@ -356,6 +363,10 @@ class ShaderModuleBuilder {
       const dtype = (s.variable.type as ArrayType).dtype;
       const n = this.namer.fresh(s.variable.name);
       const type = `array<${repOfType(dtype)}, ${s.length}>`;
+      if (constantlyIndexed(body, s.variable, s.length)) {
+        arrays.set(s.variable, scalarArray(s.variable, n, dtype, s.length, this.namer));
+        return;
+      }
       arrays.set(s.variable, {
         origin: { kind: 'local', dtype, length: s.length },
         dtype,
@@ -365,7 +376,7 @@ class ShaderModuleBuilder {
         load: (e) => `${n}[${e}]`,
         store: (e, v) => `${n}[${e}] = ${v};`,
         args: [`&${n}`],
-        declaration: `var ${n}: ${type};`,
+        declaration: `var ${n}: ${type} = ${type}();`,
       });
     });
 
@@ -432,10 +443,11 @@ class ShaderModuleBuilder {
         const memory = this.memory[origin.tile];
         const row = this.rowNames[origin.tile];
         if (row) {
-          // The invocation's own row, in a private array (main copies it into the tile).
+          // The invocation's own row, in a private array (main copies it into the tile). It starts
+          // at element 0, so an index that is constant (an unrolled loop's, unroll.ts) stays a literal.
           return {
-            access: { origin, dtype: type.dtype, base, strides, dims: tile.coreShape.map((d) => `${d}u`), load: (e) => `${row}[${e}]`, store: (e, v) => `${row}[${e}] = ${v};`, args: [base] },
-            declared: [`${base}: u32`],
+            access: { origin, dtype: type.dtype, base: '0u', strides, dims: tile.coreShape.map((d) => `${d}u`), load: (e) => `${row}[${e}]`, store: (e, v) => `${row}[${e}] = ${v};`, args: [] },
+            declared: [],
           };
         }
         return {
@@ -530,7 +542,7 @@ class ShaderModuleBuilder {
         return;
       }
       if (op.tile !== undefined) {
-        args.push(this.rowNames[op.tile] ? '0u' : `lane * ${layout.tiles[op.tile]!.pitch}u`);
+        if (!this.rowNames[op.tile]) args.push(`lane * ${layout.tiles[op.tile]!.pitch}u`);
         return;
       }
       args.push(bases[j]!);
@@ -568,7 +580,10 @@ class ShaderModuleBuilder {
     this.rowNames.forEach((row, i) => {
       if (!row) return;
       const t = layout.tiles[i]!;
-      rowCopies += `\n    for (var k = 0u; k < ${sizeOf(t.coreShape)}u; k++) { ${this.tileNames[i]}[lane * ${t.pitch}u + k] = ${row}[k]; }`;
+      // Written out element by element: a copy loop would index the row at run time, which puts
+      // it in the invocation's memory unless the driver unrolls the loop.
+      const copies = [...Array(sizeOf(t.coreShape)).keys()].map((k) => `${this.tileNames[i]}[lane * ${t.pitch}u + ${k}u] = ${row}[${k}u];`);
+      for (let k = 0; k < copies.length; k += 4) rowCopies += `\n    ${copies.slice(k, k + 4).join(' ')}`;
     });
     out += `  if (item < items) {\n    ${call}${rowCopies}\n  }\n`;
     out += '  workgroupBarrier();\n' + tiles.stores;
@@ -585,6 +600,51 @@ class ShaderModuleBuilder {
  * would spill private arrays to local memory, so they keep computing in the tile.
  */
 const PRIVATE_ROW_MAX = 64;
+
+/**
+ * Whether every access to a local array in `body` has constant indices within its length (and the
+ * array is passed to no helper): then it can live in scalars, which drivers keep in registers,
+ * where an array indexed at run time lives in the invocation's memory (unroll.ts).
+ */
+function constantlyIndexed(body: readonly Stmt[], array: Variable, length: number): boolean {
+  let ok = true;
+  const constant = (e: Expr) => {
+    const k = constantValue(e);
+    return k !== undefined && Number.isInteger(k) && k >= 0 && k < length;
+  };
+  forEachStmt(body, (s) => {
+    if (s.kind === 'store' && s.array === array && !s.indices.every(constant)) ok = false;
+  });
+  forEachExpr(body, (e) => {
+    if (e.kind === 'index' && e.array === array && !e.indices.every(constant)) ok = false;
+    if (e.kind === 'call' && e.args.some((a) => a.kind === 'array-ref' && a.array === array)) ok = false;
+  });
+  return ok;
+}
+
+/**
+ * A local array held as one scalar per element (`k_0`, `k_1`, …), each zero-filled as the array
+ * would be (explicitly: see the local-array statement).
+ */
+function scalarArray(v: Variable, name: string, dtype: DType, length: number, namer: WgslNamer): ArrayAccess {
+  const names = [...Array(length).keys()].map((k) => namer.fresh(`${name}_${k}`));
+  const element = (e: string) => {
+    const k = /^(\d+)u$/.exec(e);
+    if (!k || Number(k[1]) >= length) throw new Error(`internal: the local array \`${v.name}\` held in scalars is indexed by \`${e}\`, not a constant below ${length}`);
+    return names[Number(k[1])]!;
+  };
+  return {
+    origin: { kind: 'local', dtype, length },
+    dtype,
+    base: '0u',
+    strides: ['1u'],
+    dims: [`${length}u`],
+    load: element,
+    store: (e, value) => `${element(e)} = ${value};`,
+    args: [],
+    declaration: names.map((n) => `var ${n}: ${repOfType(dtype)} = ${repOfType(dtype)}();`).join(' '),
+  };
+}
 
 /** A JS scalar's value from its params slot (the host wrote its bits there). */
 function scalarFromParams(slot: string, dtype: DType): string {
