@@ -353,14 +353,14 @@ function explain(plan: CallPlan): string {
   const onWorkers = threadsOf(plan);
   if (choice.engine === 'js') return `${onWorkers} JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
   const { layout } = prepareRunnerArgs(plan);
-  let module: { readonly lanes: number | string; readonly vectors: number };
+  let module: { readonly lanes: number | string; readonly vectors: number; readonly byteTable: boolean };
   try {
     module = wasmKernelFor(plan, layout).module;
   } catch (error) {
     if (error instanceof WasmMemoryFull) return `${onWorkers} JavaScript: ${error.message}${fastmathNote(plan.kernel)}`;
     throw error;
   }
-  return `${onWorkers} WebAssembly (${wasmVariant(plan, module.lanes, module.vectors)}): ${choice.reason}${fastmathNote(plan.kernel)}`;
+  return `${onWorkers} WebAssembly (${wasmVariant(plan, module.lanes, module.vectors, module.byteTable)}): ${choice.reason}${fastmathNote(plan.kernel)}`;
 }
 
 /**

@@ -52,8 +52,10 @@ export class IntLanesEmitter extends SimdEmitter {
   }
 
   override constant(value: number | boolean, t: DType): void {
-    this.e.i32(t === 'bool' ? (value ? -1 : 0) : Number(value));
-    this.splat();
+    const v = t === 'bool' ? (value ? -1 : 0) : Number(value);
+    const bytes = this.plan.lanes.bits === 16 ? new Uint8Array(new Int16Array(8).fill(v).buffer) : new Uint8Array(16).fill(v & 0xff);
+    this.simd(SimdOp.v128_const);
+    this.e.code.bytes(bytes);
   }
 
   override expr(e: Expr): void {

@@ -168,8 +168,54 @@ export class FunctionEmitter {
 
   /** A 128-bit SIMD instruction (prefix 0xfd); memory and lane immediates follow on `code`. */
   simd(o: SimdOp): this {
+    if (o === SimdOp.v128_const) this.constantsToHoist?.push(this.code.length);
     this.code.byte(0xfd).u32(o);
     return this;
+  }
+
+  /** Where the `v128.const`s emitted inside {@link hoistConstants}' body start in `code`. */
+  private constantsToHoist: number[] | undefined;
+
+  /**
+   * Emits `body` (a loop) with its `v128.const`s moved in front of it: each distinct constant is
+   * set once into a local before the loop and read from it inside. V8 materializes a v128
+   * constant at each use, in 2 to 4 instructions (a 64-bit immediate moved into a vector register
+   * and broadcast, or all-ones shifted into a mask), and does not move it out of loops; a local
+   * costs at most a reload from its spill slot.
+   */
+  hoistConstants(body: () => void): void {
+    if (this.constantsToHoist) return body();
+    const start = this.code.length;
+    const at: number[] = (this.constantsToHoist = []);
+    try {
+      body();
+    } finally {
+      this.constantsToHoist = undefined;
+    }
+    if (!at.length) return;
+    const region = this.code.view().slice(start);
+    const CONST_BYTES = 2 + 16; // 0xfd, v128.const (one LEB128 byte), the 16 bytes of the value
+    const locals = new Map<string, { local: number; value: Uint8Array }>();
+    const rewritten = new Bytes();
+    let from = 0;
+    for (const p of at) {
+      const offset = p - start;
+      rewritten.bytes(region.subarray(from, offset));
+      const value = region.subarray(offset + 2, offset + CONST_BYTES);
+      const key = value.join(',');
+      let hoisted = locals.get(key);
+      if (!hoisted) locals.set(key, (hoisted = { local: this.local(ValType.v128), value }));
+      rewritten.byte(Op.local_get).u32(hoisted.local);
+      from = offset + CONST_BYTES;
+    }
+    rewritten.bytes(region.subarray(from));
+    this.code.truncate(start);
+    for (const { local, value } of locals.values()) {
+      this.simd(SimdOp.v128_const);
+      this.code.bytes(value);
+      this.set(local);
+    }
+    this.code.bytes(rewritten.view());
   }
 
   /** `i8x16.shuffle` of the two vectors on the stack: result byte i is byte `bytes[i]` of a ++ b. */

@@ -63,7 +63,7 @@ export interface SimdShape {
  * Whether a kernel calls a `Math` function that lanes compute with more than an instruction or
  * two (exp's ported code with its fallback branch, V8's functions lane by lane).
  */
-function callsOutOfLine(kernel: TypedKernel): boolean {
+export function callsOutOfLine(kernel: TypedKernel): boolean {
   let found = false;
   for (const body of [kernel.body, ...kernel.helpers.map((h) => h.body)]) {
     forEachExpr(body, (e) => {
@@ -227,15 +227,18 @@ export class SimdEmitter {
     this.simd(t === 'float64' ? SimdOp.f64x2_splat : t === 'float32' ? SimdOp.f32x4_splat : SimdOp.i32x4_splat);
   }
 
+  /** A vector of `value` in every lane, as a `v128.const` (which loops hoist: FunctionEmitter.hoistConstants). */
   constant(value: number | boolean, t: DType): void {
-    if (t === 'bool') {
-      if (this.lanes === 2) this.e.code.byte(Op.i64_const).s64(value ? -1n : 0n);
-      else this.e.i32(value ? -1 : 0);
-      this.simd(this.lanes === 2 ? SimdOp.i64x2_splat : SimdOp.i32x4_splat);
-      return;
+    const bytes = new Uint8Array(16);
+    const view = new DataView(bytes.buffer);
+    for (let at = 0; at < 16; at += t === 'float64' ? 8 : 4) {
+      if (t === 'float64') view.setFloat64(at, value as number, true);
+      else if (t === 'float32') view.setFloat32(at, value as number, true);
+      else if (t === 'bool') view.setInt32(at, value ? -1 : 0, true); // every lane's bits, of 64-bit lanes too
+      else view.setInt32(at, (value as number) | 0, true);
     }
-    this.e.constant(value, t);
-    this.splat(t);
+    this.simd(SimdOp.v128_const);
+    this.e.code.bytes(bytes);
   }
 
   protected allOnes(): void {

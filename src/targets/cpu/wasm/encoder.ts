@@ -74,9 +74,9 @@ export enum SimdOp {
   i32x4_add = 0xae, i32x4_sub = 0xb1, i32x4_mul = 0xb5,
   i32x4_min_s = 0xb6, i32x4_min_u = 0xb7, i32x4_max_s = 0xb8, i32x4_max_u = 0xb9,
   f32x4_abs = 0xe0, f32x4_neg = 0xe1, f32x4_sqrt = 0xe3, f32x4_add = 0xe4, f32x4_sub = 0xe5, f32x4_mul = 0xe6,
-  f32x4_div = 0xe7, f32x4_min = 0xe8, f32x4_max = 0xe9,
+  f32x4_div = 0xe7, f32x4_min = 0xe8, f32x4_max = 0xe9, f32x4_pmin = 0xea, f32x4_pmax = 0xeb,
   f64x2_abs = 0xec, f64x2_neg = 0xed, f64x2_sqrt = 0xef, f64x2_add = 0xf0, f64x2_sub = 0xf1, f64x2_mul = 0xf2,
-  f64x2_div = 0xf3, f64x2_min = 0xf4, f64x2_max = 0xf5,
+  f64x2_div = 0xf3, f64x2_min = 0xf4, f64x2_max = 0xf5, f64x2_pmin = 0xf6, f64x2_pmax = 0xf7,
   i32x4_trunc_sat_f32x4_s = 0xf8, f32x4_convert_i32x4_s = 0xfa, f32x4_convert_i32x4_u = 0xfb,
   i8x16_shuffle = 0x0d, v128_load32_lane = 0x56, v128_load64_lane = 0x57, v128_store32_lane = 0x5a, v128_store64_lane = 0x5b,
   f32x4_demote_f64x2_zero = 0x5e, f64x2_promote_low_f32x4 = 0x5f, i64x2_neg = 0xc1, i64x2_extend_low_i32x4_s = 0xc7,
@@ -187,6 +187,12 @@ export class Bytes {
 
   view(): Uint8Array {
     return this.buf.subarray(0, this.length);
+  }
+
+  /** Drops every byte from `length` on. */
+  truncate(length: number): this {
+    this.length = Math.min(this.length, length);
+    return this;
   }
 }
 

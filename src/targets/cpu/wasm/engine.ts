@@ -16,6 +16,7 @@ import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.j
 import { type CompiledModule, compileKernelModule } from './module.js';
 import { ROW_SCRATCH_BYTES, rowPlan } from './emit-rows.js';
 import { simdShape } from './emit-simd.js';
+import { BYTE_TABLE_MIN_ELEMENTS } from './byte-table.js';
 import { MATH_PORTS } from './math-ports.js';
 import { blockMemory, type BlockKernel, blockStagingBytes, runInBlocks } from './block-staging.js';
 import { drive, type DriveSpec, instantiateKernel, type WasmRun } from './runner.js';
@@ -362,16 +363,17 @@ export function explainPlan(plan: CallPlan, elements: number, choice: EngineChoi
   const elided = plan.kind === 'guvectorize' && checked < checks.length
     ? ` Bounds checks: ${checked} of ${checks.length} array index axes; the others are in bounds by their loops.`
     : '';
-  return `WebAssembly (${wasmVariant(plan, kernel.module.lanes, kernel.module.vectors)}): ${choice.reason}${elided}${fastmathNote(plan.kernel)}`;
+  return `WebAssembly (${wasmVariant(plan, kernel.module.lanes, kernel.module.vectors, kernel.module.byteTable)}): ${choice.reason}${elided}${fastmathNote(plan.kernel)}`;
 }
 
 /**
  * How a compiled kernel's loop runs, in words: SIMD (elements or rows per vector, and vectors per
  * step) or scalar, and why scalar (`lanes` is then the reason).
  */
-export function wasmVariant(plan: CallPlan, lanes: number | string, vectors = 1): string {
+export function wasmVariant(plan: CallPlan, lanes: number | string, vectors = 1, byteTable = false): string {
   if (typeof lanes !== 'number') return `scalar: ${lanes}`;
-  if (plan.kind === 'vectorize') return vectors === 1 ? `SIMD, ${lanes} lanes` : `SIMD, ${lanes} lanes × ${vectors} vectors per step`;
+  const table = byteTable ? `; a call of ≥ ${BYTE_TABLE_MIN_ELEMENTS.toLocaleString('en-US')} elements computes the kernel's 256 results (a function of one byte) and looks each element up` : '';
+  if (plan.kind === 'vectorize') return (vectors === 1 ? `SIMD, ${lanes} lanes` : `SIMD, ${lanes} lanes × ${vectors} vectors per step`) + table;
   return `SIMD, ${lanes} rows per vector; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
 }
 

@@ -16,7 +16,8 @@ import type { MemoryLayout } from '../memory-layout.js';
 import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { type CoreAxisNames, counterBounds, findLoopCounters } from './loop-counters.js';
 import type { CallPlan } from '../../../plan.js';
-import { SimdEmitter, type SimdShape, simdShape } from './emit-simd.js';
+import { callsOutOfLine, SimdEmitter, type SimdShape, simdShape } from './emit-simd.js';
+import { type ByteTable, byteTable, emitByteTable } from './byte-table.js';
 import { IntLanesEmitter } from './emit-int-lanes.js';
 import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
 import { isPortFunction, MATH_PORTS, PORT_FUNCTIONS, scalarEntry } from './math-ports.js';
@@ -39,6 +40,8 @@ export interface CompiledModule {
   readonly lanes: 16 | 8 | 4 | 2 | string;
   /** Vectors per step of an element-wise vector loop (emit-simd.ts `SimdShape`); 1 for rows. */
   readonly vectors: number;
+  /** Whether calls of enough elements look the results up in a table of 256 (byte-table.ts). */
+  readonly byteTable: boolean;
 }
 
 /** Collects the local arrays declared in a body (at any depth). */
@@ -202,9 +205,15 @@ function emit(
     rows = { plan: row, offset: Math.ceil(scratchBytes / 16) * 16 };
     scratchBytes = rows.offset + ROW_SCRATCH_BYTES;
   }
-  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows), exportName: 'run' });
+  const table = byteTable(kernel, kind, nin, layout, shape, callsOutOfLine(kernel));
+  let tables: { plan: ByteTable; offset: number; run: number } | undefined;
+  if (table) {
+    tables = { plan: table, offset: Math.ceil(scratchBytes / 16) * 16, run: runIndex };
+    scratchBytes = tables.offset + table.scratchBytes;
+  }
+  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows, tables), exportName: 'run' });
   const lanes = typeof shape === 'string' ? shape : shape.lanes;
-  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors };
+  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors, byteTable: table !== undefined };
 }
 
 /** The element type of operand `i` (a vectorize kernel's output follows its parameters). */
@@ -230,7 +239,7 @@ function declareLocalArrays(e: FunctionEmitter, body: readonly Stmt[], ctx: Modu
 
 function emitRun(
   kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, ctx: ModuleContext, params: ValType[], shape: SimdShape | string,
-  rows: { plan: RowPlan; offset: number } | undefined,
+  rows: { plan: RowPlan; offset: number } | undefined, tables: { plan: ByteTable; offset: number; run: number } | undefined,
 ) {
   const count = params.length - 2;
   const e = new FunctionEmitter(ctx, params.length, params.length - 1);
@@ -264,11 +273,17 @@ function emitRun(
   const result = vectorized ? e.local(valType(returnType as DType)) : undefined;
   const k = e.local(ValType.i32);
 
+  if (tables) {
+    const at = e.local(ValType.i32);
+    e.get(e.scratch).i32(tables.offset).op(Op.i32_add).set(at);
+    const operandValue = (i: number) => e.get(layout.inner[i] === 'scalar' ? step[i]! : pointer[i]!);
+    emitByteTable(e, tables.plan, nin, layout.inner.length, returnType as DType, tables.run, at, pointer, count, k, operandValue);
+  }
   if (rows) {
     const rowScratch = e.local(ValType.i32);
     e.get(e.scratch).i32(rows.offset).op(Op.i32_add).set(rowScratch);
-    emitRowVectorLoop(e, ctx, kernel, layout, rows.plan, { pointer, step, k, count }, rowScratch);
-  } else if (typeof shape !== 'string') emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count);
+    e.hoistConstants(() => emitRowVectorLoop(e, ctx, kernel, layout, rows.plan, { pointer, step, k, count }, rowScratch));
+  } else if (typeof shape !== 'string') e.hoistConstants(() => emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count));
 
   // The scalar loop: every element where there is no vector loop, else the tail.
   e.open('block');
