@@ -35,7 +35,7 @@ const baselineDir = flag('--baseline');
 const outFile = flag('--out');
 const SAMPLES = quick ? 5 : 9;
 
-type Dtype = 'float32' | 'float64' | 'int32' | 'int16' | 'uint8';
+type Dtype = 'float32' | 'float64' | 'int32' | 'int16' | 'uint16' | 'uint8';
 type Input = { readonly dtype: Dtype; readonly rows?: number; readonly low: number; readonly high: number } | { readonly scalar: number };
 type Lib = typeof current;
 type Ufunc = ReturnType<ReturnType<Lib['vectorize']>>;
@@ -90,6 +90,13 @@ const KERNELS: readonly Kernel[] = [
     make: (lib) => lib.vectorize(['uint8(uint8, float64, float64)'])((p: number, lo: number, hi: number) => Math.min(255, Math.max(0, Math.floor(((p - lo) * 255) / (hi - lo))))),
   },
   {
+    name: 'brightness-contrast-u16',
+    declaration: "vectorize('uint16(uint16)')",
+    elements: 4 * M,
+    inputs: [{ dtype: 'uint16', low: 0, high: 65535 }],
+    make: (lib) => lib.vectorize(['uint16(uint16)'])((p: number) => Math.min(65535, Math.max(0, Math.round(1.2 * p - 5000)))),
+  },
+  {
     name: 'u8-to-unit-f32',
     declaration: "vectorize('float32(uint8)')",
     elements: 4 * M,
@@ -115,8 +122,8 @@ async function loadBaseline(dir: string): Promise<Side> {
   };
 }
 
-const ARRAYS = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array } as const;
-const DTYPE_OF = new Map<unknown, Dtype | 'uint8c'>([[Float32Array, 'float32'], [Float64Array, 'float64'], [Int32Array, 'int32'], [Int16Array, 'int16'], [Uint8Array, 'uint8'], [Uint8ClampedArray, 'uint8c']]);
+const ARRAYS = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint16: Uint16Array, uint8: Uint8Array } as const;
+const DTYPE_OF = new Map<unknown, Dtype | 'uint8c'>([[Float32Array, 'float32'], [Float64Array, 'float64'], [Int32Array, 'int32'], [Int16Array, 'int16'], [Uint16Array, 'uint16'], [Uint8Array, 'uint8'], [Uint8ClampedArray, 'uint8c']]);
 
 /** One side's call of a kernel, on arrays in its own Wasm memory, and the output it wrote. */
 function prepare(side: Side, kernel: Kernel, elements: number, values: readonly (ArrayLike<number> | number)[]) {

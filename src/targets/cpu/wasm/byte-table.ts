@@ -83,25 +83,34 @@ export function emitByteTable(
   }
   e.i32(256).get(e.scratch);
   e.code.byte(Op.call).u32(run);
-  // out[k] = results[byte[k]]
+  // out[k] = results[byte[k]]: UNROLL elements per step while that many remain, then one per step
   const shift = Math.log2(DTYPES[returnType].bytes);
-  e.open('block');
-  const exit = e.depth() - 1;
-  e.open('loop');
-  const top = e.depth() - 1;
-  e.get(k).get(count).op(Op.i32_ge_u).br(exit, true);
-  e.get(pointer[nin]!);
-  e.get(pointer[table.operand]!).code.byte(Op.i32_load8_u).u32(0).u32(0);
-  if (shift) e.i32(shift).op(Op.i32_shl);
-  e.get(results).op(Op.i32_add);
-  e.load(returnType);
-  e.store(returnType);
-  e.get(pointer[table.operand]!).i32(1).op(Op.i32_add).set(pointer[table.operand]!);
-  e.get(pointer[nin]!).i32(1 << shift).op(Op.i32_add).set(pointer[nin]!);
-  e.get(k).i32(1).op(Op.i32_add).set(k);
-  e.br(top);
-  e.close();
-  e.close();
+  const bytePointer = pointer[table.operand]!;
+  const outPointer = pointer[nin]!;
+  for (const perStep of [UNROLL, 1]) {
+    e.open('block');
+    const exit = e.depth() - 1;
+    e.open('loop');
+    const top = e.depth() - 1;
+    e.get(k).i32(perStep).op(Op.i32_add).get(count).op(Op.i32_gt_u).br(exit, true);
+    for (let j = 0; j < perStep; j++) {
+      e.get(outPointer);
+      e.get(bytePointer).code.byte(Op.i32_load8_u).u32(0).u32(j);
+      if (shift) e.i32(shift).op(Op.i32_shl);
+      e.get(results).op(Op.i32_add);
+      e.load(returnType);
+      e.store(returnType, j << shift);
+    }
+    e.get(bytePointer).i32(perStep).op(Op.i32_add).set(bytePointer);
+    e.get(outPointer).i32(perStep << shift).op(Op.i32_add).set(outPointer);
+    e.get(k).i32(perStep).op(Op.i32_add).set(k);
+    e.br(top);
+    e.close();
+    e.close();
+  }
   e.op(Op.return);
   e.close();
 }
+
+/** Lookups per step of the loop: fewer pointer updates and branches per element. */
+const UNROLL = 8;

@@ -344,24 +344,26 @@ export class FunctionEmitter {
     return l;
   }
 
-  load(t: DType): void {
+  /** Loads a `t` from the address on the stack plus `offset` bytes. */
+  load(t: DType, offset = 0): void {
     const shift = sizeShift(t);
     const op: Record<DType, Op> = {
       float64: Op.f64_load, float32: Op.f32_load, int32: Op.i32_load, uint32: Op.i32_load,
       int16: Op.i32_load16_s, uint16: Op.i32_load16_u, int8: Op.i32_load8_s, uint8: Op.i32_load8_u, uint8c: Op.i32_load8_u, bool: Op.i32_load8_u,
       int64: Op.unreachable, uint64: Op.unreachable,
     };
-    this.code.byte(op[t]).u32(shift).u32(0);
+    this.code.byte(op[t]).u32(shift).u32(offset);
     if (t === 'bool') this.i32(0).op(Op.i32_ne);
   }
 
-  store(t: DType): void {
+  /** Stores the `t` on the stack at the address below it plus `offset` bytes. */
+  store(t: DType, offset = 0): void {
     const op: Record<DType, Op> = {
       float64: Op.f64_store, float32: Op.f32_store, int32: Op.i32_store, uint32: Op.i32_store,
       int16: Op.i32_store16, uint16: Op.i32_store16, int8: Op.i32_store8, uint8: Op.i32_store8, uint8c: Op.i32_store8, bool: Op.i32_store8,
       int64: Op.unreachable, uint64: Op.unreachable,
     };
-    this.code.byte(op[t]).u32(sizeShift(t)).u32(0);
+    this.code.byte(op[t]).u32(sizeShift(t)).u32(offset);
   }
 
   /**

@@ -30,6 +30,7 @@ import { emitFastExpF32 } from './fast-exp.js';
 import { integralSource, type IntLanesPlan, intLanesPlan } from './int-lanes.js';
 import { WASM_MATH } from './math-support.js';
 import { MATH_PORTS } from './math-ports.js';
+import { fitsIntegerType, type FloatRange, floatRange, truncatesToInt32 } from './float-ranges.js';
 
 
 /** Integer types narrower than the lanes: held in them as exact int32 values. */
@@ -467,7 +468,7 @@ export class SimdEmitter {
       case 'cast': {
         const value = integralSource(e) ?? e.value;
         this.expr(value);
-        this.cast(value.type, t);
+        this.cast(value.type, t, floatRange(value));
         return;
       }
       case 'math':
@@ -532,7 +533,8 @@ export class SimdEmitter {
     this.e.tee(m).get(m).shuffle([0, 1, 2, 3, 8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11]);
   }
 
-  protected cast(from: DType, to: DType): void {
+  /** Converts the lanes on the stack; `range`: what is known of the value (float-ranges.ts). */
+  protected cast(from: DType, to: DType, range?: FloatRange): void {
     if (from === to) return;
     if (from === 'bool') {
       // A mask and'ed with the bits of 1 gives 1 or +0.
@@ -568,19 +570,20 @@ export class SimdEmitter {
     }
     // To an integer type: a typed array's store.
     if (to === 'uint8c') return this.clampToUint8(from);
-    if (from === 'float32' || from === 'float64') this.toInt32(from);
-    const range = NARROW_RANGE[to];
+    if (from === 'float32' || from === 'float64') this.toInt32(from, range);
+    const bounds = NARROW_RANGE[to];
     const have = NARROW_RANGE[from];
-    if (!range || (have && have[0] >= range[0] && have[1] <= range[1])) return; // int32 ↔ uint32: the same bits; or it fits
+    // int32 ↔ uint32: the same bits; or every value fits the type, so its wrap changes nothing
+    if (!bounds || (have && have[0] >= bounds[0] && have[1] <= bounds[1]) || (range && fitsIntegerType(range, to))) return;
     // Keep the low bits: sign-extend them (int8, int16) or mask the rest off (uint8, uint16).
-    if (range[0] < 0) {
-      const shift = range[1] === 127 ? 24 : 16;
+    if (bounds[0] < 0) {
+      const shift = bounds[1] === 127 ? 24 : 16;
       this.e.i32(shift);
       this.simd(SimdOp.i32x4_shl);
       this.e.i32(shift);
       this.simd(SimdOp.i32x4_shr_s);
     } else {
-      this.constant(range[1], 'int32');
+      this.constant(bounds[1], 'int32');
       this.simd(SimdOp.v128_and);
     }
   }
@@ -596,8 +599,9 @@ export class SimdEmitter {
    * exact; from 2³¹ on, x is a multiple of 2⁸ and r = x − floor(x·2⁻³²)·2³² is exact in float32
    * too (a multiple of 2⁸ below 2³²: at most 24 significant bits).
    */
-  private toInt32(from: 'float32' | 'float64'): void {
+  private toInt32(from: 'float32' | 'float64', range?: FloatRange): void {
     const x = this.e.local(ValType.v128);
+    if (range && truncatesToInt32(range)) return this.truncateInRange(from, range);
     if (from === 'float64') {
       this.simd(SimdOp.f64x2_trunc);
       this.e.tee(x);
@@ -641,6 +645,28 @@ export class SimdEmitter {
     this.e.get(small);
     this.simd(SimdOp.v128_bitselect);
     this.e.close();
+  }
+
+  /**
+   * ToInt32 of floats known to truncate into int32 (or be NaN, which ToInt32 and the saturating
+   * truncation both make 0): the saturating truncation alone; float64 known to be neither NaN nor
+   * 2⁵¹ or more in magnitude, t + 1.5·2⁵² as above (an add and a shuffle, where V8 spends five
+   * instructions on `trunc_sat_f64x2_s_zero`), truncated first unless every value is an integer.
+   */
+  private truncateInRange(from: 'float32' | 'float64', range: FloatRange): void {
+    if (from === 'float32') {
+      this.simd(SimdOp.i32x4_trunc_sat_f32x4_s);
+      return;
+    }
+    if (range.maybeNaN || Math.max(-range.lo, range.hi) >= 2 ** 51) {
+      this.simd(SimdOp.i32x4_trunc_sat_f64x2_s_zero);
+      return;
+    }
+    if (!range.integral) this.simd(SimdOp.f64x2_trunc);
+    this.constant(1.5 * 2 ** 52, 'float64');
+    this.simd(SimdOp.f64x2_add);
+    const m = this.e.local(ValType.v128);
+    this.e.tee(m).get(m).shuffle([0, 1, 2, 3, 8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11]);
   }
 
   /**
@@ -702,31 +728,24 @@ export class SimdEmitter {
       case 'trunc': return one(SimdOp.f32x4_trunc, SimdOp.f64x2_trunc);
       case 'min':
       case 'max':
-        // f32x4/f64x2 min and max are IEEE-754 2019 minimum/maximum: NaN if either is NaN,
-        // −0 below +0 — exactly Math.min/Math.max.
-        this.expr(args[0]!);
-        for (const a of args.slice(1)) {
-          this.expr(a);
-          this.simd(fn === 'min' ? (f32 ? SimdOp.f32x4_min : SimdOp.f64x2_min) : f32 ? SimdOp.f32x4_max : SimdOp.f64x2_max);
-        }
-        return;
+        return this.minMax(fn, args, t);
       case 'round': {
-        // r = ceil(x); r − 0.5 > x ? r − 1 : r, per lane (V8's Math.round).
+        // r = ceil(x); r − 0.5 > x ? r − 1 : r, per lane (V8's Math.round), as r − (1 or +0):
+        // subtracting +0 leaves every r as it is, −0 included.
         const x = this.e.local(ValType.v128);
         const r = this.e.local(ValType.v128);
         this.expr(args[0]!);
         this.e.tee(x);
         this.simd(f32 ? SimdOp.f32x4_ceil : SimdOp.f64x2_ceil);
         this.e.tee(r);
-        this.constant(1, t);
-        this.simd(f32 ? SimdOp.f32x4_sub : SimdOp.f64x2_sub);
-        this.e.get(r);
         this.e.get(r);
         this.constant(0.5, t);
         this.simd(f32 ? SimdOp.f32x4_sub : SimdOp.f64x2_sub);
         this.e.get(x);
         this.simd(f32 ? SimdOp.f32x4_gt : SimdOp.f64x2_gt);
-        this.simd(SimdOp.v128_bitselect);
+        this.constant(1, t);
+        this.simd(SimdOp.v128_and);
+        this.simd(f32 ? SimdOp.f32x4_sub : SimdOp.f64x2_sub);
         return;
       }
       case 'sign': {
@@ -755,6 +774,38 @@ export class SimdEmitter {
       }
       default:
         throw new Error(`unreachable SIMD Math.${fn}`);
+    }
+  }
+
+  /**
+   * `Math.min`/`Math.max` of floats. f32x4/f64x2 min and max are IEEE-754 2019 minimum/maximum —
+   * NaN if either is NaN, −0 below +0: exactly Math.min/Math.max — but V8 spends about seven
+   * instructions on each (x86's minpd/maxpd follow neither rule). Against a constant c that is not
+   * NaN, the pseudo-minimum `pmin(x, c)` = c < x ? c : x is one instruction and gives the same
+   * values: x when x is NaN (the comparison fails), the lesser otherwise, x when they are equal —
+   * which is the right zero unless c is the zero the rule prefers (min: −0; max: +0). Against +0,
+   * `pmax(x, +0) + 0` turns the −0 it may keep into +0 and changes nothing else; against −0,
+   * min stays IEEE minimum. The operands' order does not matter (min and max of a set), so the
+   * constants are applied last.
+   */
+  private minMax(fn: 'min' | 'max', args: readonly Expr[], t: DType): void {
+    const f32 = t === 'float32';
+    const ops = fn === 'min' ? (f32 ? [SimdOp.f32x4_min, SimdOp.f32x4_pmin] : [SimdOp.f64x2_min, SimdOp.f64x2_pmin]) : f32 ? [SimdOp.f32x4_max, SimdOp.f32x4_pmax] : [SimdOp.f64x2_max, SimdOp.f64x2_pmax];
+    const constant = (a: Expr) => a.kind === 'const' && !Number.isNaN(Number(a.value));
+    const ordered = [...args.filter((a) => !constant(a)), ...args.filter(constant)];
+    this.expr(ordered[0]!);
+    for (const a of ordered.slice(1)) {
+      this.expr(a);
+      const c = constant(a) ? Number((a as { value: number }).value) : undefined;
+      if (c === undefined || (fn === 'min' && Object.is(c, -0))) {
+        this.simd(ops[0]!);
+        continue;
+      }
+      this.simd(ops[1]!);
+      if (fn === 'max' && Object.is(c, 0)) {
+        this.constant(0, t);
+        this.simd(f32 ? SimdOp.f32x4_add : SimdOp.f64x2_add);
+      }
     }
   }
 
