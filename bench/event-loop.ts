@@ -6,12 +6,15 @@
  * 1. Gaps: a 5 ms `setInterval` counts its ticks while an awaited parallel call of about a second
  *    runs (a compute-bound kernel on ordinary arrays); reports the longest gap between two ticks and
  *    the ticks seen against the ticks a free event loop gives. Goal (issue 20): gaps ≤ 5 ms.
+ *    A control row: as many plain worker threads as the pool has, spinning for as long as the call
+ *    lasted (no ufunc) — what the OS's scheduling alone gives the calling thread while the cores are busy.
  * 2. Speed-up: the same kernel, awaited, on cpu and on parallel with ordinary `Float64Array`s, calls
  *    of about 0.3 s on one core (medians after warm-up, one run). Goal: parallel ≥ 1.7× cpu on 2 cores.
  *
  * Writes bench/results/event-loop-<machine>.md (`-quick` for --quick).
  */
 import { writeFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js';
 import { formatRatio, formatSeconds } from './lib/format.js';
 import { markdownTable } from './lib/markdown.js';
@@ -75,6 +78,9 @@ const ys = xs.subarray(0, Math.min(m, n));
 const idle = await gapsDuring(() => new Promise((resolve) => setTimeout(resolve, quick ? 300 : 1000)));
 await onParallel(xs);
 const busy = await gapsDuring(() => onParallel(xs));
+const spinners = await startSpinners(getParallelOptions().workers);
+const spinning = await gapsDuring(() => spinners.spin(busy.ms));
+await spinners.stop();
 
 const timing = quick ? { warmup: 1, samples: 5 } : { warmup: 2, samples: 7 };
 const cpu = await timeCalls(() => onCpu(ys), timing);
@@ -97,6 +103,7 @@ const report = [
     [
       ['an idle `setTimeout`', `${idle.ms.toFixed(0)} ms`, String(idle.ticks), String(Math.floor(idle.ms / 5)), `${idle.longest.toFixed(1)} ms`, `${idle.p99.toFixed(1)} ms`],
       ['`await f(xs)` on parallel', `${busy.ms.toFixed(0)} ms`, String(busy.ticks), String(Math.floor(busy.ms / 5)), `${busy.longest.toFixed(1)} ms`, `${busy.p99.toFixed(1)} ms`],
+      [`control: ${getParallelOptions().workers} plain workers spinning (no ufunc)`, `${spinning.ms.toFixed(0)} ms`, String(spinning.ticks), String(Math.floor(spinning.ms / 5)), `${spinning.longest.toFixed(1)} ms`, `${spinning.p99.toFixed(1)} ms`],
     ],
   ),
   '',
@@ -114,3 +121,15 @@ const report = [
 console.log(report);
 writeFileSync(outFile, report);
 await shutdown();
+
+/** `count` plain worker threads, started and online, that spin on request for `ms` each. */
+async function startSpinners(count: number): Promise<{ spin(ms: number): Promise<unknown>; stop(): Promise<unknown> }> {
+  const source = `const { parentPort } = require('node:worker_threads');
+parentPort.on('message', (ms) => { const end = performance.now() + ms; let x = 0; while (performance.now() < end) x += Math.sqrt(x); parentPort.postMessage(x); });`;
+  const workers = Array.from({ length: count }, () => new Worker(source, { eval: true }));
+  await Promise.all(workers.map((w) => new Promise((resolve) => w.once('online', resolve))));
+  return {
+    spin: (ms) => Promise.all(workers.map((w) => new Promise((resolve) => (w.once('message', resolve), w.postMessage(ms))))),
+    stop: () => Promise.all(workers.map((w) => w.terminate())),
+  };
+}
