@@ -27,13 +27,25 @@ let pinning: Promise<unknown> = Promise.resolve();
 // Node process it only blurs kernel timings, which are often shorter than that.
 const DAWN_FLAGS = ['disable-dawn-features=timestamp_quantization'];
 
-async function loadGpu(): Promise<GPU> {
-  if (gpuInstance) return gpuInstance;
-  const gpu = (await loadWebGpu()).create(DAWN_FLAGS);
-  const listed = firstAdapterRequest(gpu);
-  gpuInstance = gpu;
-  await listed.catch(() => undefined); // a failure is reported by the request that needs the adapter
-  return gpu;
+/** The creation of {@link gpuInstance} under way: concurrent first requests share it. */
+let gpuLoading: Promise<GPU> | undefined;
+
+/**
+ * The process's Dawn instance, created once. Concurrent first calls (two devices opened at once,
+ * `setGpuOptions({ devices: 2 })` on one adapter) must share one creation: each making its own
+ * instance left the first one unreferenced, and dawn.node aborted the process once it was
+ * collected while its device lived (a pthread assertion, "std::system_error", a segfault).
+ */
+function loadGpu(): Promise<GPU> {
+  if (gpuInstance) return Promise.resolve(gpuInstance);
+  gpuLoading ??= (async () => {
+    const gpu = (await loadWebGpu()).create(DAWN_FLAGS);
+    const listed = firstAdapterRequest(gpu);
+    gpuInstance = gpu;
+    await listed.catch(() => undefined); // a failure is reported by the request that needs the adapter
+    return gpu;
+  })().finally(() => (gpuLoading = undefined));
+  return gpuLoading;
 }
 
 /**

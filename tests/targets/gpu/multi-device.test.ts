@@ -3,6 +3,8 @@
  * adapter, so `devices: 2` opens two devices on it — each its own queue, memory and state, which
  * is what the library must keep apart. Every result is compared bit for bit with one device's.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ArgumentError, DeviceArray, DeviceError, getGpuOptions, type NDArray, setGpuOptions, ShardedArray, toDevice, vectorize,
@@ -165,6 +167,29 @@ describeGpu('several devices on one adapter (lavapipe)', () => {
     await expect(toDevice({ data: new Float32Array(1), shape: [] }, { shard: true })).rejects.toThrow(/a 0-d array cannot be sharded/);
     const add = vectorize(['float32(float32, float32)'], { target: 'gpu', identity: 0 })((x: number, y: number) => x + y);
     await expect(add.reduce(a as never)).rejects.toThrow(/Argument 1 is a ShardedArray \(rows across GPU devices\), which only calls of gpu ufuncs take, not methods/);
+  });
+});
+
+/** Runs fixtures/multi-device-child.ts in a fresh process, where no Dawn instance exists yet. */
+function runFreshProcess(mode: string) {
+  const script = fileURLToPath(new URL('./fixtures/multi-device-child.ts', import.meta.url));
+  const child = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', script, mode], { encoding: 'utf8', timeout: 25_000 });
+  const line = child.stdout.split('\n').find((l) => l.startsWith('{'));
+  return { status: child.status, signal: child.signal, json: line ? JSON.parse(line) : undefined, stderr: child.stderr };
+}
+
+describeGpu('opening two devices at once in a fresh process', () => {
+  // Each opening asked for the process's Dawn instance before either had made it, so two were
+  // made and the first left unreferenced: once collected, dawn.node aborted the process (a
+  // segfault, a pthread assertion, "std::system_error") — 3 of 3 runs of this child before the fix.
+  it('the first call on two devices, a garbage collection, and another call: the process lives and the results are right', () => {
+    const run = runFreshProcess('first-call-on-two');
+    expect({ status: run.status, signal: run.signal, json: run.json }, run.stderr).toEqual({ status: 0, signal: null, json: { right: true } });
+  });
+
+  it('concurrent first requests for the Dawn instance get the same one', () => {
+    const run = runFreshProcess('load-twice');
+    expect({ status: run.status, json: run.json }, run.stderr).toEqual({ status: 0, json: { sameInstance: true } });
   });
 });
 
