@@ -12,7 +12,7 @@ import { abandonDevice } from './runtime/device.js';
 import { runOnGpu } from './runtime/dispatch.js';
 import { overlappingInputs, withInputsCopied } from './runtime/overlaps.js';
 import { placeCall, runAcross, splitSlots } from './runtime/multi-device.js';
-import { needsStreaming, runStreamed } from './runtime/streaming.js';
+import { chunkBudget, runStreamed } from './runtime/streaming.js';
 import type { CallPlan, OperandView } from '../../plan.js';
 import type { TypedKernel } from '../../compiler/ir.js';
 import { typeKernel } from '../../compiler/lower.js';
@@ -60,7 +60,8 @@ function runSeparated(plan: CallPlan): Promise<void> {
 
 /**
  * Runs a call on host arrays across the devices when there are several (multi-device.ts); each
- * device's part whole, or streamed in chunks when its host arrays exceed the memory limit (streaming.ts).
+ * device's part whole, or in chunks when its host arrays exceed the memory limit or are large
+ * (streaming.ts).
  */
 function runWithinMemory(plan: CallPlan): Promise<void> {
   const slots = splitSlots(plan);
@@ -68,7 +69,8 @@ function runWithinMemory(plan: CallPlan): Promise<void> {
 }
 
 function runOnOneDevice(plan: CallPlan): Promise<void> {
-  return needsStreaming(plan) ? runStreamed(plan, runOnGpu) : runOnGpu(plan);
+  const budget = chunkBudget(plan);
+  return budget === undefined ? runOnGpu(plan) : runStreamed(plan, runOnGpu, budget);
 }
 
 /** The identity kernel of each dtype, typed once: what copyOnDevice runs. */

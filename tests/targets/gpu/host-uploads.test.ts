@@ -8,10 +8,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { DeviceError, KernelRuntimeError } from '../../../src/errors.js';
 import { getGpuOptions, guvectorize, type NDArray, setGpuOptions, sharedArray, toDevice, vectorize } from '../../../src/index.js';
-import { downloadBuffer, STAGING_IDLE_MS, stageUpload, stagingPoolStats } from '../../../src/targets/gpu/runtime/buffers.js';
+import { downloadBuffer, setStagingPoolLimit, STAGING_IDLE_MS, stageUpload, stagingPoolStats } from '../../../src/targets/gpu/runtime/buffers.js';
 import { acquireDevice, holdDevice, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { setHostUploadPath } from '../../../src/targets/gpu/runtime/dispatch.js';
 import { IN_FLIGHT, streamingStats } from '../../../src/targets/gpu/runtime/streaming.js';
+import { setTransferTrace, type TransferEvent } from '../../../src/targets/gpu/runtime/transfer-trace.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
 
@@ -184,6 +185,44 @@ describeGpu('large host inputs through staging buffers', { timeout: 120_000 }, (
     expect(stagingPoolStats(ctx).write.bytes).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, STAGING_IDLE_MS + 300));
     expect(stagingPoolStats(ctx)).toEqual({ read: { bytes: 0, sizes: [] }, write: { bytes: 0, sizes: [] } });
+    target.destroy();
+    hold.release();
+  });
+
+  it('a staging buffer given back to a full pool while it is being mapped again is destroyed only once the mapping has settled', async () => {
+    // Destroying it at once aborted the pending mapping, which dawn.node rejects from a later turn;
+    // many of those (two devices streaming, a pool too small for their chunks) killed a process.
+    const ctx = await acquireDevice();
+    const hold = holdDevice(ctx);
+    const { device } = ctx;
+    const target = device.createBuffer({ size: MiB, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    const prototype = Object.getPrototypeOf(target) as { mapAsync: (this: GPUBuffer, mode: number, ...rest: number[]) => Promise<void> };
+    const mapAsync = prototype.mapAsync;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    prototype.mapAsync = function (mode, ...rest) {
+      return mode === GPUMapMode.WRITE ? gate.then(() => mapAsync.call(this, mode, ...rest)) : mapAsync.call(this, mode, ...rest);
+    };
+    const destroyed: TransferEvent[] = [];
+    setTransferTrace((e) => e.kind === 'staging-destroyed' && e.direction === 'write' && destroyed.push(e));
+    setStagingPoolLimit(0); // the pool is full for any buffer given back
+    try {
+      const staged = stageUpload(ctx, new Uint8Array(MiB).fill(1));
+      const encoder = device.createCommandEncoder();
+      staged.recordInto(encoder, target);
+      device.queue.submit([encoder.finish()]);
+      staged.release(); // mapped again (held back by the gate), and given back to the full pool
+      await device.queue.onSubmittedWorkDone();
+      expect(destroyed).toEqual([]); // its mapping is pending: not destroyed yet
+    } finally {
+      prototype.mapAsync = mapAsync;
+      open();
+    }
+    for (let t = 0; t < 2000 && destroyed.length === 0; t += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    setTransferTrace(undefined);
+    setStagingPoolLimit(undefined);
+    expect(destroyed).toHaveLength(1);
+    expect(destroyed[0]).toMatchObject({ mapState: 'mapped' }); // destroyed after its mapping, not during it
     target.destroy();
     hold.release();
   });

@@ -10,7 +10,8 @@ import {
   ArgumentError, DeviceArray, DeviceError, getGpuOptions, type NDArray, setGpuOptions, ShardedArray, toDevice, vectorize,
 } from '../../../src/index.js';
 import { acquireDevice, liveDevice, onDevice, resetDevice, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
-import { streamingStats } from '../../../src/targets/gpu/runtime/streaming.js';
+import { setChunkBytes, streamingStats } from '../../../src/targets/gpu/runtime/streaming.js';
+import { setTransferTrace, type TransferEvent } from '../../../src/targets/gpu/runtime/transfer-trace.js';
 import { hermiteUfuncs } from '../../../examples/hermite.js';
 import { describeGpu } from '../../gpu-available.js';
 
@@ -32,6 +33,8 @@ async function onOneAndMany<T>(devices: number, call: () => Promise<T>): Promise
 }
 
 afterEach(() => {
+  setTransferTrace(undefined);
+  setChunkBytes(undefined);
   setGpuOptions({ devices: 1, memoryLimit: DEFAULT_LIMIT });
   setIdleReleaseMs(200);
   resetDevice();
@@ -91,6 +94,32 @@ describeGpu('several devices on one adapter (lavapipe)', () => {
     const after = streamingStats();
     expect(after.streamedCalls - before.streamedCalls).toBe(2);
     expect(bits(got)).toEqual(bits(expected));
+  });
+
+  it('a large call on 2 devices: the two parts issue their chunks in turn, and the trace shows each device copying', async () => {
+    const n = 1_200_000; // 1.2 MB a vector in each chunk: staged uploads (from 1 MiB) and read-backs
+    const xs = values(n);
+    const ys = values(n, 3);
+    setGpuOptions({ devices: 1 });
+    const expected = (await saxpy(0.5, xs, ys)) as Float32Array;
+    setGpuOptions({ devices: 2 });
+    setIdleReleaseMs(Infinity);
+    await saxpy(0.5, xs, ys); // both devices open and compiled: what is traced below is the calls' own work
+    setChunkBytes(4.5 * 2 ** 20); // a device's part (7.5 MiB of operands) in two chunks
+    const events: TransferEvent[] = [];
+    setTransferTrace((e) => events.push(e));
+    const got = (await saxpy(0.5, xs, ys)) as Float32Array;
+    // (toEqual on a million elements takes seconds: the first difference instead.)
+    const want = bits(expected);
+    expect(bits(got).findIndex((v, i) => v !== want[i])).toBe(-1);
+    const issued = events.filter((e) => e.kind === 'chunk-issued').map((e) => e.device);
+    expect(issued).toEqual([0, 1, 0, 1]);
+    for (const device of [0, 1]) {
+      const of = (kind: TransferEvent['kind']) => events.filter((e) => e.kind === kind && e.device === device);
+      expect(of('chunk-done')).toHaveLength(2);
+      expect(of('host-to-staging').reduce((sum, e) => sum + e.bytes, 0)).toBeGreaterThanOrEqual(2 * 4 * (n / 2));
+      expect(of('staging-to-host').reduce((sum, e) => sum + e.bytes, 0)).toBe(4 * (n / 2));
+    }
   });
 
   it('toDevice shards along the first dimension; calls run per shard and return sharded results; toHost gathers', async () => {

@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ArgumentError, type DeviceArray, deviceArray, getGpuOptions, guvectorize, type NDArray, setGpuOptions, toDevice, vectorize } from '../../../src/index.js';
 import { bufferPoolStats } from '../../../src/targets/gpu/runtime/buffer-pool.js';
 import { acquireDevice, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
-import { hostOperandBytes, IN_FLIGHT, loopChunks, streamingStats } from '../../../src/targets/gpu/runtime/streaming.js';
+import { chunkBudget, hostOperandBytes, IN_FLIGHT, loopChunks, setChunkBytes, streamingStats } from '../../../src/targets/gpu/runtime/streaming.js';
 import type { CallPlan } from '../../../src/plan.js';
 import { hermiteUfuncs } from '../../../examples/hermite.js';
 import { describeGpu } from '../../gpu-available.js';
@@ -19,6 +19,7 @@ const values = (n: number, seed = 1) => new Float32Array(n).map((_, i) => (((i +
 
 afterEach(() => {
   setGpuOptions({ memoryLimit: DEFAULT_LIMIT });
+  setChunkBytes(undefined);
   setIdleReleaseMs(200);
 });
 afterAll(() => shutdownDevice());
@@ -52,6 +53,19 @@ describe('loopChunks', () => {
     parts.forEach((part, k) => k > 0 && expect(starts[k]).toBe(starts[k - 1]! + parts[k - 1]!.loopShape[0]!));
   });
 
+  it('cuts slices alike: one step whose slices fit in their size classes, evened out over the dimension', () => {
+    // 100,000 elements a vector: a step of 1000 × 100,000 / 1,200,000 = 83,333 is 333,332 bytes a
+    // vector, rounded up to 393,216 by the size classes: too large, so the step shrinks rather than
+    // each slice being cut again into a large and a small part.
+    const p = plan([100_000], [[1], [1], [1]], 100_000);
+    const parts = [...loopChunks(p, 1000 * 1000)];
+    const sizes = new Set(parts.map((part) => part.loopShape[0]!));
+    expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+    expect(new Set(parts.map(hostOperandBytes)).size).toBe(1);
+    for (const part of parts) expect(hostOperandBytes(part)).toBeLessThanOrEqual(1000 * 1000);
+    expect(parts.reduce((sum, part) => sum + part.loopShape[0]!, 0)).toBe(100_000);
+  });
+
   it('cuts the next dimension when one index of the outer one does not fit; a broadcast row stays whole', () => {
     const p = plan([4, 2000], [[2000, 1], [0, 1], [2000, 1]], 8000); // x[4, 2000] + row[2000] -> out
     const parts = [...loopChunks(p, 6 * KiB)];
@@ -60,6 +74,25 @@ describe('loopChunks', () => {
       expect(hostOperandBytes(part)).toBeLessThanOrEqual(6 * KiB);
     }
     expect(parts.reduce((sum, part) => sum + part.loopShape[1]!, 0)).toBe(4 * 2000);
+  });
+});
+
+describe('chunkBudget', () => {
+  const plan = (n: number, outputs: 'host' | 'none', limits?: object): CallPlan =>
+    ({
+      kind: 'vectorize', kernel: {} as never, kernelKey: 'k', loopShape: [n], nin: 1, boundsCheck: true, limits,
+      operands: (outputs === 'host' ? [0, 1] : [0]).map(() => ({ dtype: 'float32', data: new Float32Array(n), offset: 0, loopStrides: [1], coreShape: [], coreStrides: [] })),
+    }) as CallPlan;
+
+  it('chunks a call over its memory limit, and a large call with host outputs; not a small one, nor one without host outputs or with a timeout', () => {
+    setChunkBytes(64 * KiB);
+    expect(chunkBudget(plan(64 * KiB, 'host'), 96 * KiB)).toBe(32 * KiB); // over the limit: a third of it a chunk
+    expect(chunkBudget(plan(64 * KiB, 'host'), 2 ** 30)).toBe(64 * KiB); // large (512 KiB): chunks of 64 KiB
+    expect(chunkBudget(plan(4 * KiB, 'host'), 2 ** 30)).toBeUndefined(); // 32 KiB: one piece
+    expect(chunkBudget(plan(64 * KiB, 'none'), 2 ** 30)).toBeUndefined(); // device outputs: returns once recorded
+    expect(chunkBudget(plan(64 * KiB, 'host', { timeout: 1000 }), 2 ** 30)).toBeUndefined(); // the limit is the whole call's
+    setChunkBytes(undefined);
+    expect(chunkBudget(plan(64 * KiB, 'host'), 2 ** 30)).toBeUndefined(); // 512 KiB is under the default chunk
   });
 });
 
@@ -135,6 +168,20 @@ describeGpu('streamed calls', { timeout: 120_000 }, () => {
     expect(differences(expected, (await result.toHost()) as Float32Array)).toEqual([]);
     dx.destroy();
     result.destroy();
+  });
+
+  it('a large call within the limit runs in chunks too (the chunk size made small here): the bits of one piece', async () => {
+    const n = 50_001;
+    const x = values(n);
+    const y = values(n, 3);
+    const whole = (await gpuAxpy(0.75, x, y)) as Float32Array;
+    setChunkBytes(64 * KiB);
+    const before = streamingStats();
+    const chunked = (await gpuAxpy(0.75, x, y)) as Float32Array;
+    const after = streamingStats();
+    expect(after.streamedCalls - before.streamedCalls).toBe(1);
+    expect(after.chunks - before.chunks).toBeGreaterThanOrEqual(9); // 600 KiB of operands in ≤ 64 KiB
+    expect(new Uint32Array(chunked.buffer)).toEqual(new Uint32Array(whole.buffer));
   });
 
   it('the Hermite table ()->(n) streamed over its rows: the bits of the unstreamed gpu call', async () => {

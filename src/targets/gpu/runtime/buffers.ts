@@ -26,6 +26,7 @@ import { flushChain, recordReadback } from './chain.js';
 import { asDeviceError } from './device-errors.js';
 import { runScoped, scopedSectionsPending, type GpuContext } from './device.js';
 import { cancelTimeout, type TimerHandle, unrefTimeout } from '../../../platform/platform.js';
+import { trace, tracing } from './transfer-trace.js';
 import type { GPUBuffer, GPUCommandEncoder, GPUDevice } from './webgpu-types.js';
 
 /**
@@ -41,8 +42,23 @@ const STAGING_MIN_BYTES = 4096;
 const WHOLE_STAGING_MIN_BYTES = 32 * 2 ** 20;
 /** The largest staging buffer, and so the largest chunk, of such a transfer. */
 const WHOLE_STAGING_MAX_BYTES = 256 * 2 ** 20;
-/** Host-visible memory a device's staging pool keeps between transfers, per direction. */
-const STAGING_POOL_MAX_BYTES = 2 * WHOLE_STAGING_MAX_BYTES;
+/**
+ * Host-visible memory a device's staging pool keeps between transfers, per direction: the staging
+ * buffers of the chunks a chunked call has in flight (streaming.ts: 3 chunks, two 128 MiB inputs
+ * each, for a SAXPY), so that they are reused from chunk to chunk rather than created anew.
+ */
+const STAGING_POOL_MAX_BYTES = 4 * WHOLE_STAGING_MAX_BYTES;
+let stagingPoolMaxBytes = STAGING_POOL_MAX_BYTES;
+
+/**
+ * Sets how many bytes each staging pool keeps (for tests, which make it overflow with small
+ * transfers; undefined: the default, 1 GiB).
+ *
+ * @param bytes bytes ≥ 0, or undefined
+ */
+export function setStagingPoolLimit(bytes: number | undefined): void {
+  stagingPoolMaxBytes = bytes ?? STAGING_POOL_MAX_BYTES;
+}
 /** Free staging buffers are destroyed after this long without a transfer in their direction. */
 export const STAGING_IDLE_MS = 2000;
 
@@ -211,7 +227,9 @@ export async function writeToBuffer(ctx: GpuContext, buffer: GPUBuffer, byteOffs
           const n = Math.min(chunkBytes, whole - at);
           current = takeWriteSlot(ctx, pool, n);
           await current.ready;
+          const started = tracing() ? performance.now() : 0;
           new Uint8Array(current.buffer.getMappedRange(0, n)).set(bytes.subarray(at, at + n));
+          if (started) trace({ kind: 'host-to-staging', t: started, device: ctx.slot, bytes: n, ms: performance.now() - started });
           current.buffer.unmap();
           const encoder = device.createCommandEncoder();
           encoder.copyBufferToBuffer(current.buffer, 0, buffer, byteOffset + at, n);
@@ -319,6 +337,7 @@ export function stageUploadWith(ctx: GpuContext, byteLength: number, write: (chu
   const pool = stagingPoolOf(ctx, 'write');
   const chunkBytes = chunkBytesFor(pool, padded);
   const slots: WriteSlot[] = [];
+  const started = tracing() ? performance.now() : 0;
   try {
     for (let at = 0; at < padded; at += chunkBytes) {
       const n = Math.min(chunkBytes, padded - at);
@@ -335,6 +354,7 @@ export function stageUploadWith(ctx: GpuContext, byteLength: number, write: (chu
     for (const slot of slots) slot.buffer.destroy();
     throw e;
   }
+  if (started) trace({ kind: 'host-to-staging', t: started, device: ctx.slot, bytes: padded, ms: performance.now() - started });
   let recorded = false;
   return {
     recordInto(encoder, buffer) {
@@ -439,9 +459,11 @@ export async function downloadBuffer(
       const chunkEnd = Math.min(chunkStart + chunkBytes, alignedEnd);
       const from = Math.max(chunkStart, byteOffset);
       const to = Math.min(chunkEnd, end);
+      const started = tracing() ? performance.now() : 0;
       const mapped = staging.getMappedRange(0, chunkEnd - chunkStart);
       dest.set(new Uint8Array(mapped, from - chunkStart, to - from), from - byteOffset);
       staging.unmap();
+      if (started) trace({ kind: 'staging-to-host', t: started, device: ctx.slot, bytes: to - from, ms: performance.now() - started });
       giveStaging(pool, staging);
     }
   } catch (e) {
@@ -592,8 +614,12 @@ interface StagingPool<T> {
   idleTimer: TimerHandle | undefined;
   readonly sizeOf: (entry: T) => number;
   readonly destroy: (entry: T) => void;
-  /** The entry is still in use by the GPU (a copy out of it in flight): the pool is not idle. */
-  readonly busy: (entry: T) => boolean;
+  /**
+   * While the entry's mapping is still pending (the GPU copying out of it, then the map), what
+   * settles when it is done; undefined when the entry is idle. A pool with a pending entry is not
+   * idle, and a pending entry is not destroyed before its mapping settles (see {@link giveStaging}).
+   */
+  readonly settling: (entry: T) => Promise<unknown> | undefined;
 }
 
 // Per device, weakly: a released device's pools go with it (its buffers die with the device).
@@ -605,9 +631,11 @@ function stagingPoolOf(ctx: GpuContext, direction: 'write'): StagingPool<WriteSl
 function stagingPoolOf(ctx: GpuContext, direction: 'read' | 'write'): StagingPool<GPUBuffer> | StagingPool<WriteSlot> {
   let read = readPools.get(ctx.device);
   let write = writePools.get(ctx.device);
-  if (direction === 'read' && !read) readPools.set(ctx.device, (read = newPool<GPUBuffer>((b) => b.size, (b) => b.destroy(), () => false)));
+  if (direction === 'read' && !read) {
+    readPools.set(ctx.device, (read = newPool<GPUBuffer>((b) => b.size, (b) => destroyStaging(ctx, b, 'read'), () => undefined)));
+  }
   if (direction === 'write' && !write) {
-    writePools.set(ctx.device, (write = newPool<WriteSlot>((s) => s.buffer.size, (s) => s.buffer.destroy(), (s) => s.pending)));
+    writePools.set(ctx.device, (write = newPool<WriteSlot>((s) => s.buffer.size, (s) => destroyStaging(ctx, s.buffer, 'write'), (s) => (s.pending ? s.ready : undefined))));
   }
   // A transfer either way keeps both pools: a loop of calls uploads at the start of each call and
   // reads back at its end, and a slow kernel between must not empty the other direction's pool.
@@ -616,8 +644,21 @@ function stagingPoolOf(ctx: GpuContext, direction: 'read' | 'write'): StagingPoo
   return direction === 'read' ? read! : write!;
 }
 
-function newPool<T>(sizeOf: (entry: T) => number, destroy: (entry: T) => void, busy: (entry: T) => boolean): StagingPool<T> {
-  return { free: new Map(), bytes: 0, wanted: new Set(), idleTimer: undefined, sizeOf, destroy, busy };
+/** Creates a staging buffer (traced: pinned host memory, costly to create). */
+function createStaging(ctx: GpuContext, size: number, direction: 'read' | 'write'): GPUBuffer {
+  if (tracing()) trace({ kind: 'staging-created', t: performance.now(), device: ctx.slot, bytes: size, direction });
+  return direction === 'read'
+    ? ctx.device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST })
+    : ctx.device.createBuffer({ size, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+}
+
+function destroyStaging(ctx: GpuContext, buffer: GPUBuffer, direction: 'read' | 'write'): void {
+  if (tracing()) trace({ kind: 'staging-destroyed', t: performance.now(), device: ctx.slot, bytes: buffer.size, direction, mapState: buffer.mapState });
+  buffer.destroy();
+}
+
+function newPool<T>(sizeOf: (entry: T) => number, destroy: (entry: T) => void, settling: (entry: T) => Promise<unknown> | undefined): StagingPool<T> {
+  return { free: new Map(), bytes: 0, wanted: new Set(), idleTimer: undefined, sizeOf, destroy, settling };
 }
 
 /**
@@ -629,7 +670,7 @@ function armStagingIdle<T>(pool: StagingPool<T>): void {
   pool.idleTimer = unrefTimeout(() => {
     pool.idleTimer = undefined;
     for (const list of pool.free.values()) {
-      if (list.some(pool.busy)) {
+      if (list.some((entry) => pool.settling(entry) !== undefined)) {
         armStagingIdle(pool);
         return;
       }
@@ -670,7 +711,7 @@ function takeFromPool<T>(pool: StagingPool<T>, size: number): T | undefined {
 
 function takeReadStaging(ctx: GpuContext, pool: StagingPool<GPUBuffer>, length: number): GPUBuffer {
   const size = stagingSize(length);
-  return takeFromPool(pool, size) ?? ctx.device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  return takeFromPool(pool, size) ?? createStaging(ctx, size, 'read');
 }
 
 /** Chunks up to 16 MiB share one slot size, so the pool does not fill with odd sizes. */
@@ -679,8 +720,7 @@ function writeSlotSize(length: number): number {
 }
 
 function newWriteSlot(ctx: GpuContext, size: number): WriteSlot {
-  const buffer = ctx.device.createBuffer({ size, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
-  return { buffer, ready: Promise.resolve(), mapped: true, pending: false };
+  return { buffer: createStaging(ctx, size, 'write'), ready: Promise.resolve(), mapped: true, pending: false };
 }
 
 function takeWriteSlot(ctx: GpuContext, pool: StagingPool<WriteSlot>, length: number): WriteSlot {
@@ -702,11 +742,20 @@ function takeMappedSlot(ctx: GpuContext, pool: StagingPool<WriteSlot>, length: n
   return newWriteSlot(ctx, size);
 }
 
-/** Keeps a staging buffer for the next transfer, or destroys it when the pool is full. */
+/**
+ * Keeps a staging buffer for the next transfer, or destroys it when the pool is full — once its
+ * mapping has settled, if one is pending. Destroying a buffer whose mapping is pending aborts the
+ * mapping, and dawn.node settles such a mapping's promise from a later turn of the event loop
+ * (AsyncRunner::Reject): a process that did so for many staging buffers, two devices streaming
+ * with a staging pool too small for their chunks, died on lavapipe in V8's handle bookkeeping
+ * inside that deferred rejection ("Check failed: node->IsInUse()" under napi_reject_deferred).
+ */
 function giveStaging<T>(pool: StagingPool<T>, entry: T): void {
   const size = pool.sizeOf(entry);
-  if (pool.bytes + size > STAGING_POOL_MAX_BYTES) {
-    pool.destroy(entry);
+  if (pool.bytes + size > stagingPoolMaxBytes) {
+    const settling = pool.settling(entry);
+    if (!settling) pool.destroy(entry);
+    else void settling.then(() => pool.destroy(entry), () => pool.destroy(entry));
     return;
   }
   const list = pool.free.get(size);

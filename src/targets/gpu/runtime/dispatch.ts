@@ -4,7 +4,8 @@
  *
  * Host inputs are read during the call itself, before it returns its promise: uploaded there and
  * then when the device and the pipeline are ready (the usual case after the first call), copied
- * otherwise — so changing a host array right after the call does not change its result. Large host
+ * otherwise — so changing a host array right after the call does not change its result (a call
+ * run in chunks, streaming.ts, is one such call per chunk, started as the chunks go). Large host
  * inputs (from 1 MiB) are copied into pooled mapped staging buffers — a sparse view's elements
  * gathered straight into them — and their copies to the device recorded into the call's own batch
  * ({@link stageUpload}); small ones go through `queue.writeBuffer`.
@@ -34,6 +35,7 @@ import { OOB_RECORD_BYTES } from '../codegen/shader-module.js';
 import { isSharedArrayBuffer } from '../../../platform/platform.js';
 import { ENQUEUED } from '../../target.js';
 import { holdCall, setHeldRecorder, writesWholeOutputs } from './chain-fusion.js';
+import { trace, tracing } from './transfer-trace.js';
 
 /** A host array region the call moves to the device (shared by operands that are the same view). */
 interface HostBuffer {
@@ -421,7 +423,10 @@ function placeHostBuffers(ctx: GpuContext, hostBuffers: HostBuffer[], temporarie
         (staged ??= []).push({ upload: stageUpload(ctx, h.data), buffer });
       } else {
         // Queue order puts this write after every earlier use of the buffer and before this call's dispatch.
+        const started = tracing() ? performance.now() : 0;
         writeWords(device.queue, buffer, h.data);
+        // Dawn copies the bytes into staging memory of its own, here and now.
+        if (started) trace({ kind: 'host-to-staging', t: started, device: ctx.slot, bytes: h.data.byteLength, ms: performance.now() - started });
       }
     }
   } catch (e) {

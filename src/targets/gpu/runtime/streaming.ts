@@ -6,6 +6,11 @@
  * device buffers from the pool and gives them back when its results are home, so a streamed call
  * holds about `memoryLimit` bytes of device memory however large its arrays are.
  *
+ * So do large calls that fit ({@link chunkBudget}): a call with host outputs whose host operands
+ * exceed one chunk's bytes runs the same way, so that its copies overlap each other and its
+ * kernel, and its staging buffers (pinned host memory) and device buffers are those of one chunk,
+ * reused from chunk to chunk, rather than as large as its arrays and created anew by each call.
+ *
  * - **Where the loop is cut**: the outermost loop dimension, in slices as large as fit; when one
  *   index of it is still too large (a few long rows), each slice is cut along the next dimension,
  *   and so on. Core dimensions (guvectorize) are never cut: one row must fit.
@@ -22,15 +27,40 @@ import { sizeOf } from '../../../layout.js';
 import { type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
 import { sizeClass } from './buffer-pool.js';
 import { flushChain } from './chain.js';
-import { liveDevice } from './device.js';
+import { currentSlot, liveDevice } from './device.js';
 import { getGpuOptions } from './gpu-options.js';
 import { type HostPlacement, placeHostOperand } from './host-operands.js';
+import { trace, tracing } from './transfer-trace.js';
 
 /**
  * Chunks in flight at once: one uploading, one in the kernel, one downloading. Each chunk's host
  * arrays take at most `memoryLimit / IN_FLIGHT` bytes of device memory.
  */
 export const IN_FLIGHT = 3;
+
+/**
+ * The most host-operand bytes of one chunk, whatever the memory limit: 128 MiB an operand for a
+ * SAXPY. The host copies into and out of staging memory are the cost of a call on host arrays
+ * (one thread does them all, for every device), and large single copies run faster (glibc's
+ * `memcpy` uses non-temporal stores only above a size threshold: docs/gpu.md, "Copies between
+ * host and device"), while IN_FLIGHT chunks' staging buffers must fit in the staging pools
+ * (buffers.ts) to be reused rather than created for each chunk.
+ */
+const DEFAULT_CHUNK_BYTES = 3 * 128 * 2 ** 20;
+let chunkBytes = DEFAULT_CHUNK_BYTES;
+
+/**
+ * Sets the most host-operand bytes of one chunk (for benchmarks comparing chunk sizes, and for
+ * tests, which make small calls run in chunks).
+ *
+ * @param bytes a number of bytes > 0, or undefined for the default (384 MiB)
+ * @returns the previous value
+ */
+export function setChunkBytes(bytes: number | undefined): number {
+  const previous = chunkBytes;
+  chunkBytes = bytes === undefined ? DEFAULT_CHUNK_BYTES : Math.max(1, bytes);
+  return previous;
+}
 
 /** Counters for tests and benchmarks. */
 export interface StreamingStats {
@@ -96,7 +126,17 @@ export function* loopChunks(plan: CallPlan, budget: number, dim = 0): Generator<
   }
   const n = plan.loopShape[dim]!;
   // Rough at first (broadcast operands do not shrink with the slice): parts still too large are cut again.
-  const step = Math.max(1, Math.floor((n * budget) / bytes));
+  let step = Math.max(1, Math.floor((n * budget) / bytes));
+  // Size classes round each operand up: shrink the step until a slice fits, so that the slices
+  // are alike (and so are their pooled buffers) rather than each cut again into a large and a small part.
+  for (let tries = 0; tries < 8 && step > 1 && step < n; tries++) {
+    const first = hostOperandBytes(sliceLoop(plan, dim, 0, step));
+    if (first <= budget) break;
+    step = Math.max(1, Math.floor((step * budget) / first));
+  }
+  // As many slices as that takes, evened out: the last is not a small one of another size class,
+  // whose new buffers would join the others' in the pool (and the call's device memory).
+  step = Math.ceil(n / Math.ceil(n / step));
   if (step >= n) {
     yield* loopChunks(plan, budget, dim + 1);
     return;
@@ -122,24 +162,57 @@ export function needsStreaming(plan: CallPlan, limit = getGpuOptions().memoryLim
 }
 
 /**
- * Runs a call in chunks of at most `limit / IN_FLIGHT` bytes of host operands, IN_FLIGHT at once.
- * The first chunk to fail stops new ones from starting; the call rejects with its error once the
- * chunks in flight have ended (outputs may then be partly written, as with any failed call).
+ * The host-operand bytes of each chunk when the call is to run in chunks, else undefined: a call
+ * whose host operands exceed the memory limit, and a call with host outputs (so it waits for its
+ * results anyway), no `timeout` or `signal` (they apply to the call as a whole), whose host
+ * operands exceed one chunk. Chunks take at most `limit / IN_FLIGHT` bytes and at most the chunk
+ * bytes ({@link setChunkBytes}).
  *
- * @param plan the call (its host operands exceed the limit)
- * @param run runs one chunk on the device (the target's ordinary run)
- * @param limit bytes the call's host operands may take at once
+ * @param plan the call
+ * @param limit bytes allowed (default: the `memoryLimit` option)
  */
-export async function runStreamed(plan: CallPlan, run: (part: CallPlan) => Promise<void>, limit = getGpuOptions().memoryLimit): Promise<void> {
+export function chunkBudget(plan: CallPlan, limit = getGpuOptions().memoryLimit): number | undefined {
+  // Every call asks (a chain of calls on device arrays too): loops, no allocation, until it is large.
+  let hostOutputs = false;
+  let bound = 0;
+  const { operands } = plan;
+  for (let j = 0; j < operands.length; j++) {
+    const o = operands[j]!;
+    if (o.scalar !== undefined || isDeviceResident(o.data)) continue;
+    bound += (o.data as TypedArray).byteLength;
+    if (j >= plan.nin) hostOutputs = true;
+  }
+  if (bound === 0) return undefined;
+  const budget = Math.max(1, Math.min(Math.floor(limit / IN_FLIGHT), chunkBytes));
+  if (needsStreaming(plan, limit)) return budget;
+  if (!hostOutputs || bound <= chunkBytes || plan.limits || plan.loopShape.length === 0 || loopSize(plan) === 0) return undefined;
+  return hostOperandBytes(plan) > chunkBytes ? budget : undefined;
+}
+
+/**
+ * Runs a call in chunks of at most `budget` bytes of host operands, IN_FLIGHT at once. Between
+ * issuing two chunks it lets other work of the same turn run first: so the parts of a call split
+ * across devices (multi-device.ts) issue their chunks in turn, device 0, 1, 0, 1, … rather than
+ * each device waiting for another's host copies of its first chunks. The first chunk to fail stops
+ * new ones from starting; the call rejects with its error once the chunks in flight have ended
+ * (outputs may then be partly written, as with any failed call).
+ *
+ * @param plan the call
+ * @param run runs one chunk on the device (the target's ordinary run)
+ * @param budget host-operand bytes of one chunk ({@link chunkBudget})
+ */
+export async function runStreamed(plan: CallPlan, run: (part: CallPlan) => Promise<void>, budget: number): Promise<void> {
   const separated = withOverlapsCopied(plan);
   stats.streamedCalls++;
   const inFlight: Promise<void>[] = [];
   let failure: { error: unknown } | undefined;
-  for (const part of loopChunks(separated, Math.max(1, Math.floor(limit / IN_FLIGHT)))) {
+  let index = 0;
+  for (const part of loopChunks(separated, budget)) {
     while (inFlight.length >= IN_FLIGHT) await inFlight.shift()!.catch(() => {});
+    if (index > 0) await Promise.resolve();
     if (failure) break;
     stats.chunks++;
-    const chunk = runChunk(part, run).catch((error: unknown) => {
+    const chunk = runChunk(part, run, index++).catch((error: unknown) => {
       failure ??= { error };
     });
     inFlight.push(chunk);
@@ -154,13 +227,20 @@ export async function runStreamed(plan: CallPlan, run: (part: CallPlan) => Promi
  * recorded — its submission and completion, so that chunks in flight are really on the GPU and
  * the uploads of later chunks wait for buffers to come back to the pool.
  */
-async function runChunk(part: CallPlan, run: (part: CallPlan) => Promise<void>): Promise<void> {
+async function runChunk(part: CallPlan, run: (part: CallPlan) => Promise<void>, index: number): Promise<void> {
+  const traced = tracing() ? { device: currentSlot(), chunk: index, bytes: hostOperandBytes(part) } : undefined;
+  if (traced) trace({ kind: 'chunk-issued', t: performance.now(), ...traced });
   await run(part);
-  if (part.operands.slice(part.nin).some((o) => !isDeviceResident(o.data))) return;
+  if (part.operands.slice(part.nin).some((o) => !isDeviceResident(o.data))) {
+    if (traced) trace({ kind: 'chunk-done', t: performance.now(), ...traced });
+    return;
+  }
   const ctx = liveDevice();
-  if (!ctx) return;
-  flushChain(ctx.device);
-  await ctx.device.queue.onSubmittedWorkDone();
+  if (ctx) {
+    flushChain(ctx.device);
+    await ctx.device.queue.onSubmittedWorkDone();
+  }
+  if (traced) trace({ kind: 'chunk-done', t: performance.now(), ...traced });
 }
 
 /**

@@ -1,0 +1,176 @@
+/**
+ * Calls on host arrays on 1 and 2 devices, and where their time goes: SAXPY over host
+ * Float32Arrays into a host `out` (nothing streamed: the memory limit raised), and the same call
+ * streamed under a per-device memory limit, for each chunk size asked for (`--chunk-mib`: MiB of
+ * host operands a chunk, its arrays together, `setChunkBytes`; `whole` is the path before calls
+ * were chunked for throughput: one piece per device when it fits, chunks of a third of the limit
+ * when streamed).
+ * Each row is the median of REPS calls after a warm-up; then one call per row is traced
+ * (runtime/transfer-trace.ts): per device, its chunks, the host's copies into and out of staging
+ * memory (the one JS thread does them for every device), and the staging buffers created.
+ *
+ *   npx tsx bench/multigpu-host.ts --quick                    # lavapipe: small sizes
+ *   npx tsx bench/multigpu-host.ts --saxpy-log2 28 --chunk-mib 192,384,768,whole --limit-gib 2 --events
+ *
+ * `--events` writes every traced event of every call, as it happens (synchronously: a process
+ * that dies leaves what it did last), to bench/results/multigpu-host-events.log. Prints the table
+ * and writes it to bench/results/multigpu-host-<adapter>.md.
+ */
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { setGpuOptions, vectorize } from '../src/index.js';
+import { describeAdapter, setIdleReleaseMs, shutdownDevice } from '../src/targets/gpu/runtime/device.js';
+import { setChunkBytes } from '../src/targets/gpu/runtime/streaming.js';
+import { setTransferTrace, type TransferEvent } from '../src/targets/gpu/runtime/transfer-trace.js';
+import { markdownTable } from './lib/markdown.js';
+import { median } from './lib/timing.js';
+
+const args = process.argv.slice(2);
+const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const quick = args.includes('--quick');
+const SAXPY_N = 2 ** Number(option('--saxpy-log2') ?? (quick ? 22 : 30));
+const CHUNKS = (option('--chunk-mib') ?? (quick ? '6,whole' : '384,whole')).split(',');
+const LIMIT = Number(option('--limit-gib') ?? (quick ? 1 / 256 : 2)) * 2 ** 30;
+const DEVICE_COUNTS = (option('--devices') ?? '1,2').split(',').map(Number);
+const REPS = Number(option('--reps') ?? 3);
+const NO_STREAMING = 2 ** 50;
+
+const started = performance.now();
+const step = (what: string) => console.error(`[${((performance.now() - started) / 1e3).toFixed(1)} s] ${what}`);
+const dir = fileURLToPath(new URL('./results/', import.meta.url));
+mkdirSync(dir, { recursive: true });
+const eventLog = args.includes('--events') ? openSync(`${dir}multigpu-host-events.log`, 'w') : undefined;
+
+setIdleReleaseMs(Infinity);
+setGpuOptions({ devices: Math.max(...DEVICE_COUNTS) }); // device 0 is the same GPU in every row
+const adapter = await describeAdapter();
+console.error(`gpu: ${adapter}`);
+const saxpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+const values = (n: number, seed: number) => {
+  const v = new Float32Array(n);
+  for (let i = 0; i < n; i++) v[i] = (((i + seed) * 7919) % 1000) / 100 - 5;
+  return v;
+};
+const xs = values(SAXPY_N, 1);
+const ys = values(SAXPY_N, 2);
+const zs = new Float32Array(SAXPY_N);
+step(`arrays of 2^${Math.log2(SAXPY_N)} float32 made`);
+/** The first call's result: every other call must give its bits (a GPU may fuse a * x + y). */
+let expected: Float32Array | undefined;
+
+/** The events of the call being traced, and every event to the log file when asked. */
+let collected: TransferEvent[] | undefined;
+let label = '';
+setTransferTrace((e) => {
+  collected?.push(e);
+  if (eventLog !== undefined) writeSync(eventLog, `${label} ${JSON.stringify({ ...e, t: Math.round(e.t * 1000) / 1000 })}\n`);
+});
+
+interface Row {
+  readonly work: string;
+  readonly ms: number[];
+  readonly traces: string[];
+}
+const rows: Row[] = [];
+let check = 'ok';
+
+for (const chunk of CHUNKS) {
+  setChunkBytes(chunk === 'whole' ? 2 ** 50 : Number(chunk) * 2 ** 20);
+  for (const [mode, limit] of [['host', NO_STREAMING], ['streamed', LIMIT]] as const) {
+    const row: Row = { work: `SAXPY 2^${Math.log2(SAXPY_N)}, ${mode === 'host' ? 'from host arrays' : `streamed under ${fmtBytes(LIMIT)} per device`}, chunks of ${chunk === 'whole' ? 'the whole part' : `≤ ${chunk} MiB of operands`}`, ms: [], traces: [] };
+    rows.push(row);
+    for (const devices of DEVICE_COUNTS) {
+      setGpuOptions({ devices, memoryLimit: limit });
+      label = `[${chunk} ${mode} ${devices}dev]`;
+      const times: number[] = [];
+      for (let r = 0; r <= REPS; r++) {
+        zs.fill(0);
+        const t0 = performance.now();
+        await saxpy(2, xs, ys, { out: zs });
+        if (r > 0) times.push(performance.now() - t0);
+        // The warm-up call's bits, and the traced call's below (a check takes seconds at 2^30).
+        expected ??= zs.slice();
+        if (r === 0 && !sameBits(zs, expected)) check = `${label} differs from the first call`;
+      }
+      row.ms.push(median(times));
+      // One more call, traced: where its time went.
+      collected = [];
+      zs.fill(0);
+      const t0 = performance.now();
+      await saxpy(2, xs, ys, { out: zs });
+      const t1 = performance.now();
+      if (!sameBits(zs, expected!)) check = `${label} (traced) differs from the first call`;
+      row.traces.push(`${devices} device(s): ${summarize(collected, t0, t1)}`);
+      collected = undefined;
+      step(`${label} ${fmtMs(row.ms.at(-1)!)} ms`);
+    }
+  }
+}
+if (eventLog !== undefined) closeSync(eventLog);
+
+const header = ['work', ...DEVICE_COUNTS.map((d) => `${d} device${d > 1 ? 's' : ''} (ms)`), ...(DEVICE_COUNTS.length === 2 ? ['2 vs 1'] : []), `GB/s on ${DEVICE_COUNTS.at(-1)}`];
+const body = rows.map((r) => [
+  r.work,
+  ...r.ms.map(fmtMs),
+  ...(DEVICE_COUNTS.length === 2 ? [`${(r.ms[0]! / r.ms[1]!).toFixed(2)}×`] : []),
+  ((12 * SAXPY_N) / r.ms.at(-1)! / 1e6).toFixed(2),
+]);
+const report = [
+  `# Calls on host arrays on ${DEVICE_COUNTS.join(' and ')} device(s), and where their time goes`,
+  '',
+  `gpu: ${adapter}. ${new Date().toISOString().slice(0, 10)}. Medians of ${REPS} calls after a warm-up; 12 bytes moved per element (x, y up; z down). Results bit-identical across rows and device counts: ${check}.`,
+  '',
+  markdownTable(header.map((h, i) => ({ header: h, align: i === 0 ? 'left' : 'right' })), body),
+  '',
+  'One traced call per cell (host copies: the JS thread copying into and out of mapped staging memory, summed over the call; staging created: new staging buffers, pinned host memory):',
+  '',
+  ...rows.flatMap((r) => [`- ${r.work}:`, ...r.traces.map((t) => `  - ${t}`)]),
+  '',
+  `Command: \`npx tsx bench/multigpu-host.ts ${args.join(' ')}\` (GPU host: \`bash .gpu/run.sh node --import tsx bench/multigpu-host.ts …\`).`,
+].join('\n');
+console.log(report);
+const slug = adapter.split(':')[0]!.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
+writeFileSync(`${dir}multigpu-host-${slug}${quick ? '-quick' : ''}.md`, `${report}\n`);
+shutdownDevice();
+
+/** One traced call in a line: per device, its chunks and the host copies it waited for. */
+function summarize(events: readonly TransferEvent[], t0: number, t1: number): string {
+  const devices = [...new Set(events.map((e) => e.device))].sort();
+  let copyMs = 0;
+  const perDevice = devices.map((d) => {
+    const of = (kind: TransferEvent['kind']) => events.filter((e) => e.kind === kind && e.device === d);
+    const sum = (list: readonly TransferEvent[], key: 'bytes' | 'ms') => list.reduce((s, e) => s + (key === 'ms' ? ('ms' in e ? e.ms : 0) : e.bytes), 0);
+    const up = of('host-to-staging');
+    const down = of('staging-to-host');
+    const created = of('staging-created');
+    copyMs += sum(up, 'ms') + sum(down, 'ms');
+    const chunks = of('chunk-issued');
+    const done = of('chunk-done');
+    const span = chunks.length > 0 && done.length > 0 ? ` from ${fmtMs(chunks[0]!.t - t0)} to ${fmtMs(done.at(-1)!.t - t0)} ms` : '';
+    return (
+      `device ${d}: ${chunks.length} chunk(s)${span}; host copies up ${fmtBytes(sum(up, 'bytes'))} in ${fmtMs(sum(up, 'ms'))} ms (${rate(sum(up, 'bytes'), sum(up, 'ms'))}), ` +
+      `down ${fmtBytes(sum(down, 'bytes'))} in ${fmtMs(sum(down, 'ms'))} ms (${rate(sum(down, 'bytes'), sum(down, 'ms'))}); staging created ${created.length} (${fmtBytes(sum(created, 'bytes'))})`
+    );
+  });
+  const order = events.filter((e) => e.kind === 'chunk-issued').slice(0, 8).map((e) => e.device).join('');
+  return `call ${fmtMs(t1 - t0)} ms, host copies ${fmtMs(copyMs)} ms of it (${((100 * copyMs) / (t1 - t0)).toFixed(0)}%); first chunks issued on devices ${order || '–'}; ${perDevice.join('; ')}`;
+}
+
+function rate(bytes: number, ms: number): string {
+  return ms > 0 ? `${(bytes / ms / 1e6).toFixed(2)} GB/s` : '–';
+}
+
+function sameBits(a: Float32Array, b: Float32Array): boolean {
+  const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return x.length === y.length;
+}
+
+function fmtMs(ms: number): string {
+  return ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3);
+}
+
+function fmtBytes(n: number): string {
+  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : `${(n / 2 ** 20).toFixed(1)} MiB`;
+}
