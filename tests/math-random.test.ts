@@ -186,9 +186,9 @@ describe('Math.random() in kernels: what is refused', () => {
     });
     expect(inTest).toThrow(KernelCompileError);
     expect(inTest).toThrowErrorMatchingInlineSnapshot(`
-      [KernelCompileError: \`Math.random()\` is not supported in a loop's test, which runs again on every iteration: draw into a variable in the loop's body (\`const u = Math.random();\`) (kernel line 3:14)
-              while (Math.random() < 0.5) n++;
-                     ^]
+      [KernelCompileError: \`Math.random()\` is not supported in a loop's test, which runs again on every iteration: draw into a variable in the loop's body (\`const u = Math.random();\`) (tests/math-random.test.ts:184:14)
+        while (Math.random() < 0.5) n++;
+               ^]
     `);
     const inUpdate = () => vectorize(['float64(float64)'])((_x: number) => {
       let s = 0;
@@ -196,15 +196,15 @@ describe('Math.random() in kernels: what is refused', () => {
       return s;
     });
     expect(inUpdate).toThrowErrorMatchingInlineSnapshot(`
-      [KernelCompileError: \`Math.random()\` is not supported in a \`for\` loop's update, which runs again on every iteration: draw into a variable in the loop's body (\`const u = Math.random();\`) (kernel line 3:35)
-              for (let i = 0; i < 3; i += Math.random()) s++;
-                                          ^]
+      [KernelCompileError: \`Math.random()\` is not supported in a \`for\` loop's update, which runs again on every iteration: draw into a variable in the loop's body (\`const u = Math.random();\`) (tests/math-random.test.ts:195:35)
+        for (let i = 0; i < 3; i += Math.random()) s++;
+                                    ^]
     `);
     const withArgument = () => vectorize(['float64(float64)'])((v: number) => (Math.random as (x: number) => number)(v));
     expect(withArgument).toThrowErrorMatchingInlineSnapshot(`
-      [KernelCompileError: \`Math.random\` takes no arguments (kernel line 1:8)
-        (v) => Math.random(v)
-               ^]
+      [KernelCompileError: \`Math.random\` takes no arguments (tests/math-random.test.ts:203:80)
+        const withArgument = () => vectorize(['float64(float64)'])((v: number) => (Math.random as (x: number) => number)(v));
+                                                                                   ^]
     `);
   });
 });

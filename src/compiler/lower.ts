@@ -127,7 +127,7 @@ class FunctionLowering {
   }
 
   fail(node: EsNode, message: string): never {
-    throw compileError(this.fn.source, locationOf(node), message);
+    throw compileError(this.fn, locationOf(node), message);
   }
 
   text(node: EsNode): string {

@@ -3,6 +3,7 @@
  */
 import { parse as acornParse, type Node } from 'acorn';
 import { KernelCompileError, type SourceLocation } from '../errors.js';
+import { type FunctionOrigin, installedPlatform } from '../platform/platform.js';
 
 /** The ESTree nodes the lowering reads; acorn's own types are too loose to be useful here. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -15,14 +16,76 @@ export interface ParsedFunction {
   /** ArrowFunctionExpression | FunctionExpression | FunctionDeclaration. */
   readonly node: EsNode;
   readonly params: readonly string[];
+  /** The function it was read from; absent for source text. */
+  readonly fn?: Function;
 }
 
-/** Messages point into the kernel's own source: the line, and a caret under the column. */
-export function compileError(source: string, loc: SourceLocation, message: string): KernelCompileError {
-  const line = source.split('\n')[loc.line - 1] ?? '';
-  const caret = ' '.repeat(Math.max(0, loc.column - 1)) + '^';
+/** A kernel's or helper's text, and the function it is the text of (absent for source text). */
+export interface KernelText {
+  readonly source: string;
+  readonly fn?: Function;
+}
+
+/**
+ * A compile error at `loc` of a kernel's text, ending with the line and a caret under the column.
+ * For a function, the position and the line are the user's file's (`tests/k.ts:12:16`), found when
+ * the message is first read (platform `functionOrigin`: the inspector and source maps, which only
+ * messages pay for: some compile errors are caught and never shown); where a tool transformed the
+ * file and left no source map, the message says the position is in the code it made. Source text,
+ * and functions on a host that cannot tell where they were written, get `(kernel line 2:14)` and
+ * the line of the text.
+ *
+ * @param text - the kernel's text (or an object with it and its function)
+ * @param loc - the position in the text, from 1
+ * @param message - what is wrong, a sentence
+ * @returns the error, to throw
+ * @example
+ * throw compileError(parsed, locationOf(node), `\`${name}\` is not defined in the kernel`);
+ */
+export function compileError(text: KernelText | string, loc: SourceLocation, message: string): KernelCompileError {
+  const { source, fn } = typeof text === 'string' ? { source: text, fn: undefined } : text;
   const sentence = /^[a-z]/.test(message) ? message[0]!.toUpperCase() + message.slice(1) : message;
-  return new KernelCompileError(`${sentence} (kernel line ${loc.line}:${loc.column})\n  ${line}\n  ${caret}`, loc);
+  const error = new KernelCompileError(placedMessage(sentence, source, loc, undefined), loc);
+  if (fn) {
+    let placed: string | undefined;
+    Object.defineProperty(error, 'message', {
+      configurable: true,
+      enumerable: false,
+      get: () => (placed ??= placedMessage(sentence, source, loc, installedPlatform()?.functionOrigin(fn))),
+      set: (value: string) => {
+        placed = value;
+      },
+    });
+  }
+  return error;
+}
+
+function placedMessage(sentence: string, source: string, loc: SourceLocation, origin: FunctionOrigin | undefined): string {
+  const inFile = origin?.kind === 'file' ? origin.position(loc) : undefined;
+  if (inFile) {
+    const line = inFile.text.trimStart();
+    const column = inFile.column - (inFile.text.length - line.length);
+    return `${sentence} (${inFile.file}:${inFile.line}:${inFile.column})\n  ${line}\n  ${' '.repeat(Math.max(0, column - 1))}^`;
+  }
+  const where = origin?.kind === 'transformed'
+    ? `kernel line ${loc.line}:${loc.column} of the code a build tool made from ${origin.file}, not of that file, which has no source map to map it back`
+    : `kernel line ${loc.line}:${loc.column}`;
+  return `${sentence} (${where})\n  ${excerpt(source, loc)}`;
+}
+
+/**
+ * The line of a kernel's text at `loc`, and a caret under the column below it (two lines; the
+ * second indented by two spaces more than the first's start, as messages indent both).
+ *
+ * @param source - the kernel's text
+ * @param loc - the position, from 1
+ * @returns `return x + y;⏎  ^`-style text
+ * @example
+ * excerpt('(x) => {\n  return x + y;\n}', { line: 2, column: 14 }); // '  return x + y;\n               ^'
+ */
+export function excerpt(source: string, loc: SourceLocation): string {
+  const line = source.split('\n')[loc.line - 1] ?? '';
+  return `${line}\n  ${' '.repeat(Math.max(0, loc.column - 1))}^`;
 }
 
 /** acorn reports 0-based columns, and line 1 of what it parsed starts with the `(` we added. */
@@ -51,10 +114,11 @@ export function parseFunction(fn: unknown, what = 'kernel'): ParsedFunction {
       `The ${what}${what === 'kernel' ? '' : ` (the function \`${fn.name || 'anonymous'}\`)`} is a native or bound function, or a built-in (such as \`Math.max\` or \`process.exit\`), which cannot be compiled into a kernel: its code is not kernel-language JavaScript. Pass a plain function written in the kernel language.`,
     );
   }
-  return parseSource(source, fn.name, what);
+  return parseSource(source, fn.name, what, fn);
 }
 
-function parseSource(source: string, name: string, what: string): ParsedFunction {
+function parseSource(source: string, name: string, what: string, fn?: Function): ParsedFunction {
+  const text: KernelText = { source, fn };
   let program: EsNode;
   try {
     program = acornParse(`(${source}\n)`, { ecmaVersion: 'latest', locations: true, sourceType: 'script' }) as EsNode;
@@ -65,7 +129,7 @@ function parseSource(source: string, name: string, what: string): ParsedFunction
       const object = program.body[0].expression as EsNode;
       if (program.body.length !== 1 || object.properties.length !== 1 || object.properties[0].type !== 'Property' || !object.properties[0].method) throw e;
       const method = object.properties[0].value as EsNode;
-      return finish(source, name, method, what);
+      return finish(text, name, method, what);
     } catch {
       const err = e as { message: string; loc?: { line: number; column: number } };
       const lines = source.split('\n');
@@ -73,7 +137,7 @@ function parseSource(source: string, name: string, what: string): ParsedFunction
       const loc = !err.loc ? { line: 1, column: 1 }
         : err.loc.line > lines.length ? { line: lines.length, column: lines[lines.length - 1]!.length + 1 }
         : { line: err.loc.line, column: err.loc.line === 1 ? err.loc.column : err.loc.column + 1 };
-      throw compileError(source, loc, `The ${what} could not be parsed: ${err.message.replace(/ \(\d+:\d+\)$/, '')}`);
+      throw compileError(text, loc, `The ${what} could not be parsed: ${err.message.replace(/ \(\d+:\d+\)$/, '')}`);
     }
   }
   const expr = program.body[0]?.expression as EsNode | undefined;
@@ -84,9 +148,9 @@ function parseSource(source: string, name: string, what: string): ParsedFunction
   // source must be exactly one function (kernels travel as text), not a function and more.
   if (program.body.length !== 1 || expr.start < 1 || expr.end > source.length + 1) {
     const rest = program.body.length > 1 ? (program.body[1] as EsNode) : expr;
-    throw compileError(source, locationOf(rest), `the ${what} source must be exactly one function, but it goes on after the function ends: ${JSON.stringify(source.slice(expr.end - 1, expr.end + 39))}`);
+    throw compileError(text, locationOf(rest), `the ${what} source must be exactly one function, but it goes on after the function ends: ${JSON.stringify(source.slice(expr.end - 1, expr.end + 39))}`);
   }
-  return finish(source, name, expr, what);
+  return finish(text, name, expr, what);
 }
 
 /**
@@ -117,10 +181,10 @@ function nestingDepth(root: EsNode): { depth: number; deepest: EsNode } {
   return { depth, deepest };
 }
 
-function checkNesting(source: string, node: EsNode, what: string): void {
+function checkNesting(text: KernelText, node: EsNode, what: string): void {
   const { depth, deepest } = nestingDepth(node);
   if (depth > MAX_NESTING) {
-    throw compileError(source, locationOf(deepest), `the ${what} nests ${depth} levels deep (expressions and statements within each other); at most ${MAX_NESTING} are supported: split it with \`const\` locals or helper functions`);
+    throw compileError(text, locationOf(deepest), `the ${what} nests ${depth} levels deep (expressions and statements within each other); at most ${MAX_NESTING} are supported: split it with \`const\` locals or helper functions`);
   }
 }
 
@@ -210,8 +274,9 @@ function unwrapIndirectCalls(node: EsNode): void {
   }
 }
 
-function finish(source: string, name: string, parsed: EsNode, what: string): ParsedFunction {
-  checkNesting(source, parsed, what);
+function finish(text: KernelText, name: string, parsed: EsNode, what: string): ParsedFunction {
+  const { source, fn } = text;
+  checkNesting(text, parsed, what);
   let node = parsed;
   if (/\(\s*0\s*,/.test(source)) unwrapIndirectCalls(node);
   if (/\bcov_[0-9a-z]+\(\)/i.test(source)) {
@@ -219,7 +284,7 @@ function finish(source: string, name: string, parsed: EsNode, what: string): Par
     const left = firstCoverageAccessor(node);
     if (left) {
       throw compileError(
-        source,
+        text,
         locationOf(left),
         `the ${what} was instrumented for code coverage, and \`${left.name}\` is used here in a way that is not one of Istanbul's counters, so it cannot be left out. ` +
           'Exclude the file that defines it from instrumentation (`/* istanbul ignore file */` at its top, or your test runner\'s `coverage.exclude`), ' +
@@ -227,15 +292,15 @@ function finish(source: string, name: string, parsed: EsNode, what: string): Par
       );
     }
   }
-  if (node.async) throw compileError(source, locationOf(node), '`async` functions are not supported in kernels: a kernel computes synchronously');
-  if (node.generator) throw compileError(source, locationOf(node), 'generator functions are not supported in kernels');
+  if (node.async) throw compileError(text, locationOf(node), '`async` functions are not supported in kernels: a kernel computes synchronously');
+  if (node.generator) throw compileError(text, locationOf(node), 'generator functions are not supported in kernels');
   const params = (node.params as EsNode[]).map((p) => {
     if (p.type !== 'Identifier') {
-      throw compileError(source, locationOf(p), `parameter \`${source.slice(p.start - 1, p.end - 1)}\` must be a plain name (no defaults, destructuring or rest)`);
+      throw compileError(text, locationOf(p), `parameter \`${source.slice(p.start - 1, p.end - 1)}\` must be a plain name (no defaults, destructuring or rest)`);
     }
     return p.name as string;
   });
-  return { source, name: name || 'kernel', node, params };
+  return { source, name: name || 'kernel', node, params, ...(fn ? { fn } : {}) };
 }
 
 /** Functions of the runtime itself (`process.exit`, `console.log`, …), found once on first use. */

@@ -73,6 +73,8 @@ export const browserPlatform: Platform = {
   diagnoseMissingAdapter: () =>
     "the browser offers WebGPU but gave no adapter (WebGPU may be disabled, or the GPU blocklisted: see chrome://gpu); pass a device with `setDevice(device)`, or use target 'cpu' or 'parallel'.",
   createContextStore,
+  // A page has no inspector to ask: kernel positions stay positions in `fn.toString()`.
+  functionOrigin: () => undefined,
 };
 
 installPlatform(browserPlatform);

@@ -9,6 +9,7 @@ import os from 'node:os';
 import { delimiter, join } from 'node:path';
 import { TargetUnavailableError } from '../errors.js';
 import { startNodeWorker } from '../targets/parallel/spawn-node.js';
+import { functionOrigin } from './function-origin.js';
 import { DAWN_LIMIT_WARNING, withStderrLinesDropped } from './native-stderr.js';
 import { type ContextStore, installPlatform, type Platform } from './platform.js';
 
@@ -236,7 +237,7 @@ export const nodePlatform: Platform = {
   gpuCount: () => Math.max(1, gpuBuses().length),
   diagnoseMissingAdapter,
   createContextStore,
-
+  functionOrigin,
 };
 
 installPlatform(nodePlatform);

@@ -5,7 +5,7 @@
  * implementation that fits (`index.ts`: Node; `browser.ts`: a page), so a browser bundle never
  * reaches `node:*` modules or the `webgpu` package, and a Node program never reaches `navigator`.
  */
-import { TargetUnavailableError } from '../errors.js';
+import { type SourceLocation, TargetUnavailableError } from '../errors.js';
 import type { GPU, GPUAdapterOrNull } from '../targets/gpu/runtime/webgpu-types.js';
 
 /**
@@ -51,6 +51,25 @@ export interface ContextStore<T> {
   readonly followsAsync: boolean;
 }
 
+/** A position in the user's own file, and that line of it. Line and column from 1. */
+export interface FilePosition {
+  /** The file's path, relative to the working directory when inside it (else absolute, or its URL). */
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  readonly text: string;
+}
+
+/**
+ * Where a function's text (`fn.toString()`) was written: in a file, where positions in the text
+ * map to the file's (through its source map where a tool transformed it); or in code a tool made
+ * from `file` (a transpiler or bundler) that has no source map, so that positions in the text are
+ * positions in that code, not in the user's file.
+ */
+export type FunctionOrigin =
+  | { readonly kind: 'file'; position(loc: SourceLocation): FilePosition | undefined }
+  | { readonly kind: 'transformed'; readonly file: string };
+
 export interface Platform {
   readonly name: 'node' | 'browser';
   /** Logical cores: the parallel pool's default size. */
@@ -73,6 +92,11 @@ export interface Platform {
   /** Why no adapter was found, and what to do about it. */
   diagnoseMissingAdapter(): string;
   createContextStore<T>(): ContextStore<T>;
+  /**
+   * Where a function given as a kernel or helper was written, for error messages (Node: through
+   * V8's inspector and the script's source map); undefined where the host cannot tell (a page).
+   */
+  functionOrigin(fn: Function): FunctionOrigin | undefined;
 }
 
 let installed: Platform | undefined;
@@ -80,6 +104,11 @@ let installed: Platform | undefined;
 /** Installs the host's implementation; the package's entry points call this once. */
 export function installPlatform(p: Platform): void {
   installed ??= p;
+}
+
+/** The host's implementation, or undefined before an entry point installed one. */
+export function installedPlatform(): Platform | undefined {
+  return installed;
 }
 
 /** The host's implementation. */
