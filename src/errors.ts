@@ -14,6 +14,8 @@ export class UfuncError extends Error {
 export interface SourceLocation {
   readonly line: number;
   readonly column: number;
+  /** The text the position is in (a kernel's or helper's source), where known: run-time errors quote its line. */
+  readonly source?: string;
 }
 
 /** A type signature such as `float32(float32, int32[:])` could not be parsed or does not fit. */

@@ -4,6 +4,7 @@
 import { parse as acornParse, type Node } from 'acorn';
 import { KernelCompileError, type SourceLocation } from '../errors.js';
 import { type FunctionOrigin, installedPlatform } from '../platform/platform.js';
+import { excerpt } from './source-excerpt.js';
 
 /** The ESTree nodes the lowering reads; acorn's own types are too loose to be useful here. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -45,7 +46,7 @@ export interface KernelText {
 export function compileError(text: KernelText | string, loc: SourceLocation, message: string): KernelCompileError {
   const { source, fn } = typeof text === 'string' ? { source: text, fn: undefined } : text;
   const sentence = /^[a-z]/.test(message) ? message[0]!.toUpperCase() + message.slice(1) : message;
-  const error = new KernelCompileError(placedMessage(sentence, source, loc, undefined), loc);
+  const error = new KernelCompileError(placedMessage(sentence, source, loc, undefined), { line: loc.line, column: loc.column });
   if (fn) {
     let placed: string | undefined;
     Object.defineProperty(error, 'message', {
@@ -74,24 +75,13 @@ function placedMessage(sentence: string, source: string, loc: SourceLocation, or
 }
 
 /**
- * The line of a kernel's text at `loc`, and a caret under the column below it (two lines; the
- * second indented by two spaces more than the first's start, as messages indent both).
- *
- * @param source - the kernel's text
- * @param loc - the position, from 1
- * @returns `return x + y;⏎  ^`-style text
- * @example
- * excerpt('(x) => {\n  return x + y;\n}', { line: 2, column: 14 }); // '  return x + y;\n               ^'
+ * acorn reports 0-based columns, and line 1 of what it parsed starts with the `(` we added; the
+ * parse asked acorn to put the function's text in every location (`sourceFile`).
  */
-export function excerpt(source: string, loc: SourceLocation): string {
-  const line = source.split('\n')[loc.line - 1] ?? '';
-  return `${line}\n  ${' '.repeat(Math.max(0, loc.column - 1))}^`;
-}
-
-/** acorn reports 0-based columns, and line 1 of what it parsed starts with the `(` we added. */
 export function locationOf(node: EsNode): SourceLocation {
   const start = node.loc!.start;
-  return { line: start.line, column: start.line === 1 ? start.column : start.column + 1 };
+  const source = node.loc!.source as string | undefined | null;
+  return { line: start.line, column: start.line === 1 ? start.column : start.column + 1, ...(typeof source === 'string' ? { source } : {}) };
 }
 
 /**
@@ -121,11 +111,11 @@ function parseSource(source: string, name: string, what: string, fn?: Function):
   const text: KernelText = { source, fn };
   let program: EsNode;
   try {
-    program = acornParse(`(${source}\n)`, { ecmaVersion: 'latest', locations: true, sourceType: 'script' }) as EsNode;
+    program = acornParse(`(${source}\n)`, { ecmaVersion: 'latest', locations: true, sourceType: 'script', sourceFile: source }) as EsNode;
   } catch (e) {
     // Methods (`{ f(x) {…} }.f`) print as `f(x) {…}`, which is not an expression on its own.
     try {
-      program = acornParse(`({${source}\n})`, { ecmaVersion: 'latest', locations: true }) as EsNode;
+      program = acornParse(`({${source}\n})`, { ecmaVersion: 'latest', locations: true, sourceFile: source }) as EsNode;
       const object = program.body[0].expression as EsNode;
       if (program.body.length !== 1 || object.properties.length !== 1 || object.properties[0].type !== 'Property' || !object.properties[0].method) throw e;
       const method = object.properties[0].value as EsNode;
@@ -137,7 +127,9 @@ function parseSource(source: string, name: string, what: string, fn?: Function):
       const loc = !err.loc ? { line: 1, column: 1 }
         : err.loc.line > lines.length ? { line: lines.length, column: lines[lines.length - 1]!.length + 1 }
         : { line: err.loc.line, column: err.loc.line === 1 ? err.loc.column : err.loc.column + 1 };
-      throw compileError(text, loc, `The ${what} could not be parsed: ${err.message.replace(/ \(\d+:\d+\)$/, '')}`);
+      // acorn ends its messages with the position and, given `sourceFile`, ` in ` and the text.
+      const said = err.message.endsWith(` in ${source}`) ? err.message.slice(0, -` in ${source}`.length) : err.message;
+      throw compileError(text, loc, `The ${what} could not be parsed: ${said.replace(/ \(\d+:\d+\)$/, '')}`);
     }
   }
   const expr = program.body[0]?.expression as EsNode | undefined;

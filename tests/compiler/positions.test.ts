@@ -8,9 +8,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runInThisContext } from 'node:vm';
-import { describe, expect, it } from 'vitest';
-import { guvectorize, KernelCompileError, vectorize } from '../../src/index.js';
-import { makeBadHelper, makeUndefinedName, rowSum } from './fixtures/position-kernels.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { guvectorize, KernelCompileError, KernelRuntimeError, vectorize } from '../../src/index.js';
+import { engineMode, setEngineMode, type EngineMode } from '../../src/targets/cpu/wasm/index.js';
+import { shutdownDevice } from '../../src/targets/gpu/runtime/device.js';
+import { gpuAvailable } from '../gpu-available.js';
+import { TARGETS } from '../targets.js';
+import { makeBadHelper, makeOverrun, makeUndefinedName, rowSum } from './fixtures/position-kernels.js';
 
 /** Not in any kernel's `env`: TypeScript sees it, kernels do not (declared only, it does not exist). */
 declare const later: number;
@@ -26,7 +30,7 @@ describe('compile errors of kernels given as functions', () => {
         return half + later;
       }),
     ).toThrowErrorMatchingInlineSnapshot(`
-      [KernelCompileError: \`later\` is not defined in the kernel: it is not a parameter, a local variable or a name in \`env\` (a kernel cannot see variables around it: pass constants and helper functions as \`{ env: { later } }\`) (tests/compiler/positions.test.ts:26:23)
+      [KernelCompileError: \`later\` is not defined in the kernel: it is not a parameter, a local variable or a name in \`env\` (a kernel cannot see variables around it: pass constants and helper functions as \`{ env: { later } }\`) (tests/compiler/positions.test.ts:30:23)
         return half + later;
                       ^]
     `);
@@ -115,5 +119,48 @@ describe('compile errors of kernels given as functions', () => {
     })();
     expect(error).toBeInstanceOf(KernelCompileError);
     expect(error!.location?.line).toBe(3);
+  });
+});
+
+describe('run-time index errors', () => {
+  const initialMode = engineMode();
+  afterAll(async () => {
+    setEngineMode(initialMode);
+    if (gpuAvailable) await shutdownDevice();
+  });
+  const CASES: [string, EngineMode][] = TARGETS.flatMap((t): [string, EngineMode][] => (t === 'gpu' ? [[t, 'auto']] : [[t, 'js'], [t, 'wasm']]));
+  const overrun = '(row, out) => {\n  let s = 0;\n  for (let i = 0; i <= row.length; i++) s += row[i];\n  out[0] = s;\n}';
+  const message = async (f: () => Promise<unknown>, mode: EngineMode): Promise<string> => {
+    setEngineMode(mode);
+    try {
+      await f();
+    } catch (error) {
+      expect(error).toBeInstanceOf(KernelRuntimeError);
+      return (error as Error).message.replace(/^gpu call #\d+ \(`kernel`\) failed: /, '');
+    } finally {
+      setEngineMode(initialMode);
+    }
+    throw new Error('no error');
+  };
+
+  it.each(CASES)('quote the kernel line under the sentence on %s (engine %s)', async (target, mode) => {
+    const f = guvectorize(['void(float32[:], float32[:])'], '(n)->()', { target: target as 'cpu' })(overrun);
+    expect(await message(() => f({ data: new Float32Array(8), shape: [2, 4] }) as Promise<unknown>, mode)).toBe(
+      [
+        'Index [4] is out of bounds for `row` at kernel line 3:46 (its shape is [4]). The outputs may be partially written.',
+        '    for (let i = 0; i <= row.length; i++) s += row[i];',
+        '                                               ^',
+      ].join('\n'),
+    );
+  });
+
+  it('quote the line of a helper where the index is in the helper', async () => {
+    const at = (row: Float32Array, i: number) => row[i]!;
+    const f = guvectorize(['void(float32[:], float32[:])'], '(n)->()', { env: { at } })('(row, out) => {\n  out[0] = at(row, row.length);\n}');
+    expect(await message(() => f(new Float32Array(3)), 'js')).toMatch(/out of bounds for `row` at kernel line 1:\d+ \(its shape is \[3\]\)\. The outputs may be partially written\.\n {2}\(row, i\) => row\[i\]\n {2}\s+\^$/);
+  });
+
+  it('quote the line of a kernel given as a function, as the code that ran has it', async () => {
+    expect(await message(() => makeOverrun()(new Float64Array(3)) as Promise<unknown>, 'js')).toMatch(/out of bounds for `row` at kernel line 2:\d+ .*\n {2}\s*out\[0\] = row\[row\.length\];\n {2}\s*\^$/);
   });
 });

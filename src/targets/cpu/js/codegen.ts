@@ -8,6 +8,7 @@
  */
 import { type DType, isBigInt, isFloat } from '../../../dtypes.js';
 import { CallTimeoutError, KernelRuntimeError } from '../../../errors.js';
+import { siteParts } from '../../../compiler/source-excerpt.js';
 import type { Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { fastExpF32 } from '../fast-exp.js';
@@ -146,9 +147,10 @@ export function runtimeFunctions(sites: readonly string[]): Record<string, Funct
       throw new CallTimeoutError('The call on the cpu target did not finish within its `timeout` and was stopped inside the kernel. Its outputs may be partially written.');
     },
     [RT.oob]: (site: number, index: number[], dims: number[]) => {
+      const { place, excerpt } = siteParts(sites[site]!);
       throw new KernelRuntimeError(
-        `Index [${index.join(', ')}] is out of bounds for ${sites[site]} (its shape is [${dims.join(', ')}]). ` +
-          'The outputs may be partially written.',
+        `Index [${index.join(', ')}] is out of bounds for ${place} (its shape is [${dims.join(', ')}]). ` +
+          `The outputs may be partially written.${excerpt}`,
       );
     },
     [RT.toInt64]: (x: number) => (Number.isFinite(x) ? BigInt.asIntN(64, BigInt(Math.trunc(x))) : 0n),

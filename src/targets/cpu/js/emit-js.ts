@@ -7,6 +7,7 @@
  */
 import { type DType, DTYPES, isBigInt, isFloat } from '../../../dtypes.js';
 import type { Argument, ArrayType, Expr, HelperFunction, KernelTable, Stmt, Variable } from '../../../compiler/ir.js';
+import { indexCheckSite } from '../../../compiler/source-excerpt.js';
 import { tableBase64 } from '../../../compiler/tables.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { MATH, type MathFunction } from '../../../compiler/math-functions.js';
@@ -268,7 +269,7 @@ export class JsEmitter {
     const index = access.base === '0' ? terms.join(' + ') : [access.base, ...terms].join(' + ');
     if (!this.boundsCheck || this.inBounds.has(node)) return { check: '', address: { index, oob: '' } };
     const site = this.sites.length;
-    this.sites.push(`\`${array.name}\` at kernel line ${loc.line}:${loc.column}`);
+    this.sites.push(indexCheckSite(array.name, loc));
     // `i >>> 0` maps negative indices above every valid size, so one comparison checks both ends;
     // a float index must also survive the conversion unchanged (no fraction, no NaN).
     const check = idx

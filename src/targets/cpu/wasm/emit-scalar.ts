@@ -14,6 +14,7 @@
  */
 import { type DType, DTYPES, isFloat } from '../../../dtypes.js';
 import type { Argument, Expr, HelperFunction, MathFunction, Stmt, Variable } from '../../../compiler/ir.js';
+import { indexCheckSite } from '../../../compiler/source-excerpt.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { Bytes, MiscOp, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { emitFastExpF32 } from './fast-exp.js';
@@ -372,7 +373,7 @@ export class FunctionEmitter {
    */
   address(array: Variable, a: WasmArray, indices: readonly Expr[], loc: { line: number; column: number }): number {
     const site = this.ctx.sites.length;
-    this.ctx.sites.push(`\`${array.name}\` at kernel line ${loc.line}:${loc.column}`);
+    this.ctx.sites.push(indexCheckSite(array.name, loc));
     const ints: number[] = [];
     const raw: { local: number; type: DType }[] = [];
     let bad: number | undefined;

@@ -22,6 +22,7 @@
  */
 import { type DType, isFloat } from '../../../dtypes.js';
 import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../../compiler/ir.js';
+import { indexCheckSite } from '../../../compiler/source-excerpt.js';
 import type { MathFunction } from '../../../compiler/math-functions.js';
 import { KernelCompileError } from '../../../errors.js';
 import { constantValue } from '../../../compiler/constant-folding.js';
@@ -679,7 +680,7 @@ export class FunctionEmitter {
       });
       return { text: offset(terms(ks)), effects: codes.some((c) => c.effects) };
     }
-    const site = bounds.site(`\`${array.name}\` at kernel line ${loc.line}:${loc.column}`);
+    const site = bounds.site(indexCheckSite(array.name, loc));
     const checker = bounds.checker(reps.map((r) => (r === 'f32' ? 'f' : 'i')).join(''));
     const args = codes.flatMap((c, axis) => [unparen(c.text), access.dims[axis]!]);
     const checked = `${checker}(${site}u, ${args.join(', ')})`;

@@ -584,7 +584,10 @@ export async function checkCalls(refs: readonly CallRef[]): Promise<void> {
 function reported(error: UfuncError, label: string, others: number): UfuncError {
   const more = others > 0 ? ` (${others} more call${others === 1 ? '' : 's'} failed since the last synchronize())` : '';
   const Kind = error instanceof KernelRuntimeError ? KernelRuntimeError : error instanceof DeviceError ? DeviceError : UfuncError;
-  return new Kind(`${label} failed: ${error.message}${more}`, { cause: error });
+  // The sentence first, then any lines quoted under it (the kernel line of an index error).
+  const br = error.message.indexOf('\n');
+  const [sentence, quoted] = br < 0 ? [error.message, ''] : [error.message.slice(0, br), error.message.slice(br)];
+  return new Kind(`${label} failed: ${sentence}${more}${quoted}`, { cause: error });
 }
 
 /**
