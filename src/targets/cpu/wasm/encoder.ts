@@ -102,6 +102,8 @@ export enum SimdOp {
   // Float → integer: saturating truncation (NaN → 0), and f32 rounding to nearest, ties to even.
   i32x4_trunc_sat_f32x4_u = 0xf9, i32x4_trunc_sat_f64x2_s_zero = 0xfc, i32x4_trunc_sat_f64x2_u_zero = 0xfd,
   f32x4_nearest = 0x6a,
+  // Saturating narrowing of two vectors into one (the first's lanes low, the second's high).
+  i8x16_narrow_i16x8_s = 0x65, i8x16_narrow_i16x8_u = 0x66, i16x8_narrow_i32x4_s = 0x85, i16x8_narrow_i32x4_u = 0x86,
 }
 
 /** A growable byte buffer with the encodings the binary format uses. */

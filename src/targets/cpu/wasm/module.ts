@@ -434,8 +434,9 @@ function loadLanes(e: FunctionEmitter, dtype: DType, lanes: 16 | 8 | 4 | 2, offs
 
 /**
  * Stores the lanes on the stack (after the address) as `lanes` elements of `dtype` at the address
- * plus `offset` bytes: narrow integers keep the low bytes of each int32 lane (the value is already
- * in their range: the kernel's result was converted to `dtype`).
+ * plus `offset` bytes: narrow integers are each lane's value (already in their range: the kernel's
+ * result was converted to `dtype`), narrowed from int32 lanes by saturation, which keeps it, and
+ * from 16-bit lanes as their low bytes.
  */
 function storeLanes(e: FunctionEmitter, dtype: DType, lanes: 16 | 8 | 4 | 2, offset: number): void {
   const bytes = DTYPES[dtype].bytes;
@@ -446,7 +447,14 @@ function storeLanes(e: FunctionEmitter, dtype: DType, lanes: 16 | 8 | 4 | 2, off
     return;
   }
   const laneBytes = 16 / lanes === 8 ? 4 : 16 / lanes; // 32-bit values in 2-lane code sit in 32-bit lanes 0–1
-  if (bytes < laneBytes) {
+  if (bytes < laneBytes && laneBytes === 4) {
+    // int32 lanes: the value is in the type's range, so saturating narrowing keeps it — one or two
+    // instructions (packssdw/packusdw, packsswb/packuswb), where a byte shuffle costs V8 its mask too.
+    const v = e.local(ValType.v128);
+    const signed = SIGNED_NARROW.has(dtype);
+    e.tee(v).get(v).simd(signed || bytes === 1 ? SimdOp.i16x8_narrow_i32x4_s : SimdOp.i16x8_narrow_i32x4_u);
+    if (bytes === 1) e.tee(v).get(v).simd(signed ? SimdOp.i8x16_narrow_i16x8_s : SimdOp.i8x16_narrow_i16x8_u);
+  } else if (bytes < laneBytes) {
     // The low `bytes` of each lane, packed at the bottom of the vector.
     const v = e.local(ValType.v128);
     const picks = Array.from({ length: lanes }, (_, l) => Array.from({ length: bytes }, (_, b) => laneBytes * l + b)).flat();
