@@ -4,7 +4,7 @@
  * Dask with Numba over the same store (bench/peers/dask_zarr.py).
  *
  *   npx tsx bench/cluster.ts [--size 0.25GiB] [--chunk 8MiB] [--workers 1,2] [--reps 3] [--dir DIR]
- *       [--kinds compute,memory] [--part P/Q] [--worker-concurrency 2] [--local 1] [--peer 1]
+ *       [--kinds compute,memory] [--part P/Q] [--worker-concurrency 1] [--local 1] [--peer 1]
  *       [--python /usr/bin/python3] [--out FILE.md]
  *
  * Each figure is the median wall time of `reps` calls of `mapChunks(f, [x], y, { cluster })` into a
@@ -36,7 +36,7 @@ const sizeBytes = args.has('gib') ? Number(args.get('gib')) * 2 ** 30 : parseSiz
 const chunkBytes = args.has('chunk-mib') ? Number(args.get('chunk-mib')) * 2 ** 20 : parseSize(args.get('chunk') ?? '8MiB');
 const workerCounts = (args.get('workers') ?? '1,2').split(',').map(Number);
 const reps = Number(args.get('reps') ?? 3);
-const workerConcurrency = Number(args.get('worker-concurrency') ?? 2);
+const workerConcurrency = Number(args.get('worker-concurrency') ?? 1);
 const python = args.get('python') ?? '/usr/bin/python3';
 const kinds = (args.get('kinds') ?? 'compute,memory').split(',');
 const withLocal = args.get('local') !== '0';

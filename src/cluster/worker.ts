@@ -34,8 +34,10 @@ export interface WorkerOptions extends RedisConnection {
   /** Where kernels run: 'cpu', 'parallel', 'gpu'. @default 'parallel' */
   readonly target?: string;
   /**
-   * Jobs run at once by this worker: with 2, one job's reading and writing overlaps the other's
-   * kernel. Memory holds this many jobs' chunks. @default 2
+   * Jobs run at once by this worker: with 2, one job's reading and writing can overlap the other's
+   * kernel (where the kernel is long against the I/O); memory holds this many jobs' chunks. One
+   * is the default: with 8 MiB chunks of a memory-bound kernel, 2 made each chunk several times
+   * slower on a 2-core machine (bench/cluster-overhead.ts). @default 1
    */
   readonly concurrency?: number;
   /**
@@ -168,7 +170,7 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
 
   const worker = new Worker(queueName, process_, {
     connection,
-    concurrency: options.concurrency ?? 2,
+    concurrency: options.concurrency ?? 1,
     lockDuration: options.lockDuration ?? 30_000,
     stalledInterval: Math.max(1000, Math.floor((options.lockDuration ?? 30_000) / 2)),
     maxStalledCount: 3,
