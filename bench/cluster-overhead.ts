@@ -1,10 +1,11 @@
 /**
  * Where the time of one chunk job goes on a cluster (issue "Beyond one machine": per-chunk overhead
  * ≤ 5 ms): a real redis-server, `ufunc worker` processes (target 'cpu'), and a memory-bound kernel
- * (2x+1, float32) so that the kernel is a small part, over chunks of each size asked for.
+ * (2x+1, float32) so that the kernel is a small part — or bench/cluster.ts's compute-bound one —
+ * over chunks of each size asked for.
  *
  *   npx tsx bench/cluster-overhead.ts [--chunks 4KiB,8MiB] [--count N] [--workers 1,2]
- *       [--concurrency 1] [--per-job 1] [--reps 3] [--dir DIR] [--out FILE.md]
+ *       [--concurrency 1] [--per-job 1] [--reps 3] [--kernel memory|compute] [--dir DIR] [--out FILE.md]
  *
  * For each chunk size:
  * - **in this process**, per chunk, medians over the chunks of one call: reading the input chunk,
@@ -62,7 +63,18 @@ function median(xs: readonly number[]): number {
   return s.length === 0 ? NaN : s[Math.floor(s.length / 2)]!;
 }
 
-const kernel = vectorize(['float32(float32)'])((x) => 2 * x + 1);
+/** The kernels of bench/cluster.ts: memory-bound (the default, so that the kernel is a small part) and compute-bound. */
+const KERNELS = {
+  memory: vectorize(['float32(float32)'])((x) => 2 * x + 1),
+  compute: vectorize(['float32(float32)'])((x) => {
+    let s = x;
+    for (let k = 0; k < 32; k++) s = s * 0.999 + 0.5 / (1 + s * s);
+    return s;
+  }),
+};
+const kernelName = (args.get('kernel') ?? 'memory') as keyof typeof KERNELS;
+const kernel = KERNELS[kernelName];
+if (!kernel) throw new Error(`--kernel is memory or compute; found '${kernelName}'.`);
 
 /** A job line of the `ufunc worker` log, as src/cli.ts prints it. */
 const JOB_LINE = /^job \S+: (\d+) chunks? in ([\d.]+) ms \(read ([\d.]+), kernel ([\d.]+), write ([\d.]+) ms\)/;
@@ -226,7 +238,7 @@ async function main(): Promise<void> {
   const columns = ['read', 'kernel', 'write', 'local call', 'worker time', 'in job', 'job read', 'job kernel', 'job write', 'outside jobs', 'overhead', 'one-chunk call'];
   const cell = (v: number | undefined): string => (v === undefined ? '' : v.toFixed(2));
   const table = [
-    `${cpus().length} × ${cpus()[0]?.model}, load ${load} at the start; kernel 2x+1 (float32); medians of ${reps} calls; ms per chunk.`,
+    `${cpus().length} × ${cpus()[0]?.model}, load ${load} at the start; kernel ${kernelName === 'memory' ? '2x+1' : '32 steps of s·0.999 + 0.5/(1+s²)'} (float32); medians of ${reps} calls; ms per chunk.`,
     '',
     `| chunk | where | ${columns.join(' | ')} |`,
     `|---|---|${columns.map(() => '---:').join('|')}|`,
