@@ -552,40 +552,79 @@ export interface RunLocals {
   readonly count: number;
 }
 
+/** An operand of the row loop that is not a scalar argument, with its locals. */
+interface RowOperand {
+  readonly index: number;
+  readonly v: Variable;
+  readonly dtype: DType;
+  readonly shift: number;
+  /** Source binding (pointer, strides in elements, dims). */
+  readonly src?: WasmArray;
+  /** Local: step between rows in bytes. */
+  readonly stepBytes: number;
+  /** Locals: this block's row address per lane. */
+  readonly lane: number[];
+  /** Array operands: locals for the scratch address, the number of elements, the alias flag. */
+  readonly slot?: number;
+  readonly elems?: number;
+  readonly aliased?: number;
+  /** Array operands: another operand shares this one's slots. */
+  readonly shared?: number;
+}
+
+/** What the steps of the row loop share. */
+interface RowLoop {
+  readonly e: FunctionEmitter;
+  readonly kernel: TypedKernel;
+  readonly layout: MemoryLayout;
+  readonly plan: RowPlan;
+  readonly locals: RunLocals;
+  /** The kernel's arrays as `run` binds them, for the scalar loop after this one. */
+  readonly saved: ReadonlyMap<Variable, WasmArray>;
+  readonly operands: readonly RowOperand[];
+  /** The operands that are arrays. */
+  readonly arrays: readonly RowOperand[];
+  /** The depth of the block whose end leaves the remaining rows to the scalar loop. */
+  readonly exit: number;
+}
+
 /**
  * The vector loop over blocks of `lanes` rows, before `run`'s scalar loop (which runs the rest:
  * the tail, or everything where a check before the loop fails, or the block where an index was
  * out of bounds). `rowScratch` is the local holding the row scratch area's address.
+ *
+ * Each block copies its rows' array elements into the row scratch, lane-interleaved (element i of
+ * lane l's row at slot i, lane l), runs the kernel's body there in SIMD lanes, and copies what the
+ * kernel writes back to the rows.
  */
 export function emitRowVectorLoop(
   e: FunctionEmitter, ctx: ModuleContext, kernel: TypedKernel, layout: MemoryLayout, plan: RowPlan, locals: RunLocals, rowScratch: number,
 ): void {
-  const { lanes } = plan;
-  const { pointer, step, k, count } = locals;
-  const capSlots = (ROW_SCRATCH_BYTES - plan.localBytes) / 16;
-  const simd = new RowSimdEmitter(e, ctx, lanes, plan);
+  const simd = new RowSimdEmitter(e, ctx, plan.lanes, plan);
   const saved = new Map(e.arrays);
-  const memarg = (align: number) => e.code.u32(align).u32(0);
+  const operands = rowOperands(e, kernel, layout, plan.lanes, locals.step, saved);
+  e.open('block');
+  const loop: RowLoop = { e, kernel, layout, plan, locals, saved, operands, arrays: operands.filter((o) => o.src), exit: e.depth() - 1 };
+  // Checks, once per call of run: any failure leaves every row to the scalar loop.
+  const extents = exitUnlessRowsFitScratch(loop, rowScratch);
+  exitUnlessOutputsApart(loop, extents);
+  bindToScratch(loop, rowScratch);
+  emitBlocksOfRows(loop, simd);
+  e.close(); // exit
+  // The scalar loop sees the operands again.
+  e.arrays.clear();
+  for (const [v, a] of saved) e.arrays.set(v, a);
+}
 
-  interface Operand {
-    readonly index: number;
-    readonly v: Variable;
-    readonly dtype: DType;
-    readonly shift: number;
-    /** Source binding (pointer, strides in elements, dims). */
-    readonly src?: WasmArray;
-    /** Local: step between rows in bytes. */
-    readonly stepBytes: number;
-    /** Locals: this block's row address per lane. */
-    readonly lane: number[];
-    /** Array operands: locals for the scratch address, the number of elements, the alias flag. */
-    readonly slot?: number;
-    readonly elems?: number;
-    readonly aliased?: number;
-    /** Array operands: another operand shares this one's slots. */
-    readonly shared?: number;
-  }
-  const operands: Operand[] = [];
+/**
+ * The row loop's operands (all but scalar arguments) and their locals: the step between rows in
+ * bytes (set here), a row address per lane, and for arrays their slots' address, element count
+ * and alias flags.
+ */
+function rowOperands(
+  e: FunctionEmitter, kernel: TypedKernel, layout: MemoryLayout, lanes: number, step: RunLocals['step'], saved: ReadonlyMap<Variable, WasmArray>,
+): RowOperand[] {
+  const operands: RowOperand[] = [];
   kernel.params.forEach((v, i) => {
     const s = layout.inner[i];
     if (s === 'scalar') return;
@@ -599,40 +638,50 @@ export function emitRowVectorLoop(
       operands.push({ index: i, v, dtype, shift, src: saved.get(v)!, stepBytes, lane, slot: e.local(ValType.i32), elems: e.local(ValType.i32), aliased: e.local(ValType.i32), shared: e.local(ValType.i32) });
     } else operands.push({ index: i, v, dtype, shift, stepBytes, lane });
   });
-  const arrays = operands.filter((o) => o.src);
+  return operands;
+}
 
-  e.open('block');
-  const vexit = e.depth() - 1;
-  // ---- checks, once per call of run: any failure leaves every row to the scalar loop.
-  e.get(count).i32(lanes).op(Op.i32_lt_u).br(vexit, true);
+const dimLocal = (d: WasmArray['dims'][number]) => (d as { local: number }).local;
+
+const memarg = (e: FunctionEmitter, align: number) => e.code.u32(align).u32(0);
+
+/**
+ * Leaves every row to the scalar loop unless the rows fit the vector loop: at least `lanes` rows,
+ * each array's row within the scratch (its slots laid out one array after another), no negative
+ * step or stride (the overlap tests assume ascending rows), and an output's rows and elements
+ * apart from one another.
+ *
+ * @returns per array operand, the local holding the bytes one row spans (0 when empty)
+ */
+function exitUnlessRowsFitScratch({ e, plan, locals: { count }, arrays, exit }: RowLoop, rowScratch: number): Map<RowOperand, number> {
+  const capSlots = (ROW_SCRATCH_BYTES - plan.localBytes) / 16;
+  e.get(count).i32(plan.lanes).op(Op.i32_lt_u).br(exit, true);
   const used = e.local(ValType.i32);
   e.i32(0).set(used);
-  const dimLocal = (d: WasmArray['dims'][number]) => (d as { local: number }).local;
-  const strideOf = (a: WasmArray, axis: number) => a.strides[axis]!;
-  const extent = new Map<Operand, number>();
+  const extent = new Map<RowOperand, number>();
   for (const o of arrays) {
     const a = o.src!;
     // elems = Π dims, each checked against the scratch capacity first (no i32 overflow).
     e.i32(1).set(o.elems!);
     for (const d of a.dims) {
-      e.get(dimLocal(d)).i32(capSlots).op(Op.i32_gt_u).br(vexit, true);
+      e.get(dimLocal(d)).i32(capSlots).op(Op.i32_gt_u).br(exit, true);
       e.get(o.elems!).get(dimLocal(d)).op(Op.i32_mul).set(o.elems!);
     }
-    e.get(o.elems!).i32(capSlots).op(Op.i32_gt_u).br(vexit, true);
+    e.get(o.elems!).i32(capSlots).op(Op.i32_gt_u).br(exit, true);
     e.get(rowScratch).i32(plan.localBytes).op(Op.i32_add).get(used).i32(4).op(Op.i32_shl).op(Op.i32_add).set(o.slot!);
-    e.get(used).get(o.elems!).op(Op.i32_add).tee(used).i32(capSlots).op(Op.i32_gt_u).br(vexit, true);
+    e.get(used).get(o.elems!).op(Op.i32_add).tee(used).i32(capSlots).op(Op.i32_gt_u).br(exit, true);
     e.i32(0).set(o.aliased!);
     e.i32(0).set(o.shared!);
     // Negative steps or strides: not vectorised (the overlap tests below assume ascending rows).
-    e.get(o.stepBytes).i32(0).op(Op.i32_lt_s).br(vexit, true);
+    e.get(o.stepBytes).i32(0).op(Op.i32_lt_s).br(exit, true);
     a.strides.forEach((st) => {
-      if (st !== 'unit') e.get(st).i32(0).op(Op.i32_lt_s).br(vexit, true);
+      if (st !== 'unit') e.get(st).i32(0).op(Op.i32_lt_s).br(exit, true);
     });
     // Bytes one row spans: (Σ (dim−1)·stride + 1) · size, or 0 when empty.
     const ext = e.local(ValType.i32);
     e.i32(1);
     a.dims.forEach((d, axis) => {
-      const st = strideOf(a, axis);
+      const st = a.strides[axis]!;
       e.get(dimLocal(d)).i32(1).op(Op.i32_sub);
       if (st !== 'unit') e.get(st).op(Op.i32_mul);
       e.op(Op.i32_add);
@@ -642,15 +691,23 @@ export function emitRowVectorLoop(
     extent.set(o, ext);
     if (plan.written.has(o.index)) {
       // The rows of one output must not overlap one another,
-      e.get(o.stepBytes).get(ext).op(Op.i32_lt_s).br(vexit, true);
+      e.get(o.stepBytes).get(ext).op(Op.i32_lt_s).br(exit, true);
       // nor the elements of one row (a stride-0 core axis, say): the lanes' slots are distinct,
       // so a row whose elements alias would read what the scalar loop does not.
-      exitUnlessDistinctElements(e, a, dimLocal, vexit);
+      exitUnlessDistinctElements(e, a, dimLocal, exit);
     }
   }
-  // Operands overlapping an output: the very same view shares its slots (in place); any other
-  // overlap is left to the scalar loop.
-  const hi = new Map<Operand, number>();
+  return extent;
+}
+
+/**
+ * Operands overlapping an output: the very same view shares its slots (in place); any other
+ * overlap leaves every row to the scalar loop.
+ *
+ * @param extent - per array operand, the bytes one row spans
+ */
+function exitUnlessOutputsApart({ e, plan, locals: { pointer, count }, arrays, exit }: RowLoop, extent: ReadonlyMap<RowOperand, number>): void {
+  const hi = new Map<RowOperand, number>();
   for (const o of arrays) {
     const h = e.local(ValType.i32);
     e.get(pointer[o.index]!).get(count).i32(1).op(Op.i32_sub).get(o.stepBytes).op(Op.i32_mul).op(Op.i32_add).get(extent.get(o)!).op(Op.i32_add).set(h);
@@ -687,11 +744,17 @@ export function emitRowVectorLoop(
       e.get(pointer[a.index]!).get(hi.get(b)!).op(Op.i32_lt_u);
       e.get(pointer[b.index]!).get(hi.get(a)!).op(Op.i32_lt_u).op(Op.i32_and);
       e.get(a.elems!).op(Op.i32_eqz).get(b.elems!).op(Op.i32_eqz).op(Op.i32_or).op(Op.i32_eqz).op(Op.i32_and);
-      e.br(vexit, true);
+      e.br(exit, true);
       e.close();
     }
   }
-  // Local arrays: lane-interleaved, at fixed offsets.
+}
+
+/**
+ * Binds the kernel's arrays to the row scratch for the vector body: local arrays lane-interleaved
+ * at fixed offsets, array operands at their slots (contiguous, one slot of 16 bytes per element).
+ */
+function bindToScratch({ e, kernel, plan, saved, arrays }: RowLoop, rowScratch: number): void {
   for (const [v, offset] of plan.localOffsets) {
     const base = e.local(ValType.i32);
     e.get(rowScratch).i32(offset).op(Op.i32_add).set(base);
@@ -702,50 +765,56 @@ export function emitRowVectorLoop(
     const strides: WasmArray['strides'][number][] = a.dims.length === 2 ? [dimLocal(a.dims[1]!), 'unit'] : a.dims.map(() => 'unit' as const);
     e.arrays.set(o.v, { base: o.slot!, strides, dims: a.dims, dtype: o.dtype, shift: 4 });
   }
+}
 
-  // ---- the loop over blocks of rows
+/**
+ * The loop over blocks of `lanes` rows: each lane's row addresses, the scalar arguments, the rows
+ * copied into their slots, the kernel's body in lanes (an index out of bounds leaves this block
+ * and the rest to the scalar loop), the written slots copied back, the next block.
+ */
+function emitBlocksOfRows(loop: RowLoop, simd: RowSimdEmitter): void {
+  const { e, kernel, layout, plan, locals: { pointer, k, count }, operands, arrays, exit } = loop;
+  const { lanes } = plan;
   e.open('loop');
-  const vtop = e.depth() - 1;
-  e.get(k).i32(lanes).op(Op.i32_add).get(count).op(Op.i32_gt_u).br(vexit, true);
+  const top = e.depth() - 1;
+  e.get(k).i32(lanes).op(Op.i32_add).get(count).op(Op.i32_gt_u).br(exit, true);
   for (const o of operands) {
     e.get(pointer[o.index]!).set(o.lane[0]!);
     for (let l = 1; l < lanes; l++) e.get(o.lane[l - 1]!).get(o.stepBytes).op(Op.i32_add).set(o.lane[l]!);
   }
-  const f64 = (t: DType) => t === 'float64';
-  /** The lane access of one element of `dtype`, and its lane index (in elements of its size) for lane `l`. */
-  const laneAccess = (dtype: DType, l: number, load: boolean): [SimdOp, number] => {
-    switch (DTYPES[dtype].bytes) {
-      case 8: return [load ? SimdOp.v128_load64_lane : SimdOp.v128_store64_lane, l];
-      case 4: return [load ? SimdOp.v128_load32_lane : SimdOp.v128_store32_lane, l];
-      // 8- and 16-bit elements in the low bytes of 32-bit lanes.
-      case 2: return [load ? SimdOp.v128_load16_lane : SimdOp.v128_store16_lane, 2 * l];
-      default: return [load ? SimdOp.v128_load8_lane : SimdOp.v128_store8_lane, 4 * l];
-    }
-  };
-  const loadLanes = (o: Operand, offset: number | undefined, into: number) => {
-    // into = the lanes' elements at byte `offset` of their rows.
-    const narrow = DTYPES[o.dtype].bytes < 4;
-    if (narrow) {
-      // Zero-extended by loading into zeros; sign-extended after, with a shift up and back.
-      e.i32(0).simd(SimdOp.i32x4_splat);
-      e.set(into);
-    }
-    for (let l = 0; l < lanes; l++) {
-      const [op, lane] = laneAccess(o.dtype, l, true);
-      e.get(o.lane[l]!);
-      if (offset !== undefined) e.get(offset).op(Op.i32_add);
-      e.get(into);
-      e.simd(op);
-      memarg(o.shift);
-      e.code.byte(lane);
-      e.set(into);
-    }
-    if (narrow && SIGNED_NARROW.has(o.dtype)) {
-      const shift = 32 - 8 * DTYPES[o.dtype].bytes;
-      e.get(into).i32(shift).simd(SimdOp.i32x4_shl).i32(shift).simd(SimdOp.i32x4_shr_s).set(into);
-    }
-  };
-  // Scalar parameters: uniform ones as the scalar loop sets them; per-row ones from each lane's row.
+  loadScalarArguments(loop, simd);
+  // Rows → slots.
+  for (const o of arrays) {
+    e.get(o.aliased!).op(Op.i32_eqz);
+    if (plan.covered.has(o.index)) e.get(o.shared!).op(Op.i32_and);
+    e.open('if');
+    new RowCopy(e, lanes, o, true).emit();
+    e.close();
+  }
+  e.open('block');
+  const bail = e.depth() - 1;
+  e.open('block');
+  simd.returns.push({ result: undefined, depth: e.depth() - 1 });
+  e.bailTo = bail;
+  simd.stmts(kernel.body);
+  e.bailTo = undefined;
+  simd.returns.pop();
+  e.close();
+  // Slots → rows, for what the kernel writes.
+  for (const o of arrays) if (plan.written.has(o.index)) new RowCopy(e, lanes, o, false).emit();
+  for (const o of operands) {
+    if (layout.inner[o.index] === 'broadcast') continue;
+    e.get(pointer[o.index]!).get(o.stepBytes).i32(lanes).op(Op.i32_mul).op(Op.i32_add).set(pointer[o.index]!);
+  }
+  e.get(k).i32(lanes).op(Op.i32_add).set(k);
+  e.br(top);
+  e.close(); // bail: an index was out of bounds; the scalar loop redoes this block
+  e.br(exit);
+  e.close(); // loop
+}
+
+/** Scalar parameters: uniform ones as the scalar loop sets them; per-row ones from each lane's row. */
+function loadScalarArguments({ e, kernel, layout, plan, locals: { pointer, step }, operands }: RowLoop, simd: RowSimdEmitter): void {
   kernel.params.forEach((v, i) => {
     if (isArrayType(v.type)) return;
     const s = layout.inner[i];
@@ -763,199 +832,233 @@ export function emitRowVectorLoop(
       return;
     }
     const o = operands.find((x) => x.index === i)!;
-    loadLanes(o, undefined, simd.varLocal(v));
+    loadLanes(e, plan.lanes, o, undefined, simd.varLocal(v));
   });
-  // Rows → slots.
-  const copy = (o: Operand, into: boolean) => {
+}
+
+/** The lane access of one element of `dtype`, and its lane index (in elements of its size) for lane `l`. */
+function laneAccess(dtype: DType, l: number, load: boolean): [SimdOp, number] {
+  switch (DTYPES[dtype].bytes) {
+    case 8: return [load ? SimdOp.v128_load64_lane : SimdOp.v128_store64_lane, l];
+    case 4: return [load ? SimdOp.v128_load32_lane : SimdOp.v128_store32_lane, l];
+    // 8- and 16-bit elements in the low bytes of 32-bit lanes.
+    case 2: return [load ? SimdOp.v128_load16_lane : SimdOp.v128_store16_lane, 2 * l];
+    default: return [load ? SimdOp.v128_load8_lane : SimdOp.v128_store8_lane, 4 * l];
+  }
+}
+
+/** Sets vector local `into` to the lanes' elements at byte `offset` (a local; none: 0) of their rows. */
+function loadLanes(e: FunctionEmitter, lanes: number, o: RowOperand, offset: number | undefined, into: number): void {
+  const narrow = DTYPES[o.dtype].bytes < 4;
+  if (narrow) {
+    // Zero-extended by loading into zeros; sign-extended after, with a shift up and back.
+    e.i32(0).simd(SimdOp.i32x4_splat);
+    e.set(into);
+  }
+  for (let l = 0; l < lanes; l++) {
+    const [op, lane] = laneAccess(o.dtype, l, true);
+    e.get(o.lane[l]!);
+    if (offset !== undefined) e.get(offset).op(Op.i32_add);
+    e.get(into);
+    e.simd(op);
+    memarg(e, o.shift);
+    e.code.byte(lane);
+    e.set(into);
+  }
+  if (narrow && SIGNED_NARROW.has(o.dtype)) {
+    const shift = 32 - 8 * DTYPES[o.dtype].bytes;
+    e.get(into).i32(shift).simd(SimdOp.i32x4_shl).i32(shift).simd(SimdOp.i32x4_shr_s).set(into);
+  }
+}
+
+/**
+ * Copies an array operand between the lanes' rows and its slots (`into`: rows → slots), over its
+ * core axes in nested loops, innermost last, `offset` counting bytes from each row's start. A
+ * contiguous innermost axis of 32- or 64-bit elements goes a group at a time: `group` consecutive
+ * elements of every lane's row (one v128 load or store per row) and `group` slots, transposed with
+ * shuffles — instead of one lane access per element and lane.
+ */
+class RowCopy {
+  private readonly v: number;
+  private readonly offset: number;
+  private readonly slot: number;
+  private readonly bytes: number;
+  private readonly group: number;
+  private readonly rowVectors: number[];
+  private readonly slotVectors: number[];
+
+  constructor(private readonly e: FunctionEmitter, private readonly lanes: 4 | 2, private readonly o: RowOperand, private readonly into: boolean) {
+    this.v = e.local(ValType.v128);
+    this.offset = e.local(ValType.i32);
+    this.slot = e.local(ValType.i32);
+    this.bytes = 1 << o.shift;
+    this.group = 16 / this.bytes;
+    this.rowVectors = Array.from({ length: lanes }, () => e.local(ValType.v128));
+    this.slotVectors = Array.from({ length: this.group }, () => e.local(ValType.v128));
+  }
+
+  emit(): void {
+    this.e.get(this.o.slot!).set(this.slot);
+    this.e.i32(0).set(this.offset);
+    this.axis(0);
+  }
+
+  /** The loop over core axis `x` and those inside it (past the last: one element). */
+  private axis(x: number): void {
+    const { e, o, bytes, group, offset } = this;
     const a = o.src!;
-    const v = e.local(ValType.v128);
-    const offset = e.local(ValType.i32);
-    const slot = e.local(ValType.i32);
-    const one = () => {
-      if (into) {
-        loadLanes(o, offset, v);
-        e.get(slot).get(v);
-        e.simd(SimdOp.v128_store);
-        memarg(4);
-      } else {
-        e.get(slot);
-        e.simd(SimdOp.v128_load);
-        memarg(4);
-        e.set(v);
-        for (let l = 0; l < lanes; l++) {
-          // Narrow elements keep their lane's low bytes: the kernel's store converted the value.
-          const [op, lane] = laneAccess(o.dtype, l, false);
-          e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(v);
-          e.simd(op);
-          memarg(o.shift);
-          e.code.byte(lane);
-        }
-      }
-      e.get(slot).i32(16).op(Op.i32_add).set(slot);
-    };
-    // A group: `group` consecutive elements of every lane's row (one v128 load or store per row)
-    // and `group` slots, transposed with shuffles — instead of one lane access per element and lane.
-    const bytes = 1 << o.shift;
-    const group = 16 / bytes;
-    const rowVectors = Array.from({ length: lanes }, () => e.local(ValType.v128));
-    const slotVectors = Array.from({ length: group }, () => e.local(ValType.v128));
-    /** Pushes shuffle(x, y) picking `picks` (element indices of x ++ y, in elements of `size` bytes). */
-    const shuffle = (x: number, y: number, picks: readonly number[], size: number) => {
-      e.get(x).get(y).shuffle(picks.flatMap((q) => Array.from({ length: size }, (_, b) => q * size + b)));
-    };
-    /**
-     * Transposes `from` (lanes × group, or group × lanes) into `to`. 4 lanes × 4 f32: two rounds
-     * of shuffles; 2 lanes × 2 f64: one; 2 lanes × 4 f32 (lanes 0–1 of each slot, as the 2-row
-     * code keeps 32-bit values) rows → slots pairs (i, 4 + i), slots → rows picks lane 0 of
-     * slots 0–3 and lane 1 of slots 0–3.
-     */
-    const transpose = (from: readonly number[], to: readonly number[], toSlots: boolean) => {
-      if (bytes === 8) {
-        shuffle(from[0]!, from[1]!, [0, 2], 8);
-        e.set(to[0]!);
-        shuffle(from[0]!, from[1]!, [1, 3], 8);
-        e.set(to[1]!);
-      } else if (lanes === 4) {
-        const t = [e.local(ValType.v128), e.local(ValType.v128), e.local(ValType.v128), e.local(ValType.v128)];
-        shuffle(from[0]!, from[1]!, [0, 4, 1, 5], 4);
-        e.set(t[0]!);
-        shuffle(from[0]!, from[1]!, [2, 6, 3, 7], 4);
-        e.set(t[1]!);
-        shuffle(from[2]!, from[3]!, [0, 4, 1, 5], 4);
-        e.set(t[2]!);
-        shuffle(from[2]!, from[3]!, [2, 6, 3, 7], 4);
-        e.set(t[3]!);
-        shuffle(t[0]!, t[2]!, [0, 1, 4, 5], 4);
-        e.set(to[0]!);
-        shuffle(t[0]!, t[2]!, [2, 3, 6, 7], 4);
-        e.set(to[1]!);
-        shuffle(t[1]!, t[3]!, [0, 1, 4, 5], 4);
-        e.set(to[2]!);
-        shuffle(t[1]!, t[3]!, [2, 3, 6, 7], 4);
-        e.set(to[3]!);
-      } else if (toSlots) {
-        for (let i = 0; i < 4; i++) {
-          shuffle(from[0]!, from[1]!, [i, 4 + i, i, 4 + i], 4);
-          e.set(to[i]!);
-        }
-      } else {
-        const t = [e.local(ValType.v128), e.local(ValType.v128)];
-        shuffle(from[0]!, from[1]!, [0, 4, 1, 5], 4); // a0 a1 b0 b1
-        e.set(t[0]!);
-        shuffle(from[2]!, from[3]!, [0, 4, 1, 5], 4); // a2 a3 b2 b3
-        e.set(t[1]!);
-        shuffle(t[0]!, t[1]!, [0, 1, 4, 5], 4);
-        e.set(to[0]!);
-        shuffle(t[0]!, t[1]!, [2, 3, 6, 7], 4);
-        e.set(to[1]!);
-      }
-    };
-    const groupCopy = () => {
-      if (into) {
-        for (let l = 0; l < lanes; l++) {
-          e.get(o.lane[l]!).get(offset).op(Op.i32_add);
-          e.simd(SimdOp.v128_load);
-          memarg(o.shift);
-          e.set(rowVectors[l]!);
-        }
-        transpose(rowVectors, slotVectors, true);
-        for (let i = 0; i < group; i++) {
-          e.get(slot).get(slotVectors[i]!);
-          e.simd(SimdOp.v128_store);
-          e.code.u32(4).u32(16 * i);
-        }
-      } else {
-        for (let i = 0; i < group; i++) {
-          e.get(slot);
-          e.simd(SimdOp.v128_load);
-          e.code.u32(4).u32(16 * i);
-          e.set(slotVectors[i]!);
-        }
-        transpose(slotVectors, rowVectors, false);
-        for (let l = 0; l < lanes; l++) {
-          e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(rowVectors[l]!);
-          e.simd(SimdOp.v128_store);
-          memarg(o.shift);
-        }
-      }
-      e.get(slot).i32(16 * group).op(Op.i32_add).set(slot);
-    };
-    e.get(o.slot!).set(slot);
-    e.i32(0).set(offset);
-    // Nested loops over the core axes, innermost last; `offset` in bytes from the row's start.
-    const axis = (x: number) => {
-      if (x === a.dims.length) {
-        one();
-        return;
-      }
-      const j = e.local(ValType.i32);
-      const start = e.local(ValType.i32);
-      e.get(offset).set(start);
-      e.i32(0).set(j);
-      if (x === a.dims.length - 1 && a.strides[x] === 'unit' && bytes >= 4) {
-        // Whole groups first, then the elements left one by one (the loop below, from j).
-        e.open('block');
-        const done = e.depth() - 1;
-        e.open('loop');
-        const again = e.depth() - 1;
-        e.get(j).i32(group).op(Op.i32_add).get(dimLocal(a.dims[x]!)).op(Op.i32_gt_u).br(done, true);
-        groupCopy();
-        e.get(start).i32(group * bytes).op(Op.i32_add).tee(start).set(offset);
-        e.get(j).i32(group).op(Op.i32_add).set(j);
-        e.br(again);
-        e.close();
-        e.close();
-      }
+    if (x === a.dims.length) {
+      this.element();
+      return;
+    }
+    const j = e.local(ValType.i32);
+    const start = e.local(ValType.i32);
+    e.get(offset).set(start);
+    e.i32(0).set(j);
+    if (x === a.dims.length - 1 && a.strides[x] === 'unit' && bytes >= 4) {
+      // Whole groups first, then the elements left one by one (the loop below, from j).
       e.open('block');
-      const out = e.depth() - 1;
+      const done = e.depth() - 1;
       e.open('loop');
-      const top = e.depth() - 1;
-      e.get(j).get(dimLocal(a.dims[x]!)).op(Op.i32_ge_u).br(out, true);
-      axis(x + 1);
-      // next element along axis x: start += stride·size; offset = start
-      const st = a.strides[x]!;
-      e.get(start);
-      if (st === 'unit') e.i32(1 << o.shift);
-      else e.get(st).i32(o.shift).op(Op.i32_shl);
-      e.op(Op.i32_add).tee(start).set(offset);
-      e.get(j).i32(1).op(Op.i32_add).set(j);
-      e.br(top);
+      const again = e.depth() - 1;
+      e.get(j).i32(group).op(Op.i32_add).get(dimLocal(a.dims[x]!)).op(Op.i32_gt_u).br(done, true);
+      this.groupOfElements();
+      e.get(start).i32(group * bytes).op(Op.i32_add).tee(start).set(offset);
+      e.get(j).i32(group).op(Op.i32_add).set(j);
+      e.br(again);
       e.close();
       e.close();
-    };
-    axis(0);
-  };
-  for (const o of arrays) {
-    e.get(o.aliased!).op(Op.i32_eqz);
-    if (plan.covered.has(o.index)) e.get(o.shared!).op(Op.i32_and);
-    e.open('if');
-    copy(o, true);
+    }
+    e.open('block');
+    const out = e.depth() - 1;
+    e.open('loop');
+    const top = e.depth() - 1;
+    e.get(j).get(dimLocal(a.dims[x]!)).op(Op.i32_ge_u).br(out, true);
+    this.axis(x + 1);
+    // next element along axis x: start += stride·size; offset = start
+    const st = a.strides[x]!;
+    e.get(start);
+    if (st === 'unit') e.i32(1 << o.shift);
+    else e.get(st).i32(o.shift).op(Op.i32_shl);
+    e.op(Op.i32_add).tee(start).set(offset);
+    e.get(j).i32(1).op(Op.i32_add).set(j);
+    e.br(top);
+    e.close();
     e.close();
   }
-  e.open('block');
-  const bail = e.depth() - 1;
-  e.open('block');
-  simd.returns.push({ result: undefined, depth: e.depth() - 1 });
-  e.bailTo = bail;
-  simd.stmts(kernel.body);
-  e.bailTo = undefined;
-  simd.returns.pop();
-  e.close();
-  // Slots → rows, for what the kernel writes.
-  for (const o of arrays) if (plan.written.has(o.index)) copy(o, false);
-  for (const o of operands) {
-    if (layout.inner[o.index] === 'broadcast') continue;
-    e.get(pointer[o.index]!).get(o.stepBytes).i32(lanes).op(Op.i32_mul).op(Op.i32_add).set(pointer[o.index]!);
+
+  /** One element of every lane's row, and its slot. */
+  private element(): void {
+    const { e, o, v, offset, slot, lanes } = this;
+    if (this.into) {
+      loadLanes(e, lanes, o, offset, v);
+      e.get(slot).get(v);
+      e.simd(SimdOp.v128_store);
+      memarg(e, 4);
+    } else {
+      e.get(slot);
+      e.simd(SimdOp.v128_load);
+      memarg(e, 4);
+      e.set(v);
+      for (let l = 0; l < lanes; l++) {
+        // Narrow elements keep their lane's low bytes: the kernel's store converted the value.
+        const [op, lane] = laneAccess(o.dtype, l, false);
+        e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(v);
+        e.simd(op);
+        memarg(e, o.shift);
+        e.code.byte(lane);
+      }
+    }
+    e.get(slot).i32(16).op(Op.i32_add).set(slot);
   }
-  e.get(k).i32(lanes).op(Op.i32_add).set(k);
-  e.br(vtop);
-  e.close(); // bail: an index was out of bounds; the scalar loop redoes this block
-  e.br(vexit);
-  e.close(); // loop
-  e.close(); // vexit
-  // The scalar loop sees the operands again.
-  e.arrays.clear();
-  for (const [v, a] of saved) e.arrays.set(v, a);
+
+  /** `group` consecutive elements of every lane's row, and their `group` slots. */
+  private groupOfElements(): void {
+    const { e, o, offset, slot, lanes, group, rowVectors, slotVectors } = this;
+    if (this.into) {
+      for (let l = 0; l < lanes; l++) {
+        e.get(o.lane[l]!).get(offset).op(Op.i32_add);
+        e.simd(SimdOp.v128_load);
+        memarg(e, o.shift);
+        e.set(rowVectors[l]!);
+      }
+      this.transpose(rowVectors, slotVectors, true);
+      for (let i = 0; i < group; i++) {
+        e.get(slot).get(slotVectors[i]!);
+        e.simd(SimdOp.v128_store);
+        e.code.u32(4).u32(16 * i);
+      }
+    } else {
+      for (let i = 0; i < group; i++) {
+        e.get(slot);
+        e.simd(SimdOp.v128_load);
+        e.code.u32(4).u32(16 * i);
+        e.set(slotVectors[i]!);
+      }
+      this.transpose(slotVectors, rowVectors, false);
+      for (let l = 0; l < lanes; l++) {
+        e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(rowVectors[l]!);
+        e.simd(SimdOp.v128_store);
+        memarg(e, o.shift);
+      }
+    }
+    e.get(slot).i32(16 * group).op(Op.i32_add).set(slot);
+  }
+
+  /**
+   * Transposes `from` (lanes × group, or group × lanes) into `to`. 4 lanes × 4 f32: two rounds
+   * of shuffles; 2 lanes × 2 f64: one; 2 lanes × 4 f32 (lanes 0–1 of each slot, as the 2-row
+   * code keeps 32-bit values) rows → slots pairs (i, 4 + i), slots → rows picks lane 0 of
+   * slots 0–3 and lane 1 of slots 0–3.
+   */
+  private transpose(from: readonly number[], to: readonly number[], toSlots: boolean): void {
+    const { e } = this;
+    const shuffle = (x: number, y: number, picks: readonly number[], size: number) => this.shuffle(x, y, picks, size);
+    if (this.bytes === 8) {
+      shuffle(from[0]!, from[1]!, [0, 2], 8);
+      e.set(to[0]!);
+      shuffle(from[0]!, from[1]!, [1, 3], 8);
+      e.set(to[1]!);
+    } else if (this.lanes === 4) {
+      const t = [e.local(ValType.v128), e.local(ValType.v128), e.local(ValType.v128), e.local(ValType.v128)];
+      shuffle(from[0]!, from[1]!, [0, 4, 1, 5], 4);
+      e.set(t[0]!);
+      shuffle(from[0]!, from[1]!, [2, 6, 3, 7], 4);
+      e.set(t[1]!);
+      shuffle(from[2]!, from[3]!, [0, 4, 1, 5], 4);
+      e.set(t[2]!);
+      shuffle(from[2]!, from[3]!, [2, 6, 3, 7], 4);
+      e.set(t[3]!);
+      shuffle(t[0]!, t[2]!, [0, 1, 4, 5], 4);
+      e.set(to[0]!);
+      shuffle(t[0]!, t[2]!, [2, 3, 6, 7], 4);
+      e.set(to[1]!);
+      shuffle(t[1]!, t[3]!, [0, 1, 4, 5], 4);
+      e.set(to[2]!);
+      shuffle(t[1]!, t[3]!, [2, 3, 6, 7], 4);
+      e.set(to[3]!);
+    } else if (toSlots) {
+      for (let i = 0; i < 4; i++) {
+        shuffle(from[0]!, from[1]!, [i, 4 + i, i, 4 + i], 4);
+        e.set(to[i]!);
+      }
+    } else {
+      const t = [e.local(ValType.v128), e.local(ValType.v128)];
+      shuffle(from[0]!, from[1]!, [0, 4, 1, 5], 4); // a0 a1 b0 b1
+      e.set(t[0]!);
+      shuffle(from[2]!, from[3]!, [0, 4, 1, 5], 4); // a2 a3 b2 b3
+      e.set(t[1]!);
+      shuffle(t[0]!, t[1]!, [0, 1, 4, 5], 4);
+      e.set(to[0]!);
+      shuffle(t[0]!, t[1]!, [2, 3, 6, 7], 4);
+      e.set(to[1]!);
+    }
+  }
+
+  /** Pushes shuffle(x, y) picking `picks` (element indices of x ++ y, in elements of `size` bytes). */
+  private shuffle(x: number, y: number, picks: readonly number[], size: number): void {
+    this.e.get(x).get(y).shuffle(picks.flatMap((q) => Array.from({ length: size }, (_, b) => q * size + b)));
+  }
 }
 
 /** The length of a local array declared anywhere in the kernel or its helpers. */
