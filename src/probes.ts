@@ -1,7 +1,7 @@
 /**
  * Probes: what tests watch of a call that its results do not show — whether the plan cache served
  * it, where the parallel target ran it and on which engine, whether its inputs were copied while
- * the workers computed. Not part of the public API.
+ * the workers computed, whether the gpu target streamed it in chunks. Not part of the public API.
  *
  * The library reports each such event as `probes.name?.(…)`. Outside tests no probe is set, so a
  * report reads one property and finds nothing: no counter is kept, no argument is evaluated
@@ -24,6 +24,10 @@ export interface Probes {
    * because several loop indices write the same output elements, so its loop may not be split.
    */
   callingThreadCall?(unsplittable: boolean): void;
+  /** The gpu target runs a call in chunks (its host operands exceed the memory limit). */
+  streamedCall?(): void;
+  /** A chunk of a streamed call has started; `inFlight` chunks of the call run now, itself included. */
+  streamedChunk?(inFlight: number): void;
 }
 
 /** The probes set now: none outside tests. */

@@ -1,12 +1,13 @@
 /**
  * Counts of what the library reports to its probes (src/probes.ts), for tests that check which
  * path a call took: the plan cache, the parallel target's pool or calling thread, the workers'
- * Wasm engine, the input pipeline. Importing this module sets the probes (each test file runs in
+ * Wasm engine, the input pipeline, the gpu target's streaming in chunks. Importing this module sets the probes (each test file runs in
  * its own process, vitest.config.ts), and counting starts from 0.
  */
 import { probes } from '../src/probes.js';
 
 const counts = { cachedCalls: 0, pool: 0, callingThread: 0, unsplittable: 0, wasmJobs: 0, pipelinedJobs: 0 };
+const streaming = { streamedCalls: 0, chunks: 0, maxInFlight: 0 };
 
 probes.cachedCall = () => void counts.cachedCalls++;
 probes.poolCall = () => void counts.pool++;
@@ -15,6 +16,11 @@ probes.pipelinedJob = () => void counts.pipelinedJobs++;
 probes.callingThreadCall = (unsplittable) => {
   counts.callingThread++;
   if (unsplittable) counts.unsplittable++;
+};
+probes.streamedCall = () => void streaming.streamedCalls++;
+probes.streamedChunk = (inFlight) => {
+  streaming.chunks++;
+  streaming.maxInFlight = Math.max(streaming.maxInFlight, inFlight);
 };
 
 /** Calls served from the plan cache so far. */
@@ -41,4 +47,12 @@ export function pipelinedJobs(reset = false): number {
   const n = counts.pipelinedJobs;
   if (reset) counts.pipelinedJobs = 0;
   return n;
+}
+
+/**
+ * The gpu target's streamed calls so far: calls run in chunks, chunks run over all of them, and
+ * the most chunks of one call in flight at once.
+ */
+export function streamingStats(): { streamedCalls: number; chunks: number; maxInFlight: number } {
+  return { ...streaming };
 }

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ArgumentError, getGpuOptions, guvectorize, KernelCompileError, setGpuOptions, vectorize } from '../src/index.js';
-import { streamingStats } from '../src/targets/gpu/runtime/streaming.js';
+import { streamingStats } from './call-paths.js';
 import { drawFloat32, drawFloat64, keyOfSeed, type StreamKey } from '../src/compiler/random-stream.js';
 import { TARGETS, FLOAT64_TARGETS } from './targets.js';
 

@@ -11,7 +11,7 @@ import {
 } from '../src/index.js';
 import { engineMode, setEngineMode, type EngineMode } from '../src/targets/cpu/wasm/index.js';
 import { acquireDevice, shutdownDevice } from '../src/targets/gpu/runtime/device.js';
-import { streamingStats } from '../src/targets/gpu/runtime/streaming.js';
+import { streamingStats } from './call-paths.js';
 import { chainFusionStats, fusedKernelsCompiled, setChainFusion } from '../src/targets/gpu/runtime/chain-fusion.js';
 import { TARGETS } from './targets.js';
 import { gpuAvailable } from './gpu-available.js';

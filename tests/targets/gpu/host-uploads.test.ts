@@ -11,7 +11,8 @@ import { getGpuOptions, guvectorize, type NDArray, setGpuOptions, sharedArray, t
 import { downloadBuffer, setStagingPoolLimit, STAGING_IDLE_MS, stageUpload, stagingPoolStats } from '../../../src/targets/gpu/runtime/buffers.js';
 import { acquireDevice, holdDevice, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { setHostUploadPath } from '../../../src/targets/gpu/runtime/dispatch.js';
-import { IN_FLIGHT, streamingStats } from '../../../src/targets/gpu/runtime/streaming.js';
+import { IN_FLIGHT } from '../../../src/targets/gpu/runtime/streaming.js';
+import { streamingStats } from '../../call-paths.js';
 import { setTransferTrace, type TransferEvent } from '../../../src/targets/gpu/runtime/transfer-trace.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';

@@ -10,7 +10,8 @@ import {
   ArgumentError, DeviceArray, DeviceError, getGpuOptions, type NDArray, setGpuOptions, ShardedArray, toDevice, vectorize,
 } from '../../../src/index.js';
 import { acquireDevice, liveDevice, onDevice, resetDevice, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
-import { setChunkBytes, streamingStats } from '../../../src/targets/gpu/runtime/streaming.js';
+import { setChunkBytes } from '../../../src/targets/gpu/runtime/streaming.js';
+import { streamingStats } from '../../call-paths.js';
 import { setTransferTrace, type TransferEvent } from '../../../src/targets/gpu/runtime/transfer-trace.js';
 import { hermiteUfuncs } from '../../../examples/hermite.js';
 import { describeGpu } from '../../gpu-available.js';

@@ -25,6 +25,7 @@
 import { DTYPES, type TypedArray } from '../../../dtypes.js';
 import { sizeOf } from '../../../layout.js';
 import { type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
+import { probes } from '../../../probes.js';
 import { sizeClass } from './buffer-pool.js';
 import { flushChain } from './chain.js';
 import { currentSlot, liveDevice } from './device.js';
@@ -60,22 +61,6 @@ export function setChunkBytes(bytes: number | undefined): number {
   const previous = chunkBytes;
   chunkBytes = bytes === undefined ? DEFAULT_CHUNK_BYTES : Math.max(1, bytes);
   return previous;
-}
-
-/** Counters for tests and benchmarks. */
-export interface StreamingStats {
-  /** Calls that ran in chunks. */
-  streamedCalls: number;
-  /** Chunks run, over all streamed calls. */
-  chunks: number;
-  /** The most chunks of one call that were in flight at once. */
-  maxInFlight: number;
-}
-const stats: StreamingStats = { streamedCalls: 0, chunks: 0, maxInFlight: 0 };
-
-/** The streaming counters (a copy). */
-export function streamingStats(): StreamingStats {
-  return { ...stats };
 }
 
 /**
@@ -203,7 +188,7 @@ export function chunkBudget(plan: CallPlan, limit = getGpuOptions().memoryLimit)
  */
 export async function runStreamed(plan: CallPlan, run: (part: CallPlan) => Promise<void>, budget: number): Promise<void> {
   const separated = withOverlapsCopied(plan);
-  stats.streamedCalls++;
+  probes.streamedCall?.();
   const inFlight: Promise<void>[] = [];
   let failure: { error: unknown } | undefined;
   let index = 0;
@@ -211,12 +196,11 @@ export async function runStreamed(plan: CallPlan, run: (part: CallPlan) => Promi
     while (inFlight.length >= IN_FLIGHT) await inFlight.shift()!.catch(() => {});
     if (index > 0) await Promise.resolve();
     if (failure) break;
-    stats.chunks++;
     const chunk = runChunk(part, run, index++).catch((error: unknown) => {
       failure ??= { error };
     });
     inFlight.push(chunk);
-    stats.maxInFlight = Math.max(stats.maxInFlight, inFlight.length);
+    probes.streamedChunk?.(inFlight.length);
   }
   await Promise.all(inFlight);
   if (failure) throw failure.error;
