@@ -129,7 +129,7 @@ function returnsOutsideLoops(body: readonly Stmt[]): boolean {
 }
 
 /** Builds the fused kernel's body: fresh variables, inlined steps, the helpers they keep. */
-class KernelBuilder {
+export class KernelBuilder {
   readonly locals: Variable[] = [];
   readonly helpers: HelperFunction[] = [];
   /** The steps' lookup tables, each once: their variables are kept, not copied, so every step reads them. */
@@ -158,7 +158,7 @@ class KernelBuilder {
     return { id: this.nextId++, name, type };
   }
 
-  private local(name: string, type: DType): Variable {
+  local(name: string, type: DType): Variable {
     const v = this.fresh(name, type);
     this.locals.push(v);
     return v;
@@ -168,7 +168,7 @@ class KernelBuilder {
     return { kind: 'var', variable: v, type: v.type as DType, loc: this.loc };
   }
 
-  private cast(e: Expr, to: DType): Expr {
+  cast(e: Expr, to: DType): Expr {
     return e.type === to ? e : { kind: 'cast', value: e, type: to, loc: e.loc };
   }
 
@@ -179,7 +179,7 @@ class KernelBuilder {
   inline(kernel: TypedKernel, args: readonly Expr[], body: Stmt[], prefix: string): Variable {
     if (kernel.returnType === 'void') throw new Error('internal: only vectorize kernels are composed');
     const returnType = kernel.returnType;
-    for (const t of kernel.tables ?? []) if (!this.tables.includes(t)) this.tables.push(t);
+    this.addTables(kernel);
     const tableVars = new Set((kernel.tables ?? []).map((t) => t.variable));
     if (!returnsOutsideLoops(kernel.body)) {
       const helper = this.kernelHelper(kernel);
@@ -252,7 +252,7 @@ class KernelBuilder {
   }
 
   /** A step's helper under a name no other helper of the fused kernel has, its calls remapped. */
-  private helperCopy(h: HelperFunction): HelperFunction {
+  helperCopy(h: HelperFunction): HelperFunction {
     const known = this.helperCopies.get(h);
     if (known) return known;
     const mapper = new IrMapper((v) => v, (callee) => this.helperCopy(callee));
@@ -263,9 +263,10 @@ class KernelBuilder {
   }
 
   /** A whole kernel as a helper (as fused-store.ts does), for a body that returns from a loop. */
-  private kernelHelper(kernel: TypedKernel): HelperFunction {
+  kernelHelper(kernel: TypedKernel): HelperFunction {
     const known = this.kernelHelpers.get(kernel);
     if (known) return known;
+    this.addTables(kernel);
     const mapper = new IrMapper((v) => v, (callee) => this.helperCopy(callee));
     const helper: HelperFunction = {
       name: this.uniqueName(kernel.name), params: kernel.params, returnType: kernel.returnType, body: mapper.stmts(kernel.body),
@@ -276,6 +277,11 @@ class KernelBuilder {
     return helper;
   }
 
+  /** The kernel's lookup tables, each once, among the fused kernel's. */
+  addTables(kernel: TypedKernel): void {
+    for (const t of kernel.tables ?? []) if (!this.tables.includes(t)) this.tables.push(t);
+  }
+
   private uniqueName(name: string): string {
     let unique = name;
     for (let k = 1; this.helperNames.has(unique); k++) unique = `${name}_${k}`;
@@ -284,18 +290,26 @@ class KernelBuilder {
   }
 }
 
-/** Copies IR with its variables and helpers replaced. */
-class IrMapper {
+/**
+ * Copies IR with its variables and helpers replaced. Subclasses may replace a statement by
+ * several (`expand`) or an expression by another (`expr`); nested bodies go through both.
+ */
+export class IrMapper {
   constructor(
-    private readonly variable: (v: Variable) => Variable,
+    protected readonly variable: (v: Variable) => Variable,
     private readonly helper: (h: HelperFunction) => HelperFunction,
   ) {}
 
   stmts(body: readonly Stmt[]): Stmt[] {
-    return body.map((s) => this.stmt(s));
+    return body.flatMap((s) => this.expand(s));
   }
 
-  private stmt(s: Stmt): Stmt {
+  /** The statements a statement becomes: its copy. */
+  protected expand(s: Stmt): Stmt[] {
+    return [this.stmt(s)];
+  }
+
+  protected stmt(s: Stmt): Stmt {
     switch (s.kind) {
       case 'let': return { ...s, variable: this.variable(s.variable), init: this.expr(s.init) };
       case 'local-array': case 'draw': return { ...s, variable: this.variable(s.variable) };
@@ -310,7 +324,7 @@ class IrMapper {
     }
   }
 
-  private expr(e: Expr): Expr {
+  protected expr(e: Expr): Expr {
     switch (e.kind) {
       case 'const': return e;
       case 'var': return { ...e, variable: this.variable(e.variable) };
@@ -325,7 +339,7 @@ class IrMapper {
     }
   }
 
-  private argument(a: Argument): Argument {
+  protected argument(a: Argument): Argument {
     return a.kind === 'array-ref' ? { ...a, array: this.variable(a.array) } : this.expr(a);
   }
 }

@@ -11,6 +11,7 @@ import { printKernel } from '../compiler/print-ir.js';
 import { ArgumentError, FusionError } from '../errors.js';
 import { isTypedArray } from '../dtypes.js';
 import { checkOptions, type OptionRules, rule } from '../options.js';
+import { formatCoreDims } from '../signature-parser/index.js';
 import { loadTarget, loadTargetSync } from '../targets/registry.js';
 import type { Target } from '../targets/target.js';
 import { argumentsOf, type FusedChain, type FusedParam, fusedUfunc, planChain, traceKey, type Unfusable } from './plan.js';
@@ -105,7 +106,7 @@ export function fuse(fn: (...args: any[]) => unknown, options: FuseOptions = {})
     const result = isPromiseLike(traced.result) ? await traced.result : traced.result;
     const name = targetOf(trace, result);
     const target = loadTargetSync(name) ?? (await loadTarget(name));
-    const p = prepare(trace, result, args, callOptions, target);
+    const p = refusedFor(prepare(trace, result, args, callOptions, target), trace, args, callOptions);
     if (p.kind === 'unfusable') {
       if (!separate) throw unfusableError(p);
       return runSeparately(trace, result, args, callOptions);
@@ -121,7 +122,7 @@ export function fuse(fn: (...args: any[]) => unknown, options: FuseOptions = {})
     if (isPromiseLike(result)) throw new FusionError('`.sync(…)` of a fused function needs a function that returns its result directly; this one returned a Promise (an `async` function): use `await fused(…)`.');
     const target = loadTargetSync(targetOf(trace, result));
     if (!target?.runSync) throw new FusionError(`The '${targetOf(trace, result)}' target has no synchronous call: use \`await fused(…)\`.`);
-    const p = prepare(trace, result, args, callOptions, target);
+    const p = refusedFor(prepare(trace, result, args, callOptions, target), trace, args, callOptions);
     if (p.kind === 'unfusable') throw unfusableError(p, separate ? ' (`unfusable: \'separate\'` runs separate calls only with `await fused(…)`)' : '');
     return runFused(p, trace, args, callOptions, true);
   };
@@ -134,7 +135,7 @@ export function fuse(fn: (...args: any[]) => unknown, options: FuseOptions = {})
     const { trace } = traced;
     const result = isPromiseLike(traced.result) ? await traced.result : traced.result;
     const target = await loadTarget(targetOf(trace, result));
-    return { p: prepare(trace, result, args, callOptions, target), trace, args, callOptions };
+    return { p: refusedFor(prepare(trace, result, args, callOptions, target), trace, args, callOptions), trace, args, callOptions };
   };
 
   const explain = async (...rawArgs: unknown[]): Promise<string> => {
@@ -145,17 +146,20 @@ export function fuse(fn: (...args: any[]) => unknown, options: FuseOptions = {})
       return `Not fused: ${p.reason}. ${separate ? `It runs as ${trace.calls.length} separate call${trace.calls.length === 1 ? '' : 's'} (\`unfusable: 'separate'\`).` : 'A call throws a FusionError (`unfusable: \'separate\'` would run the calls one by one).'}`;
     }
     const { chain } = p;
-    const params = p.params.map((q) => `${q.name}: ${q.dtype} (${q.from})`).join(', ');
+    const params = p.params.map((q) => `${q.name}: ${q.dtype}${q.core.length ? ` ${formatCoreDims(q.core)}` : ''} (${q.from})`).join(', ');
+    const around = chain.around ? `\nAround the guvectorize call ${chain.around.gufunc}, as one guvectorize kernel of layout \`${chain.around.layout}\`: the element-wise calls it reads run where it reads each element of its core slices, those after it where it writes each element of its output.` : '';
     const reduce = chain.reduce !== undefined ? `\nThen ${trace.calls[chain.reduce]!.what} runs as a second call over the fused result (a reduce is not fused into the kernel yet).` : '';
     const passed = chain.reduce !== undefined ? [] : optionsArgument(planning.callOptions);
     const target = p.ufunc.explain(...argumentsOf(chain, trace.calls, planning.args), ...passed);
-    return `Fused ${chain.calls.length} call${chain.calls.length === 1 ? '' : 's'} into one kernel on the '${chain.target}' target: ${chain.calls.join(' → ')}.\nIts parameters: ${params}.${reduce}\n${target}`;
+    return `Fused ${chain.calls.length} call${chain.calls.length === 1 ? '' : 's'} into one kernel on the '${chain.target}' target: ${chain.calls.join(' → ')}.\nIts parameters: ${params}.${around}${reduce}\n${target}`;
   };
 
   const explainIr = async (...rawArgs: unknown[]): Promise<string> => {
     const planning = await planFor(rawArgs);
     if (typeof planning === 'string') return planning;
-    return planning.p.kind === 'unfusable' ? `Not fused: ${planning.p.reason}.` : printKernel(planning.p.kernel);
+    const { p } = planning;
+    if (p.kind === 'unfusable') return `Not fused: ${p.reason}.`;
+    return printKernel(p.kernel ?? p.chain.around!.kernelForArguments(argumentsOf(p.chain, planning.trace.calls, planning.args)));
   };
 
   Object.defineProperties(call, {
@@ -213,12 +217,20 @@ const MAX_PLANS = 256;
 /** A compiled fused kernel: its ufunc, its IR and its parameters. */
 interface Compiled {
   readonly ufunc: Ufunc;
-  readonly kernel: TypedKernel;
+  /** Absent for a chain around a gufunc, whose kernel is made per call's core sizes. */
+  readonly kernel?: TypedKernel;
   readonly params: readonly FusedParam[];
 }
 
 /** What a trace shape runs: a fused kernel, or why it does not fuse. */
 type Planned = ({ readonly kind: 'fused'; readonly chain: FusedChain } & Compiled) | Unfusable;
+
+/** A fused plan that this call's arrays or options keep from running as the fused kernel (around a gufunc): why, as an Unfusable. */
+function refusedFor(p: Planned, trace: Trace, args: readonly unknown[], options: CallOptions): Planned {
+  if (p.kind !== 'fused' || !p.chain.around) return p;
+  const reason = p.chain.around.check(argumentsOf(p.chain, trace.calls, args), options);
+  return reason ? { kind: 'unfusable', reason } : p;
+}
 
 function unfusableError(planned: Unfusable, note = ''): FusionError {
   return new FusionError(`These ufunc calls cannot run as one kernel: ${planned.reason}. Pass \`{ unfusable: 'separate' }\` to \`fuse\` to run them as separate calls${note}.`);

@@ -11,18 +11,19 @@
 import { makeCallable, type Ufunc } from '../callable.js';
 import { type CallOptions, forcedTypes, splitArguments } from '../call-options.js';
 import { numberCastClass } from '../cast-rules.js';
-import type { TypedKernel } from '../compiler/ir.js';
+import { isArrayType, type TypedKernel, type ValueType } from '../compiler/ir.js';
 import { convertConstant } from '../compiler/constant-folding.js';
 import { runPasses } from '../compiler/passes/index.js';
 import type { DType } from '../dtypes.js';
 import { ArgumentError } from '../errors.js';
 import { type Operand, toOperand } from '../ndarray.js';
-import { parseLayout } from '../signature-parser/index.js';
+import { type CoreDim, formatCoreDims, parseLayout } from '../signature-parser/index.js';
 import type { Target } from '../targets/target.js';
 import { UfuncDefinition, type UfuncOptions } from '../ufunc.js';
 import { type ComposedStep, composeKernels, type StepInput } from '../compiler/compose.js';
 import { drawsRandom } from '../compiler/random-stream.js';
 import { type TracedCall, Tracer } from './trace.js';
+import { type AroundGufunc, aroundGufunc, type Cores, coresAround, fusedGufunc, gufuncRefusal, kernelWithoutCoreSizes, paramType, type PlannedStep } from './around-gufunc.js';
 
 /** The options the chain's last call takes from the fused call: they pick its loop. */
 export interface LoopOptions {
@@ -40,8 +41,10 @@ export interface FusedChain {
   readonly sources: readonly ParamSource[];
   /** The calls fused, in order (`saxpy(…) (call 1)`, …). */
   readonly calls: readonly string[];
-  /** The fused kernel, made on first use of the key. */
-  readonly build: () => { readonly kernel: TypedKernel; readonly params: readonly FusedParam[] };
+  /** The fused kernel of a chain of element-wise calls, made on first use of the key. */
+  readonly build?: () => { readonly kernel: TypedKernel; readonly params: readonly FusedParam[] };
+  /** A chain around a guvectorize call: its kernel is made per call's core sizes. */
+  readonly around?: AroundGufunc;
   readonly target: string;
   readonly boundsCheck: boolean;
   /** The index in the trace of a trailing `reduce` that runs as a second call over the fused result. */
@@ -77,6 +80,10 @@ export function argumentsOf(chain: FusedChain, calls: readonly TracedCall[], raw
 export interface FusedParam {
   readonly name: string;
   readonly dtype: DType;
+  /** A scalar, or (around a gufunc) a core slice. */
+  readonly type: ValueType;
+  /** Around a gufunc: the core dimensions it is read over (none for a scalar or outside a gufunc chain). */
+  readonly core: readonly CoreDim[];
   /** `argument 1`, `a captured array`, `the scalar 2` */
   readonly from: string;
 }
@@ -118,11 +125,16 @@ export function planChain(calls: readonly TracedCall[], result: unknown, rawArgs
   const elementwise = calls.filter((c) => c !== reduce);
   for (const call of elementwise) {
     if (call.method !== 'call') return { kind: 'unfusable', reason: `${call.what} is a method other than a trailing \`reduce\`; only a \`reduce\` of the fused result can end a fused function` };
-    if (call.def.kind !== 'vectorize') return { kind: 'unfusable', reason: `${call.what} is a guvectorize ufunc; only vectorize ufuncs fuse so far` };
     if (call.def.disableJit) return { kind: 'unfusable', reason: `${call.what} runs its kernel as plain JS (\`disableJit\` or UFUNC_DISABLE_JIT): nothing is compiled, so nothing fuses` };
     if (call.def.target !== target.name) return { kind: 'unfusable', reason: `${call.what} runs on the '${call.def.target}' target and ${last.what} on '${target.name}'; the calls of a fused function share one target` };
   }
-  return planCalls(elementwise, used, last, rawArgs, loop, target, reduce);
+  const gufuncs = elementwise.filter((c) => used.has(c) && c.def.kind === 'guvectorize');
+  if (gufuncs.length === 0) return planCalls(elementwise, used, last, rawArgs, loop, target, reduce, undefined);
+  if (gufuncs.length > 1) {
+    return { kind: 'unfusable', reason: `${gufuncs[0]!.what} and ${gufuncs[1]!.what} are both guvectorize ufuncs; a fused kernel runs one gufunc's core loop, with element-wise steps before and after it (a second would need the first one's core results held between them)` };
+  }
+  const cores = coresAround(gufuncs[0]!, calls, last);
+  return cores.kind === 'unfusable' ? cores : planCalls(elementwise, used, last, rawArgs, loop, target, reduce, cores);
 }
 
 /**
@@ -192,13 +204,15 @@ function usedCalls(calls: readonly TracedCall[], last: TracedCall): Set<TracedCa
 /**
  * Selects every call's loop in order (a call whose result is not used is checked as its separate
  * call would be, so it fails alike, and then left out of the kernel: it has no effect) and builds
- * the kernel's parameters and steps from the calls the result uses.
+ * the kernel's parameters and steps from the calls the result uses. With a guvectorize call among
+ * them, each array parameter is read over the core dimensions of where its step runs (`cores`).
  */
-function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, last: TracedCall, rawArgs: readonly unknown[], loop: LoopOptions, target: Target, reduce: TracedCall | undefined): FusedChain | Unfusable {
+function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, last: TracedCall, rawArgs: readonly unknown[], loop: LoopOptions, target: Target, reduce: TracedCall | undefined, cores: Cores | undefined): FusedChain | Unfusable {
   const params: FusedParam[] = [];
   const sources: ParamSource[] = [];
-  const arrayParams = new Map<unknown, Map<DType, number>>();
-  const steps: { call: TracedCall; kernel: TypedKernel; inputs: StepInput[]; key: string }[] = [];
+  /** By array, then by how it is read (dtype, core dimensions, slice or scalar): its parameter. */
+  const arrayParams = new Map<unknown, Map<string, number>>();
+  const steps: PlannedStep[] = [];
   const stepOf = new Map<number, number>(); // trace call index → step index
   const resultDtypes = new Map<number, DType>(); // by trace call index
   const keyParts: string[] = [];
@@ -226,51 +240,73 @@ function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, 
     if (def.acceptedTypes(spec).some((t, k) => t.dtype !== types[k]!.dtype)) {
       return { kind: 'unfusable', reason: `${call.what} runs a float64 signature in float32 (option \`float64: 'float32'\`), which converts its arrays outside the kernel` };
     }
-    const { kernel } = def.kernelFor(spec, types.map(() => []));
-    def.checkTarget(target, spec, kernel);
+    const gufunc = def.kind === 'guvectorize';
+    const kernel = gufunc ? kernelWithoutCoreSizes(def, spec) : def.kernelFor(spec, types.map(() => [])).kernel;
+    if (kernel) def.checkTarget(target, spec, kernel);
     resultDtypes.set(call.index, types[def.nin]!.dtype);
     if (!used.has(call)) continue;
+    if (gufunc && kernel) {
+      const refusal = gufuncRefusal(call, kernel, rawInputs, cores!);
+      if (refusal) return { kind: 'unfusable', reason: refusal };
+    }
     fastmath.add(def.fastmath);
-    const inputs = rawInputs.map((x, i): StepInput => {
+    const inputs: StepInput[] = [];
+    for (let i = 0; i < rawInputs.length; i++) {
+      const x = rawInputs[i];
       const dtype = types[i]!.dtype;
       // (select() took the earlier result's dtype as an array's: the cast it allowed is the one the copy did.)
-      if (x instanceof Tracer && x.value.kind === 'call') return { kind: 'step', index: stepOf.get(x.value.index)! };
+      if (x instanceof Tracer && x.value.kind === 'call') {
+        inputs.push({ kind: 'step', index: stepOf.get(x.value.index)! });
+        continue;
+      }
+      // How the fused kernel reads it: as the gufunc declares its input, or per element of the step's core dimensions.
+      const core = cores ? (gufunc ? def.layout.inputs[i]! : cores.ofCall.get(call.index)!) : [];
+      const type: ValueType = gufunc ? paramType(types[i]!) : core.length ? { kind: 'array', dtype, ndim: core.length } : dtype;
       const op = operands[i]!;
       if (op.kind === 'scalar') {
-        params.push({ name: `s${params.length}`, dtype, from: `the scalar ${String(op.value)}` });
+        params.push({ name: `s${params.length}`, dtype, type: gufunc ? type : dtype, core: gufunc ? core : [], from: `the scalar ${String(op.value)}` });
         sources.push({ kind: 'scalar', call: call.index, arg: i, dtype });
-        return { kind: 'param', index: params.length - 1 };
+        inputs.push({ kind: 'param', index: params.length - 1 });
+        continue;
       }
       if (op.kind === 'device' && op.dtype !== dtype) {
         throw new ArgumentError(`Argument ${i + 1} of ${call.what} is a ${op.dtype} DeviceArray but the loop \`${spec.signature.text}\` reads ${dtype}; device arrays are not converted: pass a ${dtype} one.`);
       }
       const raw = x instanceof Tracer ? rawArgs[x.value.index] : x;
-      let byDtype = arrayParams.get(raw);
-      if (!byDtype) arrayParams.set(raw, (byDtype = new Map()));
-      let index = byDtype.get(dtype);
+      let reads = arrayParams.get(raw);
+      if (!reads) arrayParams.set(raw, (reads = new Map()));
+      const how = `${dtype}${formatCoreDims(core)}${isArrayType(type) ? '[]' : ''}`;
+      let index = reads.get(how);
       if (index === undefined) {
         const from = x instanceof Tracer ? x.what : `a captured array (${++captured})`;
-        params.push({ name: x instanceof Tracer && x.value.kind === 'input' ? `arg${x.value.index + 1}` : `captured${captured}`, dtype, from });
+        const shapes = new Set([...reads.keys()].map((k) => k.replace(/^[a-z0-9]+|\[\]$/g, '')));
+        shapes.add(formatCoreDims(core));
+        if (shapes.size > 1) {
+          return { kind: 'unfusable', reason: `${from} is read over the core dimensions ${[...shapes].join(' and ')} by different calls, which the separate calls broadcast differently (whole rows in one, elements in another); one kernel reads each array one way` };
+        }
+        params.push({ name: x instanceof Tracer && x.value.kind === 'input' ? `arg${x.value.index + 1}` : `captured${captured}`, dtype, type, core, from });
         sources.push(x instanceof Tracer ? { kind: 'input', index: (x.value as { index: number }).index } : { kind: 'captured', call: call.index, arg: i });
         index = params.length - 1;
-        byDtype.set(dtype, index);
+        reads.set(how, index);
       }
-      return { kind: 'param', index };
-    });
+      inputs.push({ kind: 'param', index });
+    }
     stepOf.set(call.index, steps.length);
     const key = `${def.id}/${spec.key}(${inputs.map((s) => (s.kind === 'param' ? `p${s.index}` : `s${s.index}`)).join(',')})`;
-    steps.push({ call, kernel, inputs, key });
+    steps.push(gufunc ? { call, gufunc: { def, spec }, inputs, key } : { call, kernel: kernel!, inputs, key });
     keyParts.push(key);
   }
-  if (steps.some((s) => drawsRandom(s.kernel))) return { kind: 'unfusable', reason: 'a kernel calls `Math.random()`, whose stream belongs to one call (its own seed and element numbering)' };
+  if (steps.some((s) => s.kernel && drawsRandom(s.kernel))) return { kind: 'unfusable', reason: 'a kernel calls `Math.random()`, whose stream belongs to one call (its own seed and element numbering)' };
   if (fastmath.size > 1) return { kind: 'unfusable', reason: 'some of its ufuncs were made with `fastmath` and some without; one kernel computes `Math.exp` one way' };
   const boundsCheck = calls.some((c) => c.def.boundsCheck);
-  const key = `${target.name}|${boundsCheck}|${params.map((p) => p.dtype).join(',')}|${keyParts.join(';')}`;
+  const key = `${target.name}|${boundsCheck}|${params.map((p) => `${p.dtype}${cores ? formatCoreDims(p.core) : ''}`).join(',')}|${keyParts.join(';')}`;
+  const common = { kind: 'fused' as const, key, sources, calls: steps.map((s) => s.call.what), target: target.name, boundsCheck, ...(reduce ? { reduce: reduce.index } : {}) };
+  if (cores) return { ...common, around: aroundGufunc(steps, params, stepOf, cores, last) };
   const build = () => {
-    const composed: ComposedStep[] = steps.map((s) => ({ kernel: s.kernel, inputs: s.inputs }));
+    const composed: ComposedStep[] = steps.map((s) => ({ kernel: s.kernel!, inputs: s.inputs }));
     return { kernel: runPasses(composeKernels(params, composed)), params };
   };
-  return { kind: 'fused', key, sources, calls: steps.map((s) => s.call.what), build, target: target.name, boundsCheck, ...(reduce ? { reduce: reduce.index } : {}) };
+  return { ...common, build };
 }
 
 /** The last call's own loop options and the fused call's: the fused call's win; both giving one is an error. */
@@ -316,8 +352,9 @@ let nextFused = 0;
  * @returns a vectorize ufunc over the fused kernel's parameters
  * @example const { ufunc } = fusedUfunc(chain); await ufunc(...argumentsOf(chain, trace.calls, args));
  */
-export function fusedUfunc(chain: FusedChain): { ufunc: Ufunc; kernel: TypedKernel; params: readonly FusedParam[] } {
-  const { kernel, params } = chain.build();
+export function fusedUfunc(chain: FusedChain): { ufunc: Ufunc; kernel?: TypedKernel; params: readonly FusedParam[] } {
+  if (chain.around) return { ufunc: fusedGufunc(chain.around, chain.target, chain.boundsCheck), params: chain.around.params };
+  const { kernel, params } = chain.build!();
   const def = new FusedDefinition(kernel, `fused:${nextFused++}`, chain.target, chain.boundsCheck);
   return { ufunc: makeCallable(def, {}), kernel, params };
 }

@@ -209,8 +209,8 @@ describe('fuse: what does not fuse', () => {
   });
 
   it('refuses with a FusionError that names the call and says why', async () => {
-    const withGu = fuse((x) => rowSum(gauss(x) as never)); // JavaScript's nested form
-    await expect(withGu(xs)).rejects.toThrowErrorMatchingInlineSnapshot(`[FusionError: These ufunc calls cannot run as one kernel: \`sumRow(…)\` (call 2) is a guvectorize ufunc; only vectorize ufuncs fuse so far. Pass \`{ unfusable: 'separate' }\` to \`fuse\` to run them as separate calls.]`);
+    const twoGu = fuse((x) => rowSum(rowSum(gauss(x) as never) as never)); // JavaScript's nested form
+    await expect(twoGu(xs)).rejects.toThrowErrorMatchingInlineSnapshot(`[FusionError: These ufunc calls cannot run as one kernel: \`sumRow(…)\` (call 2) and \`sumRow(…)\` (call 3) are both guvectorize ufuncs; a fused kernel runs one gufunc's core loop, with element-wise steps before and after it (a second would need the first one's core results held between them). Pass \`{ unfusable: 'separate' }\` to \`fuse\` to run them as separate calls.]`);
     const accumulate = fuse(async (x) => mul.accumulate(await gauss(x)));
     await expect(accumulate(xs)).rejects.toThrowErrorMatchingInlineSnapshot(`[FusionError: These ufunc calls cannot run as one kernel: \`times.accumulate(…)\` (call 2) is a method other than a trailing \`reduce\`; only a \`reduce\` of the fused result can end a fused function. Pass \`{ unfusable: 'separate' }\` to \`fuse\` to run them as separate calls.]`);
     const arithmetic = fuse(async (x) => ((await gauss(x)) as unknown as number) * 2);
@@ -218,16 +218,19 @@ describe('fuse: what does not fuse', () => {
     const gpuMul = vectorize(['float32(float32, float32)'], { target: 'parallel' })((a: number, b: number) => a * b);
     await expect(fuse(async (x) => gpuMul(await gauss(x), x))(xs)).rejects.toThrow(/runs on the 'cpu' target and `kernel\(…\)` \(call 2\) on 'parallel'/);
     await expect(fuse((x) => saxpy(2, x, x, { out: x }))(xs)).rejects.toThrow(/writes a given `out`/);
-    expect(await withGu.explain(xs)).toMatch(/^Not fused: `sumRow\(…\)` \(call 2\) is a guvectorize ufunc/);
+    expect(await twoGu.explain(xs)).toMatch(/^Not fused: `sumRow\(…\)` \(call 2\) and `sumRow\(…\)` \(call 3\) are both guvectorize ufuncs/);
   });
 
   it('runs the calls one by one with `unfusable: \'separate\'`', async () => {
-    const withGu = fuse(async (x) => rowSum(await gauss(x)), { unfusable: 'separate' });
+    // `c` of shape [10, 1] broadcasts along the rows rowSum reads: the calls do not fuse.
+    const withGu = fuse(async (x, c) => rowSum(await mul(await gauss(x), c)), { unfusable: 'separate' });
     const rows = { data: xs, shape: [10, 100] };
-    const got = (await withGu(rows)) as NDArray;
-    expect([...got.data]).toEqual([...((await rowSum(await gauss(rows))) as NDArray).data]);
+    const c = { data: xs.slice(0, 10), shape: [10, 1] };
+    expect(await withGu.explain(rows, c)).toMatch(/^Not fused: argument 2 \(shape \[10, 1\]\) has size 1 along the core dimension \(n\).* It runs as 3 separate calls/);
+    const got = (await withGu(rows, c)) as NDArray;
+    expect([...got.data]).toEqual([...((await rowSum(await mul(await gauss(rows), c))) as NDArray).data]);
     const out = new Float32Array(10);
-    expect(await withGu(rows, { out })).toBe(out);
+    expect(await withGu(rows, c, { out })).toBe(out);
     expect([...out]).toEqual([...got.data]);
   });
 
