@@ -17,7 +17,7 @@ import { loadTarget, loadTargetSync } from './targets/registry.js';
 import type { UfuncDefinition } from './ufunc.js';
 import { accumulateMethod } from './methods/accumulate.js';
 import { atMethod } from './methods/at.js';
-import { methodContext } from './methods/context.js';
+import { type MethodContext, methodContext } from './methods/context.js';
 import type { FoldFactory } from './methods/fold-kernels.js';
 import { outerMethod } from './methods/outer.js';
 import { reduceMethod } from './methods/reduce.js';
@@ -47,12 +47,20 @@ const METHOD_OPTIONS: Readonly<Record<keyof UfuncMethods, { readonly rules: Opti
   at: undefined,
 };
 
+const contexts = new WeakMap<UfuncDefinition, MethodContext>();
+
+/** The methods' context of a ufunc that has methods (its fold kernels, loop types, starting values): `fuse` folds a trailing `reduce` with it. */
+export function methodContextOf(def: UfuncDefinition): MethodContext | undefined {
+  return contexts.get(def);
+}
+
 /**
  * A ufunc's methods; `undefined` members where the ufunc is not binary. Each method is a module of
  * methods/ over one shared context (methods/context.ts); `guvectorize` makes their fold kernels.
  */
 export function ufuncMethods(def: UfuncDefinition, guvectorize: FoldFactory): UfuncMethods {
   const c = methodContext(def, guvectorize);
+  contexts.set(def, c);
   const { scalarCore, binary } = c;
   /** The shared default of each method, for targets that do not run it themselves. */
   const defaults: UfuncMethods = { reduce: reduceMethod(c), accumulate: accumulateMethod(c), outer: outerMethod(c), reduceat: reduceatMethod(c), at: atMethod(c) };

@@ -104,6 +104,13 @@ export function composeStores(
   };
 }
 
+/** A kernel's body as a helper's: one that may end without `return` returns the kernel's default result there. */
+function withFinalReturn(body: Stmt[], returnType: TypedKernel['returnType']): Stmt[] {
+  if (returnType === 'void' || body[body.length - 1]?.kind === 'return') return body;
+  const loc = { line: 1, column: 1 };
+  return [...body, { kind: 'return', value: { kind: 'const', value: undefinedValue(returnType), type: returnType, loc }, loc }];
+}
+
 /** The default result of a kernel that ends without `return` (as cpu/codegen.ts's `undefinedAs`). */
 function undefinedValue(t: DType): number | bigint | boolean {
   if (t === 'bool') return false;
@@ -269,7 +276,8 @@ export class KernelBuilder {
     this.addTables(kernel);
     const mapper = new IrMapper((v) => v, (callee) => this.helperCopy(callee));
     const helper: HelperFunction = {
-      name: this.uniqueName(kernel.name), params: kernel.params, returnType: kernel.returnType, body: mapper.stmts(kernel.body),
+      // (A composed kernel's name, `saxpy > gauss`, is not an identifier.)
+      name: this.uniqueName(kernel.name.replace(/[^A-Za-z0-9_$]+/g, '_') || 'step'), params: kernel.params, returnType: kernel.returnType, body: withFinalReturn(mapper.stmts(kernel.body), kernel.returnType),
       locals: kernel.locals, writesParam: kernel.params.map(() => false),
     };
     this.kernelHelpers.set(kernel, helper);

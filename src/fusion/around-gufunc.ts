@@ -40,6 +40,8 @@ export interface Cores {
   readonly gufunc: TracedCall;
   /** By trace index of an element-wise call: the core dimensions of the value it computes an element of. */
   readonly ofCall: ReadonlyMap<number, readonly CoreDim[]>;
+  /** By trace index of an element-wise call: where it runs, `in k` (computing the gufunc's input k) or `out` (after it). */
+  readonly contextOf: ReadonlyMap<number, string>;
   /** Whether element-wise calls follow the gufunc (the fused kernel then writes their result where the gufunc writes its own). */
   readonly writesThrough: boolean;
 }
@@ -76,25 +78,31 @@ export function coresAround(g: TracedCall, calls: readonly TracedCall[], last: T
   const outputOnly = layout.outputs[0]!.find((d) => d.kind === 'symbol' && !inputNames.has(formatCoreDims([d])));
   if (outputOnly) return { kind: 'unfusable', reason: `${g.what} has the output-only core dimension ${formatCoreDims([outputOnly])} (\`dims\`), which a call inside a fused function cannot pass` };
   const ofCall = new Map<number, readonly CoreDim[]>();
+  const contextOf = new Map<number, string>();
   let conflict: string | undefined;
-  const visit = (call: TracedCall, core: readonly CoreDim[]): void => {
+  const visit = (call: TracedCall, core: readonly CoreDim[], context: string): void => {
     if (call === g) {
       layout.inputs.forEach((c, k) => {
         const x = g.args[k];
-        if (x instanceof Tracer && x.value.kind === 'call') visit(calls[x.value.index]!, c);
+        if (x instanceof Tracer && x.value.kind === 'call') visit(calls[x.value.index]!, c, `in ${k}`);
       });
       return;
     }
     const known = ofCall.get(call.index);
     if (known) {
-      if (formatCoreDims(known) !== formatCoreDims(core)) conflict ??= `${call.what} is needed per element of the core dimensions ${formatCoreDims(known)} and of ${formatCoreDims(core)} around ${g.what}; one kernel computes it one way`;
+      if (contextOf.get(call.index) !== context) conflict ??= `${call.what} is needed both ${describeContext(contextOf.get(call.index)!, g)} and ${describeContext(context, g)}; one kernel computes it in one place`;
       return;
     }
     ofCall.set(call.index, core);
-    for (const a of call.args) if (a instanceof Tracer && a.value.kind === 'call') visit(calls[a.value.index]!, core);
+    contextOf.set(call.index, context);
+    for (const a of call.args) if (a instanceof Tracer && a.value.kind === 'call') visit(calls[a.value.index]!, core, context);
   };
-  visit(last, layout.outputs[0]!);
-  return conflict ? { kind: 'unfusable', reason: conflict } : { kind: 'cores', gufunc: g, ofCall, writesThrough: last !== g };
+  visit(last, layout.outputs[0]!, 'out');
+  return conflict ? { kind: 'unfusable', reason: conflict } : { kind: 'cores', gufunc: g, ofCall, contextOf, writesThrough: last !== g };
+}
+
+function describeContext(context: string, g: TracedCall): string {
+  return context === 'out' ? `after ${g.what}` : `for input ${Number(context.slice(3)) + 1} of ${g.what}`;
 }
 
 /** The gufunc's kernel for a specialisation, when typing it needs no core dimension size (else undefined: it is typed per call). */

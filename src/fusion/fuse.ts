@@ -9,13 +9,14 @@ import { type CallOptions, CALL_OPTIONS, isOptionsObject } from '../call-options
 import type { TypedKernel } from '../compiler/ir.js';
 import { printKernel } from '../compiler/print-ir.js';
 import { ArgumentError, FusionError } from '../errors.js';
-import { isTypedArray } from '../dtypes.js';
+import { type DType, isTypedArray } from '../dtypes.js';
 import { checkOptions, type OptionRules, rule } from '../options.js';
 import { formatCoreDims } from '../signature-parser/index.js';
 import { loadTarget, loadTargetSync } from '../targets/registry.js';
 import type { Target } from '../targets/target.js';
 import { argumentsOf, type FusedChain, type FusedParam, fusedUfunc, planChain, traceKey, type Unfusable } from './plan.js';
 import { Trace, type TracedCall, Tracer } from './trace.js';
+import { planReduce, type ReducePlan } from './fused-reduce.js';
 
 /** Options of `fuse(fn, options)`. */
 export interface FuseOptions {
@@ -148,7 +149,11 @@ export function fuse(fn: (...args: any[]) => unknown, options: FuseOptions = {})
     const { chain } = p;
     const params = p.params.map((q) => `${q.name}: ${q.dtype}${q.core.length ? ` ${formatCoreDims(q.core)}` : ''} (${q.from})`).join(', ');
     const around = chain.around ? `\nAround the guvectorize call ${chain.around.gufunc}, as one guvectorize kernel of layout \`${chain.around.layout}\`: the element-wise calls it reads run where it reads each element of its core slices, those after it where it writes each element of its output.` : '';
-    const reduce = chain.reduce !== undefined ? `\nThen ${trace.calls[chain.reduce]!.what} runs as a second call over the fused result (a reduce is not fused into the kernel yet).` : '';
+    const folded = chain.reduce !== undefined ? reducePlanOf(p, trace, planning.args, planning.callOptions) : undefined;
+    const reduceCall = chain.reduce !== undefined ? trace.calls[chain.reduce]!.what : '';
+    const reduce = !folded ? '' : folded.kind === 'fold'
+      ? `\n${reduceCall} folds inside the kernel, ${folded.how}: the element-wise kernel runs where the fold reads each element.`
+      : `\nThen ${reduceCall} runs as a second call over the fused result: ${folded.reason}.`;
     const passed = chain.reduce !== undefined ? [] : optionsArgument(planning.callOptions);
     const target = p.ufunc.explain(...argumentsOf(chain, trace.calls, planning.args), ...passed);
     return `Fused ${chain.calls.length} call${chain.calls.length === 1 ? '' : 's'} into one kernel on the '${chain.target}' target: ${chain.calls.join(' → ')}.\nIts parameters: ${params}.${around}${reduce}\n${target}`;
@@ -236,7 +241,14 @@ function unfusableError(planned: Unfusable, note = ''): FusionError {
   return new FusionError(`These ufunc calls cannot run as one kernel: ${planned.reason}. Pass \`{ unfusable: 'separate' }\` to \`fuse\` to run them as separate calls${note}.`);
 }
 
-/** Runs the fused ufunc (then a trailing reduce over its result). */
+/** How the trailing reduce of a fused plan runs for this call: folded in the fused kernel, or as a second call. */
+function reducePlanOf(p: Extract<Planned, { kind: 'fused' }>, trace: Trace, args: readonly unknown[], options: CallOptions): ReducePlan {
+  const target = loadTargetSync(p.chain.target);
+  if (!p.kernel || !target) return { kind: 'second-call', reason: 'it reduces the result of a guvectorize call' };
+  return planReduce({ ufunc: p.ufunc, chain: p.chain, resultDtype: p.kernel.returnType as DType, calls: trace.calls, args, options, target });
+}
+
+/** Runs the fused ufunc (then a trailing reduce: folded in the kernel, or over its result). */
 function runFused(p: Extract<Planned, { kind: 'fused' }>, trace: Trace, args: readonly unknown[], options: CallOptions, sync: boolean): unknown {
   const fusedArgs = argumentsOf(p.chain, trace.calls, args);
   if (p.chain.reduce === undefined) {
@@ -246,6 +258,8 @@ function runFused(p: Extract<Planned, { kind: 'fused' }>, trace: Trace, args: re
   const reduce = trace.calls[p.chain.reduce]!;
   const reduceOptions = { ...((reduce.args[1] as object | undefined) ?? {}), ...options };
   if (sync) throw new FusionError(`${reduce.what}: a fused function that ends in \`reduce\` runs with \`await fused(…)\` only.`);
+  const folded = reducePlanOf(p, trace, args, options);
+  if (folded.kind === 'fold') return folded.run();
   return (async () => {
     const mapped = await p.ufunc(...fusedArgs);
     try {

@@ -56,8 +56,8 @@ export interface FusedChain {
  * argument of a traced call (an array it closes over, or a scalar converted to the loop's dtype).
  */
 export type ParamSource =
-  | { readonly kind: 'input'; readonly index: number }
-  | { readonly kind: 'captured'; readonly call: number; readonly arg: number }
+  | { readonly kind: 'input'; readonly index: number; readonly drop?: number }
+  | { readonly kind: 'captured'; readonly call: number; readonly arg: number; readonly drop?: number }
   | { readonly kind: 'scalar'; readonly call: number; readonly arg: number; readonly dtype: DType };
 
 /**
@@ -70,9 +70,10 @@ export type ParamSource =
  */
 export function argumentsOf(chain: FusedChain, calls: readonly TracedCall[], rawArgs: readonly unknown[]): unknown[] {
   return chain.sources.map((s) => {
-    if (s.kind === 'input') return rawArgs[s.index];
+    if (s.kind === 'input') return s.drop ? withoutTrailingAxes(rawArgs[s.index], s.drop) : rawArgs[s.index];
     const value = calls[s.call]!.args[s.arg];
-    return s.kind === 'scalar' ? convertConstant(value as number | bigint | boolean, s.dtype) : value;
+    if (s.kind === 'scalar') return convertConstant(value as number | bigint | boolean, s.dtype);
+    return s.drop ? withoutTrailingAxes(value, s.drop) : value;
   });
 }
 
@@ -156,7 +157,10 @@ export function traceKey(calls: readonly TracedCall[], result: unknown, rawArgs:
     key += ')';
   }
   key += `=>${result instanceof Tracer ? `${result.value.kind}${result.value.index}` : typeof result}|`;
-  for (const a of rawArgs) key += `${arrayKey(a) ?? '-'},`;
+  // Around a gufunc, which axes of size 1 an array has decides how it is read (broadcastAlongCore).
+  const ones = calls.some((c) => c.def.kind === 'guvectorize') ? (a: unknown) => onesKey(a) : () => '';
+  for (const a of rawArgs) key += `${arrayKey(a) ?? '-'}${ones(a)},`;
+  for (const a of captured.keys()) key += ones(a);
   if (loop.dtype !== undefined || loop.signature !== undefined || loop.casting !== undefined) key += JSON.stringify([loop.dtype, loop.signature, loop.casting]);
   return key;
 }
@@ -177,6 +181,13 @@ function argumentKey(a: unknown, captured: Map<unknown, number>): string {
     return `o${Object.keys(o).join('.')}${JSON.stringify([o.dtype, o.signature, o.casting])}`;
   }
   return `?${typeof a}`;
+}
+
+/** An array's axes of size 1 (`.1.n`), for plans around a gufunc; '' for a non-array. */
+function onesKey(a: unknown): string {
+  if (arrayKey(a) === undefined) return '';
+  const op = toOperand(a, 'an argument');
+  return op.kind === 'scalar' ? '' : op.shape.map((d) => (d === 1 ? '.1' : '.n')).join('');
 }
 
 /** What planning reads of an array (its dtype and where it lives), or undefined for a non-array. */
@@ -218,6 +229,8 @@ function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, 
   const keyParts: string[] = [];
   let captured = 0;
   const fastmath = new Set<boolean>();
+  const coreSizes = cores ? largestCoreSizes(calls, used, cores, rawArgs) : new Map<string, Map<string, number>>();
+  if ('kind' in coreSizes) return coreSizes;
   for (const call of calls) {
     const { def } = call;
     const { inputs: rawInputs, outs, options } = splitArguments(call.args, def.nin, def.nout);
@@ -260,9 +273,14 @@ function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, 
         continue;
       }
       // How the fused kernel reads it: as the gufunc declares its input, or per element of the step's core dimensions.
-      const core = cores ? (gufunc ? def.layout.inputs[i]! : cores.ofCall.get(call.index)!) : [];
-      const type: ValueType = gufunc ? paramType(types[i]!) : core.length ? { kind: 'array', dtype, ndim: core.length } : dtype;
       const op = operands[i]!;
+      let core = cores ? (gufunc ? def.layout.inputs[i]! : cores.ofCall.get(call.index)!) : [];
+      // An array of size 1 (or none) along every core dimension, which the separate calls broadcast
+      // along them (shape [m, 1] against rows of n), is read once per core slice, those axes dropped.
+      const here = cores && !gufunc ? coreSizes.get(cores.contextOf.get(call.index)!) : undefined;
+      const drop = here && op.kind !== 'scalar' && core.some((d) => (here.get(formatCoreDims([d])) ?? 1) > 1) ? broadcastAlongCore(op.shape, core.length) : undefined;
+      if (drop !== undefined) core = [];
+      const type: ValueType = gufunc ? paramType(types[i]!) : core.length ? { kind: 'array', dtype, ndim: core.length } : dtype;
       if (op.kind === 'scalar') {
         params.push({ name: `s${params.length}`, dtype, type: gufunc ? type : dtype, core: gufunc ? core : [], from: `the scalar ${String(op.value)}` });
         sources.push({ kind: 'scalar', call: call.index, arg: i, dtype });
@@ -285,7 +303,8 @@ function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, 
           return { kind: 'unfusable', reason: `${from} is read over the core dimensions ${[...shapes].join(' and ')} by different calls, which the separate calls broadcast differently (whole rows in one, elements in another); one kernel reads each array one way` };
         }
         params.push({ name: x instanceof Tracer && x.value.kind === 'input' ? `arg${x.value.index + 1}` : `captured${captured}`, dtype, type, core, from });
-        sources.push(x instanceof Tracer ? { kind: 'input', index: (x.value as { index: number }).index } : { kind: 'captured', call: call.index, arg: i });
+        const dropped = drop ? { drop } : {};
+        sources.push(x instanceof Tracer ? { kind: 'input', index: (x.value as { index: number }).index, ...dropped } : { kind: 'captured', call: call.index, arg: i, ...dropped });
         index = params.length - 1;
         reads.set(how, index);
       }
@@ -307,6 +326,66 @@ function planCalls(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, 
     return { kernel: runPasses(composeKernels(params, composed)), params };
   };
   return { ...common, build };
+}
+
+/**
+ * Around a gufunc, the largest size each core dimension has among the arrays read over it, per
+ * place (`in k`, `out`: an array's trailing axes, aligned with the core dimensions there); or why
+ * the separate calls would broadcast the gufunc's output along a core dimension (an array after it
+ * larger there than its output), which one kernel cannot.
+ */
+function largestCoreSizes(calls: readonly TracedCall[], used: ReadonlySet<TracedCall>, cores: Cores, rawArgs: readonly unknown[]): Map<string, Map<string, number>> | Unfusable {
+  const sizes = new Map<string, Map<string, number>>();
+  const note = (context: string, dims: readonly CoreDim[], raw: unknown) => {
+    if (raw === undefined || arrayKey(raw) === undefined || dims.length === 0) return;
+    const op = toOperand(raw, 'an argument');
+    if (op.kind === 'scalar') return;
+    let bySize = sizes.get(context);
+    if (!bySize) sizes.set(context, (bySize = new Map()));
+    dims.forEach((d, a) => {
+      const name = formatCoreDims([d]);
+      bySize.set(name, Math.max(bySize.get(name) ?? 1, op.shape[op.shape.length - dims.length + a] ?? 1));
+    });
+  };
+  const rawOf = (x: unknown) => (x instanceof Tracer ? (x.value.kind === 'input' ? rawArgs[x.value.index] : undefined) : x);
+  for (const call of calls) {
+    if (!used.has(call)) continue;
+    call.args.slice(0, call.def.nin).forEach((x, i) => {
+      if (call === cores.gufunc) note(`in ${i}`, call.def.layout.inputs[i]!, rawOf(x));
+      else note(cores.contextOf.get(call.index)!, cores.ofCall.get(call.index)!, rawOf(x));
+    });
+  }
+  // The gufunc's output has the sizes of its inputs' dimensions of the same name.
+  const output = new Map<string, number>();
+  for (const [context, bySize] of sizes) if (context !== 'out') for (const [name, size] of bySize) output.set(name, Math.max(output.get(name) ?? 1, size));
+  for (const [name, size] of sizes.get('out') ?? []) {
+    if (size > 1 && output.get(name) === 1) {
+      return { kind: 'unfusable', reason: `an array after ${cores.gufunc.what} has ${size} elements along its output's core dimension ${name}, which is 1: the separate calls broadcast the gufunc's result along it, one kernel cannot` };
+    }
+    if (!output.has(name)) output.set(name, size);
+  }
+  sizes.set('out', output);
+  return sizes;
+}
+
+/**
+ * How many trailing axes of an array read over `coreRank` core dimensions to drop when it has size 1
+ * (or no axis) along all of them — it is then read as one value per core slice —, or undefined.
+ */
+function broadcastAlongCore(shape: readonly number[], coreRank: number): number | undefined {
+  if (coreRank === 0) return undefined;
+  const present = Math.min(coreRank, shape.length);
+  return shape.slice(shape.length - present).every((d) => d === 1) ? present : undefined;
+}
+
+/** An array argument viewed without its last `drop` axes (each of size 1). */
+function withoutTrailingAxes(x: unknown, drop: number): unknown {
+  const op = toOperand(x, 'an argument');
+  if (op.kind === 'scalar') return x;
+  const shape = op.shape.slice(0, op.shape.length - drop);
+  const strides = op.strides.slice(0, op.strides.length - drop);
+  if (op.kind === 'device') return (op.array as unknown as { view(s: readonly number[], st: readonly number[], o: number): unknown }).view(shape, strides, op.offset);
+  return { data: op.data, shape, strides, offset: op.offset, dtype: op.dtype };
 }
 
 /** The last call's own loop options and the fused call's: the fused call's win; both giving one is an error. */

@@ -92,7 +92,7 @@ export function reduceMethod(c: MethodContext): UfuncMethods['reduce'] {
 }
 
 /** A result given the shape with the folded axes kept as size 1 (a view of the same data). */
-function reshapeResult(result: unknown, shape: number[]): unknown {
+export function reshapeResult(result: unknown, shape: number[]): unknown {
   if (result && typeof result === 'object' && (result as { kind?: unknown }).kind === 'device') {
     return (result as { view(s: number[]): unknown }).view(shape);
   }

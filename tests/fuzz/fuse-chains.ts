@@ -6,8 +6,13 @@
  * kernel's first parameter has the first's return dtype (the chain a user writes); its other
  * operands are fresh arrays or broadcast scalars, and the first kernel's operands are those of an
  * ordinary fuzz case (strides, reversed rows, broadcasting).
+ *
+ * On the cpu profile a chain may end in a fold of its row, fused too: a guvectorize `(n)->()`
+ * row sum (the chain's kernels computed where it reads each element) or a trailing
+ * `add.reduce` (folded inside the kernel); the oracle sums the chain's values in float64, in
+ * order, from the first, as both fold kernels do.
  */
-import { fuse, setEngineMode } from '../../src/index.js';
+import { fuse, guvectorize, setEngineMode, vectorize } from '../../src/index.js';
 import { operandsFor } from './campaign.js';
 import { buffer, type Case, expected, fmt, type Operand, printOperand, printUfunc, same, ufuncOf, view } from './differential.js';
 import { type Coverage, KernelGenerator, type Profile, randomValue, Rng } from './generate.js';
@@ -22,7 +27,24 @@ export interface ChainCase {
   readonly first: Case;
   readonly second: Kernel;
   readonly rest: readonly Operand[];
+  /** A fold of the chain's row after it: a `(n)->()` gufunc, or a trailing `reduce`. */
+  readonly tail?: 'row-sum' | 'reduce';
 }
+
+/** The fold tails in float64 on a target: a `(n)->()` row sum and an associative `add` for `reduce`. */
+function tailsOn(target: 'cpu' | 'parallel') {
+  const rowSum = guvectorize(['void(float64[:], float64[:])'], '(n)->()', { target })(function rowSum(x: Float64Array, out: Float64Array) {
+    let s = x[0]!;
+    for (let i = 1; i < x.length; i++) s += x[i]!;
+    out[0] = s;
+  });
+  const add = vectorize(['float64(float64, float64)'], { target, associative: true, identity: 0 })(function add(a: number, b: number) {
+    return a + b;
+  });
+  return { rowSum, add };
+}
+
+const TAILS = { cpu: tailsOn('cpu'), parallel: tailsOn('parallel') };
 
 /** A random chain, or undefined when no second kernel taking the first's dtype came in 40 tries. */
 export function randomChain(rng: Rng, profile: Profile, coverage: Coverage): ChainCase | undefined {
@@ -39,7 +61,9 @@ export function randomChain(rng: Rng, profile: Profile, coverage: Coverage): Cha
       }
       return { dtype: p.dtype, data: Array.from({ length: first.rows }, () => randomValue(rng, p.dtype, profile)), shape: [first.rows], strides: [1], offset: 0 };
     });
-    return { first, second: b, rest };
+    const foldable = profile === 'cpu' && first.rows > 0;
+    const tail = foldable && rng.chance(0.4) ? (rng.chance(0.5) ? 'row-sum' : 'reduce') : undefined;
+    return { first, second: b, rest, ...(tail ? { tail } : {}) };
   }
   return undefined;
 }
@@ -48,7 +72,11 @@ export function randomChain(rng: Rng, profile: Profile, coverage: Coverage): Cha
 function expectedChain(c: ChainCase, gpu: boolean): number[] {
   const intermediate = expected(c.first, gpu)[0]!;
   const carried: Operand = { dtype: c.second.params[0]!.dtype, data: intermediate, shape: [c.first.rows], strides: [1], offset: 0 };
-  return expected({ kernel: c.second, operands: [carried, ...c.rest], inPlace: false, rows: c.first.rows }, gpu)[0]!;
+  const values = expected({ kernel: c.second, operands: [carried, ...c.rest], inPlace: false, rows: c.first.rows }, gpu)[0]!;
+  if (!c.tail) return values;
+  let s = Number(values[0]);
+  for (let i = 1; i < values.length; i++) s += Number(values[i]);
+  return [s];
 }
 
 export interface ChainOutcome {
@@ -74,7 +102,9 @@ export async function runChain(c: ChainCase, where: FuseWhere): Promise<ChainOut
     const a = ufuncOf(c.first.kernel, target) as unknown as (...args: unknown[]) => unknown;
     const b = ufuncOf(c.second, target) as unknown as (...args: unknown[]) => unknown;
     const n = c.first.operands.length;
-    const chain = fuse((...xs: unknown[]) => b(a(...xs.slice(0, n)), ...xs.slice(n)));
+    const tails = TAILS[target === 'parallel' ? 'parallel' : 'cpu'];
+    const fold = (r: unknown) => (c.tail === 'row-sum' ? tails.rowSum(r as never) : c.tail === 'reduce' ? tails.add.reduce(r as never) : r);
+    const chain = fuse((...xs: unknown[]) => fold(b(a(...xs.slice(0, n)), ...xs.slice(n))));
     const args = [...c.first.operands, ...c.rest].map((op) => view(op, buffer(op)));
     const r = await (chain as unknown as (...args: unknown[]) => Promise<unknown>)(...args);
     const got = typeof r === 'number' || typeof r === 'boolean' ? [Number(r)] : ArrayBuffer.isView(r) ? (r as unknown as ArrayLike<number>) : (r as { data: ArrayLike<number> }).data;
@@ -100,7 +130,9 @@ export function chainRepro(c: ChainCase, where: FuseWhere, outcome: ChainOutcome
     `// ${where}${where === 'fuse-js' || where === 'fuse-wasm' ? ` (setEngineMode('${where.slice(5)}'))` : ''}: ${outcome.detail}`,
     `const a = ${printUfunc(c.first.kernel, target)};`,
     `const b = ${printUfunc(c.second, target)};`,
-    `const chain = fuse((${[...xs, ...ys].join(', ')}) => b(a(${xs.join(', ')})${ys.map((y) => `, ${y}`).join('')}));`,
+    ...(c.tail === 'row-sum' ? ["const rowSum = guvectorize(['void(float64[:], float64[:])'], '(n)->()', { target: '" + target + "' })((x, out) => { let s = x[0]; for (let i = 1; i < x.length; i++) s += x[i]; out[0] = s; });"] : []),
+    ...(c.tail === 'reduce' ? ["const add = vectorize(['float64(float64, float64)'], { target: '" + target + "', associative: true, identity: 0 })((a, b) => a + b);"] : []),
+    `const chain = fuse((${[...xs, ...ys].join(', ')}) => ${c.tail === 'row-sum' ? 'rowSum(' : c.tail === 'reduce' ? 'add.reduce(' : ''}b(a(${xs.join(', ')})${ys.map((y) => `, ${y}`).join('')})${c.tail ? ')' : ''});`,
     `console.log(await chain(${[...c.first.operands, ...c.rest].map(printOperand).join(', ')}));`,
   ].join('\n');
 }
