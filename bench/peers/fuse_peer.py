@@ -1,7 +1,9 @@
 """Peers of bench/fuse.ts: the chain v = mul(gauss(saxpy(2, x, y)), x) in float32, separate and fused.
 
-    python3 fuse_peer.py numba SIZE REPS          # @vectorize three times vs one @njit loop (cpu and parallel)
+    python3 fuse_peer.py numba SIZE REPS [ROW REDUCE_ROW]  # @vectorize three times vs one @njit loop (cpu and parallel);
+                                                  # with ROW: also the gufunc chain and the chain ending in a sum
     python3 fuse_peer.py gpu SIZE CHAINS REPS WARMUP_S  # CuPy separate kernels and cupy.fuse; JAX jit
+    python3 fuse_peer.py gpu-more SIZE ROW REDUCE_ROW CHAINS REPS WARMUP_S  # CuPy: the gufunc chain, the sum chain
 
 Prints one JSON object: per contender the median seconds per chain and the runs. The GPU chains are
 timed as bench/chain.ts times ours: CHAINS chains back to back into preallocated outputs, ended by
@@ -35,7 +37,83 @@ def check(np, got, x, y):
     return 'ok' if np.allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6) else 'wrong results'
 
 
-def numba_peer(n, reps):
+def timed(fn, reps):
+    fn()
+    runs = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t0)
+    return runs
+
+
+def numba_more(np, target, x, y, row, reduce_row, reps, results):
+    """The gufunc chain mul(normalize(x), w) and the chain sum(gauss(saxpy(2, x, y)), axis=1): separate calls vs one @njit loop."""
+    from numba import guvectorize, njit, prange, vectorize
+
+    @guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', target=target)
+    def normalize(v, out):
+        s = 0.0
+        for i in range(v.shape[0]):
+            s += v[i] * v[i]
+        r = np.sqrt(s)
+        for i in range(v.shape[0]):
+            out[i] = v[i] / r
+
+    @vectorize(['float32(float32, float32)'], target=target)
+    def mul(a, b):
+        return a * b
+
+    @vectorize(['float32(float32, float32, float32)'], target=target)
+    def saxpy(a, x, y):
+        return a * x + y
+
+    @vectorize(['float32(float32)'], target=target)
+    def gauss(t):
+        return np.exp(-t * t)
+
+    par = target == 'parallel'
+
+    @njit(parallel=par)
+    def gufunc_loop(xm, w):
+        v = np.empty_like(xm)
+        for r in prange(xm.shape[0]):
+            s = 0.0
+            for i in range(xm.shape[1]):
+                s += xm[r, i] * xm[r, i]
+            q = np.sqrt(s)
+            for i in range(xm.shape[1]):
+                v[r, i] = np.float32(xm[r, i] / q) * w[i]
+        return v
+
+    @njit(parallel=par)
+    def sum_loop(xm, ym):
+        v = np.empty(xm.shape[0], dtype=np.float32)
+        for r in prange(xm.shape[0]):
+            s = np.float32(0)
+            for i in range(xm.shape[1]):
+                t = np.float32(2) * xm[r, i] + ym[r, i]
+                s += np.float32(np.exp(-t * t))
+            v[r] = s
+        return v
+
+    xm, w = x.reshape(-1, row), y[:row].copy()
+    xr, yr = x.reshape(-1, reduce_row), y.reshape(-1, reduce_row)
+    want_g = mul(normalize(xm), w)
+    want_s = np.add.reduce(gauss(saxpy(np.float32(2), xr, yr)), axis=1)
+    for name, fn, want, got in (
+        ('gufunc chain: @guvectorize + @vectorize', lambda: mul(normalize(xm), w), want_g, None),
+        ('gufunc chain: one @njit loop', lambda: gufunc_loop(xm, w), want_g, None),
+        ('sum chain (axis 1): @vectorize x2 + np.add.reduce', lambda: np.add.reduce(gauss(saxpy(np.float32(2), xr, yr)), axis=1), want_s, None),
+        ('sum chain (axis 1): one @njit loop', lambda: sum_loop(xr, yr), want_s, None),
+    ):
+        got = fn()
+        runs = timed(fn, reps)
+        ok = np.allclose(np.asarray(got), want, rtol=1e-4, atol=1e-5)
+        results[f'{target}: more: {name}'] = {'median_s': median(runs), 'runs_s': runs, 'check': 'ok' if ok else 'wrong results'}
+
+
+def numba_peer(n, reps, row=None, reduce_row=None):
     import numpy as np
     import numba
     from numba import njit, prange, vectorize
@@ -84,6 +162,8 @@ def numba_peer(n, reps):
                 fn()
                 runs.append(time.perf_counter() - t0)
             report['results'][f'{target}: {name}'] = {'median_s': median(runs), 'runs_s': runs, 'check': check(np, got, x, y)}
+        if row:
+            numba_more(np, target, x, y, row, reduce_row, reps, report['results'])
     return report
 
 
@@ -145,6 +225,30 @@ def gpu_peer(n, chains, reps, warmup_s):
     return report
 
 
+def gpu_more(n, row, reduce_row, chains, reps, warmup_s):
+    """CuPy: the gufunc chain as array expressions (x / norm(x) * w), the sum chain as kernels + cupy.sum and as cupy.fuse with the reduction."""
+    import numpy as np
+    report = {'size': n, 'results': {}, 'skipped': {}}
+    hx, hy = make_inputs(np, n)
+    try:
+        import cupy as cp
+        xm, w = cp.asarray(hx.reshape(-1, row)), cp.asarray(hy[:row])
+        xr, yr = cp.asarray(hx.reshape(-1, reduce_row)), cp.asarray(hy.reshape(-1, reduce_row))
+        sync = lambda: cp.cuda.Device().synchronize()
+        report['results'][f'gufunc chain, rows of {row}: x / sqrt(sum(x*x, axis=1)) * w'] = time_chains(sync, lambda: xm / cp.sqrt(cp.sum(xm * xm, axis=1, keepdims=True)) * w, chains, reps, warmup_s)
+
+        @cp.fuse(kernel_name='sum_chain')
+        def sum_chain(x, y):
+            s = np.float32(2) * x + y
+            return cp.sum(cp.exp(-s * s), axis=1)
+
+        report['results'][f'sum chain, rows of {reduce_row}: 2 ops + cupy.sum'] = time_chains(sync, lambda: cp.sum(cp.exp(-(np.float32(2) * xr + yr) ** 2), axis=1), chains, reps, warmup_s)
+        report['results'][f'sum chain, rows of {reduce_row}: cupy.fuse with the sum'] = time_chains(sync, lambda: sum_chain(xr, yr), chains, reps, warmup_s)
+    except Exception as e:
+        report['skipped']['cupy'] = f'{type(e).__name__}: {e}'
+    return report
+
+
 def time_chains(sync, fn, chains, reps, warmup_s):
     fn()
     sync()
@@ -166,6 +270,9 @@ def time_chains(sync, fn, chains, reps, warmup_s):
 if __name__ == '__main__':
     mode = sys.argv[1]
     if mode == 'numba':
-        print(json.dumps(numba_peer(int(sys.argv[2]), int(sys.argv[3]))))
+        more = [int(a) for a in sys.argv[4:6]]
+        print(json.dumps(numba_peer(int(sys.argv[2]), int(sys.argv[3]), *more)))
+    elif mode == 'gpu-more':
+        print(json.dumps(gpu_more(*[int(a) for a in sys.argv[2:7]], float(sys.argv[7]))))
     else:
         print(json.dumps(gpu_peer(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))))

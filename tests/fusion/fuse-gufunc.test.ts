@@ -79,7 +79,7 @@ describe.each(TARGETS)('fuse around a guvectorize call on %s', (target) => {
     const fused = fuse(separate);
     expectSame(await fused(x, w), await separate(x, w), target);
     expect(await fused.explain(x, w)).toMatch(/^Fused 2 calls into one kernel on the '\w+' target: `unitRow\(…\)` \(call 1\) → `kernel\(…\)` \(call 2\)\.\nIts parameters: arg1: float32 \(n\) \(argument 1\), arg2: float32 \(n\) \(argument 2\)\.\nAround the guvectorize call `unitRow\(…\)` \(call 1\), as one guvectorize kernel of layout `\(n\),\(n\)->\(n\)`/);
-  });
+  }, 60_000);
 
   it('element-wise calls feeding a `(n)->()` reduction, and a call after it', async () => {
     const separate = async (x: Any, w: Any) => u.shift(await u.rowSum(await u.mul(await u.square(x), w)));
@@ -89,7 +89,7 @@ describe.each(TARGETS)('fuse around a guvectorize call on %s', (target) => {
     expectSame(await fuse(two)(x, w), await two(x, w), target);
     const scaled = async (x: Any, c: Any) => u.scale(await u.shift(x), await u.rowSum(c)); // a `()` input: a gufunc's output is not an element-wise input
     await expect(fuse(scaled)(x, x)).rejects.toThrow(/are both guvectorize ufuncs/);
-  });
+  }, 60_000);
 
   it('a `()` input computed element-wise, scalars, captured arrays, loop broadcasting', async () => {
     const c = f32(5, 3);
@@ -103,7 +103,7 @@ describe.each(TARGETS)('fuse around a guvectorize call on %s', (target) => {
     const got = (await fuse(mulNorm)(x3, w3)) as NDArray;
     expect(got.shape).toEqual([2, 3, 7]);
     expectSame(got, await mulNorm(x3, w3), target);
-  });
+  }, 60_000);
 
   it('takes `out`, `where` (over loop dimensions, for a `()` result) and `dtype`', async () => {
     const separate = async (x: Any, w: Any) => u.shift(await u.rowSum(await u.mul(x, w)));
@@ -124,7 +124,7 @@ describe.each(TARGETS)('fuse around a guvectorize call on %s', (target) => {
       const f64 = async (x: Any) => u.halve(await u.rowSum(await u.square(x, { dtype: 'float64' })));
       expectSame(await fuse(f64)(x), await f64(x), target);
     }
-  });
+  }, 60_000);
 
   it('refuses `where` on a core result (it would mask rows, the separate call elements) and runs separately when asked', async () => {
     const separate = async (x: Any, w: Any) => u.mul(await u.normalize(x), w);
@@ -135,7 +135,7 @@ describe.each(TARGETS)('fuse around a guvectorize call on %s', (target) => {
     await fuse(separate, { unfusable: 'separate' })(x, w, { where, out });
     await u.mul(await u.normalize(x), w, { where, out: want });
     expectSame(out, want, target);
-  });
+  }, 60_000);
 
   if (target === 'gpu') {
     it('takes and returns DeviceArrays', async () => {
@@ -172,7 +172,7 @@ describe('fuse around a guvectorize call: what does not fuse, and why', () => {
     await expect(fuse(summed)(cube, row)).rejects.toThrowErrorMatchingInlineSnapshot(`[FusionError: These ufunc calls cannot run as one kernel: argument 2 (shape [1, 6]) has size 1 along the core dimension (m) of (m,n) around \`matSum2(…)\` (call 2), whose size is 4: the separate calls broadcast it along that dimension, the fused kernel reads it per core slice. Pass \`{ unfusable: 'separate' }\` to \`fuse\` to run them as separate calls.]`);
     expectSame(await fuse(summed, { unfusable: 'separate' })(cube, row), await summed(cube, row), 'cpu');
     expectSame(await fuse(summed)(cube, { data: f32(24, 5), shape: [4, 6] }), await summed(cube, { data: f32(24, 5), shape: [4, 6] }), 'cpu');
-  });
+  }, 60_000);
 
   it('an array read both per row and per element, two gufuncs, a gufunc that reads back its output', async () => {
     const both = async (x: Any) => u.mul(await u.rowSum(x), x);
@@ -194,7 +194,7 @@ describe('fuse around a guvectorize call: what does not fuse, and why', () => {
       b[0] = x[1]!;
     }) as Any;
     expect(await fuse(async (x: Any) => twoOut(await u.square(x))).explain(x)).toMatch(/has 2 outputs/);
-  });
+  }, 60_000);
 
   it('shows the fused kernel’s IR: reads computed where the gufunc reads, the calls after it at its stores', async () => {
     const fused = fuse(async (x: Any, w: Any) => u.shift(await u.rowSum(await u.mul(x, w))));
@@ -212,7 +212,7 @@ describe('fuse around a guvectorize call: what does not fuse, and why', () => {
         out[0:int32] = kernel2_result:float32
       "
     `);
-  });
+  }, 60_000);
 });
 
 describe.each(TARGETS)('fused ≡ separate calls around a gufunc on %s (property)', (target) => {

@@ -67,7 +67,7 @@ describe.each(TARGETS)('fuse with a trailing reduce on %s', (target) => {
     expectFolded(await fused(x, x), await separate(x, x), target, m * n, m * n);
     // y broadcast along the rows: still one kernel for one axis
     if (!Array.isArray((options as { axis: unknown }).axis)) expectFolded(await fused(x, y), await separate(x, y), target, m * n, m * n);
-  });
+  }, 60_000);
 
   it('where, out, and a non-associative ufunc (sequential rows)', async () => {
     const where = { data: Uint8Array.from({ length: n }, (_, i) => (i % 3 ? 1 : 0)), shape: [n], dtype: 'bool' as const };
@@ -82,7 +82,7 @@ describe.each(TARGETS)('fuse with a trailing reduce on %s', (target) => {
     const minus = async (x: Any, y: Any) => sub.reduce(await gauss(await saxpy(2, x, y)), { axis: 1 });
     expect(await fuse(minus).explain(x, y)).toMatch(/over axis 1 of shape \[6, 9001\], in order/);
     expectFolded(await fuse(minus)(x, y), await minus(x, y), target, n, n);
-  });
+  }, 60_000);
 
   it('runs as a second call (and says why) where it cannot fold', async () => {
     const everything = chain({ axis: null });
@@ -90,7 +90,7 @@ describe.each(TARGETS)('fuse with a trailing reduce on %s', (target) => {
     expect(explained).toMatch(/runs as a second call over the fused result: an array of the element-wise part cannot be viewed with the folded axes \[0, 1\] merged into one/);
     expectFolded(await fuse(everything)(x, y), await everything(x, y), target, m * n, m * n);
     await expect(fuse(chain({ axis: 2 }))(x, y)).rejects.toThrow(/`axis` 2 is out of bounds/);
-  });
+  }, 60_000);
 
   if (target === 'gpu') {
     it('takes DeviceArrays and returns one', async () => {
