@@ -3,7 +3,9 @@
  * on 1 and 4,096 elements,
  * - on device arrays into a device `out`, awaited one by one (`for (…) await f(2, dx, dy, { out })`)
  *   and not awaited (`for (…) f(…); await synchronize()`): not awaiting must never be slower;
- * - on host arrays into a host `out` (each call waits for the GPU and copies back).
+ * - on host arrays into a host `out` (each call waits for the GPU and copies back), with the
+ *   output copied out in the call's own submission (the default) and after it (`-readback-after`,
+ *   the earlier path: a second submission once the call's work is done), alternated;
  * The first chain of the process is reported apart (compilation, V8's tiers, first submissions),
  * then medians of REPS chains in steady state. CPU time of the process per call is reported too:
  * on lavapipe the GPU is the CPU, but the host's own work shows under `node --cpu-prof`.
@@ -18,6 +20,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { deviceArray, synchronize, toDevice, vectorize } from '../src/index.js';
 import { acquireDevice, describeAdapter, setIdleReleaseMs } from '../src/targets/gpu/runtime/device.js';
+import { setHostOutputReadback } from '../src/targets/gpu/runtime/dispatch.js';
 import { median } from './lib/timing.js';
 
 const argv = process.argv.slice(2);
@@ -57,19 +60,25 @@ function deviceCase(n: number, awaited: boolean): Case {
   };
 }
 
-function hostCase(n: number): Case {
+/** `readback`: the output copied out in the call's own submission (the default) or after it (the earlier path). */
+function hostCase(n: number, readback: 'in-call' | 'after'): Case {
   return {
-    name: `host-${n}-awaited`,
+    name: `host-${n}-awaited${readback === 'after' ? '-readback-after' : ''}`,
     make: async () => {
       const [x, y, out] = [fill(n, 3), fill(n, 5), new Float32Array(n)];
       return async () => {
+        const previous = setHostOutputReadback(readback);
         for (let k = 0; k < CALLS; k++) await saxpy(2, x, y, { out });
+        setHostOutputReadback(previous);
       };
     },
   };
 }
 
-const CASES = [deviceCase(4096, true), deviceCase(4096, false), deviceCase(1, true), deviceCase(1, false), hostCase(1), hostCase(4096)];
+const CASES = [
+  deviceCase(4096, true), deviceCase(4096, false), deviceCase(1, true), deviceCase(1, false),
+  hostCase(1, 'in-call'), hostCase(1, 'after'), hostCase(4096, 'in-call'), hostCase(4096, 'after'), hostCase(1, 'in-call'), hostCase(1, 'after'),
+];
 
 interface Row {
   readonly name: string;

@@ -654,6 +654,53 @@ describeGpu('lean small read-backs', { timeout: 60_000 }, () => {
     await expect(x.toHost()).rejects.toThrow(/and the read-back \(toHost\) recorded after them/);
   });
 
+  it('an awaited call on host arrays copies its output out in its own submission: one submission a call, the right elements (dense and strided outputs, 1 and 4,096 elements)', async () => {
+    const saxpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+    for (const n of [1, 4096]) {
+      const [x, y] = [iota(n, 0.5), iota(n, 0.25)];
+      const out = new Float32Array(n);
+      await saxpy(2, x, y, { out }); // the first call of a size pools the staging buffer
+      await synchronize();
+      for (let round = 0; round < 3; round++) {
+        out.fill(-1);
+        const counts = await countQueueWork(() => saxpy(2 + round, x, y, { out }));
+        expect(counts.submits).toBe(1);
+        expect(counts.readCopies).toBe(1);
+        expect(differences(out, iota(n).map((i) => (2 + round) * i * 0.5 + i * 0.25))).toEqual([]);
+      }
+    }
+    // A strided output (every other element of a host array): scattered back, the rest untouched.
+    const wide = new Float32Array(16).fill(-3);
+    const view = { data: wide, shape: [8], strides: [2] };
+    const [x, y] = [iota(8), iota(8)];
+    await saxpy(1, x, y, { out: view });
+    wide.fill(-3);
+    const counts = await countQueueWork(() => saxpy(3, x, y, { out: view }));
+    expect(counts.submits).toBe(1);
+    expect(Array.from(wide)).toEqual(Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? 4 * (i / 2) : -3)));
+  });
+
+  it('an awaited call on host arrays that fails its bounds check throws its KernelRuntimeError and leaves the host output untouched (output copied out in the same submission)', async () => {
+    const gather = guvectorize(['void(float32[:], int32, float32[:])'], '(n),()->()', { target: 'gpu' })((a: Float32Array, i: number, out: Float32Array) => {
+      out[0] = a[i]!;
+    });
+    const a = { data: iota(8), shape: [2, 4] };
+    const out = new Float32Array(2);
+    await gather(a, Int32Array.from([0, 1]), { out });
+    expect(Array.from(out)).toEqual([0, 5]);
+    out.fill(-7);
+    let error: unknown;
+    const counts = await countQueueWork(async () => {
+      error = await gather(a, Int32Array.from([0, 9]), { out }).catch((e: unknown) => e);
+    });
+    expect(counts.submits).toBe(1);
+    expect(error).toBeInstanceOf(KernelRuntimeError);
+    expect(Array.from(out)).toEqual([-7, -7]);
+    // The next call still reads back right.
+    await gather(a, Int32Array.from([3, 2]), { out });
+    expect(Array.from(out)).toEqual([3, 6]);
+  });
+
   it('the lean read-back: a device lost while it is in flight is a DeviceError with nothing written', async () => {
     const x = await toDevice(iota(16));
     await x.toHost();

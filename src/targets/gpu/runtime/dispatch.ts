@@ -18,7 +18,7 @@
 import { DTYPES, type TypedArray } from '../../../dtypes.js';
 import { type CallLimits, type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
 import { pressureYield, releaseBuffer, takeBuffer } from './buffer-pool.js';
-import { downloadBuffer, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload, stageUploadWith } from './buffers.js';
+import { downloadBuffer, type LeanReadback, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload, stageUploadWith, startLeanReadback } from './buffers.js';
 import { tableBuffer } from './table-buffers.js';
 import { type DeviceOperandView, layoutCall, type CallLayout, scalarBits } from '../codegen/call-layout.js';
 import { beginCall, type CallRef, checkCalls, endCall, flushChain, noteWrite, taintsOf } from './chain.js';
@@ -372,16 +372,33 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
     }
     return ENQUEUED;
   }
+  // Small outputs are copied out in the call's own submission, mapped right behind it: one
+  // submission and one wait per call instead of a second submission once the first is done
+  // (bench/call-cost.ts). The first such call of a size takes downloadBuffer, which pools the
+  // staging buffer that later calls use.
+  const leans = useLeanReadbacks ? hostOutputs.map((h) => (h.placement.length > 0 ? startLeanReadback(ctx, h.buffer!, 0, h.bytes) : undefined)) : [];
   rec.batch.submit();
   // Held until the results are back: an idle release must not take the device mid-download.
   const hold = holdDevice(ctx);
   return (async () => {
     try {
-      await checkCalls([...inputRefs, rec.ref]).catch((e) => {
+      const checked = checkCalls([...inputRefs, rec.ref]).catch((e) => {
         // This call's own error is reported as is (it is the call being awaited).
         throw e instanceof Error && e.cause instanceof Error && rec.batch.outcomes?.[rec.ref.index] === e.cause ? e.cause : e;
       });
-      for (const h of hostOutputs) await bringBack(ctx, h);
+      for (const [k, h] of hostOutputs.entries()) {
+        const lean = leans[k];
+        try {
+          if (lean && (await finishLean(lean, h, checked))) continue;
+          await checked;
+          await bringBack(ctx, h);
+        } catch (e) {
+          // The later outputs' staging buffers go back (or are destroyed); nothing is written.
+          for (const rest of leans.slice(k + 1)) void rest?.finish(new Uint8Array(0), Promise.reject(e)).catch(() => {});
+          throw e;
+        }
+      }
+      await checked;
     } finally {
       if (isDeviceAlive(ctx)) temporaries.forEach((b) => releaseBuffer(ctx, b));
       hold.release();
@@ -506,6 +523,32 @@ function deviceView(o: OperandView, isOutput: boolean, plan: CallPlan, hostBuffe
 }
 
 /** Copies an output's device buffer back into the caller's array. */
+/**
+ * Finishes a host output's lean read-back: its elements written into the caller's array once the
+ * call checked out. False when the copy did not run (the caller then takes {@link bringBack}).
+ */
+async function finishLean(lean: LeanReadback, h: HostBuffer, checked: Promise<unknown>): Promise<boolean> {
+  const p = h.placement;
+  const into = p.dense ? p.data.subarray(p.low, p.high + 1) : new (p.data.constructor as new (length: number) => TypedArray)(p.length);
+  if (!(await lean.finish(new Uint8Array(into.buffer, into.byteOffset, h.bytes), checked))) return false;
+  if (!p.dense) scatterResults(p, into);
+  return true;
+}
+
+let useLeanReadbacks = true;
+
+/**
+ * Whether calls with host outputs copy small outputs out in their own submission (the default) or
+ * read them back after the call's work is done (the earlier path, for benchmarks' A/B runs).
+ *
+ * @returns the previous setting
+ */
+export function setHostOutputReadback(path: 'in-call' | 'after'): 'in-call' | 'after' {
+  const previous = useLeanReadbacks ? 'in-call' : 'after';
+  useLeanReadbacks = path === 'in-call';
+  return previous;
+}
+
 async function bringBack(ctx: GpuContext, h: HostBuffer): Promise<void> {
   const p = h.placement;
   if (p.length === 0) return;
