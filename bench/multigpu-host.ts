@@ -29,7 +29,7 @@ const args = process.argv.slice(2);
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const quick = args.includes('--quick');
 const SAXPY_N = 2 ** Number(option('--saxpy-log2') ?? (quick ? 22 : 30));
-const CHUNKS = (option('--chunk-mib') ?? (quick ? '6,whole' : '384,whole')).split(',');
+const CHUNKS = (option('--chunk-mib') ?? (quick ? '6,whole' : '192,whole')).split(',');
 const LIMIT = Number(option('--limit-gib') ?? (quick ? 1 / 256 : 2)) * 2 ** 30;
 const DEVICE_COUNTS = (option('--devices') ?? '1,2').split(',').map(Number);
 const REPS = Number(option('--reps') ?? 3);

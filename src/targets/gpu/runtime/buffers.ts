@@ -44,8 +44,9 @@ const WHOLE_STAGING_MIN_BYTES = 32 * 2 ** 20;
 const WHOLE_STAGING_MAX_BYTES = 256 * 2 ** 20;
 /**
  * Host-visible memory a device's staging pool keeps between transfers, per direction: the staging
- * buffers of the chunks a chunked call has in flight (streaming.ts: 3 chunks, two 128 MiB inputs
- * each, for a SAXPY), so that they are reused from chunk to chunk rather than created anew.
+ * buffers of the chunks a chunked call has in flight (streaming.ts: 3 chunks, two 64 MiB inputs
+ * each for a SAXPY, and room for larger chunks), so that they are reused from chunk to chunk
+ * rather than created anew.
  */
 const STAGING_POOL_MAX_BYTES = 4 * WHOLE_STAGING_MAX_BYTES;
 let stagingPoolMaxBytes = STAGING_POOL_MAX_BYTES;
@@ -746,9 +747,10 @@ function takeMappedSlot(ctx: GpuContext, pool: StagingPool<WriteSlot>, length: n
  * Keeps a staging buffer for the next transfer, or destroys it when the pool is full — once its
  * mapping has settled, if one is pending. Destroying a buffer whose mapping is pending aborts the
  * mapping, and dawn.node settles such a mapping's promise from a later turn of the event loop
- * (AsyncRunner::Reject): a process that did so for many staging buffers, two devices streaming
- * with a staging pool too small for their chunks, died on lavapipe in V8's handle bookkeeping
- * inside that deferred rejection ("Check failed: node->IsInUse()" under napi_reject_deferred).
+ * (AsyncRunner::Reject): processes that did so for many staging buffers, two devices streaming
+ * through a staging pool too small for their chunks, died (docs/gpu.md, "Copies between host and
+ * device": segmentation faults, once V8's "Check failed: node->IsInUse()" under
+ * napi_reject_deferred), and none did with the destruction deferred.
  */
 function giveStaging<T>(pool: StagingPool<T>, entry: T): void {
   const size = pool.sizeOf(entry);

@@ -40,21 +40,22 @@ import { trace, tracing } from './transfer-trace.js';
 export const IN_FLIGHT = 3;
 
 /**
- * The most host-operand bytes of one chunk, whatever the memory limit: 128 MiB an operand for a
+ * The most host-operand bytes of one chunk, whatever the memory limit: 64 MiB an operand for a
  * SAXPY. The host copies into and out of staging memory are the cost of a call on host arrays
- * (one thread does them all, for every device), and large single copies run faster (glibc's
- * `memcpy` uses non-temporal stores only above a size threshold: docs/gpu.md, "Copies between
- * host and device"), while IN_FLIGHT chunks' staging buffers must fit in the staging pools
- * (buffers.ts) to be reused rather than created for each chunk.
+ * (one thread does them all, for every device); smaller chunks start the first kernel sooner and
+ * leave less to read back after the last, larger ones pay fewer per-chunk costs, and IN_FLIGHT
+ * chunks' staging buffers must fit in the staging pools (buffers.ts) to be reused rather than
+ * created for each chunk. SAXPY 2^28 from host arrays on an H200: 623 ms in chunks of 192 MiB,
+ * 790 in chunks of 384 (bench/results/multigpu-host-nvidia-h200x2.md).
  */
-const DEFAULT_CHUNK_BYTES = 3 * 128 * 2 ** 20;
+const DEFAULT_CHUNK_BYTES = 3 * 64 * 2 ** 20;
 let chunkBytes = DEFAULT_CHUNK_BYTES;
 
 /**
  * Sets the most host-operand bytes of one chunk (for benchmarks comparing chunk sizes, and for
  * tests, which make small calls run in chunks).
  *
- * @param bytes a number of bytes > 0, or undefined for the default (384 MiB)
+ * @param bytes a number of bytes > 0, or undefined for the default (192 MiB)
  * @returns the previous value
  */
 export function setChunkBytes(bytes: number | undefined): number {
