@@ -12,7 +12,9 @@ import { abandonDevice } from './runtime/device.js';
 import { runOnGpu } from './runtime/dispatch.js';
 import { overlappingInputs, withInputsCopied } from './runtime/overlaps.js';
 import { placeCall, runAcross, splitSlots } from './runtime/multi-device.js';
-import { chunkBudget, runStreamed } from './runtime/streaming.js';
+import { chunkBudget, hostOperandBytes, needsStreaming, runStreamed } from './runtime/streaming.js';
+import { getGpuOptions } from './runtime/gpu-options.js';
+import { describeDoubles } from './codegen/precision.js';
 import type { CallPlan, OperandView } from '../../plan.js';
 import type { TypedKernel } from '../../compiler/ir.js';
 import { typeKernel } from '../../compiler/lower.js';
@@ -34,7 +36,7 @@ export const gpuTarget: Target = {
   storeLimit: 'WGSL has no 64-bit types',
   run: runSeparated,
   placeCall,
-  explain: (plan) => `Runs on the gpu. ${explainHold(liveDevice(), plan)}`,
+  explain: explainCall,
   allocateDeviceArray: outputArray,
   allocateDeviceArrayNow: outputArrayNow,
   readDevice: (array) => (array as DeviceArray).toHost(),
@@ -43,6 +45,34 @@ export const gpuTarget: Target = {
   // Abandoned rather than destroyed at once: destroying waits for running kernels (see abandonDevice).
   shutdown: () => abandonDevice('it was shut down with shutdown()', true),
 };
+
+/**
+ * What a call does on the gpu, in the order it happens: how the kernel's doubles are computed
+ * (codegen/precision.ts), the choices made for this call (several devices, streaming, copies of
+ * overlapping inputs, index checks), and what automatic fusion does with it.
+ */
+function explainCall(plan: CallPlan): string {
+  const parts = ['Runs on the gpu.'];
+  const doubles = describeDoubles(plan.kernel);
+  if (doubles) parts.push(doubles);
+  const slots = splitSlots(plan);
+  if (slots) parts.push(`Its loop is split over ${slots.length} devices (setGpuOptions({ devices })), one block of the outermost dimension each.`);
+  const budget = chunkBudget(plan);
+  if (budget !== undefined) {
+    const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+    const why = needsStreaming(plan)
+      ? `more than the memory limit of ${mib(getGpuOptions().memoryLimit)} (setGpuOptions({ memoryLimit }))`
+      : 'a large call with host outputs';
+    parts.push(`Its host arrays need ${mib(hostOperandBytes(plan))} of device memory, ${why}: it runs in chunks of at most ${mib(budget)}, whose copies overlap the kernels.`);
+  }
+  const overlapping = overlappingInputs(plan);
+  if (overlapping.length > 0) {
+    parts.push(`Argument${overlapping.length === 1 ? '' : 's'} ${overlapping.map((k) => k + 1).join(', ')} overlap${overlapping.length === 1 ? 's' : ''} an output otherwise than in place: copied on the device first.`);
+  }
+  if (!plan.boundsCheck) parts.push('Indices are not checked (boundsCheck: false).');
+  parts.push(explainHold(liveDevice(), plan));
+  return parts.join(' ');
+}
 
 /** Runs a call, first copying device inputs that overlap an output otherwise than in place (overlaps.ts). */
 function runSeparated(plan: CallPlan): Promise<void> {
