@@ -30,7 +30,11 @@ export interface CreateZarrOptions {
   readonly shape: readonly number[];
   readonly chunkShape: readonly number[];
   readonly dtype: DType;
-  /** zarrita's codec list (e.g. `[{ name: 'bytes', configuration: { endian: 'little' } }, { name: 'gzip', configuration: { level: 1 } }]`). @default uncompressed little-endian bytes */
+  /**
+   * zarrita's codec list (e.g. `[{ name: 'bytes', configuration: { endian: 'big' } }]`). zarrita
+   * 0.7.5 decodes but does not encode `gzip`, `zlib` and `crc32c`: an array that a call writes
+   * cannot use them. @default uncompressed little-endian bytes
+   */
   readonly codecs?: zarr.CodecMetadata[];
   /** What unwritten chunks read as. @default 0 */
   readonly fillValue?: number | bigint | boolean;
