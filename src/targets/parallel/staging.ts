@@ -166,6 +166,8 @@ interface Copy {
 const SLICE_BYTES = 1 << 20;
 /** An async copy yields to the event loop once it has copied for this long. */
 const YIELD_AFTER_MS = 2;
+/** The input pipeline's slice: small enough that a slice into fresh arena pages takes well under a millisecond. */
+const PIPELINE_SLICE_BYTES = 1 << 18;
 
 /** Resumes after the event loop has run what was waiting (timers, I/O), without a timer's clamp. */
 function yieldToEventLoop(): Promise<void> {
@@ -342,7 +344,11 @@ export class StagedOperands {
  */
 export class InputPipeline {
   private chunk = 0;
+  /** The next loop index to copy (within `chunk`). */
+  private index = 0;
   private wholeDone = 0;
+  /** Bytes of `whole[wholeDone]` copied so far. */
+  private wholeAt = 0;
   private layout: { chunks: number; chunkSize: number; total: number; open: (ready: number) => void } | undefined;
   private stopped = false;
   /** The copy's failure (an input detached while the call ran): the job's later chunks were skipped. */
@@ -384,25 +390,40 @@ export class InputPipeline {
   }
 
   private async drive(): Promise<void> {
+    // The call's own planning has just run on this thread: let the event loop in before copying.
+    await yieldToEventLoop();
     while (!this.stopped && this.step(YIELD_AFTER_MS)) await yieldToEventLoop();
   }
 
-  /** Copies for up to `budgetMs`; @returns whether copies remain. */
+  /**
+   * Copies for up to `budgetMs`, in slices of at most {@link PIPELINE_SLICE_BYTES} so that one step
+   * never overruns its budget by more than a slice (a chunk of a large call is megabytes, and the
+   * first touch of the arena's fresh pages makes its copy slow); @returns whether copies remain.
+   */
   private step(budgetMs: number): boolean {
     const { chunks, chunkSize, total, open } = this.layout!;
     const until = performance.now() + budgetMs;
     try {
       while (this.wholeDone < this.whole.length) {
         const { from, to } = this.whole[this.wholeDone]!;
-        to.set(from);
-        this.wholeDone++;
+        const end = Math.min(this.wholeAt + PIPELINE_SLICE_BYTES, from.length);
+        to.set(from.subarray(this.wholeAt, end), this.wholeAt);
+        this.wholeAt = end;
+        if (end === from.length) {
+          this.wholeDone++;
+          this.wholeAt = 0;
+        }
         if (performance.now() >= until) return true;
       }
+      const bytesPerIndex = this.byIndex.reduce((sum, c) => sum + c.bytesPerIndex, 0);
+      const sliceIndices = Math.max(1, Math.floor(PIPELINE_SLICE_BYTES / Math.max(1, bytesPerIndex)));
       while (this.chunk < chunks) {
-        const start = this.chunk * chunkSize;
-        const end = Math.min(start + chunkSize, total);
-        for (const { from, to, bytesPerIndex } of this.byIndex) to.set(from.subarray(start * bytesPerIndex, end * bytesPerIndex), start * bytesPerIndex);
-        open(++this.chunk);
+        const chunkEnd = Math.min((this.chunk + 1) * chunkSize, total);
+        const start = Math.max(this.chunk * chunkSize, this.index);
+        const end = Math.min(start + sliceIndices, chunkEnd);
+        for (const { from, to, bytesPerIndex: b } of this.byIndex) to.set(from.subarray(start * b, end * b), start * b);
+        this.index = end;
+        if (end === chunkEnd) open(++this.chunk);
         if (performance.now() >= until && this.chunk < chunks) return true;
       }
       return false;

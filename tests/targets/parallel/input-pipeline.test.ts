@@ -57,6 +57,30 @@ describe('InputPipeline', () => {
     staged.abandon();
   });
 
+  it('copies chunks larger than a slice in slices, opening each only when all of it is in, and lets the event loop in first', async () => {
+    // 2 MB of float64 in chunks of 70,000 indices (560 KB): each chunk takes several slices.
+    const m = 250_000;
+    const big = Float64Array.from({ length: m }, (_, i) => i + 0.25);
+    const p = plan([m], [view(big, 0, [1])], [view(new Float64Array(m), 0, [1])]);
+    const staged = stageOperands(p, new StagingArenas(), undefined, true);
+    const pipeline = staged.pipelineInputs(p)!;
+    const sx = staged.data[0] as Float64Array;
+    const chunkSize = 70_000;
+    const chunks = Math.ceil(m / chunkSize);
+    const opened: number[] = [];
+    pipeline.begin(chunks, chunkSize, m, (ready) => {
+      const end = Math.min(ready * chunkSize, m);
+      expect(sx[end - 1]).toBe(big[end - 1]);
+      if (end < m) expect(sx[end]).toBe(0);
+      opened.push(ready);
+    });
+    expect(sx[0]).toBe(0); // begin() copies nothing on the calling turn: the call's planning just ran
+    await pipeline.finished;
+    expect(opened).toEqual([1, 2, 3, 4]);
+    expect(sx).toEqual(big);
+    staged.abandon();
+  });
+
   it('makes every remaining copy at once in finishNow (a sync call about to block)', () => {
     const { staged, pipeline } = stagedCall();
     const opened: number[] = [];
