@@ -11,13 +11,13 @@
  * Prints a table and writes it to bench/results/chain-<gpu>.md (`-quick` for --quick runs). Without
  * CuPy (no python3 that imports it, or no CUDA device) the CuPy columns say why.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type DeviceArray, deviceArray, toDevice, type Ufunc } from '../src/index.js';
 import { acquireDevice, describeAdapter, setIdleReleaseMs } from '../src/targets/gpu/runtime/device.js';
 import { timeKernels } from '../src/targets/gpu/runtime/kernel-timing.js';
 import { bufferPoolStats } from '../src/targets/gpu/runtime/buffer-pool.js';
+import { type PeerChain, runCupyChain } from './lib/cupy-chain.js';
 import { markdownTable } from './lib/markdown.js';
 import { median } from './lib/timing.js';
 import { allocateLocal, type HostArray, workloadNamed, type WorkloadName } from './workloads.js';
@@ -79,29 +79,6 @@ const adapter = await describeAdapter();
 console.log(`gpu: ${adapter}${quick ? ' (--quick sizes)' : ''}`);
 
 // ---------------------------------------------------------------- CuPy
-
-const PEERS_DIR = fileURLToPath(new URL('./peers/', import.meta.url));
-interface PeerChain {
-  readonly wall_per_call_s?: number;
-  readonly kernel_s?: number;
-  readonly device?: string;
-  readonly cupy?: string;
-  readonly skipped?: string;
-}
-function cupyChain(chain: Chain): PeerChain {
-  const result = spawnSync('python3', [`${PEERS_DIR}cupy_chain.py`, chain.peer, String(chain.size), String(chain.calls), String(REPS), String(GPU_WARMUP_MS / 1e3)], {
-    cwd: PEERS_DIR,
-    encoding: 'utf8',
-    timeout: 600_000,
-  });
-  if (result.error) return { skipped: `python3 could not run: ${result.error.message}` };
-  if (result.status !== 0) return { skipped: `cupy_chain.py failed: ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' ')}` };
-  try {
-    return JSON.parse(result.stdout) as PeerChain;
-  } catch {
-    return { skipped: `cupy_chain.py printed no JSON: ${result.stdout.slice(0, 200)}` };
-  }
-}
 
 // ---------------------------------------------------------------- ufunc
 
@@ -200,7 +177,7 @@ for (const chain of CHAINS) {
     rows.push({ chain, ours: { wallPerCallMs: NaN, kernelMs: undefined, check: `failed: ${e instanceof Error ? e.name : 'error'}` }, peer: { skipped: 'not run' } });
     continue;
   }
-  const peer = argv.includes('--skip-peers') ? { skipped: 'CuPy skipped (--skip-peers)' } : cupyChain(chain);
+  const peer = argv.includes('--skip-peers') ? { skipped: 'CuPy skipped (--skip-peers)' } : runCupyChain(chain.peer, chain.size, chain.calls, REPS, GPU_WARMUP_MS / 1e3);
   rows.push({ chain, ours, peer });
   const peerText = peer.wall_per_call_s === undefined ? (peer.skipped ?? '—') : `CuPy ${fmtMs(peer.wall_per_call_s * 1e3)} per call, kernel ${fmtMs(peer.kernel_s! * 1e3)}`;
   const pool = bufferPoolStats(ctx);

@@ -14,13 +14,13 @@
  * Both forms' outputs are compared bit for bit, and against the hand-written JS loop. Prints a
  * table and writes it to bench/results/local-arrays-<gpu>[-quick].md.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type DeviceArray, deviceArray, toDevice, type Ufunc } from '../src/index.js';
 import { acquireDevice, describeAdapter, setIdleReleaseMs } from '../src/targets/gpu/runtime/device.js';
 import { timeKernels } from '../src/targets/gpu/runtime/kernel-timing.js';
 import { setLoopUnrolling } from '../src/targets/gpu/codegen/unroll.js';
+import { type PeerChain, runCupyChain } from './lib/cupy-chain.js';
 import { markdownTable } from './lib/markdown.js';
 import { median } from './lib/timing.js';
 import { allocateLocal, type HostArray, workloadNamed, type WorkloadName } from './workloads.js';
@@ -74,23 +74,9 @@ async function round(form: Form, inputs: readonly (number | DeviceArray)[], out:
   }
 }
 
-interface PeerChain {
-  readonly wall_per_call_s?: number;
-  readonly kernel_s?: number;
-  readonly device?: string;
-  readonly cupy?: string;
-  readonly skipped?: string;
-}
-const PEERS_DIR = fileURLToPath(new URL('./peers/', import.meta.url));
 function cupy(workload: WorkloadName, size: number): PeerChain {
   if (argv.includes('--skip-peers')) return { skipped: 'skipped (--skip-peers)' };
-  const result = spawnSync('python3', [`${PEERS_DIR}cupy_chain.py`, `${workload}-out`, String(size), String(CALLS), String(REPS * ROUNDS), String(GPU_WARMUP_MS / 1e3)], { cwd: PEERS_DIR, encoding: 'utf8', timeout: 600_000 });
-  if (result.error || result.status !== 0) return { skipped: `cupy_chain.py failed: ${(result.error?.message ?? result.stderr ?? '').trim().split('\n').slice(-2).join(' ')}` };
-  try {
-    return JSON.parse(result.stdout) as PeerChain;
-  } catch {
-    return { skipped: `cupy_chain.py printed no JSON: ${result.stdout.slice(0, 200)}` };
-  }
+  return runCupyChain(`${workload}-out`, size, CALLS, REPS * ROUNDS, GPU_WARMUP_MS / 1e3);
 }
 
 function verdict(got: Float32Array, expected: Float32Array): string {
