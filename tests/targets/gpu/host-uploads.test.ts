@@ -34,6 +34,26 @@ function countStagingBuffers(ctx: { device: unknown }): { count: () => number; r
   return { count: () => created, restore: () => void (device.createBuffer = create) };
 }
 
+/**
+ * Holds back every `mapAsync(WRITE)` of the buffers of `like`'s class (as if the GPU were still busy
+ * copying out of a staging buffer) until `release()`, which also puts `mapAsync` back.
+ */
+function holdWriteMappings(like: GPUBuffer): { release: () => void } {
+  const prototype = Object.getPrototypeOf(like) as { mapAsync: (this: GPUBuffer, mode: number, ...rest: number[]) => Promise<void> };
+  const mapAsync = prototype.mapAsync;
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  prototype.mapAsync = function (mode, ...rest) {
+    return mode === GPUMapMode.WRITE ? gate.then(() => mapAsync.call(this, mode, ...rest)) : mapAsync.call(this, mode, ...rest);
+  };
+  return {
+    release: () => {
+      prototype.mapAsync = mapAsync;
+      open();
+    },
+  };
+}
+
 /** Runs `fn` with calls uploading large host inputs through `queue.writeBuffer`. */
 async function viaWriteBuffer<T>(fn: () => Promise<T>): Promise<T> {
   setHostUploadPath('writeBuffer');
@@ -158,13 +178,7 @@ describeGpu('large host inputs through staging buffers', { timeout: 120_000 }, (
     const { device } = ctx;
     const target = device.createBuffer({ size: MiB, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
     // The staging buffer's mapping again is held back, as if the GPU were busy with the copy.
-    const prototype = Object.getPrototypeOf(target) as { mapAsync: (this: GPUBuffer, mode: number, ...rest: number[]) => Promise<void> };
-    const mapAsync = prototype.mapAsync;
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    prototype.mapAsync = function (mode, ...rest) {
-      return mode === GPUMapMode.WRITE ? gate.then(() => mapAsync.call(this, mode, ...rest)) : mapAsync.call(this, mode, ...rest);
-    };
+    const mappings = holdWriteMappings(target);
     try {
       const staged = stageUpload(ctx, new Uint8Array(MiB).fill(1));
       const encoder = device.createCommandEncoder();
@@ -174,8 +188,7 @@ describeGpu('large host inputs through staging buffers', { timeout: 120_000 }, (
       await new Promise((resolve) => setTimeout(resolve, STAGING_IDLE_MS + 300));
       expect(stagingPoolStats(ctx).write.bytes).toBeGreaterThan(0); // still being mapped: kept
     } finally {
-      prototype.mapAsync = mapAsync;
-      open();
+      mappings.release();
     }
     // Read-backs keep the write pool too (a loop of calls uploads first and reads back last).
     // (Short pauses: under a loaded machine's delays the gaps must stay well under STAGING_IDLE_MS.)
@@ -197,13 +210,7 @@ describeGpu('large host inputs through staging buffers', { timeout: 120_000 }, (
     const hold = holdDevice(ctx);
     const { device } = ctx;
     const target = device.createBuffer({ size: MiB, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-    const prototype = Object.getPrototypeOf(target) as { mapAsync: (this: GPUBuffer, mode: number, ...rest: number[]) => Promise<void> };
-    const mapAsync = prototype.mapAsync;
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    prototype.mapAsync = function (mode, ...rest) {
-      return mode === GPUMapMode.WRITE ? gate.then(() => mapAsync.call(this, mode, ...rest)) : mapAsync.call(this, mode, ...rest);
-    };
+    const mappings = holdWriteMappings(target);
     const destroyed: TransferEvent[] = [];
     setTransferTrace((e) => e.kind === 'staging-destroyed' && e.direction === 'write' && destroyed.push(e));
     setStagingPoolLimit(0); // the pool is full for any buffer given back
@@ -216,8 +223,7 @@ describeGpu('large host inputs through staging buffers', { timeout: 120_000 }, (
       await device.queue.onSubmittedWorkDone();
       expect(destroyed).toEqual([]); // its mapping is pending: not destroyed yet
     } finally {
-      prototype.mapAsync = mapAsync;
-      open();
+      mappings.release();
     }
     for (let t = 0; t < 2000 && destroyed.length === 0; t += 20) await new Promise((resolve) => setTimeout(resolve, 20));
     setTransferTrace(undefined);
