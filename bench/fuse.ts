@@ -249,11 +249,7 @@ async function gpuTarget(n: number, chains: number): Promise<void> {
     await once();
     await fusedKernelsCompiled(); // a fused kernel compiles in the background the first time
     await once();
-    const warmEnd = performance.now() + GPU_WARMUP_MS;
-    while (performance.now() < warmEnd) await once();
-    const runs: number[] = [];
-    for (let r = 0; r < REPS; r++) runs.push(await once());
-    return median(runs);
+    return medianAfterWarmup(once);
   };
   setChainFusion(false);
   await threeAwaited();
@@ -274,6 +270,15 @@ async function gpuTarget(n: number, chains: number): Promise<void> {
   console.log(`gpu ${pow2(n)}: 3 calls ${fmtMs(a)}, automatic ${fmtMs(c)} (${fmtRatio(c / a)}), fuse ${fmtMs(b)} (${fmtRatio(b / a)}); ${check}`);
   for (const d of [x, y, t, g, v] as DeviceArray[]) d.destroy();
   if (!skipPeers) gpuPeers(n, chains, a, b, c);
+}
+
+/** Runs `once` for GPU_WARMUP_MS, then REPS times: the median of those. */
+async function medianAfterWarmup(once: () => Promise<number>): Promise<number> {
+  const warmEnd = performance.now() + GPU_WARMUP_MS;
+  while (performance.now() < warmEnd) await once();
+  const runs: number[] = [];
+  for (let r = 0; r < REPS; r++) runs.push(await once());
+  return median(runs);
 }
 
 /** The gufunc chain and the reduce chain on the gpu, on device arrays: separate calls against `fuse`, chains back to back ended by one read-back. */
@@ -299,11 +304,7 @@ async function gpuMore(n: number, chains: number): Promise<void> {
     };
     await once();
     await once();
-    const warmEnd = performance.now() + GPU_WARMUP_MS;
-    while (performance.now() < warmEnd) await once();
-    const runs: number[] = [];
-    for (let r = 0; r < REPS; r++) runs.push(await once());
-    return median(runs);
+    return medianAfterWarmup(once);
   };
   const hostOf = async (r: unknown) => {
     const v = values(await (r as DeviceArray).toHost());
