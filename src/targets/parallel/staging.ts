@@ -356,10 +356,16 @@ export class InputPipeline {
   /** Resolves when every copy is made, or on failure or `cancel`. */
   finished: Promise<void> = Promise.resolve();
 
+  /** Loop indices per slice of the chunk copies: {@link PIPELINE_SLICE_BYTES} over the bytes one index copies. */
+  private readonly sliceIndices: number;
+
   constructor(
     private readonly whole: readonly Copy[],
     private readonly byIndex: readonly ChunkCopy[],
-  ) {}
+  ) {
+    const bytesPerIndex = byIndex.reduce((sum, c) => sum + c.bytesPerIndex, 0);
+    this.sliceIndices = Math.max(1, Math.floor(PIPELINE_SLICE_BYTES / Math.max(1, bytesPerIndex)));
+  }
 
   /**
    * Starts copying for a job that has begun with `chunks` chunks of `chunkSize` loop indices;
@@ -415,12 +421,10 @@ export class InputPipeline {
         }
         if (performance.now() >= until) return true;
       }
-      const bytesPerIndex = this.byIndex.reduce((sum, c) => sum + c.bytesPerIndex, 0);
-      const sliceIndices = Math.max(1, Math.floor(PIPELINE_SLICE_BYTES / Math.max(1, bytesPerIndex)));
       while (this.chunk < chunks) {
         const chunkEnd = Math.min((this.chunk + 1) * chunkSize, total);
         const start = Math.max(this.chunk * chunkSize, this.index);
-        const end = Math.min(start + sliceIndices, chunkEnd);
+        const end = Math.min(start + this.sliceIndices, chunkEnd);
         for (const { from, to, bytesPerIndex: b } of this.byIndex) to.set(from.subarray(start * b, end * b), start * b);
         this.index = end;
         if (end === chunkEnd) open(++this.chunk);
