@@ -47,9 +47,11 @@ def timed(fn, reps):
     return runs
 
 
-def numba_more(np, target, x, y, row, reduce_row, reps, results):
-    """The gufunc chain mul(normalize(x), w) and the chain sum(gauss(saxpy(2, x, y)), axis=1): separate calls vs one @njit loop."""
-    from numba import guvectorize, njit, prange, vectorize
+def numba_more(np, target, ufuncs, x, y, row, reduce_row, reps, results):
+    """The gufunc chain mul(normalize(x), w) and the chain sum(gauss(saxpy(2, x, y)), axis=1): separate calls vs one @njit loop.
+    `ufuncs`: numba_peer's saxpy, gauss and mul for this target."""
+    saxpy, gauss, mul = ufuncs
+    from numba import guvectorize, njit, prange
 
     @guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', target=target)
     def normalize(v, out):
@@ -59,18 +61,6 @@ def numba_more(np, target, x, y, row, reduce_row, reps, results):
         r = np.sqrt(s)
         for i in range(v.shape[0]):
             out[i] = v[i] / r
-
-    @vectorize(['float32(float32, float32)'], target=target)
-    def mul(a, b):
-        return a * b
-
-    @vectorize(['float32(float32, float32, float32)'], target=target)
-    def saxpy(a, x, y):
-        return a * x + y
-
-    @vectorize(['float32(float32)'], target=target)
-    def gauss(t):
-        return np.exp(-t * t)
 
     par = target == 'parallel'
 
@@ -155,15 +145,10 @@ def numba_peer(n, reps, row=None, reduce_row=None):
 
         for name, fn in (('vectorize x3', three), ('njit loop', lambda: loop(x, y))):
             got = fn()
-            fn()
-            runs = []
-            for _ in range(reps):
-                t0 = time.perf_counter()
-                fn()
-                runs.append(time.perf_counter() - t0)
+            runs = timed(fn, reps)
             report['results'][f'{target}: {name}'] = {'median_s': median(runs), 'runs_s': runs, 'check': check(np, got, x, y)}
         if row:
-            numba_more(np, target, x, y, row, reduce_row, reps, report['results'])
+            numba_more(np, target, (saxpy, gauss, mul), x, y, row, reduce_row, reps, report['results'])
     return report
 
 
