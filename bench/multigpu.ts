@@ -31,8 +31,8 @@ import { median } from './lib/timing.js';
 
 const quick = process.argv.includes('--quick');
 /** `--saxpy-log2 28`: a smaller SAXPY than the full 2³⁰ (e.g. to fit a host with less memory). */
-const saxpyLog2 = Number(process.argv[process.argv.indexOf('--saxpy-log2') + 1] ?? NaN);
-const SAXPY_N = process.argv.includes('--saxpy-log2') ? 2 ** saxpyLog2 : quick ? 1 << 20 : 2 ** 30;
+const saxpyLog2At = process.argv.indexOf('--saxpy-log2');
+const SAXPY_N = saxpyLog2At >= 0 ? 2 ** Number(process.argv[saxpyLog2At + 1]) : quick ? 1 << 20 : 2 ** 30;
 const HERMITE_ROWS = quick ? 1 << 14 : 1 << 24;
 const HERMITE_N = 16;
 const REPS = 3;
