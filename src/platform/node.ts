@@ -79,6 +79,22 @@ function gpuBuses(): string[] {
 }
 
 /**
+ * The `DRI_PRIME` value with which a Vulkan instance created now sees only GPU `slot` of the
+ * host (Mesa's device-select layer; `pci-0000_00_06_0!`), or undefined where the host has fewer
+ * than two GPUs or no GPU `slot`. Only the main thread's `process.env` reaches native code: a
+ * worker's is its own copy, so a Dawn instance made in a worker is pinned by setting this in the
+ * main thread around the worker's first `requestAdapter` (bench/multigpu-copy-threads.ts).
+ *
+ * @param slot 0 … GPUs − 1
+ * @example
+ * process.env.DRI_PRIME = gpuSelector(1) ?? process.env.DRI_PRIME;
+ */
+export function gpuSelector(slot: number): string | undefined {
+  const buses = gpuBuses();
+  return buses.length >= 2 && slot < buses.length ? `pci-${buses[slot]!.replace(/[:.]/g, '_')}!` : undefined;
+}
+
+/**
  * With several GPUs, device `slot` gets a Dawn instance of its own that sees only GPU `slot`:
  * Dawn keeps the first adapter of a name, two identical GPUs have the same name, and WebGPU's
  * adapter info has no bus, so one instance cannot reach the second card. Mesa's Vulkan
@@ -87,14 +103,14 @@ function gpuBuses(): string[] {
  * Without several GPUs (lavapipe, one card), every slot asks the one instance again.
  */
 async function requestAdapterFor(slot: number, count: number): Promise<GPUAdapter | null> {
-  const buses = count > 1 ? gpuBuses() : [];
-  if (buses.length < 2 || slot >= buses.length) return (await loadGpu()).requestAdapter();
+  const selector = count > 1 ? gpuSelector(slot) : undefined;
+  if (selector === undefined) return (await loadGpu()).requestAdapter();
   const pinned = pinnedInstances.get(slot);
   if (pinned) return pinned.requestAdapter();
   const webgpu = await loadWebGpu();
   const request = pinning.then(async () => {
     const before = process.env.DRI_PRIME;
-    process.env.DRI_PRIME = `pci-${buses[slot]!.replace(/[:.]/g, '_')}!`;
+    process.env.DRI_PRIME = selector;
     try {
       const gpu = pinnedInstances.get(slot) ?? webgpu.create(DAWN_FLAGS);
       pinnedInstances.set(slot, gpu);
