@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { DeviceError } from '../../../src/errors.js';
 import { type DeviceArray, deviceArray, synchronize, toDevice, vectorize } from '../../../src/index.js';
 import { chainFusionStats, fusedKernelsCompiled, setChainFusion } from '../../../src/targets/gpu/runtime/chain-fusion.js';
+import { chainShapeStats } from '../../../src/targets/gpu/runtime/fused-chain-plan.js';
 import { describeGpu } from '../../gpu-available.js';
 
 const target = 'gpu';
@@ -26,6 +27,9 @@ const toInt = vectorize(['int32(float32)'], { target })(function toInt(t: number
 });
 const quarter = vectorize(['float32(int32)'], { target })(function quarter(k: number) {
   return k / 4;
+});
+const twice = vectorize(['float32(float32)', 'int32(int32)'], { target })(function twice(k: number) {
+  return k * 2 + 1;
 });
 
 const N = 3000;
@@ -151,6 +155,115 @@ describeGpu('automatic fusion of recorded gpu calls', { timeout: 60_000 }, () =>
     });
     expect(within.fused).toBe(1);
     expectSameBits(within.on, within.off);
+  });
+
+  it('works a chain out once per shape: the same calls again reuse it, other wiring, views, dtypes or a destroyed output do not', async () => {
+    const x = await toDevice(hostX);
+    const y = await toDevice(hostY);
+    const [t, g, v] = await Promise.all([0, 1, 2].map(() => deviceArray([N], 'float32')));
+    const chain = (a: number, last: DeviceArray) => async () => {
+      await saxpy(a, x, y, { out: t });
+      await gauss(t!, { out: g });
+      await mul(g!, last, { out: v });
+      return [t!, g!, v!];
+    };
+    const first = await offAndOn(chain(2, x));
+    expect(first.fused).toBe(1);
+    expectSameBits(first.on, first.off);
+    // The same calls again, another scalar: the shape is reused (the scalar is a param), not worked out again.
+    const built = chainShapeStats.built;
+    const again = await offAndOn(chain(3, x));
+    expect(again.fused).toBe(1);
+    expectSameBits(again.on, again.off);
+    expect(chainShapeStats.built).toBe(built);
+    // The same calls with the same layouts, but mul reads y where it read x: another shape.
+    const rewired = await offAndOn(chain(2, y));
+    expect(rewired.fused).toBe(1);
+    expectSameBits(rewired.on, rewired.off);
+    expect(chainShapeStats.built).toBe(built + 1);
+    // t as a view at another offset of a larger array: other call signatures, another shape.
+    const wide = await deviceArray([N + 1], 'float32');
+    const shifted = wide.view([N], [1], 1);
+    const viewed = await offAndOn(async () => {
+      await saxpy(2, x, y, { out: shifted });
+      await gauss(shifted, { out: g });
+      await mul(g!, x, { out: v });
+      return [shifted, g!, v!];
+    });
+    expect(viewed.fused).toBe(1);
+    expectSameBits(viewed.on, viewed.off);
+    expect(chainShapeStats.built).toBe(built + 2);
+    // One ufunc over float32, then over int32 arrays: each dtype its own shape, its own bits.
+    const k = await toDevice(Int32Array.from({ length: N }, (_, i) => i * 7 - 1000));
+    const [k1, k2, f1, f2] = await Promise.all([deviceArray([N], 'int32'), deviceArray([N], 'int32'), deviceArray([N], 'float32'), deviceArray([N], 'float32')]);
+    const ints = await offAndOn(async () => {
+      await twice(k, { out: k1 });
+      await twice(k1, { out: k2 });
+      return [k2];
+    });
+    const floats = await offAndOn(async () => {
+      await twice(x, { out: f1 });
+      await twice(f1, { out: f2 });
+      return [f1, f2];
+    });
+    expect([ints.fused, floats.fused]).toEqual([1, 1]);
+    expectSameBits(ints.on, ints.off);
+    expectSameBits(floats.on, floats.off);
+    expect(chainShapeStats.built).toBe(built + 4);
+    // The first chain's calls (the same signatures), g destroyed before the chain is recorded: the
+    // shape it had does not serve (it stores g); t and v are written as before.
+    const want = first.off[0]!;
+    await saxpy(2, x, y, { out: t });
+    await gauss(t!, { out: g });
+    await mul(g!, x, { out: v });
+    g!.destroy();
+    await synchronize();
+    expect(chainFusionStats.lastStores).toBe(2);
+    expect(chainShapeStats.built).toBe(built + 5);
+    expectSameBits([[Float32Array.from((await t!.toHost()) as Float32Array), Float32Array.from((await v!.toHost()) as Float32Array)]], [[want[0]!, want[2]!]]);
+  });
+
+  it('a fused chain of kernels that check no index has no bounds checks; one of a kernel that does keeps its checks', async () => {
+    const shaders: string[] = [];
+    const createShaderModule = GPUDevice.prototype.createShaderModule;
+    GPUDevice.prototype.createShaderModule = function (this: GPUDevice, d: GPUShaderModuleDescriptor) {
+      if (d.label?.includes(' > ')) shaders.push(d.code);
+      return createShaderModule.call(this, d);
+    } as typeof createShaderModule;
+    try {
+      const x = await toDevice(hostX);
+      const [t, g] = await Promise.all([0, 1].map(() => deviceArray([N], 'float32')));
+      const plain = await offAndOn(async () => {
+        await saxpy(5, x, x, { out: t });
+        await gauss(t!, { out: g });
+        return [t!, g!];
+      });
+      expect(plain.fused).toBe(1);
+      expectSameBits(plain.on, plain.off);
+      expect(shaders.length).toBe(1);
+      expect(shaders[0]).not.toMatch(/oob|report_oob/);
+      const T = Float32Array.of(0.5, 1.5, 2.5);
+      const pick = vectorize(['float32(int32)'], { target, env: { T } })('(i) => T[i]');
+      const k = await toDevice(Int32Array.from({ length: N }, (_, i) => i % 3));
+      const [p, q] = await Promise.all([0, 1].map(() => deviceArray([N], 'float32')));
+      const table = await offAndOn(async () => {
+        await pick(k, { out: p });
+        await gauss(p!, { out: q });
+        return [p!, q!];
+      });
+      expect(table.fused).toBe(1);
+      expectSameBits(table.on, table.off);
+      expect(shaders.length).toBe(2);
+      expect(shaders[1]).toMatch(/report_oob/);
+      // Its check still reports: an index past the table, from the fused kernel.
+      await toDevice(Int32Array.from({ length: N }, (_, i) => (i === 7 ? 3 : 0))).then(async (bad) => {
+        await pick(bad, { out: p });
+        await gauss(p!, { out: q });
+        await expect(synchronize()).rejects.toThrow(/gpu call #\d+ \(`\S+ > gauss\d*`\) failed: .*index/i);
+      });
+    } finally {
+      GPUDevice.prototype.createShaderModule = createShaderModule;
+    }
   });
 
   it('records held calls before a host write to an array they read', async () => {

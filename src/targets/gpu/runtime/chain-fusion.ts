@@ -26,34 +26,37 @@
  * background while its calls are recorded one by one: recording never waits, so the queue order is
  * the call order. Errors of a fused dispatch name its calls (`gpu call #12 (\`saxpy > gauss\`)`).
  */
-import type { TypedKernel } from '../../../compiler/ir.js';
-import type { DType } from '../../../dtypes.js';
-import { composeStores, type ComposedStep, type StepInput } from '../../../compiler/compose.js';
 import { type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
 import { afterCurrentTask } from '../../../platform/platform.js';
 import { UfuncError, DeviceError } from '../../../errors.js';
 import { reportLate, setHeldWork } from './chain.js';
 import type { DeviceArray } from './device-array.js';
 import type { GpuContext } from './device.js';
+import { type CallRecipe, fusedCall, type FusedSlot, sameView } from './fused-chain-plan.js';
 import { fuseChainsEnabled, setGpuOptions } from './gpu-options.js';
 import type { GPUBuffer, GPUDevice } from './webgpu-types.js';
 
 /** How held calls are recorded (dispatch.ts provides it). */
 export interface HeldRecorder {
   /**
-   * What records `plan` later without waiting (its pipeline exists; its params are taken now), or
-   * undefined when it cannot be (a first call, a timed pass, …): then it is not held.
+   * What records `plan` later without waiting (its layout and pipeline are known: a repeated
+   * call), or undefined when it cannot be (a first call, a timed pass, …): then it is not held.
    */
-  prepare(ctx: GpuContext, plan: CallPlan): (() => void) | undefined;
-  /** Records a fused plan now if its pipeline is ready (true); else starts compiling it (settles when compiled or failed). */
-  recordIfReady(ctx: GpuContext, plan: CallPlan): true | Promise<void>;
+  prepare(ctx: GpuContext, plan: CallPlan): CallRecipe | undefined;
+  /** Records a held call alone, with the recipe `prepare` gave. */
+  record(ctx: GpuContext, plan: CallPlan, recipe: CallRecipe): void;
+  /**
+   * Records a fused call now if its pipeline is ready (true), laid out once per chain shape (kept in
+   * `slot`); else starts compiling it (settles when compiled or failed).
+   */
+  recordFused(ctx: GpuContext, plan: CallPlan, slot: FusedSlot): true | Promise<void>;
 }
 
 /** The calls held on one device, in call order, with what records each alone. */
 interface HeldChain {
   readonly ctx: GpuContext;
   readonly calls: CallPlan[];
-  readonly records: (() => void)[];
+  readonly recipes: CallRecipe[];
 }
 
 /** Calls one fused kernel takes at most (its parameters grow with the chain). */
@@ -104,8 +107,8 @@ export function setChainFusion(on: boolean): void {
  *   it); false when it must run now (whatever was held is recorded already)
  */
 export function holdCall(ctx: GpuContext, plan: CallPlan): boolean {
-  const recordLater = fuseChainsEnabled() && recorder && !notHoldable(plan) ? recorder.prepare(ctx, plan) : undefined;
-  if (!recordLater) {
+  const recipe = fuseChainsEnabled() && recorder && !notHoldable(plan) ? recorder.prepare(ctx, plan) : undefined;
+  if (!recipe) {
     recordHeld(ctx.device);
     return false;
   }
@@ -114,16 +117,23 @@ export function holdCall(ctx: GpuContext, plan: CallPlan): boolean {
   chainFusionStats.held++;
   if (chain && chain.ctx === ctx && !joinRefusal(chain, plan)) {
     chain.calls.push(plan);
-    chain.records.push(recordLater);
+    chain.recipes.push(recipe);
     return true;
   }
   recordHeld(ctx.device);
-  const started: HeldChain = { ctx, calls: [plan], records: [recordLater] };
-  held.set(ctx.device, started);
-  afterCurrentTask(() => {
-    if (held.get(ctx.device) === started) recordHeld(ctx.device);
-  });
+  held.set(ctx.device, { ctx, calls: [plan], recipes: [recipe] });
+  // Whatever is held when the current task ends is recorded then (one wake-up per task, not per chain).
+  if (!endOfTaskPending) {
+    endOfTaskPending = true;
+    afterCurrentTask(recordAtEndOfTask);
+  }
   return true;
+}
+
+let endOfTaskPending = false;
+function recordAtEndOfTask(): void {
+  endOfTaskPending = false;
+  recordHeld();
 }
 
 /**
@@ -142,15 +152,19 @@ export function recordHeld(device?: GPUDevice): void {
   const chain = held.get(device);
   if (!chain) return;
   held.delete(device);
-  const { ctx, calls } = chain;
+  const { ctx, calls, recipes } = chain;
   try {
     if (calls.length > 1) {
-      const fused = fusedPlan(calls);
-      if (fused === 'nothing') return;
-      const recorded = fused && recorder!.recordIfReady(ctx, fused);
+      const fused = fusedCall(calls, recipes);
+      if (fused === 'nothing') {
+        chainFusionStats.lastStores = 0;
+        return;
+      }
+      const recorded = fused && recorder!.recordFused(ctx, fused.plan, fused.slot);
       if (recorded === true) {
         chainFusionStats.fusedDispatches++;
         chainFusionStats.fusedCalls += calls.length;
+        chainFusionStats.lastStores = fused.plan.operands.length - fused.plan.nin;
         return;
       }
       if (recorded) {
@@ -161,7 +175,7 @@ export function recordHeld(device?: GPUDevice): void {
     }
     // A lone call whose output the user destroyed already has nothing to show for its work.
     if (calls.length === 1 && (calls[0]!.operands[calls[0]!.nin]!.data as unknown as DeviceArray).destroyed) return;
-    for (const record of chain.records) record();
+    for (let k = 0; k < calls.length; k++) recorder!.record(ctx, calls[k]!, recipes[k]!);
   } catch (e) {
     const names = calls.map((c) => `\`${c.kernel.name}\``).join(', ');
     reportLate(e instanceof UfuncError ? e : new DeviceError(`Recording the gpu calls ${names}, held to be fused, failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e }));
@@ -182,13 +196,6 @@ function notHoldable(plan: CallPlan): string | undefined {
 }
 
 const bufferOf = (o: OperandView): GPUBuffer => (o.data as unknown as DeviceArray).buffer;
-
-/** The same elements in the same order: same buffer, offset, dtype and loop strides. */
-function sameView(a: OperandView, b: OperandView): boolean {
-  if (bufferOf(a) !== bufferOf(b) || a.offset !== b.offset || a.dtype !== b.dtype || a.loopStrides.length !== b.loopStrides.length) return false;
-  for (let d = 0; d < a.loopStrides.length; d++) if (a.loopStrides[d] !== b.loopStrides[d]) return false;
-  return true;
-}
 
 /** Why `plan` may not join the held chain (undefined: it may; see the module's comment for the rules). */
 function joinRefusal(chain: HeldChain, plan: CallPlan): string | undefined {
@@ -236,76 +243,4 @@ export function explainHold(ctx: GpuContext | undefined, plan: CallPlan): string
   const refusal = chain ? joinRefusal(chain, plan) : 'no calls are held';
   const joined = refusal ? `It starts a new chain (${refusal}).` : `It joins the held chain of ${chain!.calls.length} call${chain!.calls.length === 1 ? '' : 's'} (${chain!.calls.map((c) => `\`${c.kernel.name}\``).join(', ')}): they run as one kernel.`;
   return `Held for fusion with the calls after it (once its pipeline exists: a first call runs at once). ${joined}`;
-}
-
-/** Fused kernels by composition key (bounded: a program makes few distinct chains). */
-const composed = new Map<string, TypedKernel>();
-const MAX_COMPOSED = 256;
-/** Kernels this module composed: each writes every element of every output (dispatch.ts skips zeroing them). */
-const wholeOutputs = new WeakSet<TypedKernel>();
-
-/** Whether a kernel is a fused chain's, which writes every element of each output. */
-export function writesWholeOutputs(kernel: TypedKernel): boolean {
-  return wholeOutputs.has(kernel);
-}
-
-/**
- * The held calls as one plan: a kernel of layout `(),…->(),…` over the calls' loop, its inputs
- * the calls' inputs that no held call wrote (each view once), its outputs the calls' outputs
- * still held by the user (each view once, from its last writer). 'nothing' when the user
- * destroyed every output; undefined when the calls cannot be composed.
- */
-function fusedPlan(calls: readonly CallPlan[]): CallPlan | 'nothing' | undefined {
-  const inputs: OperandView[] = [];
-  const steps: ComposedStep[] = [];
-  const lastWriter = new Map<GPUBuffer, number>();
-  let key = '';
-  calls.forEach((plan, k) => {
-    const stepInputs = plan.operands.slice(0, plan.nin).map((o): StepInput => {
-      if (o.scalar === undefined) {
-        const writer = lastWriter.get(bufferOf(o));
-        if (writer !== undefined) return { kind: 'step', index: writer };
-        const same = inputs.findIndex((i) => i.scalar === undefined && sameView(i, o));
-        if (same >= 0) return { kind: 'param', index: same };
-      }
-      inputs.push(o);
-      return { kind: 'param', index: inputs.length - 1 };
-    });
-    steps.push({ kernel: plan.kernel, inputs: stepInputs });
-    lastWriter.set(bufferOf(plan.operands[plan.nin]!), k);
-    key += `${plan.kernelKey}(${stepInputs.map((s) => `${s.kind[0]}${s.index}`).join(',')});`;
-  });
-  // Outputs: the last writer of each view, unless the user destroyed the array.
-  const stores: number[] = [];
-  const outputs: OperandView[] = [];
-  calls.forEach((plan, k) => {
-    const out = plan.operands[plan.nin]!;
-    if (lastWriter.get(bufferOf(out)) !== k || (out.data as unknown as DeviceArray).destroyed) return;
-    stores.push(k);
-    outputs.push({ dtype: out.dtype, data: out.data, offset: out.offset, loopStrides: out.loopStrides, coreShape: [1], coreStrides: [1] });
-  });
-  chainFusionStats.lastStores = stores.length;
-  if (stores.length === 0) return 'nothing';
-  key += `|${inputs.map((i) => (i.scalar !== undefined ? `s${i.dtype}` : i.dtype)).join(',')}|${stores.join(',')}`;
-  let kernel = composed.get(key);
-  if (!kernel) {
-    const params = inputs.map((i, n): { name: string; dtype: DType } => ({ name: `in${n + 1}`, dtype: i.dtype }));
-    try {
-      kernel = composeStores(params, steps, stores, calls.map((c) => c.kernel.name).join(' > '));
-    } catch {
-      return undefined; // not composable: the calls run one by one
-    }
-    wholeOutputs.add(kernel);
-    if (composed.size >= MAX_COMPOSED) composed.clear();
-    composed.set(key, kernel);
-  }
-  return {
-    kind: 'guvectorize',
-    kernel,
-    kernelKey: `chain:${key}`,
-    loopShape: calls[0]!.loopShape,
-    operands: [...inputs, ...outputs],
-    nin: inputs.length,
-    boundsCheck: calls.some((c) => c.boundsCheck),
-  };
 }

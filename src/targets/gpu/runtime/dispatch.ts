@@ -34,7 +34,8 @@ import { layoutKey, paramSlots } from '../codegen/shader-layout.js';
 import { OOB_RECORD_BYTES } from '../codegen/shader-module.js';
 import { isSharedArrayBuffer } from '../../../platform/platform.js';
 import { ENQUEUED } from '../../target.js';
-import { holdCall, setHeldRecorder, writesWholeOutputs } from './chain-fusion.js';
+import { holdCall, setHeldRecorder } from './chain-fusion.js';
+import { type CallRecipe, writesWholeOutputs } from './fused-chain-plan.js';
 import { trace, tracing } from './transfer-trace.js';
 
 /** A host array region the call moves to the device (shared by operands that are the same view). */
@@ -217,7 +218,7 @@ function deviceCallSignature(plan: CallPlan): string | undefined {
   return sig;
 }
 
-interface CallMemo {
+interface CallMemo extends CallRecipe {
   readonly kernel: CompiledKernel;
   /** The call layout of a plan with this signature (params patched with its JS scalars). */
   callFor(plan: CallPlan): CallLayout;
@@ -231,20 +232,28 @@ function memosOf(device: GPUDevice): Map<string, CallMemo> {
   return map;
 }
 
-function remember(ctx: GpuContext, signature: string, plan: CallPlan, call: CallLayout, kernel: CompiledKernel): void {
+function remember(ctx: GpuContext, signature: string, plan: CallPlan, call: CallLayout, kernel: CompiledKernel): CallMemo {
+  const map = memosOf(ctx.device);
+  if (map.size >= MAX_MEMOS) map.clear();
+  const memo = memoOf(plan, call, kernel);
+  map.set(signature, memo);
+  return memo;
+}
+
+/** What records a call laid out like `plan` again: its layout and kernel, its params patched per call. */
+function memoOf(plan: CallPlan, call: CallLayout, kernel: CompiledKernel): CallMemo {
   const slots = paramSlots(call.layout.loopRank, call.layout.coreRanks);
   const scalars = plan.operands.map((o, j) => (o.scalar !== undefined ? j : -1)).filter((j) => j >= 0);
   // Per binding, an operand that lives in it (bindings follow the operands' storages in order).
   const bindingOperand = call.bindingStorage.map((storage) =>
     plan.operands.findIndex((o) => o.scalar === undefined && (o.data as unknown as DeviceArray).buffer === storage),
   );
-  const map = memosOf(ctx.device);
-  if (map.size >= MAX_MEMOS) map.clear();
   // The params words of the latest call: beginCall copies them into the batch at once, so one
   // array serves every call of this signature (no allocation per call).
   const params = call.params.slice();
-  map.set(signature, {
+  return {
     kernel,
+    checks: kernel.sites.length > 0,
     callFor(p) {
       for (const j of scalars) {
         const o = p.operands[j]!;
@@ -253,7 +262,7 @@ function remember(ctx: GpuContext, signature: string, plan: CallPlan, call: Call
       const bindingStorage = bindingOperand.map((j) => (p.operands[j]!.data as unknown as DeviceArray).buffer);
       return { layout: call.layout, params, bindingStorage, groups: call.groups };
     },
-  });
+  };
 }
 
 /** Records the call's dispatch into the open batch; waits only when there are host outputs. */
@@ -561,36 +570,37 @@ async function bringBack(ctx: GpuContext, h: HostBuffer): Promise<void> {
   scatterResults(p, results);
 }
 
-// How chain-fusion.ts records the calls it held: a repeated call (its layout and pipeline known,
-// its params taken now, as the memo's words are shared by later calls), and fused plans when
-// their pipeline is ready (compiled in the background otherwise, while the calls run one by one).
+// How chain-fusion.ts records the calls it held: a repeated call (its layout and pipeline known:
+// its recipe is the memo of its signature), and fused plans when their pipeline is ready (compiled
+// in the background otherwise, while the calls run one by one). A held call's params are taken
+// when it is recorded, from its own plan: the memo's shared words are patched right before.
 setHeldRecorder({
   prepare(ctx, plan) {
     if (isTiming()) return undefined;
     const signature = deviceCallSignature(plan);
     if (signature === undefined) return undefined;
     const memo = memosOf(ctx.device).get(signature);
-    if (memo) {
-      const known = memo.callFor(plan);
-      const call: CallLayout = { ...known, params: known.params.slice() };
-      return () => void record(ctx, plan, [], call, memo.kernel);
-    }
+    if (memo) return memo;
     // Laid out as startOnGpu does; held only when its pipeline is ready.
     const call = layoutFor(ctx, plan, plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, [])));
     const kernel = readyKernel(ctx, call.key);
-    if (!kernel) return undefined;
-    remember(ctx, signature, plan, call, kernel);
-    return () => void record(ctx, plan, [], call, kernel);
+    return kernel && remember(ctx, signature, plan, call, kernel);
   },
-  recordIfReady(ctx, plan) {
-    const views = plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, []));
-    const call = layoutFor(ctx, plan, views);
-    const kernel = readyKernel(ctx, call.key);
-    if (kernel) {
-      void record(ctx, plan, [], call, kernel);
-      return true;
+  record(ctx, plan, recipe) {
+    const memo = recipe as CallMemo;
+    void record(ctx, plan, [], memo.callFor(plan), memo.kernel);
+  },
+  recordFused(ctx, plan, slot) {
+    // Laid out once per chain shape: the slot keeps the fused call's memo.
+    let memo = slot.recipe as CallMemo | undefined;
+    if (!memo) {
+      const call = layoutFor(ctx, plan, plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, [])));
+      const kernel = readyKernel(ctx, call.key);
+      // A failure leaves such chains unfused (each time: the next try fails alike).
+      if (!kernel) return compiledKernel(ctx, plan, call.layout).then(() => undefined, () => undefined);
+      slot.recipe = memo = memoOf(plan, call, kernel);
     }
-    // A failure leaves such chains unfused (each time: the next try fails alike).
-    return compiledKernel(ctx, plan, call.layout).then(() => undefined, () => undefined);
+    void record(ctx, plan, [], memo.callFor(plan), memo.kernel);
+    return true;
   },
 });
