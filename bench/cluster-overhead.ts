@@ -5,21 +5,25 @@
  * over chunks of each size asked for.
  *
  *   npx tsx bench/cluster-overhead.ts [--chunks 4KiB,8MiB] [--count N] [--workers 1,2]
- *       [--concurrency 1] [--per-job 1] [--reps 3] [--kernel memory|compute] [--dir DIR] [--out FILE.md]
+ *       [--concurrency 1,3] [--baseline DIR] [--per-job 1] [--reps 3] [--kernel memory|compute]
+ *       [--dir DIR] [--out FILE.md]
  *
  * For each chunk size:
  * - **in this process**, per chunk, medians over the chunks of one call: reading the input chunk,
  *   the kernel, encoding and writing the output chunk (`runChunk`'s own split), and a whole local
  *   `mapChunks` call (1 chunk in flight) divided by the chunks;
- * - **on W workers** (each `--concurrency` jobs at once, `--per-job` chunks per job), the median of
- *   `reps` calls into a fresh output array each (so no call pays for replacing the last one's files):
+ * - **on W workers**, for each `--concurrency` C (chunks a worker holds at once: `ufunc worker
+ *   --concurrency`; the worker's default where not given) and, with `--baseline DIR`, for workers
+ *   started from another checkout (DIR/src/cli.ts, its own default concurrency: an A/B against it in
+ *   one run), `--per-job` chunks per job: the median of `reps` calls into a fresh output array each
+ *   (so no call pays for replacing the last one's files), the variants' calls taking turns:
  *   the wall time per chunk times W (worker time per chunk), what the workers said each job spent
  *   (the `ufunc worker` log: the whole job, and its read, kernel and write), and from those
  *   - *overhead per chunk* = worker time per chunk − the kernel's time in this process (the issue's
  *     measure: queue + read + write beyond the kernel),
  *   - *outside jobs* = worker time per chunk − the job's own time per chunk (queue round trips,
  *     submission, completion events: the time a worker is not inside a job; negative when a worker
- *     runs several jobs at once);
+ *     runs several chunks at once);
  * - **a one-chunk call** on the workers: what a caller waits for one small job (connections,
  *   descriptor, submission, completion event).
  *
@@ -41,7 +45,9 @@ const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1]!);
 const sizes = (args.get('chunks') ?? '4KiB,8MiB').split(',').map(parseSize);
 const workerCounts = (args.get('workers') ?? '1,2').split(',').map(Number);
-const concurrency = Number(args.get('concurrency') ?? 1);
+/** Chunks each worker holds at once; undefined: the worker's default. */
+const concurrencies: (number | undefined)[] = args.has('concurrency') ? args.get('concurrency')!.split(',').map(Number) : [undefined];
+const baseline = args.has('baseline') ? path.resolve(args.get('baseline')!) : undefined;
 const perJob = Number(args.get('per-job') ?? 1);
 const reps = Number(args.get('reps') ?? 3);
 const dir = args.get('dir') ?? mkdtempSync(path.join(tmpdir(), 'ufunc-bench-overhead-'));
@@ -85,13 +91,26 @@ interface JobLog {
   readonly times: ChunkTimes;
 }
 
-/** `ufunc worker` processes on one queue, whose job lines are collected. */
-async function startWorkers(count: number, redisUrl: string, root: string, queue: string): Promise<{ jobs: JobLog[]; stop(): void }> {
+/** Workers of one kind: from a checkout, holding some number of chunks at once. */
+interface Variant {
+  readonly label: string;
+  readonly checkout: string;
+  readonly concurrency?: number;
+}
+
+const variants: Variant[] = [
+  ...concurrencies.map((c) => ({ label: c === undefined ? 'default concurrency' : `${c} chunk${c === 1 ? '' : 's'} at once`, checkout: repo, ...(c !== undefined && { concurrency: c }) })),
+  ...(baseline ? [{ label: `baseline ${path.basename(baseline)}`, checkout: baseline }] : []),
+];
+
+/** `ufunc worker` processes of `variant` on one queue, whose job lines are collected. */
+async function startWorkers(variant: Variant, count: number, redisUrl: string, root: string, queue: string): Promise<{ jobs: JobLog[]; stop(): void }> {
   const jobs: JobLog[] = [];
   const children: ChildProcess[] = [];
   let ready = 0;
+  const concurrency = variant.concurrency === undefined ? [] : ['--concurrency', String(variant.concurrency)];
   for (let i = 0; i < count; i++) {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli.ts'), 'worker', '--redis', redisUrl, '--store', root, '--queue', queue, '--target', 'cpu', '--concurrency', String(concurrency)], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(variant.checkout, 'src/cli.ts'), 'worker', '--redis', redisUrl, '--store', root, '--queue', queue, '--target', 'cpu', ...concurrency], { cwd: variant.checkout, stdio: ['ignore', 'pipe', 'inherit'] });
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (line.startsWith('ufunc worker')) ready++;
       const m = JOB_LINE.exec(line);
@@ -117,6 +136,8 @@ interface Row {
   readonly chunkBytes: number;
   readonly where: string;
   readonly perChunk: Record<string, number>;
+  /** Worker time per chunk of each call. */
+  readonly runs?: readonly number[];
 }
 
 async function measureSize(chunkBytes: number, redisUrl: string): Promise<Row[]> {
@@ -143,7 +164,7 @@ async function measureSize(chunkBytes: number, redisUrl: string): Promise<Row[]>
     const grid = gridOf(call);
     for (let i = 0; i < grid.count; i++) {
       const times: ChunkTimes = { readMs: 0, kernelMs: 0, writeMs: 0 };
-      await runChunk(call, grid, chunkCoords(grid, i), times);
+      await runChunk(call, grid, chunkCoords(grid, i), { times });
       if (pass === 1) split.push(times);
     }
     removeArray(y);
@@ -165,61 +186,73 @@ async function measureSize(chunkBytes: number, redisUrl: string): Promise<Row[]>
   console.error(JSON.stringify(rows.at(-1)));
 
   for (const w of workerCounts) {
-    const queue = `overhead-${chunkBytes}-${w}`;
-    const workers = await startWorkers(w, redisUrl, root, queue);
-    const cluster = { url: redisUrl, queue, chunksPerJob: perJob };
+    const started = await Promise.all(variants.map((v, i) => startWorkers(v, w, redisUrl, root, `overhead-${chunkBytes}-${w}-${i}`)));
     try {
-      const warm = await freshOutput(root, x);
-      await mapChunks(kernel, [x], warm, { cluster });
-      removeArray(warm);
-      const walls: number[] = [];
-      const perRep: { busy: number; read: number; kernel: number; write: number }[] = [];
+      const runs = variants.map((_, i) => ({
+        cluster: { url: redisUrl, queue: `overhead-${chunkBytes}-${w}-${i}`, chunksPerJob: perJob },
+        walls: [] as number[],
+        perRep: [] as { busy: number; read: number; kernel: number; write: number }[],
+        latency: [] as number[],
+      }));
+      for (const { cluster } of runs) {
+        const warm = await freshOutput(root, x);
+        await mapChunks(kernel, [x], warm, { cluster });
+        removeArray(warm);
+      }
+      // The variants take turns, so that the machine's load weighs on each alike.
       for (let r = 0; r < reps; r++) {
-        const y = await freshOutput(root, x);
-        workers.jobs.length = 0;
-        const s = performance.now();
-        await mapChunks(kernel, [x], y, { cluster });
-        const wall = performance.now() - s;
-        // The last job lines may still be in the pipe from the workers.
-        for (let t = 0; t < 40 && workers.jobs.reduce((a, j) => a + j.chunks, 0) < count; t++) await new Promise((res) => setTimeout(res, 25));
-        const jobs = workers.jobs.slice();
-        const chunks = jobs.reduce((a, j) => a + j.chunks, 0) || 1;
-        walls.push((wall * w) / count);
-        perRep.push({
-          busy: jobs.reduce((a, j) => a + j.ms, 0) / chunks,
-          read: jobs.reduce((a, j) => a + j.times.readMs, 0) / chunks,
-          kernel: jobs.reduce((a, j) => a + j.times.kernelMs, 0) / chunks,
-          write: jobs.reduce((a, j) => a + j.times.writeMs, 0) / chunks,
-        });
-        removeArray(y);
+        for (const [i, run] of runs.entries()) {
+          const workers = started[i]!;
+          const y = await freshOutput(root, x);
+          workers.jobs.length = 0;
+          const s = performance.now();
+          await mapChunks(kernel, [x], y, { cluster: run.cluster });
+          const wall = performance.now() - s;
+          // The last job lines may still be in the pipe from the workers.
+          for (let t = 0; t < 40 && workers.jobs.reduce((a, j) => a + j.chunks, 0) < count; t++) await new Promise((res) => setTimeout(res, 25));
+          const jobs = workers.jobs.slice();
+          const chunks = jobs.reduce((a, j) => a + j.chunks, 0) || 1;
+          run.walls.push((wall * w) / count);
+          run.perRep.push({
+            busy: jobs.reduce((a, j) => a + j.ms, 0) / chunks,
+            read: jobs.reduce((a, j) => a + j.times.readMs, 0) / chunks,
+            kernel: jobs.reduce((a, j) => a + j.times.kernelMs, 0) / chunks,
+            write: jobs.reduce((a, j) => a + j.times.writeMs, 0) / chunks,
+          });
+          removeArray(y);
+        }
       }
-      const latency: number[] = [];
       for (let r = 0; r < Math.max(reps, 5); r++) {
-        const y = await freshOutput(root, one);
-        const s = performance.now();
-        await mapChunks(kernel, [one], y, { cluster });
-        latency.push(performance.now() - s);
-        removeArray(y);
+        for (const run of runs) {
+          const y = await freshOutput(root, one);
+          const s = performance.now();
+          await mapChunks(kernel, [one], y, { cluster: run.cluster });
+          run.latency.push(performance.now() - s);
+          removeArray(y);
+        }
       }
-      const workerTime = median(walls);
-      const busy = median(perRep.map((p) => p.busy));
-      rows.push({
-        chunkBytes,
-        where: `${w} worker${w === 1 ? '' : 's'} × ${concurrency} job${concurrency === 1 ? '' : 's'} at once, ${perJob} chunk${perJob === 1 ? '' : 's'} per job`,
-        perChunk: {
-          'worker time': workerTime,
-          'in job': busy,
-          'job read': median(perRep.map((p) => p.read)),
-          'job kernel': median(perRep.map((p) => p.kernel)),
-          'job write': median(perRep.map((p) => p.write)),
-          'outside jobs': workerTime - busy,
-          overhead: workerTime - kernelMs,
-          'one-chunk call': median(latency),
-        },
-      });
-      console.error(JSON.stringify(rows.at(-1)));
+      for (const [i, run] of runs.entries()) {
+        const workerTime = median(run.walls);
+        const busy = median(run.perRep.map((p) => p.busy));
+        rows.push({
+          chunkBytes,
+          where: `${w} worker${w === 1 ? '' : 's'}, ${variants[i]!.label}, ${perJob} chunk${perJob === 1 ? '' : 's'} per job`,
+          perChunk: {
+            'worker time': workerTime,
+            'in job': busy,
+            'job read': median(run.perRep.map((p) => p.read)),
+            'job kernel': median(run.perRep.map((p) => p.kernel)),
+            'job write': median(run.perRep.map((p) => p.write)),
+            'outside jobs': workerTime - busy,
+            overhead: workerTime - kernelMs,
+            'one-chunk call': median(run.latency),
+          },
+          runs: run.walls,
+        });
+        console.error(JSON.stringify(rows.at(-1)));
+      }
     } finally {
-      workers.stop();
+      for (const workers of started) workers.stop();
     }
   }
   rmSync(root, { recursive: true, force: true });

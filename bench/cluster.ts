@@ -4,12 +4,13 @@
  * Dask with Numba over the same store (bench/peers/dask_zarr.py).
  *
  *   npx tsx bench/cluster.ts [--size 0.25GiB] [--chunk 8MiB] [--workers 1,2] [--reps 3] [--dir DIR]
- *       [--kinds compute,memory] [--part P/Q] [--worker-concurrency 1] [--local 1] [--peer 1]
+ *       [--kinds compute,memory] [--part P/Q] [--worker-concurrency N] [--local 1] [--peer 1]
  *       [--python /usr/bin/python3] [--out FILE.md]
  *
  * Each figure is the median wall time of `reps` calls of `mapChunks(f, [x], y, { cluster })` into a
  * fresh output array (removed after the call, outside the timing), the workers started beforehand
- * (target 'cpu': one worker = one core, each taking `--worker-concurrency` jobs at once) and warmed
+ * (target 'cpu': one worker = one core for kernels, each holding `--worker-concurrency` chunks at
+ * once, the worker's default where not given) and warmed
  * up by a call over a small array of the same kernel (each worker compiles the descriptor once). The
  * per-chunk overhead is one worker's time per chunk minus the kernel's own time on one chunk in this
  * process (the read, the queue and the write around it).
@@ -36,7 +37,8 @@ const sizeBytes = args.has('gib') ? Number(args.get('gib')) * 2 ** 30 : parseSiz
 const chunkBytes = args.has('chunk-mib') ? Number(args.get('chunk-mib')) * 2 ** 20 : parseSize(args.get('chunk') ?? '8MiB');
 const workerCounts = (args.get('workers') ?? '1,2').split(',').map(Number);
 const reps = Number(args.get('reps') ?? 3);
-const workerConcurrency = Number(args.get('worker-concurrency') ?? 1);
+/** Chunks each worker holds at once (`ufunc worker --concurrency`); undefined: the worker's default. */
+const workerConcurrency = args.has('worker-concurrency') ? Number(args.get('worker-concurrency')) : undefined;
 const python = args.get('python') ?? '/usr/bin/python3';
 const kinds = (args.get('kinds') ?? 'compute,memory').split(',');
 const withLocal = args.get('local') !== '0';
@@ -145,7 +147,7 @@ async function startWorkers(count: number, url: string, root: string, queue: str
   const workers: ChildProcess[] = [];
   let ready = 0;
   for (let i = 0; i < count; i++) {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli.ts'), 'worker', '--redis', url, '--store', root, '--queue', queue, '--target', 'cpu', '--concurrency', String(workerConcurrency)], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli.ts'), 'worker', '--redis', url, '--store', root, '--queue', queue, '--target', 'cpu', ...(workerConcurrency === undefined ? [] : ['--concurrency', String(workerConcurrency)])], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
     child.stdout!.on('data', (d: Buffer) => {
       if (d.toString().includes('ufunc worker')) ready++;
     });
@@ -165,7 +167,7 @@ async function main(): Promise<void> {
   const warm = await createZarr(root, 'warm', { shape: [4 * chunk], chunkShape: [chunk], dtype: 'float32' });
   const chunks = Math.ceil(x.shape[0]! / chunk);
   const rows: string[] = [];
-  const report: Record<string, unknown> = { n: x.shape[0], chunk, chunks, part: `${part.index}/${part.of}`, workerConcurrency, cores: cpus().length, cpu: cpus()[0]?.model, results: [] };
+  const report: Record<string, unknown> = { n: x.shape[0], chunk, chunks, part: `${part.index}/${part.of}`, workerConcurrency: workerConcurrency ?? 'default', cores: cpus().length, cpu: cpus()[0]?.model, results: [] };
   for (const [kind, f] of Object.entries(KERNELS).filter(([k]) => kinds.includes(k))) {
     // The kernel alone on one chunk, in this process.
     const one = new Float32Array(chunk).map((_, i) => (i % 10007) / 1000);
@@ -232,7 +234,7 @@ async function main(): Promise<void> {
   const table = [
     `${started.toISOString().slice(0, 16).replace('T', ' ')} UTC; \`${['npx tsx bench/cluster.ts', ...process.argv.slice(2)].join(' ')}\`; ${cpus().length} × ${cpus()[0]?.model}, ${formatSize(freemem())} free, load ${load} at the start.`,
     '',
-    `${x.shape[0]!.toLocaleString('en')} float32 (${formatSize(x.shape[0]! * 4)}${partNote}), ${chunks} chunks of ${formatSize(chunk * 4)}; workers take ${workerConcurrency} job${workerConcurrency === 1 ? '' : 's'} at once; medians of ${reps} calls after one warm-up.`,
+    `${x.shape[0]!.toLocaleString('en')} float32 (${formatSize(x.shape[0]! * 4)}${partNote}), ${chunks} chunks of ${formatSize(chunk * 4)}; workers hold ${workerConcurrency === undefined ? 'their default number of' : workerConcurrency} chunk${workerConcurrency === 1 ? '' : 's'} at once; medians of ${reps} calls after one warm-up.`,
     '',
     '| kernel | where | wall s | × 1 worker | overhead per chunk (1 worker) |',
     '|---|---|---:|---:|---:|',

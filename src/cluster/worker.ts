@@ -15,15 +15,16 @@ import { join } from 'node:path';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { Redis, type RedisOptions as RedisClientOptions } from 'ioredis';
 import type { Ufunc } from '../callable.js';
-import { TargetUnavailableError, UfuncError } from '../errors.js';
+import { ArgumentError } from '../errors.js';
 import { jitDisabledByEnvironment } from '../ufunc.js';
 import { openZarr, type ZarrArray } from '../zarr/arrays.js';
-import { checkChunkCoords } from '../zarr/chunk-grid.js';
-import { type ChunkedCall, type ChunkTimes, gridOf, runChunk } from '../zarr/run-chunk.js';
+import { checkChunkCoords, type ChunkGrid } from '../zarr/chunk-grid.js';
+import { type ChunkedCall, type ChunkTimes, gridOf, type KernelCall, runChunk, type RunChunkOptions } from '../zarr/run-chunk.js';
 import { storeAt } from '../zarr/arrays.js';
 import { checkStorePath } from '../zarr/store.js';
-import { DEFAULT_DESCRIPTOR_LIMITS, type DescriptorLimits, descriptorHash, ufuncFromDescriptor, validateDescriptor } from './descriptor.js';
+import { DEFAULT_DESCRIPTOR_LIMITS, type DescriptorLimits, descriptorHash, type UfuncDescriptor, ufuncFromDescriptor, validateDescriptor } from './descriptor.js';
 import { DescriptorError } from './errors.js';
+import { isJobError, KernelThread } from './kernel-thread.js';
 import { type ChunkJob, DEFAULT_QUEUE, decodeScalar, descriptorKey, type JobOperand, type RedisConnection, redisOptions, validateJob, whenReachable } from './jobs.js';
 
 export interface WorkerOptions extends RedisConnection {
@@ -34,10 +35,11 @@ export interface WorkerOptions extends RedisConnection {
   /** Where kernels run: 'cpu', 'parallel', 'gpu'. @default 'parallel' */
   readonly target?: string;
   /**
-   * Jobs run at once by this worker: with 2, one job's reading and writing can overlap the other's
-   * kernel (where the kernel is long against the I/O); memory holds this many jobs' chunks. One
-   * is the default: with 8 MiB chunks of a memory-bound kernel, 2 made each chunk several times
-   * slower on a 2-core machine (bench/cluster-overhead.ts). @default 1
+   * Chunks this worker holds at once, over its jobs (and jobs taken at once): while one chunk's
+   * kernel runs, the next ones are read and the last ones written. Kernels run one at a time —
+   * on the cpu target on the worker's kernel thread (kernel-thread.ts), so the reads and writes
+   * never wait for them — and memory holds this many chunks of every operand. With 1, a worker
+   * reads, computes and writes each chunk in turn, and takes its next job after. @default 3
    */
   readonly concurrency?: number;
   /**
@@ -92,10 +94,34 @@ async function openCached(root: string, path: string): Promise<ZarrArray> {
 const CACHED_UFUNCS = 64;
 
 /**
+ * Chunks in flight by default: reading, computing and writing one each, where the three take about
+ * as long (a memory-bound kernel over 8 MiB chunks: bench/cluster-overhead.ts).
+ */
+const DEFAULT_CONCURRENCY = 3;
+
+/** At most `n` holders at once; the others wait in the order they came. */
+function slots(n: number): { take(): Promise<void>; give(): void } {
+  let free = n;
+  const waiting: (() => void)[] = [];
+  return {
+    async take() {
+      if (free > 0) free--;
+      else await new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    give() {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    },
+  };
+}
+
+/**
  * Starts a worker.
  *
  * @throws DescriptorError where plain-JavaScript execution (`UFUNC_DISABLE_JIT`) is switched on:
- *   a worker runs only what the kernel compiler accepts
+ *   a worker runs only what the kernel compiler accepts; ArgumentError for a `concurrency` that is
+ *   not a positive integer
  */
 export async function startWorker(options: WorkerOptions): Promise<ClusterWorker> {
   if (jitDisabledByEnvironment()) {
@@ -104,6 +130,8 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
   const name = `${hostname()}:${process.pid}`;
   const queueName = options.queue ?? DEFAULT_QUEUE;
   const target = options.target ?? 'parallel';
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new ArgumentError(`A worker's \`concurrency\` (chunks held at once) must be a positive integer, found ${String(concurrency)}.`);
   const limits = options.limits ?? DEFAULT_DESCRIPTOR_LIMITS;
   const root = storeAt(options.store).root;
   const connection = redisOptions(options);
@@ -111,9 +139,13 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
   let lastError: string | undefined;
   const noteError = (e: Error): void => void (lastError = e.message);
   redis.on('error', noteError); // reconnects by itself; jobs report what fails
-  const ufuncs = new Map<string, Ufunc>();
+  const ufuncs = new Map<string, { readonly ufunc: Ufunc; readonly descriptor: UfuncDescriptor }>();
+  // The cpu target computes on the calling thread: here, on the kernel thread. The other targets'
+  // calls leave this thread free already (the parallel target's pool, the GPU).
+  const kernelThread = target === 'cpu' ? new KernelThread(target) : undefined;
+  const chunkSlots = slots(concurrency);
 
-  const ufuncFor = async (hash: string): Promise<Ufunc> => {
+  const ufuncFor = async (hash: string): Promise<{ readonly ufunc: Ufunc; readonly descriptor: UfuncDescriptor }> => {
     const cached = ufuncs.get(hash);
     if (cached) return cached;
     const key = descriptorKey(queueName, hash);
@@ -124,10 +156,37 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
     if (text === null) throw new Error(`the descriptor ${hash.slice(0, 12)}… is not in Redis (yet)`);
     const descriptor = validateDescriptor(text, limits);
     if (descriptorHash(descriptor) !== hash) throw new DescriptorError(`The descriptor stored under ${hash.slice(0, 12)}… does not have that hash.`);
-    const ufunc = ufuncFromDescriptor(descriptor, target) as Ufunc;
+    const entry = { ufunc: ufuncFromDescriptor(descriptor, target) as Ufunc, descriptor };
     if (ufuncs.size >= CACHED_UFUNCS) ufuncs.delete(ufuncs.keys().next().value!);
-    ufuncs.set(hash, ufunc);
-    return ufunc;
+    ufuncs.set(hash, entry);
+    return entry;
+  };
+
+  /**
+   * Runs a job's chunks, up to `concurrency` at once over every job of this worker: each holds a
+   * slot from before its read to after its write. The first chunk that fails fails the job (no
+   * chunk starts after it; those under way finish, writing what they would have written anyway).
+   */
+  const runChunks = async (call: ChunkedCall, grid: ChunkGrid, chunks: readonly (readonly number[])[], run: RunChunkOptions): Promise<void> => {
+    let next = 0;
+    let failed = false;
+    const lane = async (): Promise<void> => {
+      while (next < chunks.length && !failed) {
+        const coords = chunks[next++]!;
+        await chunkSlots.take();
+        try {
+          if (!failed) await runChunk(call, grid, coords, run);
+        } catch (e) {
+          failed = true;
+          throw Object.assign(e as Error, { chunk: coords });
+        } finally {
+          chunkSlots.give();
+        }
+      }
+    };
+    const lanes = await Promise.allSettled(Array.from({ length: Math.min(concurrency, chunks.length) }, lane));
+    const failure = lanes.find((l) => l.status === 'rejected');
+    if (failure) throw failure.reason;
   };
 
   const process_ = async (job: Job<unknown>): Promise<{ worker: string; chunks: number }> => {
@@ -135,7 +194,8 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
     let data: ChunkJob | undefined;
     try {
       data = validateJob(job.data);
-      const ufunc = await ufuncFor(data.descriptor);
+      const hash = data.descriptor;
+      const { ufunc, descriptor } = await ufuncFor(hash);
       const open = (path: string): Promise<ZarrArray> => openCached(root, path);
       const operand = (o: JobOperand) => ('array' in o ? open(o.array) : Promise.resolve(decodeScalar(o.scalar)));
       const call: ChunkedCall = {
@@ -147,13 +207,8 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
       const grid = gridOf(call);
       const chunks = data.chunks.map((c) => checkChunkCoords(grid, c));
       const times: ChunkTimes = { readMs: 0, kernelMs: 0, writeMs: 0 };
-      for (const coords of chunks) {
-        try {
-          await runChunk(call, grid, coords, times);
-        } catch (e) {
-          throw Object.assign(e as Error, { chunk: coords });
-        }
-      }
+      const kernel: KernelCall | undefined = kernelThread && ((_, args, kernelOptions) => kernelThread.run(hash, descriptor, args, kernelOptions));
+      await runChunks(call, grid, chunks, { times, ...(kernel && { kernel, shared: true }) });
       options.onJob?.({ id: job.id ?? '', chunks: chunks.length, ms: performance.now() - started, times });
       return { worker: name, chunks: chunks.length };
     } catch (e) {
@@ -163,14 +218,14 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
       options.onJob?.({ id: job.id ?? '', chunks: data?.chunks.length ?? 0, ms: performance.now() - started, error: message });
       // The library's errors say the job itself is wrong (bad descriptor, bad chunk, a kernel that
       // throws): running it again gives the same. Others (I/O, Redis) may pass: BullMQ retries them.
-      if (e instanceof UfuncError && !(e instanceof TargetUnavailableError)) throw new UnrecoverableError(message);
+      if (isJobError(e)) throw new UnrecoverableError(message);
       throw new Error(message);
     }
   };
 
   const worker = new Worker(queueName, process_, {
     connection,
-    concurrency: options.concurrency ?? 1,
+    concurrency,
     lockDuration: options.lockDuration ?? 30_000,
     stalledInterval: Math.max(1000, Math.floor((options.lockDuration ?? 30_000) / 2)),
     maxStalledCount: 3,
@@ -181,6 +236,7 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
     await whenReachable(Promise.all([worker.waitUntilReady(), redis.ping()]), options.url, () => lastError);
   } catch (e) {
     await worker.close(true).catch(() => undefined);
+    await kernelThread?.close();
     redis.disconnect();
     throw e;
   }
@@ -188,6 +244,7 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
     name,
     async close() {
       await worker.close();
+      await kernelThread?.close();
       redis.disconnect();
     },
   };

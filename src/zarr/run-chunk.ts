@@ -33,18 +33,47 @@ export function gridOf(call: ChunkedCall): ChunkGrid {
 export interface ChunkTimes {
   /** Reading the inputs' boxes (and the outputs' chunks under `where`). */
   readMs: number;
-  /** The ufunc call. */
+  /** The ufunc call (on a kernel thread: its time there, without the wait for the thread). */
   kernelMs: number;
   /** Encoding and writing the outputs' chunks. */
   writeMs: number;
 }
 
+/** The options of one chunk's kernel call: its outputs and `where`. */
+export interface KernelOptions {
+  readonly out: Box | Box[];
+  readonly where?: Box | boolean;
+}
+
+/**
+ * Runs the ufunc on one chunk's operands, filling `options.out`; resolves to the kernel's own time
+ * in ms where it measured it (else the wait for it counts).
+ */
+export type KernelCall = (ufunc: AsyncUfunc, args: readonly (Box | ScalarInput)[], options: KernelOptions) => Promise<number | undefined>;
+
+/** How a chunk runs. */
+export interface RunChunkOptions {
+  /** Added to: where the chunk's time went. */
+  readonly times?: ChunkTimes;
+  /** Runs the kernel (a cluster worker's runs it on its kernel thread). @default the ufunc called here */
+  readonly kernel?: KernelCall;
+  /** Reads chunks into shared memory and allocates outputs there, for a kernel on another thread. */
+  readonly shared?: boolean;
+}
+
+const callHere: KernelCall = async (ufunc, args, options) => {
+  await ufunc(...args, options);
+  return undefined;
+};
+
 /**
  * Runs the chunk at `coords`: reads, calls, writes. An output chunk is written only after the kernel
  * ran on the whole chunk, each chunk file atomically (store.ts), so running a chunk twice writes the
- * same bytes twice. `times`, when given, is added to.
+ * same bytes twice.
  */
-export async function runChunk(call: ChunkedCall, grid: ChunkGrid, coords: readonly number[], times?: ChunkTimes): Promise<void> {
+export async function runChunk(call: ChunkedCall, grid: ChunkGrid, coords: readonly number[], options: RunChunkOptions = {}): Promise<void> {
+  const { times, kernel = callHere } = options;
+  const read = { shared: options.shared === true };
   const layout = parseLayout(call.ufunc.layout);
   const region = loopRegion(grid, coords);
   let t = performance.now();
@@ -54,25 +83,24 @@ export async function runChunk(call: ChunkedCall, grid: ChunkGrid, coords: reado
     t = now;
     return ms;
   };
-  const args = await Promise.all(call.inputs.map((x, i) => (isZarrArray(x) ? readBox(x, operandRegion(x.shape, layout.inputs[i]!.length, region)) : x)));
+  const args = await Promise.all(call.inputs.map((x, i) => (isZarrArray(x) ? readBox(x, operandRegion(x.shape, layout.inputs[i]!.length, region), read) : x)));
   const outRegions = call.outputs.map((o, k) => operandRegion(o.shape, layout.outputs[k]!.length, region));
   let where: Box | boolean | undefined;
   let outs: Box[];
   if (call.where !== undefined && call.where !== true) {
     // Where `where` is false an output keeps what it held: start from the stored chunk.
-    where = isZarrArray(call.where) ? await readBox(call.where, operandRegion(call.where.shape, 0, region)) : call.where;
-    outs = await Promise.all(call.outputs.map((o, k) => readBox(o, outRegions[k]!)));
+    where = isZarrArray(call.where) ? await readBox(call.where, operandRegion(call.where.shape, 0, region), read) : call.where;
+    outs = await Promise.all(call.outputs.map((o, k) => readBox(o, outRegions[k]!, read)));
   } else {
-    outs = call.outputs.map((o, k) => allocateBox(o.dtype, outRegions[k]!.map((r, d) => (r ? r[1] - r[0] : o.shape[d]!))));
+    outs = call.outputs.map((o, k) => allocateBox(o.dtype, outRegions[k]!.map((r, d) => (r ? r[1] - r[0] : o.shape[d]!)), read.shared));
   }
-  const options = { out: outs.length === 1 ? outs[0] : outs, ...(where !== undefined && { where }) };
   const readMs = lap();
-  await call.ufunc(...args, options);
+  const ownMs = await kernel(call.ufunc, args, { out: outs.length === 1 ? outs[0]! : outs, ...(where !== undefined && { where }) });
   const kernelMs = lap();
   await Promise.all(call.outputs.map((o, k) => writeBox(o, outRegions[k]!, outs[k]!)));
   if (times) {
     times.readMs += readMs;
-    times.kernelMs += kernelMs;
+    times.kernelMs += ownMs ?? kernelMs;
     times.writeMs += lap();
   }
 }

@@ -45,6 +45,13 @@ export function checkStorePath(p: string, what = 'path'): string {
   return trimmed;
 }
 
+/** zarrita's get options (which it hands to the store as they are), and this store's own. */
+export interface StoreGetOptions {
+  readonly signal?: AbortSignal;
+  /** Read into a `SharedArrayBuffer`. */
+  readonly shared?: boolean;
+}
+
 export class ConfinedFileStore {
   /** The root's real path (symbolic links resolved), which every file must stay below. */
   readonly root: string;
@@ -54,7 +61,11 @@ export class ConfinedFileStore {
     this.root = fs.realpathSync(root);
   }
 
-  async get(key: StoreKey): Promise<Uint8Array | undefined> {
+  /**
+   * The bytes of `key`, or undefined where there is none. With `shared`, they lie in a
+   * `SharedArrayBuffer`, which another thread (a cluster worker's kernel thread) uses where it is.
+   */
+  async get(key: StoreKey, options?: StoreGetOptions): Promise<Uint8Array | undefined> {
     const file = await this.resolve(key);
     let handle: fs.promises.FileHandle;
     try {
@@ -67,7 +78,7 @@ export class ConfinedFileStore {
       // One read of the whole file into one buffer (readFile reads 512 KiB at a time, each a trip
       // to the thread pool, and the caller's Uint8Array would be a second copy).
       const { size } = await handle.stat();
-      const bytes = new Uint8Array(size);
+      const bytes = options?.shared ? new Uint8Array(new SharedArrayBuffer(size)) : new Uint8Array(size);
       let filled = 0;
       while (filled < size) {
         const { bytesRead } = await handle.read(bytes, filled, size - filled, filled);

@@ -7,17 +7,15 @@
  * the user names with `setParallelOptions({ workerUrl })`. Run from source (tsx, vitest), only
  * worker.ts exists: a small bootstrap imports it. Node 20 workers do not get the module hooks a
  * TypeScript loader registered in the calling thread (`--import tsx` included), so where that import
- * fails for its extension the bootstrap registers tsx in the worker and retries.
+ * fails for its extension the bootstrap registers tsx in the worker and retries (source-worker.ts).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, type WorkerOptions } from 'node:worker_threads';
 import { TargetUnavailableError } from '../../errors.js';
 import type { PoolWorkerHandle, PoolWorkerInit } from '../../platform/platform.js';
+import { sourceBootstrap } from '../../platform/source-worker.js';
 import type { NodeWorkerData } from './worker.js';
-
-let sourceBootstrap: string | undefined;
 
 function startWorker(init: PoolWorkerInit, options: WorkerOptions): Worker {
   if (init.workerUrl !== undefined) return new Worker(typeof init.workerUrl === 'string' ? init.workerUrl : new URL(init.workerUrl.href), options);
@@ -31,29 +29,7 @@ function startWorker(init: PoolWorkerInit, options: WorkerOptions): Worker {
         `or name the script with setParallelOptions({ workerUrl }).`,
     );
   }
-  sourceBootstrap ??= bootstrapFor(ts);
-  return new Worker(sourceBootstrap, { ...options, eval: true });
-}
-
-function bootstrapFor(ts: URL): string {
-  let tsx: string | null = null;
-  try {
-    // The ESM build of tsx's API (`require.resolve` would give the CommonJS one, whose `register`
-    // fails from a worker): found through tsx's own exports map.
-    const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
-    const entry = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports['./esm/api']!.import.default;
-    tsx = new URL(entry, pathToFileURL(manifest)).href;
-  } catch {
-    // Without tsx the bootstrap rethrows the extension error, and the pool reports it.
-  }
-  return `
-    const worker = ${JSON.stringify(ts.href)};
-    const tsx = ${JSON.stringify(tsx)};
-    import(worker).catch(async (error) => {
-      if (error?.code !== 'ERR_UNKNOWN_FILE_EXTENSION' || tsx === null) throw error;
-      (await import(tsx)).register();
-      await import(worker + '?tsx'); // another URL: the failed import stays cached under the first
-    });`;
+  return new Worker(sourceBootstrap(ts), { ...options, eval: true });
 }
 
 export function startNodeWorker(init: PoolWorkerInit): PoolWorkerHandle {
