@@ -199,9 +199,12 @@ async function measureSize(chunkBytes: number, redisUrl: string): Promise<Row[]>
         await mapChunks(kernel, [x], warm, { cluster });
         removeArray(warm);
       }
-      // The variants take turns, so that the machine's load weighs on each alike.
+      // The variants take turns, each rep starting with the next one, so that the machine's load
+      // (and the page cache's writeback of the call before) weighs on each alike.
       for (let r = 0; r < reps; r++) {
-        for (const [i, run] of runs.entries()) {
+        for (let k = 0; k < runs.length; k++) {
+          const i = (r + k) % runs.length;
+          const run = runs[i]!;
           const workers = started[i]!;
           const y = await freshOutput(root, x);
           workers.jobs.length = 0;
