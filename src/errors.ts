@@ -16,6 +16,8 @@ export interface SourceLocation {
   readonly column: number;
   /** The text the position is in (a kernel's or helper's source), where known: run-time errors quote its line. */
   readonly source?: string;
+  /** The function `source` is the text of, where the kernel or helper was given as one: run-time errors say the position in its file. */
+  readonly fn?: Function;
 }
 
 /** A type signature such as `float32(float32, int32[:])` could not be parsed or does not fit. */

@@ -130,6 +130,15 @@ class FunctionLowering {
     throw compileError(this.fn, locationOf(node), message);
   }
 
+  /**
+   * The position of `node` in this function's text, with the function where it was given as one:
+   * a run-time error at it (an index out of bounds) says the position in the user's file.
+   */
+  private at(node: EsNode): SourceLocation {
+    const loc = locationOf(node);
+    return this.fn.fn ? { ...loc, fn: this.fn.fn } : loc;
+  }
+
   text(node: EsNode): string {
     // Positions are in the parsed text, which starts with the `(` we added.
     return this.fn.source.slice(node.start - 1, node.end - 1);
@@ -248,7 +257,7 @@ class FunctionLowering {
     }
     const known = this.draws.get(node.start as number);
     if (known) return known.value;
-    const loc = locationOf(node);
+    const loc = this.at(node);
     const variable = this.newVariable('random', type);
     const value: Expr = { kind: 'var', variable, type, loc };
     this.draws.set(node.start as number, { stmt: { kind: 'draw', variable, loc }, value });
@@ -262,7 +271,7 @@ class FunctionLowering {
       if (d.id.type !== 'Identifier') this.fail(d.id, 'destructuring is not supported in kernels: declare one name at a time');
       const name = d.id.name as string;
       if (!d.init) this.fail(d, `\`${name}\` must be declared with an initial value, e.g. \`let ${name} = 0\``);
-      const loc = locationOf(d);
+      const loc = this.at(d);
       if (d.init.type === 'NewExpression') {
         const { dtype, length } = this.localArray(d.init);
         const variable = this.newVariable(name, { kind: 'array', dtype, ndim: 1 });
@@ -362,7 +371,7 @@ class FunctionLowering {
       case 'CallExpression': {
         const call = this.call(e);
         if (call.kind !== 'call') this.fail(e, `the result of \`${this.text(e)}\` is unused`);
-        return [{ kind: 'call', call, loc: locationOf(e) }];
+        return [{ kind: 'call', call, loc: this.at(e) }];
       }
       case 'SequenceExpression':
         return (e.expressions as EsNode[]).flatMap((x) => this.expressionStatement({ ...node, expression: x, directive: undefined }));
@@ -378,7 +387,7 @@ class FunctionLowering {
       if (b.kind === 'array' && this.context.isTable(b.variable)) this.fail(node, tableWriteMessage(node.name));
       if (b.kind === 'array') this.fail(node, `\`${node.name}\` is an array; assign to its elements (\`${node.name}[i] = …\`), not to the name`);
       if (b.isConst) this.fail(node, `\`${node.name}\` is \`const\` and cannot be assigned`);
-      const current: Expr = { kind: 'var', variable: b.variable, type: b.variable.type as DType, loc: locationOf(node) };
+      const current: Expr = { kind: 'var', variable: b.variable, type: b.variable.type as DType, loc: this.at(node) };
       return { kind: 'var', variable: b.variable, current };
     }
     if (node.type === 'MemberExpression' && node.computed) {
@@ -394,7 +403,7 @@ class FunctionLowering {
   }
 
   private write(target: ReturnType<FunctionLowering['assignTarget']>, value: Value, node: EsNode): Stmt {
-    const loc = locationOf(node);
+    const loc = this.at(node);
     if (target.kind === 'store') {
       this.written.add(target.array);
       return { kind: 'store', array: target.array, indices: target.indices, value: this.coerce(value, target.current.type), loc };
@@ -415,7 +424,7 @@ class FunctionLowering {
 
   private update(node: EsNode): Stmt[] {
     const target = this.assignTarget(node.argument);
-    const one: Weak = { kind: 'weak', value: 1, loc: locationOf(node) };
+    const one: Weak = { kind: 'weak', value: 1, loc: this.at(node) };
     return [this.write(target, this.binary(node.operator === '++' ? '+' : '-', target.current, one, node), node)];
   }
 
@@ -423,7 +432,7 @@ class FunctionLowering {
     const cond = this.condition(node.test);
     const then = this.branch(node.consequent);
     const otherwise = node.alternate ? this.branch(node.alternate) : [];
-    return [{ kind: 'if', cond, then, otherwise, loc: locationOf(node) }];
+    return [{ kind: 'if', cond, then, otherwise, loc: this.at(node) }];
   }
 
   private branch(node: EsNode): Stmt[] {
@@ -442,13 +451,13 @@ class FunctionLowering {
     const update = node.update ? this.refusingDraws('a `for` loop\'s update', () => this.expressionStatement({ ...node.update, type: 'ExpressionStatement', expression: node.update })) : [];
     const body = this.loopBody(node.body);
     this.scopes.pop();
-    return [{ kind: 'loop', init, cond, update, body, testFirst: true, loc: locationOf(node) }];
+    return [{ kind: 'loop', init, cond, update, body, testFirst: true, loc: this.at(node) }];
   }
 
   whileStatement(node: EsNode, testFirst: boolean): Stmt[] {
     const cond = this.refusingDraws('a loop\'s test', () => this.condition(node.test));
     const body = this.loopBody(node.body);
-    return [{ kind: 'loop', init: [], cond, update: [], body, testFirst, loc: locationOf(node) }];
+    return [{ kind: 'loop', init: [], cond, update: [], body, testFirst, loc: this.at(node) }];
   }
 
   private loopBody(node: EsNode): Stmt[] {
@@ -464,11 +473,11 @@ class FunctionLowering {
     const word = node.type === 'BreakStatement' ? 'break' : 'continue';
     if (node.label) this.fail(node, `labelled \`${word}\` is not supported in kernels`);
     if (this.loopDepth === 0) this.fail(node, `\`${word}\` outside a loop`);
-    return [{ kind: word, loc: locationOf(node) }];
+    return [{ kind: word, loc: this.at(node) }];
   }
 
   returnStatement(node: EsNode, argument: EsNode | null): Stmt {
-    const loc = locationOf(node);
+    const loc = this.at(node);
     if (!argument) {
       if (this.returnType !== 'void' && this.returnType !== 'infer') this.fail(node, `this kernel must return a ${this.returnType} value`);
       return { kind: 'return', value: undefined, loc };
@@ -501,7 +510,7 @@ class FunctionLowering {
   private toBool(v: Value, node: EsNode): Expr {
     if (v.kind === 'weak') return constant(v.value, 'bool', v.loc);
     if (v.type === 'bool') return v;
-    return { kind: 'cast', value: v, type: 'bool', loc: locationOf(node) };
+    return { kind: 'cast', value: v, type: 'bool', loc: this.at(node) };
   }
 
   /** Gives `v` the type `t`: a weak literal becomes a constant, an expression of another type a cast. */
@@ -513,7 +522,7 @@ class FunctionLowering {
   }
 
   literal(node: EsNode): Value {
-    const loc = locationOf(node);
+    const loc = this.at(node);
     if (typeof node.value === 'number') return { kind: 'weak', value: node.value, loc };
     if (typeof node.value === 'boolean') return { kind: 'const', value: node.value, type: 'bool', loc };
     if (typeof node.bigint === 'string') return { kind: 'const', value: BigInt(node.bigint), type: 'int64', loc };
@@ -523,7 +532,7 @@ class FunctionLowering {
 
   identifier(node: EsNode): Value {
     const name = node.name as string;
-    const loc = locationOf(node);
+    const loc = this.at(node);
     const b = this.lookup(name);
     if (b) {
       if (b.kind === 'array') this.fail(node, `\`${name}\` is an array; index it (\`${name}[i]\`) or pass it to a helper`);
@@ -569,7 +578,7 @@ class FunctionLowering {
   }
 
   binary(op: string, left: Value, right: Value, node: EsNode): Value {
-    const loc = locationOf(node);
+    const loc = this.at(node);
     if (left.kind === 'weak' && right.kind === 'weak') {
       // Literal-only expressions are computed as JS computes them, when the kernel is compiled.
       if (COMPARISONS.includes(op)) return { kind: 'const', value: foldCompare(op as CompareOp, left.value, right.value), type: 'bool', loc };
@@ -603,7 +612,7 @@ class FunctionLowering {
    * 64-bit integers keep 64 bits (bigint semantics, shift counts modulo 64).
    */
   private bitwise(op: string, left: Value, right: Value, node: EsNode): Value {
-    const loc = locationOf(node);
+    const loc = this.at(node);
     const wide = [left, right].find((v): v is Expr => v.kind !== 'weak' && isBigInt(v.type));
     if (wide) {
       const type = [left, right].some((v) => v.kind !== 'weak' && v.type === 'uint64') ? 'uint64' : 'int64';
@@ -633,12 +642,12 @@ class FunctionLowering {
         this.fail(side, `\`${op}\` takes booleans in kernels (JS's \`a ${op} b\` on numbers returns one of them, which kernels do not copy); found \`${this.text(side)}\`, a number: compare it, e.g. \`${this.text(side)} !== 0\``);
       }
     }
-    return { kind: 'logical', op: op as '&&', left: left as Expr, right: right as Expr, type: 'bool', loc: locationOf(node) };
+    return { kind: 'logical', op: op as '&&', left: left as Expr, right: right as Expr, type: 'bool', loc: this.at(node) };
   }
 
   unary(node: EsNode): Value {
     const op = node.operator as string;
-    const loc = locationOf(node);
+    const loc = this.at(node);
     if (op === 'typeof' || op === 'void' || op === 'delete') this.fail(node, `the operator \`${op}\` is not supported in kernels`);
     const arg = this.expression(node.argument);
     if (op === '!') {
@@ -666,16 +675,16 @@ class FunctionLowering {
     const otherwise = this.expression(node.alternate);
     if (then.kind === 'weak' && otherwise.kind === 'weak') {
       const t = joinTypes(weakDefault(then), weakDefault(otherwise));
-      return { kind: 'select', cond, then: this.coerce(then, t), otherwise: this.coerce(otherwise, t), type: t, loc: locationOf(node) };
+      return { kind: 'select', cond, then: this.coerce(then, t), otherwise: this.coerce(otherwise, t), type: t, loc: this.at(node) };
     }
     const tt = then.kind === 'weak' ? weakTypeAgainst(then.value, (otherwise as Expr).type) : then.type;
     const ot = otherwise.kind === 'weak' ? weakTypeAgainst(otherwise.value, (then as Expr).type) : otherwise.type;
     const type = joinTypes(tt, ot);
-    return { kind: 'select', cond, then: this.coerce(then, type), otherwise: this.coerce(otherwise, type), type, loc: locationOf(node) };
+    return { kind: 'select', cond, then: this.coerce(then, type), otherwise: this.coerce(otherwise, type), type, loc: this.at(node) };
   }
 
   member(node: EsNode): Value {
-    const loc = locationOf(node);
+    const loc = this.at(node);
     if (!node.computed) {
       const prop = node.property.name as string;
       if (node.object.type === 'Identifier' && node.object.name === 'Math' && !this.lookup('Math')) {
@@ -776,7 +785,7 @@ class FunctionLowering {
         const v = this.expression(args[0]!);
         const t = v.kind === 'weak' ? weakDefault(v) : v.type;
         const x = this.coerce(v, isFloat(t) ? t : KERNEL_FLOAT);
-        const loc = locationOf(node);
+        const loc = this.at(node);
         const isNan: Expr = { kind: 'compare', op: '!=', left: x, right: x, operandType: x.type, type: 'bool', loc };
         if (name === 'isNaN') return isNan;
         // isFinite(x) ⇔ x − x == 0 (false for NaN and ±Infinity)
@@ -810,7 +819,7 @@ class FunctionLowering {
     for (const a of argNodes) {
       if (a.type === 'Identifier' && this.lookup(a.name)?.kind === 'array') {
         const array = (this.lookup(a.name) as Extract<Binding, { kind: 'array' }>).variable;
-        args.push({ kind: 'array-ref', array, loc: locationOf(a) });
+        args.push({ kind: 'array-ref', array, loc: this.at(a) });
         types.push(array.type);
         continue;
       }
@@ -833,12 +842,12 @@ class FunctionLowering {
       this.written.add(a.array);
     });
     const type = helper.returnType === 'void' ? 'bool' : helper.returnType;
-    return { kind: 'call', helper, args, type, loc: locationOf(node) };
+    return { kind: 'call', helper, args, type, loc: this.at(node) };
   }
 
   /** `Math.*` typing, as the function's entry in math-functions.ts says (`MathTyping`). */
   math(fn: MathFunction, args: Value[], node: EsNode): Value {
-    const loc = locationOf(node);
+    const loc = this.at(node);
     const info = MATH[fn];
     const [lo, hi] = info.arity;
     if (args.length < lo || args.length > hi) {

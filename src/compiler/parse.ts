@@ -3,8 +3,8 @@
  */
 import { parse as acornParse, type Node } from 'acorn';
 import { KernelCompileError, type SourceLocation } from '../errors.js';
-import { type FunctionOrigin, installedPlatform } from '../platform/platform.js';
-import { excerpt } from './source-excerpt.js';
+import type { FunctionOrigin } from '../platform/platform.js';
+import { describePosition, originOf, setLazyMessage } from './source-excerpt.js';
 
 /** The ESTree nodes the lowering reads; acorn's own types are too loose to be useful here. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -46,32 +46,14 @@ export interface KernelText {
 export function compileError(text: KernelText | string, loc: SourceLocation, message: string): KernelCompileError {
   const { source, fn } = typeof text === 'string' ? { source: text, fn: undefined } : text;
   const sentence = /^[a-z]/.test(message) ? message[0]!.toUpperCase() + message.slice(1) : message;
-  const error = new KernelCompileError(placedMessage(sentence, source, loc, undefined), { line: loc.line, column: loc.column });
-  if (fn) {
-    let placed: string | undefined;
-    Object.defineProperty(error, 'message', {
-      configurable: true,
-      enumerable: false,
-      get: () => (placed ??= placedMessage(sentence, source, loc, installedPlatform()?.functionOrigin(fn))),
-      set: (value: string) => {
-        placed = value;
-      },
-    });
-  }
+  const line = source.split('\n')[loc.line - 1] ?? '';
+  const placed = (origin: FunctionOrigin | undefined) => {
+    const { where, quoted } = describePosition(loc, line, origin);
+    return `${sentence} (${where})\n  ${quoted}`;
+  };
+  const error = new KernelCompileError(placed(undefined), { line: loc.line, column: loc.column });
+  if (fn) setLazyMessage(error, () => placed(originOf(fn)));
   return error;
-}
-
-function placedMessage(sentence: string, source: string, loc: SourceLocation, origin: FunctionOrigin | undefined): string {
-  const inFile = origin?.kind === 'file' ? origin.position(loc) : undefined;
-  if (inFile) {
-    const line = inFile.text.trimStart();
-    const column = inFile.column - (inFile.text.length - line.length);
-    return `${sentence} (${inFile.file}:${inFile.line}:${inFile.column})\n  ${line}\n  ${' '.repeat(Math.max(0, column - 1))}^`;
-  }
-  const where = origin?.kind === 'transformed'
-    ? `kernel line ${loc.line}:${loc.column} of the code a build tool made from ${origin.file}, not of that file, which has no source map to map it back`
-    : `kernel line ${loc.line}:${loc.column}`;
-  return `${sentence} (${where})\n  ${excerpt(source, loc)}`;
 }
 
 /**

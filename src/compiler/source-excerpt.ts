@@ -1,8 +1,14 @@
 /**
  * Quoting a kernel's text in messages: the line of a position with a caret under its column, as
  * compile errors (parse.ts) and run-time index errors (the targets' index-check sites) show it.
+ *
+ * A position is one in the kernel's text (`fn.toString()`, the code that runs). For a kernel or
+ * helper given as a function, messages say it in the user's file instead — through the platform's
+ * `functionOrigin` (the inspector and source maps), which costs a millisecond or more, so only
+ * when the message is first read ({@link setLazyMessage}).
  */
-import type { SourceLocation } from '../errors.js';
+import { KernelRuntimeError, type SourceLocation } from '../errors.js';
+import { type FilePosition, type FunctionOrigin, installedPlatform } from '../platform/platform.js';
 
 /**
  * The line of a kernel's text at `loc`, and a caret under the column below it (two lines; the
@@ -15,36 +21,164 @@ import type { SourceLocation } from '../errors.js';
  * excerpt('(x) => {\n  return x + y;\n}', { line: 2, column: 14 }); // '  return x + y;\n               ^'
  */
 export function excerpt(source: string, loc: SourceLocation): string {
-  const line = source.split('\n')[loc.line - 1] ?? '';
-  return `${line}\n  ${' '.repeat(Math.max(0, loc.column - 1))}^`;
+  return quote(source.split('\n')[loc.line - 1] ?? '', loc.column);
+}
+
+function quote(line: string, column: number): string {
+  return `${line}\n  ${' '.repeat(Math.max(0, column - 1))}^`;
 }
 
 /**
- * How a run-time index error (a `KernelRuntimeError`) names the place of an index check: the
- * array and the position, then — where the position knows its text — that line and a caret, on
- * lines of their own (the error puts them after its sentence).
+ * Where a position in a kernel's text is, as messages say it, and its line quoted with a caret.
  *
- * @param array - the array's name in the kernel
- * @param loc - the position of the access
- * @returns e.g. `` `x` at kernel line 2:12⏎  return x[i + 5];⏎         ^ ``
+ * @param loc - the position in the kernel's (or helper's) text, from 1
+ * @param line - that line of the text
+ * @param origin - where the function was written (undefined for source text, or where the host
+ *   cannot tell)
+ * @returns `where`: `tests/k.ts:12:16` in the user's file; `kernel line 1:36 of the code a build
+ *   tool made from …` where a tool transformed the file and left no map; `kernel line 3:14`
+ *   otherwise. `quoted`: the line (the file's, without its indentation, when mapped) and a caret
+ *   under it, for after the message's sentence. `inFile`: the position in the file, when mapped.
+ * @example
+ * const { where, quoted } = describePosition(loc, line, functionOrigin(fn));
+ */
+export function describePosition(
+  loc: { readonly line: number; readonly column: number },
+  line: string,
+  origin: FunctionOrigin | undefined,
+): { where: string; quoted: string; inFile?: FilePosition } {
+  const inFile = origin?.kind === 'file' ? origin.position(loc) : undefined;
+  if (inFile) {
+    const text = inFile.text.trimStart();
+    return { where: `${inFile.file}:${inFile.line}:${inFile.column}`, quoted: quote(text, inFile.column - (inFile.text.length - text.length)), inFile };
+  }
+  const where = origin?.kind === 'transformed'
+    ? `kernel line ${loc.line}:${loc.column} of the code a build tool made from ${origin.file}, not of that file, which has no source map to map it back`
+    : `kernel line ${loc.line}:${loc.column}`;
+  return { where, quoted: quote(line, loc.column) };
+}
+
+/** Where a function was written, by the installed platform (undefined where it cannot tell). */
+export function originOf(fn: Function): FunctionOrigin | undefined {
+  return installedPlatform()?.functionOrigin(fn);
+}
+
+/**
+ * Makes `error.message` computed when first read (then kept); assigning it still works.
+ *
+ * @param error - the error, whose `message` until then is its placeholder
+ * @param compute - the message, e.g. with positions mapped to the user's file
+ * @example
+ * setLazyMessage(error, () => `${sentence} (${describePosition(loc, line, originOf(fn)).where})`);
+ */
+export function setLazyMessage(error: Error, compute: () => string): void {
+  let message: string | undefined;
+  Object.defineProperty(error, 'message', {
+    configurable: true,
+    enumerable: false,
+    get: () => (message ??= compute()),
+    set: (value: string) => {
+      message = value;
+    },
+  });
+}
+
+/**
+ * An index check in compiled code, for the message when it fails: the array's name and the
+ * position of the access in its kernel's or helper's text. Without `fn` it is plain data, as
+ * workers receive it ({@link portableSites}).
+ */
+export interface IndexCheckSite {
+  readonly array: string;
+  readonly line: number;
+  readonly column: number;
+  /** That line of the text, quoted under the message; absent where the text is unknown. */
+  readonly text?: string;
+  /** The function the position is in, where the kernel or helper was given as one. */
+  readonly fn?: Function;
+}
+
+/**
+ * The site of an index check at `loc` of array `array`.
+ *
+ * @param loc - the access's position; its `source` and `fn` (where present) are kept as the line and the function
  * @example
  * sites.push(indexCheckSite(array.name, loc));
  */
-export function indexCheckSite(array: string, loc: SourceLocation): string {
-  const place = `\`${array}\` at kernel line ${loc.line}:${loc.column}`;
-  return loc.source === undefined ? place : `${place}\n  ${excerpt(loc.source, loc)}`;
+export function indexCheckSite(array: string, loc: SourceLocation): IndexCheckSite {
+  const text = loc.source?.split('\n')[loc.line - 1];
+  return { array, line: loc.line, column: loc.column, ...(text !== undefined ? { text } : {}), ...(loc.fn ? { fn: loc.fn } : {}) };
+}
+
+/** Sites as another thread can receive them: without their functions. */
+export function portableSites(sites: readonly IndexCheckSite[]): IndexCheckSite[] {
+  return sites.map(({ fn: _fn, ...site }) => site);
+}
+
+/** Which site an error of {@link indexError} failed at (workers report it beside the message). */
+const failedSites = new WeakMap<Error, number>();
+
+/**
+ * The error of a failed index check: the index, the array and where it is read or written, the
+ * array's shape, and that line quoted with a caret. Where the site knows its function, the
+ * position is the user's file's, found when the message is first read.
+ *
+ * @param sites - the compiled code's sites
+ * @param site - the failed one's number
+ * @param index - the index, one number per axis
+ * @param dims - the array's shape
+ * @example
+ * throw indexError(sites, 3, [4], [4]); // Index [4] is out of bounds for `row` at tests/k.ts:12:40 (its shape is [4]). …
+ */
+export function indexError(sites: readonly IndexCheckSite[], site: number, index: readonly number[], dims: readonly number[]): KernelRuntimeError {
+  const at = sites[site];
+  const place = at ? `\`${at.array}\` at ${describePosition(at, at.text ?? '', undefined).where}` : `site ${site}`;
+  const quoted = at?.text !== undefined ? `\n  ${quote(at.text, at.column)}` : '';
+  const error = new KernelRuntimeError(
+    `Index [${index.join(', ')}] is out of bounds for ${place} (its shape is [${dims.join(', ')}]). The outputs may be partially written.${quoted}`,
+  );
+  failedSites.set(error, site);
+  if (at) placeAtSite(error, at);
+  return error;
 }
 
 /**
- * The parts of an index-check site from {@link indexCheckSite}: the place, for the error's sentence,
- * and the quoted line with its caret (empty when the site has none), for after it.
- *
- * @param site - a site's text
- * @returns the place and the excerpt (which starts with a line break when present)
- * @example
- * const { place, excerpt } = siteParts(sites[k]);
+ * The number of the site an error of {@link indexError} failed at, or undefined for other errors.
  */
-export function siteParts(site: string): { place: string; excerpt: string } {
-  const br = site.indexOf('\n');
-  return br < 0 ? { place: site, excerpt: '' } : { place: site.slice(0, br), excerpt: site.slice(br) };
+export function failedSite(error: unknown): number | undefined {
+  return error instanceof Error ? failedSites.get(error) : undefined;
+}
+
+/**
+ * Says the position of an index error in the user's file (lazily): for an error built where the
+ * site's function is not known — in a worker, rebuilt here from its message — and the site it
+ * failed at, which knows the function here.
+ *
+ * @param error - an index error's message as {@link indexError} writes it without the function
+ * @param site - the site, with its function (else the message stays as it is)
+ * @example
+ * if (site !== undefined) placeAtSite(rebuilt, runner.sites[site]);
+ */
+export function placeAtSite(error: Error, site: IndexCheckSite): void {
+  const { fn } = site;
+  if (!fn) return;
+  const plain = error.message;
+  const unplaced = describePosition(site, site.text ?? '', undefined);
+  setLazyMessage(error, () => {
+    const placed = describePosition(site, site.text ?? '', originOf(fn));
+    const head = plain.replace(`\`${site.array}\` at ${unplaced.where} (`, `\`${userName(site.array, placed.inFile)}\` at ${placed.where} (`);
+    const tail = `\n  ${unplaced.quoted}`;
+    return site.text !== undefined && head.endsWith(tail) ? `${head.slice(0, -tail.length)}\n  ${placed.quoted}` : head;
+  });
+}
+
+/**
+ * The array's name as the user wrote it: a tool may have renamed it in the code that ran (esbuild
+ * writes `x2` for an `x` that another `x` shadows), and an access starts with the array's name, so
+ * the user's line has it at the access's position. Taken only where it is part of the name that
+ * ran (`x2`, `_x`), the name that ran otherwise.
+ */
+function userName(ran: string, inFile: FilePosition | undefined): string {
+  const written = inFile && /^[A-Za-z_$][\w$]*/.exec(inFile.text.slice(inFile.column - 1))?.[0];
+  return written && ran.includes(written) ? written : ran;
 }

@@ -9,13 +9,14 @@ import { decideEngine, measuredChoice, recordTrial } from './engine-calibration.
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler, Target } from '../target.js';
 import { generateRunner, instantiateRunner } from './js/codegen.js';
+import type { IndexCheckSite } from '../../compiler/source-excerpt.js';
 import { layoutKey, type MemoryLayout, prepareRunnerArgs, type Runner, type RunnerArgs } from './memory-layout.js';
 
 /** A compiled cpu kernel: the runner, and its source (which the parallel target posts to workers). */
 export interface CompiledRunner {
   readonly source: string;
   /** Bounds-check sites, for error messages. */
-  readonly sites: readonly string[];
+  readonly sites: readonly IndexCheckSite[];
   readonly runner: Runner;
 }
 

@@ -23,6 +23,7 @@ import type { Runner, RunnerArgs } from '../cpu/memory-layout.js';
 import { shutdownError, watchLimits } from '../../cancellation.js';
 import type { CallLimits } from '../../plan.js';
 import { rebuildError, WorkerError } from './errors.js';
+import { placeAtSite, portableSites } from '../../compiler/source-excerpt.js';
 import type { ArgumentSet, RunnerSource } from './kernel-cache.js';
 import type { InputPipeline } from './staging.js';
 import {
@@ -494,7 +495,7 @@ export class WorkerPool {
       if (job.command === Command.run) {
         const { runner, argumentSet } = job;
         if (!pooled.runners.has(runner!.id)) {
-          this.post(pooled, { type: 'runner', id: runner!.id, source: runner!.source, sites: runner!.sites, ...(runner!.wasm ? { wasm: runner!.wasm(pooled.index) } : {}) });
+          this.post(pooled, { type: 'runner', id: runner!.id, source: runner!.source, sites: portableSites(runner!.sites), ...(runner!.wasm ? { wasm: runner!.wasm(pooled.index) } : {}) });
           pooled.runners.add(runner!.id);
         }
         if (!pooled.argumentSets.has(argumentSet!.id)) {
@@ -580,7 +581,13 @@ export class WorkerPool {
     if (running.callerError) lowest = { chunk: running.callerError.chunk, error: running.callerError.error as Error };
     for (const pooled of running.participants) {
       const reported = control.readError(pooled.index);
-      if (reported && (!lowest || reported.chunk < lowest.chunk)) lowest = { chunk: reported.chunk, error: rebuildError(reported.name, reported.message) };
+      if (reported && (!lowest || reported.chunk < lowest.chunk)) {
+        const error = rebuildError(reported.name, reported.message);
+        // The worker's runner has no functions: the site here has, to say the user's position.
+        const site = reported.site === undefined ? undefined : running.job.runner?.sites[reported.site];
+        if (site) placeAtSite(error, site);
+        lowest = { chunk: reported.chunk, error };
+      }
     }
     const died = Atomics.load(control.int32, Slot.diedWorker);
     if (running.stopped) {

@@ -11,6 +11,7 @@
  * `receiveMessageOnPort`).
  */
 import type { DType } from '../../dtypes.js';
+import { failedSite, type IndexCheckSite } from '../../compiler/source-excerpt.js';
 import type { Runner, RunnerArgs } from '../cpu/memory-layout.js';
 import type { DriveSpec } from '../cpu/wasm/runner.js';
 import type { WasmMemory, WasmModule } from '../cpu/wasm/wasm-api.js';
@@ -81,6 +82,8 @@ export const WorkerSlot = {
   errorChunk: 2,
   errorNameBytes: 3,
   errorMessageBytes: 4,
+  /** The index-check site an index error recorded below failed at (the runner's `sites`), or −1. */
+  errorSite: 5,
 } as const;
 
 export const WorkerState = {
@@ -139,11 +142,12 @@ export class ControlBlock {
     this.bytes.set(messageBytes, at + nameBytes.length);
     this.int32[this.workerSlot(w, WorkerSlot.errorNameBytes)] = nameBytes.length;
     this.int32[this.workerSlot(w, WorkerSlot.errorMessageBytes)] = messageBytes.length;
+    this.int32[this.workerSlot(w, WorkerSlot.errorSite)] = failedSite(error) ?? -1;
     Atomics.store(this.int32, this.workerSlot(w, WorkerSlot.errorChunk), chunk);
   }
 
   /** The error recorded in worker `w`'s area during the current job, if any. */
-  readError(w: number): { chunk: number; name: string; message: string } | undefined {
+  readError(w: number): { chunk: number; name: string; message: string; site: number | undefined } | undefined {
     const chunk = Atomics.load(this.int32, this.workerSlot(w, WorkerSlot.errorChunk));
     if (chunk < 0) return undefined;
     const nameLength = this.int32[this.workerSlot(w, WorkerSlot.errorNameBytes)]!;
@@ -153,7 +157,8 @@ export class ControlBlock {
     const decoder = new TextDecoder();
     const name = decoder.decode(this.bytes.slice(at, at + nameLength));
     const message = decoder.decode(this.bytes.slice(at + nameLength, at + nameLength + messageLength));
-    return { chunk, name, message };
+    const site = this.int32[this.workerSlot(w, WorkerSlot.errorSite)]!;
+    return { chunk, name, message, site: site >= 0 ? site : undefined };
   }
 
   /** Lowers `errorChunk` to `chunk` unless a lower chunk already failed. */
@@ -218,7 +223,7 @@ export type WorkerMessage =
   /** The staged outputs the next job's chunks copy back (read before the job; forgotten after it). */
   | { readonly type: 'copies'; readonly copies: readonly ChunkCopy[] }
   /** A JS runner's source, or (with `wasm`) a Wasm kernel. */
-  | { readonly type: 'runner'; readonly id: number; readonly source: string; readonly sites: readonly string[]; readonly wasm?: WasmRunnerPart }
+  | { readonly type: 'runner'; readonly id: number; readonly source: string; readonly sites: readonly IndexCheckSite[]; readonly wasm?: WasmRunnerPart }
   | ArgumentSetMessage
   /** Drop runners and argument sets (and so the shared memory they hold); `all` drops every set. */
   | { readonly type: 'forget'; readonly runners: readonly number[]; readonly argumentSets: readonly number[] | 'all' }

@@ -189,7 +189,7 @@ describe('bounds-check record', () => {
     new Int32Array(record.buffer, 16, 1)[0] = -1;
     new Float32Array(record.buffer, 20, 1)[0] = 2.5;
     record.set([3, 4], 8);
-    expect(oobError(record.buffer, ['`a` at kernel line 1:1', '`b` at kernel line 2:7'])?.message).toBe(
+    expect(oobError(record.buffer, [{ array: 'a', line: 1, column: 1 }, { array: 'b', line: 2, column: 7 }])?.message).toBe(
       'Index [-1, 2.5] is out of bounds for `b` at kernel line 2:7 (its shape is [3, 4]). The outputs may be partially written.',
     );
     expect(oobError(new Uint32Array(12).buffer, [])).toBeUndefined();

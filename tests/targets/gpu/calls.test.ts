@@ -295,9 +295,9 @@ describeGpu('failures', { timeout: 60_000 }, () => {
     const messages = await Promise.all([reader('cpu'), reader('gpu')].map((f) => f(x, indices).then(() => 'no error', (e: Error) => `${e.name}: ${e.message}`)));
     expect(messages[1]).toBe(messages[0]);
     expect(messages[1]).toMatchInlineSnapshot(`
-      "KernelRuntimeError: Index [4] is out of bounds for \`x\` at kernel line 2:14 (its shape is [4]). The outputs may be partially written.
-            out[0] = x[i];
-                     ^"
+      "KernelRuntimeError: Index [4] is out of bounds for \`x\` at tests/targets/gpu/calls.test.ts:289:16 (its shape is [4]). The outputs may be partially written.
+        out[0] = x[i]!;
+                 ^"
     `);
     await expect(reader('gpu')(x, Int32Array.from([-1, 0]))).rejects.toThrow('Index [-1] is out of bounds');
   });

@@ -60,7 +60,7 @@ describe.each([
     }
     const error = await parallel(indices, { dims: { n: 4 } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(KernelRuntimeError);
-    expect((error as Error).message).toMatch(/out of bounds for `out` at kernel line 2:\d+/);
+    expect((error as Error).message).toMatch(/out of bounds for `out` at tests\/targets\/parallel\/faults\.test\.ts:18:5 \(/);
   }, TIMEOUT);
 
   it('runs the next call normally after a kernel error', async () => {

@@ -7,8 +7,8 @@
  * hand chunks of one call to several workers and run the very same code.
  */
 import { type DType, isBigInt, isFloat } from '../../../dtypes.js';
-import { CallTimeoutError, KernelRuntimeError } from '../../../errors.js';
-import { siteParts } from '../../../compiler/source-excerpt.js';
+import { CallTimeoutError } from '../../../errors.js';
+import { type IndexCheckSite, indexError } from '../../../compiler/source-excerpt.js';
 import type { Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { fastExpF32 } from '../fast-exp.js';
@@ -30,7 +30,7 @@ function undefinedAs(t: DType): string {
  *
  * @returns the function body (for `new Function(...RUNTIME_NAMES, body)`) and the index-check sites
  */
-export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 'boundsCheck'>, layout: MemoryLayout, deadlineChecks = false): { source: string; sites: string[] } {
+export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 'boundsCheck'>, layout: MemoryLayout, deadlineChecks = false): { source: string; sites: IndexCheckSite[] } {
   const { kernel } = plan;
   const nops = layout.inner.length;
   const arrays = new Map<Variable, ArrayAccess>();
@@ -141,17 +141,13 @@ function safeName(name: string): string {
 const CLAMP_SCRATCH = new Uint8ClampedArray(1);
 
 /** Support functions the generated code calls; passed in by name so the code has no imports. */
-export function runtimeFunctions(sites: readonly string[]): Record<string, Function> {
+export function runtimeFunctions(sites: readonly IndexCheckSite[]): Record<string, Function> {
   return {
     [RT.timeout]: () => {
       throw new CallTimeoutError('The call on the cpu target did not finish within its `timeout` and was stopped inside the kernel. Its outputs may be partially written.');
     },
     [RT.oob]: (site: number, index: number[], dims: number[]) => {
-      const { place, excerpt } = siteParts(sites[site]!);
-      throw new KernelRuntimeError(
-        `Index [${index.join(', ')}] is out of bounds for ${place} (its shape is [${dims.join(', ')}]). ` +
-          `The outputs may be partially written.${excerpt}`,
-      );
+      throw indexError(sites, site, index, dims);
     },
     [RT.toInt64]: (x: number) => (Number.isFinite(x) ? BigInt.asIntN(64, BigInt(Math.trunc(x))) : 0n),
     [RT.toUint64]: (x: number) => (Number.isFinite(x) ? BigInt.asUintN(64, BigInt(Math.trunc(x))) : 0n),
@@ -167,7 +163,7 @@ export function runtimeFunctions(sites: readonly string[]): Record<string, Funct
 }
 
 /** Compiles generated source into a runner. */
-export function instantiateRunner(source: string, sites: readonly string[]): Runner {
+export function instantiateRunner(source: string, sites: readonly IndexCheckSite[]): Runner {
   const rt = runtimeFunctions(sites);
   const factory = new Function(...Object.keys(rt), source) as (...fns: Function[]) => Runner;
   return factory(...Object.values(rt));
@@ -177,7 +173,7 @@ export function instantiateRunner(source: string, sites: readonly string[]): Run
  * A vectorize kernel as a plain JS function of its scalar arguments, for the ufunc methods
  * (`reduce`, `accumulate`) that fold one element at a time.
  */
-export function generateScalarFunction(kernel: TypedKernel): { source: string; sites: string[] } {
+export function generateScalarFunction(kernel: TypedKernel): { source: string; sites: IndexCheckSite[] } {
   const emitter = new JsEmitter(new Map(), true, (value) => `return ${value ?? undefinedAs(kernel.returnType as DType)};`);
   const tables = emitter.declareTables(kernel.tables);
   const helpers = kernel.helpers.map((h) => emitter.helper(h)).join('\n');

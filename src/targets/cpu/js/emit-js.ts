@@ -7,7 +7,7 @@
  */
 import { type DType, DTYPES, isBigInt, isFloat } from '../../../dtypes.js';
 import type { Argument, ArrayType, Expr, HelperFunction, KernelTable, Stmt, Variable } from '../../../compiler/ir.js';
-import { indexCheckSite } from '../../../compiler/source-excerpt.js';
+import { type IndexCheckSite, indexCheckSite } from '../../../compiler/source-excerpt.js';
 import { tableBase64 } from '../../../compiler/tables.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { MATH, type MathFunction } from '../../../compiler/math-functions.js';
@@ -83,7 +83,7 @@ export class JsEmitter {
     /** How `return` is emitted: inline kernels assign a result and leave their block. */
     private readonly onReturn: (value: string | undefined) => string,
     /** Sites of index checks: `$oob(site, …)` reports `sites[site]`; shared with helpers' emitters. */
-    readonly sites: string[] = [],
+    readonly sites: IndexCheckSite[] = [],
     /** Every loop checks the call's deadline ({@link DEADLINE_CHECK}): a call with a `timeout`. */
     private readonly deadlineChecks = false,
   ) {}

@@ -14,7 +14,8 @@
  */
 import { type DType, DTYPES, isFloat } from '../../../dtypes.js';
 import type { Argument, Expr, HelperFunction, MathFunction, Stmt, Variable } from '../../../compiler/ir.js';
-import { indexCheckSite } from '../../../compiler/source-excerpt.js';
+import { type IndexCheckSite, indexCheckSite } from '../../../compiler/source-excerpt.js';
+import type { SourceLocation } from '../../../errors.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { Bytes, MiscOp, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { emitFastExpF32 } from './fast-exp.js';
@@ -95,7 +96,7 @@ export interface ModuleContext {
   /** Byte offset, within the scratch area, of a local array declared by `owner`. */
   localArrayOffset(v: Variable): number;
   /** Descriptions of index-check sites, shared by all functions of the module. */
-  readonly sites: string[];
+  readonly sites: IndexCheckSite[];
   /** Per index axis (`site#axis`), whether a bounds check is emitted (for `explain` and tests). */
   readonly indexChecks: Map<string, boolean>;
   /** float64 loop counters kept in i32 (see loop-counters.ts). */
@@ -371,9 +372,11 @@ export class FunctionEmitter {
    * Checks the indices of `array[indices]` and returns a local holding the element's byte address.
    * Each index is evaluated once.
    */
-  address(array: Variable, a: WasmArray, indices: readonly Expr[], loc: { line: number; column: number }): number {
+  address(array: Variable, a: WasmArray, indices: readonly Expr[], loc: SourceLocation): number {
     const site = this.ctx.sites.length;
     this.ctx.sites.push(indexCheckSite(array.name, loc));
+    // An access the module emits twice (in a vector loop and in the scalar loop) is one check.
+    const checkKey = `\`${array.name}\` at ${loc.line}:${loc.column} of ${loc.source ?? ''}`;
     const ints: number[] = [];
     const raw: { local: number; type: DType }[] = [];
     let bad: number | undefined;
@@ -404,7 +407,7 @@ export class FunctionEmitter {
         this.set(idx);
         raw.push({ local: idx, type: 'int32' });
         ints.push(idx);
-        this.ctx.indexChecks.set(`${this.ctx.sites[site]} axis ${axis}`, false);
+        this.ctx.indexChecks.set(`${checkKey} axis ${axis}`, false);
         continue;
       } else if (e.type === 'float64' && isInt32Index(e, this.ctx.counters)) {
         this.int32(e);
@@ -431,7 +434,7 @@ export class FunctionEmitter {
         this.op(Op.i32_ge_u);
         raw.push({ local: idx, type: e.type });
       }
-      this.ctx.indexChecks.set(`${this.ctx.sites[site]} axis ${axis}`, true);
+      this.ctx.indexChecks.set(`${checkKey} axis ${axis}`, true);
       if (bad === undefined) bad = this.local(ValType.i32);
       else this.get(bad).op(Op.i32_or);
       this.set(bad);

@@ -12,6 +12,7 @@
 import { type DType, DTYPES } from '../../../dtypes.js';
 import type { HelperFunction, MathFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
+import type { IndexCheckSite } from '../../../compiler/source-excerpt.js';
 import type { MemoryLayout } from '../memory-layout.js';
 import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { type CoreAxisNames, counterBounds, findLoopCounters } from './loop-counters.js';
@@ -28,7 +29,7 @@ export interface CompiledModule {
   readonly bytes: Uint8Array;
   /** Names of the imported functions, in import order: `log/1`, `fmod`, `oob/2`. */
   readonly imports: readonly string[];
-  readonly sites: readonly string[];
+  readonly sites: readonly IndexCheckSite[];
   /**
    * Every index axis of the kernel's array accesses (`a` at line:column, axis k), and whether its
    * bounds check is emitted; the others are in bounds by their loop (loop-counters.ts).
@@ -115,7 +116,7 @@ function emit(
   for (const name of imports) builder.importFunction('env', name, importType(name));
   // Ports' functions come first among defined functions (their indices follow the imports').
   const ported = importNames.filter(isPortFunction).map((name) => ({ name, port: PORT_FUNCTIONS[name]!, index: builder.declare(PORT_FUNCTIONS[name]!) }));
-  const sites: string[] = [];
+  const sites: IndexCheckSite[] = [];
   const indexChecks = new Map<string, boolean>();
 
   // Scratch offsets for every local array of the kernel and its helpers (no recursion, so each

@@ -5,6 +5,7 @@
  * description of the call's operands — so workers import this file alone.
  */
 import type { MemoryLayout, Runner, RunnerArgs } from '../memory-layout.js';
+import type { IndexCheckSite } from '../../../compiler/source-excerpt.js';
 import { runtimeFunctions } from '../js/codegen.js';
 import { RT } from '../js/emit-js.js';
 import { type WasmMemory, type WasmModule, WebAssemblyApi } from './wasm-api.js';
@@ -31,7 +32,7 @@ export interface DriveSpec {
  * Instantiates a compiled kernel module over a memory. `imports` are the names the module imports
  * (`Math` functions, `fmod`, and `oob/n` for out-of-bounds errors worded as the JS engine words them).
  */
-export function instantiateKernel(module: WasmModule, imports: readonly string[], sites: readonly string[], memory: WasmMemory): WasmRun {
+export function instantiateKernel(module: WasmModule, imports: readonly string[], sites: readonly IndexCheckSite[], memory: WasmMemory): WasmRun {
   const rt = runtimeFunctions(sites);
   const oob = rt[RT.oob] as (site: number, index: number[], dims: number[]) => never;
   const env: Record<string, unknown> = { memory };

@@ -22,7 +22,7 @@
  */
 import { type DType, isFloat } from '../../../dtypes.js';
 import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../../compiler/ir.js';
-import { indexCheckSite } from '../../../compiler/source-excerpt.js';
+import { type IndexCheckSite, indexCheckSite } from '../../../compiler/source-excerpt.js';
 import type { MathFunction } from '../../../compiler/math-functions.js';
 import { KernelCompileError } from '../../../errors.js';
 import { constantValue } from '../../../compiler/constant-folding.js';
@@ -109,7 +109,7 @@ export interface BoundsServices {
   /** The private flag set by a failed check; stores and loops test it. */
   readonly failed: string;
   /** Registers a check site; returns its number (reported back in the error record). */
-  site(description: string): number;
+  site(site: IndexCheckSite): number;
   /** The checker function for indices of these reps ('i' for i32, 'f' for f32), e.g. `if`. */
   checker(kinds: string): string;
 }

@@ -11,6 +11,7 @@
  */
 import type { ArrayType, Expr, HelperFunction, KernelTable, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
+import type { IndexCheckSite } from '../../../compiler/source-excerpt.js';
 import type { DType } from '../../../dtypes.js';
 import { cOrderStrides, sizeOf } from '../../../layout.js';
 import { emitTileCode } from './coalescing.js';
@@ -28,7 +29,7 @@ import { SUPPORT_NAMES, SupportLibrary } from './wgsl-support.js';
 export interface GeneratedShader {
   readonly code: string;
   /** Bounds-check sites by number, as KernelRuntimeError messages name them. */
-  readonly sites: readonly string[];
+  readonly sites: readonly IndexCheckSite[];
 }
 
 /** The byte size of the bounds-check record (see `OobRecord` in the generated code). */
@@ -96,7 +97,7 @@ class ShaderModuleBuilder {
   private readonly memory: ({ block: string; load: string } | undefined)[];
   /** Reads served from memory rather than the tile (compiler/passes/output-coverage.ts). */
   private readonly memoryReads = new Set<Expr>();
-  private readonly sites: string[] = [];
+  private readonly sites: IndexCheckSite[] = [];
   private checkerCode = '';
   private readonly checkers = new Map<string, string>();
   private readonly instances = new Map<string, string>();
@@ -183,7 +184,7 @@ class ShaderModuleBuilder {
     const bounds: BoundsServices | undefined = this.checks
       ? {
           failed: this.names.failed,
-          site: (description) => this.sites.push(description) - 1,
+          site: (site) => this.sites.push(site) - 1,
           checker: (kinds) => this.checker(kinds),
         }
       : undefined;

@@ -8,20 +8,20 @@
  * Which failure is reported: the cpu stops at the first element in loop order; the gpu reports the
  * first invocation that claimed the record, which may be another failing element.
  */
-import { KernelRuntimeError } from '../../../errors.js';
-import { siteParts } from '../../../compiler/source-excerpt.js';
+import type { KernelRuntimeError } from '../../../errors.js';
+import { type IndexCheckSite, indexError } from '../../../compiler/source-excerpt.js';
 
 /**
  * Reads a bounds-check record.
  *
  * @param record the record's bytes as read back (48 bytes)
- * @param sites the shader's check sites (`\`out\` at kernel line 3:5`, then the line quoted: compiler/source-excerpt.ts)
+ * @param sites the shader's check sites (compiler/source-excerpt.ts)
  * @returns the error to throw, or undefined when no check failed
  * @example
  * const error = oobError(bytes, shader.sites);
  * if (error) throw error;
  */
-export function oobError(record: ArrayBuffer, sites: readonly string[]): KernelRuntimeError | undefined {
+export function oobError(record: ArrayBuffer, sites: readonly IndexCheckSite[]): KernelRuntimeError | undefined {
   const words = new Uint32Array(record, 0, 12);
   const count = words[0]!;
   if (count === 0) return undefined;
@@ -33,9 +33,5 @@ export function oobError(record: ArrayBuffer, sites: readonly string[]): KernelR
   const ints = new Int32Array(indexBits.buffer, indexBits.byteOffset, 4);
   const floats = new Float32Array(indexBits.buffer, indexBits.byteOffset, 4);
   const index = Array.from({ length: axes }, (_, a) => ((floatAxes >> a) & 1 ? floats[a]! : ints[a]!));
-  const { place, excerpt } = siteParts(sites[site] ?? `site ${site}`);
-  return new KernelRuntimeError(
-    `Index [${index.join(', ')}] is out of bounds for ${place} (its shape is [${dims.join(', ')}]). ` +
-      `The outputs may be partially written.${excerpt}`,
-  );
+  return indexError(sites, site, index, dims);
 }

@@ -31,6 +31,7 @@
  */
 import { DeviceError, KernelRuntimeError, UfuncError } from '../../../errors.js';
 import { oobError } from './bounds-errors.js';
+import { type IndexCheckSite, setLazyMessage } from '../../../compiler/source-excerpt.js';
 import { assertDeviceAlive, type DeviceHold, type GpuContext, holdDevice, isDeviceAlive } from './device.js';
 import { afterCurrentTask } from '../../../platform/platform.js';
 import type { GPUBuffer, GPUCommandEncoder, GPUComputePassEncoder, GPUComputePipeline, GPUDevice } from './webgpu-types.js';
@@ -57,7 +58,7 @@ class CallRecord {
     readonly id: number,
     readonly kernelName: string,
     /** The shader's bounds-check sites, or undefined when the call checks nothing. */
-    readonly sites: readonly string[] | undefined,
+    readonly sites: readonly IndexCheckSite[] | undefined,
     readonly oobSlot: number,
   ) {}
 
@@ -408,7 +409,7 @@ export interface RecordedCall {
  * @param params the call's params words (copied now)
  * @param sites the shader's bounds-check sites, or undefined when the shader checks nothing
  */
-export function beginCall(ctx: GpuContext, kernelName: string, params: Uint32Array, sites: readonly string[] | undefined): RecordedCall {
+export function beginCall(ctx: GpuContext, kernelName: string, params: Uint32Array, sites: readonly IndexCheckSite[] | undefined): RecordedCall {
   recordHeldWork(ctx.device);
   const a = arenas(ctx);
   const slotsNeeded = Math.max(1, Math.ceil((params.length * 4) / a.slotBytes));
@@ -579,15 +580,21 @@ export async function checkCalls(refs: readonly CallRef[]): Promise<void> {
 }
 
 /**
- * The error of a call as reported later, at a synchronisation: same class, the call named.
+ * The error of a call as reported later, at a synchronisation: same class, the call named. Its
+ * message is read from the call's error when it is read itself (an index error's position in the
+ * user's file is found then: compiler/source-excerpt.ts).
  */
 function reported(error: UfuncError, label: string, others: number): UfuncError {
   const more = others > 0 ? ` (${others} more call${others === 1 ? '' : 's'} failed since the last synchronize())` : '';
   const Kind = error instanceof KernelRuntimeError ? KernelRuntimeError : error instanceof DeviceError ? DeviceError : UfuncError;
-  // The sentence first, then any lines quoted under it (the kernel line of an index error).
-  const br = error.message.indexOf('\n');
-  const [sentence, quoted] = br < 0 ? [error.message, ''] : [error.message.slice(0, br), error.message.slice(br)];
-  return new Kind(`${label} failed: ${sentence}${more}${quoted}`, { cause: error });
+  const result = new Kind(`${label} failed`, { cause: error });
+  setLazyMessage(result, () => {
+    // The sentence first, then any lines quoted under it (the kernel line of an index error).
+    const br = error.message.indexOf('\n');
+    const [sentence, quoted] = br < 0 ? [error.message, ''] : [error.message.slice(0, br), error.message.slice(br)];
+    return `${label} failed: ${sentence}${more}${quoted}`;
+  });
+  return result;
 }
 
 /**

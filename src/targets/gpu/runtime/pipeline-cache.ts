@@ -6,6 +6,7 @@
  * unused bindings").
  */
 import type { TypedKernel } from '../../../compiler/ir.js';
+import type { IndexCheckSite } from '../../../compiler/source-excerpt.js';
 import { KernelCompileError, UfuncError } from '../../../errors.js';
 import { ExecutableCache } from '../../executables.js';
 import type { KernelCompiler, KernelToCompile } from '../../target.js';
@@ -19,7 +20,7 @@ export interface CompiledKernel {
   readonly pipeline: GPUComputePipeline;
   readonly bindGroupLayout: GPUBindGroupLayout;
   /** Bounds-check sites, for error messages. */
-  readonly sites: readonly string[];
+  readonly sites: readonly IndexCheckSite[];
   /** The WGSL it was compiled from. */
   readonly code: string;
   /**
