@@ -30,7 +30,8 @@ import { markdownTable } from './lib/markdown.js';
 import { findPython } from './lib/python.js';
 import { median } from './lib/timing.js';
 import { mulberry32 } from '../tests/random.js';
-import { CORPUS, type CorpusKernel, type Data, type InputRecipe, type Operand } from './corpus/kernels.js';
+import { CORPUS, type CorpusKernel, type Data, type Operand } from './corpus/kernels.js';
+import { callArgument, makeInput } from './corpus/inputs.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -48,23 +49,6 @@ for (const name of only ?? []) if (!CORPUS.some((k) => k.name === name)) throw n
 const sizeOf = (k: CorpusKernel) => Math.max(1, Math.round(quick ? k.fullSize / 16 : k.fullSize));
 
 // ----------------------------------------------------------------------------------- inputs
-
-const ARRAY_TYPES = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array } as const;
-
-function makeInput(recipe: InputRecipe, next: () => number): Operand | number {
-  if ('scalar' in recipe) return recipe.scalar;
-  const length = recipe.shape.reduce((a, b) => a * b, 1);
-  const data = new ARRAY_TYPES[recipe.dtype](length);
-  const integer = !recipe.dtype.startsWith('float');
-  for (let i = 0; i < length; i++) {
-    const u = next();
-    data[i] = integer ? recipe.low + Math.floor(u * (recipe.high - recipe.low + 1)) : recipe.low + u * (recipe.high - recipe.low);
-  }
-  return { data, shape: recipe.shape };
-}
-
-/** As users pass them: 1-D arrays as typed arrays, others as `{ data, shape }`, scalars as numbers. */
-const callArgument = (a: Operand | number) => (typeof a === 'number' ? a : a.shape.length === 1 ? a.data : { data: a.data, shape: a.shape });
 
 const SHARED_DTYPES = new Map<unknown, 'float32' | 'float64' | 'int32' | 'int16' | 'uint8'>([[Float32Array, 'float32'], [Float64Array, 'float64'], [Int32Array, 'int32'], [Int16Array, 'int16'], [Uint8Array, 'uint8']]);
 /** A copy in shared memory (the Wasm memory, where `sharedArray` puts it). */

@@ -79,6 +79,19 @@ function runOnThisThread(plan: CallPlan): void {
 }
 
 /**
+ * Runs a call on the engine measured faster for its shape (before that, the guess), never as a
+ * trial of the other: for a call that must not take the slower engine's time, such as an awaited
+ * call that the parallel target runs on the calling thread within the event loop's budget
+ * (parallel/placement.ts). No timeout (such calls go to the workers).
+ */
+export function runSettledEngine(plan: CallPlan): void {
+  const n = loopSize(plan);
+  if (n === 0) return;
+  const choice = measuredChoice(plan, n, 'cpu', chooseEngine(plan, n, undefined, true));
+  if (choice.engine !== 'wasm' || !runWasm(plan)) runJs(plan, n);
+}
+
+/**
  * A call with a timeout runs the JS runner that looks at the clock in its loops, so that a kernel
  * that runs long, or never ends, stops with CallTimeoutError (the Wasm engine has no such checks:
  * docs/reliability.md).

@@ -4,8 +4,9 @@
  * parallel target overrides only `build()`), so results are bit-identical to it.
  *
  * A call runs on the calling thread instead, exactly as on the cpu target, when threads cannot pay
- * for themselves (less work than the threshold) or when splitting could change the answer (an
- * output that several loop indices write, see staging.ts).
+ * for themselves (less work than the threshold, or a kernel so cheap that the calling thread
+ * measured faster: placement.ts) or when splitting could change the answer (an output that
+ * several loop indices write, see staging.ts).
  */
 import type { TypedKernel } from '../../compiler/ir.js';
 import { type DType, DTYPES, type TypedArray } from '../../dtypes.js';
@@ -15,15 +16,16 @@ import { platform, type ScriptUrl, unrefTimeout } from '../../platform/platform.
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { probes } from '../../probes.js';
 import { prepareRunnerArgs } from '../cpu/memory-layout.js';
-import { cpuTarget } from '../cpu/index.js';
+import { cpuTarget, runSettledEngine } from '../cpu/index.js';
 import { isShared } from '../../shared-memory.js';
 import type { Target } from '../target.js';
 import { ArgumentSets, type RunnerSource, runnerSourceFor, wasmRunnerSourceFor } from './kernel-cache.js';
 import { chooseEngine, isInWasmMemory } from '../cpu/wasm/index.js';
-import { decideEngine, type EngineDecision, type Engine, measuredChoice, recordTrial } from '../cpu/engine-calibration.js';
+import { calibrationOf, callShapeKey, decideEngine, type EngineDecision, type Engine, measuredChoice, recordTrial } from '../cpu/engine-calibration.js';
 import { fastmathNote, wasmKernelFor, WasmMemoryFull, wasmVariant } from '../cpu/wasm/engine.js';
 import { buffer as wasmBuffer, release as releaseWasm, reserve } from '../cpu/wasm/memory.js';
 import { estimatedSeconds, isCostly, MIN_COSTED_WORK, POOL_SECONDS, recordCallTime } from './kernel-cost.js';
+import { placeCall, placementKey, recordPlacement } from './placement.js';
 import { chunking, type Job, type JobOutcome, minChunkOf, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
 import { Command, MAX_OPERANDS, scalarKindOf, type WorkerMessage } from './protocol.js';
 import { type ArenaSource, canSplitLoop, type StagedOperands, StagingArenas, stageOperands } from './staging.js';
@@ -119,6 +121,11 @@ let pool: WorkerPool | undefined;
 const arenas = new StagingArenas();
 /** Whether awaited calls copy their inputs while the workers compute (tests and A/B benchmarks turn it off). */
 let pipelineCopies = true;
+/**
+ * Whether a call the pool could take may run on the calling thread where that measured faster
+ * (placement.ts); tests of the pool's own workings and A/B benchmarks turn it off.
+ */
+let measuredPlacement = true;
 const argumentSets = new ArgumentSets();
 
 function currentPool(): WorkerPool {
@@ -202,13 +209,51 @@ interface PlannedJob {
   /** Whether the workers run it as Wasm (else the JS runner). */
   readonly engine: Engine;
   readonly startedAt: number;
+  /** Its shape in placement.ts, where its time is recorded there (the pool was idle when it began). */
+  readonly placement?: string;
+}
+
+/**
+ * A call the calling thread runs: why, and where placement.ts chose the calling thread for a call
+ * the pool could take, its shape there (its time is recorded) and whether it is awaited.
+ */
+interface OnCallingThread {
+  readonly reason: string;
+  readonly placed?: { readonly key: string; readonly awaited: boolean };
 }
 
 /** The calling-thread reason of a loop that may not be split (counted apart by the tests). */
 const UNSPLITTABLE = 'several loop indices write the same output elements, so the loop cannot be split';
 
-/** Why a call runs on the calling thread, or undefined where it goes to the workers. */
-function callingThreadReason(plan: CallPlan): string | undefined {
+/**
+ * Why a call runs on the calling thread, or undefined where it goes to the workers.
+ *
+ * @param awaited - an awaited call (else `f.sync`): it runs on the calling thread only briefly (placement.ts)
+ * @param count - a call, not `explain`: it counts toward placement.ts's re-checks
+ */
+function callingThreadReason(plan: CallPlan, awaited: boolean, count = false): OnCallingThread | { recheck: true } | undefined {
+  const reason = ruleReason(plan);
+  if (reason !== undefined) return { reason };
+  if (plan.limits !== undefined || !measuredPlacement || !poolEngineSettled(plan)) return undefined;
+  const work = workOf(plan, loopSize(plan));
+  const key = placementKey(plan, work);
+  const placed = placeCall(plan.kernel, key, work, awaited, currentOptions().workers, count);
+  if (placed.place === 'thread') return { reason: placed.reason!, placed: { key, awaited } };
+  return placed.recheck ? { recheck: true } : undefined;
+}
+
+/**
+ * Whether the engine the workers run a call on is settled (engine-calibration.ts): before, the
+ * pool's calls alternate engines and its time is not yet what it will be, so placement.ts waits.
+ */
+function poolEngineSettled(plan: CallPlan): boolean {
+  const total = loopSize(plan);
+  if (!chooseEngine(plan, total, notShared).guess) return true;
+  return calibrationOf(plan.kernel, callShapeKey(plan, prepareRunnerArgs(plan).layout, 'parallel'))?.winner !== undefined;
+}
+
+/** Why a call runs on the calling thread by the rules that need no measurement of where it ran. */
+function ruleReason(plan: CallPlan): string | undefined {
   const options = currentOptions();
   const total = loopSize(plan);
   if (total === 0) return 'the loop is empty';
@@ -275,20 +320,24 @@ function stagedPlanOf(plan: CallPlan, staged: StagedOperands): CallPlan {
  * The job for a call, or why the call runs on the calling thread. With `deferCopies`, the operands
  * staged into shared memory are not yet copied there (`staged.copyInYielding()`).
  */
-function planJob(plan: CallPlan, deferCopies = false): PlannedJob | string {
-  const reason = callingThreadReason(plan);
-  if (reason !== undefined) return reason;
+function planJob(plan: CallPlan, deferCopies = false): PlannedJob | OnCallingThread {
+  const onThread = callingThreadReason(plan, deferCopies, true);
+  if (onThread !== undefined && 'reason' in onThread) return onThread;
   const total = loopSize(plan);
   const workers = currentPool();
   const startedAt = performance.now();
-  let decision = decideEngine(plan, total, 'parallel', chooseEngine(plan, total, notShared));
+  const placement = workers.idle && !plan.limits ? placementKey(plan, workOf(plan, total)) : undefined;
+  // A re-check of the pool by placement.ts runs the engine measured there, not a trial of the other.
+  let decision: EngineDecision = onThread?.recheck
+    ? { engine: measuredChoice(plan, total, 'parallel', chooseEngine(plan, total, notShared)).engine, loop: total }
+    : decideEngine(plan, total, 'parallel', chooseEngine(plan, total, notShared));
   if (decision.trial && !workers.idle) {
     // Behind other calls its time would count theirs too: not a trial.
     recordTrial(decision.trial, decision.engine, undefined, decision.loop);
     decision = { engine: decision.trial.winner ?? decision.trial.guess, loop: decision.loop };
   }
   try {
-    return jobFor(plan, workers, decision, deferCopies, startedAt);
+    return { ...jobFor(plan, workers, decision, deferCopies, startedAt), ...(placement !== undefined ? { placement } : {}) };
   } catch (error) {
     // Nothing ran: the trial recorded no time, and the shape's next large call is one.
     if (decision.trial) recordTrial(decision.trial, decision.engine, undefined, decision.loop);
@@ -347,7 +396,8 @@ function endTrial(planned: PlannedJob, ok: boolean): void {
  * Wasm kernel or the generated JS runner) or on the calling thread, as the cpu target would.
  */
 function explain(plan: CallPlan): string {
-  const why = callingThreadReason(plan);
+  const onThread = callingThreadReason(plan, true);
+  const why = onThread && 'reason' in onThread ? onThread.reason : undefined;
   if (why !== undefined) return `On the calling thread (${why}): ${cpuTarget.explain!(plan)}`;
   const choice = measuredChoice(plan, loopSize(plan), 'parallel', chooseEngine(plan, loopSize(plan), notShared));
   const onWorkers = threadsOf(plan);
@@ -380,20 +430,29 @@ function threadsOf(plan: CallPlan): string {
   return `On ${used} worker${used === 1 ? '' : 's'} (and the calling thread in \`f.sync\`; an awaited call leaves it free), each running`;
 }
 
-/** @param reason - why the pool declined the call, where it was asked */
-function runOnCallingThread(plan: CallPlan, reason?: string): void {
+/** @param onThread - why the pool declined the call, where it was asked */
+function runOnCallingThread(plan: CallPlan, onThread?: OnCallingThread): void {
   // An empty loop (inputs broadcast to an empty `out`) runs nowhere: no call to report.
-  if (loopSize(plan) > 0) probes.callingThreadCall?.(reason === UNSPLITTABLE);
+  if (loopSize(plan) > 0) probes.callingThreadCall?.(onThread?.reason === UNSPLITTABLE);
   const work = workOf(plan, loopSize(plan));
   if (work < MIN_COSTED_WORK) return cpuTarget.runSync!(plan);
+  const placed = onThread?.placed;
   const started = performance.now();
-  cpuTarget.runSync!(plan);
-  recordCallTime(plan.kernel, work, (performance.now() - started) / 1000, 'thread');
+  // An awaited call placed here must stay brief: no trial of the slower engine (it could take 100×).
+  if (placed?.awaited) runSettledEngine(plan);
+  else cpuTarget.runSync!(plan);
+  const seconds = (performance.now() - started) / 1000;
+  recordCallTime(plan.kernel, work, seconds, 'thread');
+  if (placed) recordPlacement(plan.kernel, placed.key, 'thread', work, seconds);
 }
 
 /** Records a pool call's wall time as the kernel's cost (kernel-cost.ts says why that is a fair bound). */
 function recordPoolTime(plan: CallPlan, planned: PlannedJob, outcome: JobOutcome | undefined): void {
-  if (outcome?.ok === true && !planned.job.limits) recordCallTime(plan.kernel, workOf(plan, loopSize(plan)), (performance.now() - planned.startedAt) / 1000, 'pool');
+  if (outcome?.ok !== true || planned.job.limits) return;
+  const work = workOf(plan, loopSize(plan));
+  const seconds = (performance.now() - planned.startedAt) / 1000;
+  recordCallTime(plan.kernel, work, seconds, 'pool');
+  if (planned.placement !== undefined) recordPlacement(plan.kernel, planned.placement, 'pool', work, seconds);
 }
 
 function settle(outcome: JobOutcome): void {
@@ -413,7 +472,7 @@ function runSync(plan: CallPlan): void {
   // would never see that pass): run on this thread instead, with the same results.
   if (isSmall(plan) || pool?.busyWithLimitedJob) return runOnCallingThread(plan);
   const planned = planJob(plan);
-  if (typeof planned === 'string') return runOnCallingThread(plan, planned);
+  if (!('job' in planned)) return runOnCallingThread(plan, planned);
   let outcome: JobOutcome | undefined;
   try {
     outcome = planned.pool.runSync(planned.job);
@@ -432,7 +491,7 @@ function runSync(plan: CallPlan): void {
 async function run(plan: CallPlan): Promise<void> {
   assertParallelAvailable();
   const planned = planJob(plan, true);
-  if (typeof planned === 'string') return runOnCallingThread(plan, planned);
+  if (!('job' in planned)) return runOnCallingThread(plan, planned);
   // Inputs read in loop order are copied chunk by chunk while the workers run the chunks already in.
   // (Not for a job with limits, which the pool runs apart, nor one of a single chunk.)
   const inputs = planned.job.singleChunk || planned.job.limits || !pipelineCopies ? undefined : planned.staged.pipelineInputs(plan);
@@ -547,6 +606,12 @@ export const __testing = {
   pipelineCopies(on: boolean): boolean {
     const was = pipelineCopies;
     pipelineCopies = on;
+    return was;
+  },
+  /** Whether calls may run on the calling thread where that measured faster (placement.ts); returns the old setting. */
+  measuredPlacement(on: boolean): boolean {
+    const was = measuredPlacement;
+    measuredPlacement = on;
     return was;
   },
   /** Replaces the pool with one built with these settings (at the next call). */

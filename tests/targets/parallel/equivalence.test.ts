@@ -16,6 +16,12 @@ import { callCounts, wasmJobs } from '../../call-paths.js';
 import { type ArraySpec, arraySpec, broadcastShape, loopShape, materialise, type OperandSpec, outcomeOf, sameBits } from './arrays.js';
 import { hermiteRow } from '../../kernels.js';
 
+// These tests are of the pool's own workings: every call the pool could take goes there, not to the
+// calling thread where that measured faster (placement.ts, tested in placement.test.ts).
+let measuredPlacement: boolean;
+beforeAll(() => void (measuredPlacement = __testing.measuredPlacement(false)));
+afterAll(() => void __testing.measuredPlacement(measuredPlacement));
+
 /** Makes the same kernel for both targets. */
 function both<F extends (...args: never[]) => unknown>(make: (target: 'cpu' | 'parallel') => F): { cpu: F; parallel: F } {
   return { cpu: make('cpu'), parallel: make('parallel') };
