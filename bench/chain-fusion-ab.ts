@@ -231,6 +231,7 @@ for (const n of SIZES) {
 }
 
 const machine = describeMachine(gpuSummary);
+const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout?.trim() || 'unknown';
 const med = (r: Row, f: (s: Sample) => number, fmt: (x: number) => string) => (r.samples ? fmt(median(r.samples.map(f))) : '');
 const table = markdownTable(
   [
@@ -245,7 +246,7 @@ const table = markdownTable(
 const runsLine = rows.filter((r) => r.samples).map((r) => `- 2^${Math.log2(r.size)} ${r.contender}: ${r.samples!.map((s) => (s.wall * 1e3).toFixed(4)).join(', ')} ms`).join('\n');
 const report =
   `# Automatic chain fusion on and off, against CuPy: v = mul(gauss(saxpy(2, x, y)), x), float32\n\n${machineMarkdown(machine)}\n` +
-  `- command: \`npx tsx bench/chain-fusion-ab.ts ${argv.join(' ')}\`\n` +
+  `- command: \`npx tsx bench/chain-fusion-ab.ts ${argv.join(' ')}\` at commit ${commit}\n` +
   `- ${ROUNDS} rounds of off, on and \`fuse\` (order turning), after ${WARMUP_MS} ms of warm-up; per sample ${SIZES.map((n) => `${chainsFor(n)} chains at 2^${Math.log2(n)}`).join(', ')}, then one \`synchronize()\`; medians per chain. ` +
   `Host: until the chains are recorded; CPU: the process's user + system time (every thread); submits and dispatches counted on the device.\n\n${table}\n\n` +
   `Wall per chain, each round (ms):\n\n${runsLine}\n${notes.length ? `\n${notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`;

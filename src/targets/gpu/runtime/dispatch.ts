@@ -20,7 +20,7 @@ import { type CallLimits, type CallPlan, isDeviceResident, loopSize, type Operan
 import { pressureYield, releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { downloadBuffer, type LeanReadback, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload, stageUploadWith, startLeanReadback } from './buffers.js';
 import { tableBuffer } from './table-buffers.js';
-import { type DeviceOperandView, layoutCall, type CallLayout, scalarBits } from '../codegen/call-layout.js';
+import { type DeviceOperandView, layoutCall, type CallLayout } from '../codegen/call-layout.js';
 import { beginCall, type CallRef, checkCalls, endCall, flushChain, noteWrite, taintsOf } from './chain.js';
 import { type DeviceArray, bufferIsKnownZero, contentsUnspecified, noteKernelWrite } from './device-array.js';
 import { watchLimits } from '../../../cancellation.js';
@@ -30,12 +30,13 @@ import { abandonDevice, type GpuContext, holdDevice, isDeviceAlive, liveDevice, 
 import { gatherInto, type HostPlacement, isAllZero, placeHostOperand, scatterResults, uploadData } from './host-operands.js';
 import { isTiming, passTiming } from './kernel-timing.js';
 import { type CompiledKernel, compiledKernel, readyKernel } from './pipeline-cache.js';
-import { layoutKey, paramSlots } from '../codegen/shader-layout.js';
+import { layoutKey } from '../codegen/shader-layout.js';
 import { OOB_RECORD_BYTES } from '../codegen/shader-module.js';
 import { isSharedArrayBuffer } from '../../../platform/platform.js';
 import { ENQUEUED } from '../../target.js';
 import { holdCall, setHeldRecorder } from './chain-fusion.js';
-import { type CallRecipe, writesWholeOutputs } from './fused-chain-plan.js';
+import { type CallMemo, memoFor, memoOf, onDeviceOnly, remember } from './call-memos.js';
+import { writesWholeOutputs } from './fused-chain-plan.js';
 import { trace, tracing } from './transfer-trace.js';
 
 /** A host array region the call moves to the device (shared by operands that are the same view). */
@@ -138,9 +139,9 @@ function startOnGpu(plan: CallPlan): Promise<void> {
     if (loopSize(plan) === 0) return ENQUEUED;
     const ctx = liveDevice();
     // The fast path: a call on device arrays (and JS scalars) laid out like an earlier one.
-    const signature = ctx ? deviceCallSignature(plan) : undefined;
-    if (ctx && signature !== undefined) {
-      const memo = memosOf(ctx.device).get(signature);
+    const deviceOnly = ctx !== undefined && onDeviceOnly(plan);
+    if (deviceOnly) {
+      const memo = memoFor(ctx.device, plan);
       if (memo) return record(ctx, plan, [], memo.callFor(plan), memo.kernel);
     }
     const hostBuffers: HostBuffer[] = [];
@@ -154,7 +155,7 @@ function startOnGpu(plan: CallPlan): Promise<void> {
       const call = layoutFor(ctx, plan, views);
       const kernel = readyKernel(ctx, call.key);
       if (kernel) {
-        if (signature !== undefined) remember(ctx, signature, plan, call, kernel);
+        if (deviceOnly) remember(ctx.device, plan, call, kernel);
         for (const h of hostBuffers) if (h.read || !h.pristine) takeElementsNow(h);
         return record(ctx, plan, hostBuffers, call, kernel);
       }
@@ -192,77 +193,10 @@ function idOf(buffer: GPUBuffer): number {
 /** Bind groups kept per pipeline before the cache is cleared (each pins its buffers). */
 const MAX_BIND_GROUPS = 64;
 
-/**
- * What a call on device arrays compiles and binds depends on its kernel, loop shape and, per
- * operand, dtype, buffer size, offset, strides, which operands share a buffer and whether an output
- * holds zeros or left-overs — not on which buffers they are, nor on the values of JS scalars. This
- * string says all of that, so an equal one can reuse the layout (the precomputed cache key),
- * pipeline and params of the earlier call. Undefined for calls with host arrays.
- */
-function deviceCallSignature(plan: CallPlan): string | undefined {
-  let sig = `${plan.kernelKey}|${plan.kind}|${plan.loopShape.join(',')}`;
-  const ops = plan.operands;
-  for (let j = 0; j < ops.length; j++) {
-    const o = ops[j]!;
-    if (o.scalar !== undefined) {
-      sig += `|s${o.dtype}`;
-      continue;
-    }
-    if (!isDeviceResident(o.data)) return undefined;
-    const buffer = (o.data as unknown as DeviceArray).buffer;
-    let same = j;
-    for (let k = 0; k < j; k++) if (ops[k]!.scalar === undefined && (ops[k]!.data as unknown as DeviceArray).buffer === buffer) same = k;
-    const state = bufferIsKnownZero(buffer) ? 'z' : contentsUnspecified(buffer) ? 'u' : '';
-    sig += `|${o.dtype}:${buffer.size}:${o.offset}:${o.loopStrides.join(',')}:${o.coreShape.join(',')}:${o.coreStrides.join(',')}:${same}${state}`;
-  }
-  return sig;
-}
-
-interface CallMemo extends CallRecipe {
-  readonly kernel: CompiledKernel;
-  /** The call layout of a plan with this signature (params patched with its JS scalars). */
-  callFor(plan: CallPlan): CallLayout;
-}
-const memos = new WeakMap<GPUDevice, Map<string, CallMemo>>();
-/** Signatures remembered per device before the table is cleared. */
-const MAX_MEMOS = 256;
-function memosOf(device: GPUDevice): Map<string, CallMemo> {
-  let map = memos.get(device);
-  if (!map) memos.set(device, (map = new Map()));
-  return map;
-}
-
-function remember(ctx: GpuContext, signature: string, plan: CallPlan, call: CallLayout, kernel: CompiledKernel): CallMemo {
-  const map = memosOf(ctx.device);
-  if (map.size >= MAX_MEMOS) map.clear();
-  const memo = memoOf(plan, call, kernel);
-  map.set(signature, memo);
-  return memo;
-}
-
-/** What records a call laid out like `plan` again: its layout and kernel, its params patched per call. */
-function memoOf(plan: CallPlan, call: CallLayout, kernel: CompiledKernel): CallMemo {
-  const slots = paramSlots(call.layout.loopRank, call.layout.coreRanks);
-  const scalars = plan.operands.map((o, j) => (o.scalar !== undefined ? j : -1)).filter((j) => j >= 0);
-  // Per binding, an operand that lives in it (bindings follow the operands' storages in order).
-  const bindingOperand = call.bindingStorage.map((storage) =>
-    plan.operands.findIndex((o) => o.scalar === undefined && (o.data as unknown as DeviceArray).buffer === storage),
-  );
-  // The params words of the latest call: beginCall copies them into the batch at once, so one
-  // array serves every call of this signature (no allocation per call).
-  const params = call.params.slice();
-  return {
-    kernel,
-    checks: kernel.sites.length > 0,
-    callFor(p) {
-      for (const j of scalars) {
-        const o = p.operands[j]!;
-        params[slots.operands[j]!.scalar] = scalarBits(o.scalar!, o.dtype);
-      }
-      const bindingStorage = bindingOperand.map((j) => (p.operands[j]!.data as unknown as DeviceArray).buffer);
-      return { layout: call.layout, params, bindingStorage, groups: call.groups };
-    },
-  };
+function sameBuffers(a: readonly GPUBuffer[], b: readonly GPUBuffer[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Records the call's dispatch into the open batch; waits only when there are host outputs. */
@@ -307,9 +241,14 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
     const storage = call.bindingStorage[i] as HostBuffer | GPUBuffer;
     return 'placement' in storage ? storage.buffer! : storage;
   });
+  // The previous call's group when it bound these very buffers (a repeated call: no key built).
+  const last = kernel.lastBindGroup;
+  let bindGroup = last && sameBuffers(last.storages, storages) ? last.group : undefined;
   let groupKey = '';
-  for (const b of storages) groupKey += `${idOf(b)},`;
-  let bindGroup = kernel.bindGroups.get(groupKey);
+  if (!bindGroup) {
+    for (const b of storages) groupKey += `${idOf(b)},`;
+    bindGroup = kernel.bindGroups.get(groupKey);
+  }
   if (!bindGroup) {
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: rec.params, offset: 0, size: Math.max(4, call.params.length * 4) } }];
     let next = 1;
@@ -330,6 +269,7 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
     if (kernel.bindGroups.size >= MAX_BIND_GROUPS) kernel.bindGroups.clear();
     kernel.bindGroups.set(groupKey, bindGroup);
   }
+  if (bindGroup !== last?.group) kernel.lastBindGroup = { storages, group: bindGroup };
   // A timed call (kernel-timing.ts) begins a pass of its own with the timestamps around it; the
   // calls of a back-to-back span continue it.
   const timing = passTiming(ctx);
@@ -576,15 +516,13 @@ async function bringBack(ctx: GpuContext, h: HostBuffer): Promise<void> {
 // when it is recorded, from its own plan: the memo's shared words are patched right before.
 setHeldRecorder({
   prepare(ctx, plan) {
-    if (isTiming()) return undefined;
-    const signature = deviceCallSignature(plan);
-    if (signature === undefined) return undefined;
-    const memo = memosOf(ctx.device).get(signature);
+    if (isTiming() || !onDeviceOnly(plan)) return undefined;
+    const memo = memoFor(ctx.device, plan);
     if (memo) return memo;
     // Laid out as startOnGpu does; held only when its pipeline is ready.
     const call = layoutFor(ctx, plan, plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, [])));
     const kernel = readyKernel(ctx, call.key);
-    return kernel && remember(ctx, signature, plan, call, kernel);
+    return kernel && remember(ctx.device, plan, call, kernel);
   },
   record(ctx, plan, recipe) {
     const memo = recipe as CallMemo;

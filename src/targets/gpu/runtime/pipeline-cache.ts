@@ -29,6 +29,8 @@ export interface CompiledKernel {
    * Params and bounds-check record are bound with dynamic offsets, so they do not make groups differ.
    */
   readonly bindGroups: Map<string, GPUBindGroup>;
+  /** The group the latest call bound, with its buffers: a call that repeats them looks nothing up. */
+  lastBindGroup?: { readonly storages: readonly GPUBuffer[]; readonly group: GPUBindGroup };
 }
 
 /** How the gpu compiles: one compute pipeline per kernel and shader layout, on one device. */
