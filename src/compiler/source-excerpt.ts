@@ -98,6 +98,20 @@ export interface IndexCheckSite {
   readonly fn?: Function;
 }
 
+/** A position in a kernel's or helper's text, with that line of the text and the function where known. */
+export type TextPosition = Omit<IndexCheckSite, 'array'>;
+
+/**
+ * The position of an IR node as messages use it: its `source` kept as the line, and its function.
+ *
+ * @example
+ * placeInFile(error, textPosition(e.loc));
+ */
+export function textPosition(loc: SourceLocation): TextPosition {
+  const text = loc.source?.split('\n')[loc.line - 1];
+  return { line: loc.line, column: loc.column, ...(text !== undefined ? { text } : {}), ...(loc.fn ? { fn: loc.fn } : {}) };
+}
+
 /**
  * The site of an index check at `loc` of array `array`.
  *
@@ -106,8 +120,7 @@ export interface IndexCheckSite {
  * sites.push(indexCheckSite(array.name, loc));
  */
 export function indexCheckSite(array: string, loc: SourceLocation): IndexCheckSite {
-  const text = loc.source?.split('\n')[loc.line - 1];
-  return { array, line: loc.line, column: loc.column, ...(text !== undefined ? { text } : {}), ...(loc.fn ? { fn: loc.fn } : {}) };
+  return { array, ...textPosition(loc) };
 }
 
 /** Sites as another thread can receive them: without their functions. */
@@ -138,7 +151,7 @@ export function indexError(sites: readonly IndexCheckSite[], site: number, index
     `Index [${index.join(', ')}] is out of bounds for ${place} (its shape is [${dims.join(', ')}]). The outputs may be partially written.${quoted}`,
   );
   failedSites.set(error, site);
-  if (at) placeAtSite(error, at);
+  if (at) placeInFile(error, at, at.array);
   return error;
 }
 
@@ -150,26 +163,36 @@ export function failedSite(error: unknown): number | undefined {
 }
 
 /**
- * Says the position of an index error in the user's file (lazily): for an error built where the
- * site's function is not known — in a worker, rebuilt here from its message — and the site it
- * failed at, which knows the function here.
+ * Says a message's `at kernel line L:C` in the user's file, when the message is first read: for
+ * an error built where the position's function is not known (in a worker, rebuilt on this thread
+ * from its message) or built before it is looked up, whose message names the position in the text
+ * that ran and may end with that line quoted ({@link describePosition}).
  *
- * @param error - an index error's message as {@link indexError} writes it without the function
- * @param site - the site, with its function (else the message stays as it is)
+ * @param error - the error; its message as it is now is the one to place
+ * @param at - the position, with its function (else the message stays as it is)
+ * @param name - the array the message names before the position (`` `x` at …``), which is then
+ *   named as the user wrote it
  * @example
- * if (site !== undefined) placeAtSite(rebuilt, runner.sites[site]);
+ * placeInFile(rebuilt, runner.sites[site], runner.sites[site].array);
  */
-export function placeAtSite(error: Error, site: IndexCheckSite): void {
-  const { fn } = site;
+export function placeInFile(error: Error, at: TextPosition, name?: string): void {
+  const { fn } = at;
   if (!fn) return;
   const plain = error.message;
-  const unplaced = describePosition(site, site.text ?? '', undefined);
+  const unplaced = describePosition(at, at.text ?? '', undefined);
   setLazyMessage(error, () => {
-    const placed = describePosition(site, site.text ?? '', originOf(fn));
-    const head = plain.replace(`\`${site.array}\` at ${unplaced.where} (`, `\`${userName(site.array, placed.inFile)}\` at ${placed.where} (`);
+    const placed = describePosition(at, at.text ?? '', originOf(fn));
+    const before = `${name === undefined ? '' : `\`${name}\``} at ${unplaced.where}`;
+    const after = `${name === undefined ? '' : `\`${userName(name, placed.inFile)}\``} at ${placed.where}`;
+    // Not followed by a digit: `kernel line 2:14` must not match in `kernel line 2:145`.
+    const head = plain.replace(new RegExp(`${escapeRegExp(before)}(?!\\d)`), () => after);
     const tail = `\n  ${unplaced.quoted}`;
-    return site.text !== undefined && head.endsWith(tail) ? `${head.slice(0, -tail.length)}\n  ${placed.quoted}` : head;
+    return at.text !== undefined && head.endsWith(tail) ? `${head.slice(0, -tail.length)}\n  ${placed.quoted}` : head;
   });
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /**

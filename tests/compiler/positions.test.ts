@@ -94,6 +94,16 @@ describe('compile errors of kernels given as functions', () => {
     `);
   });
 
+  it.runIf(gpuAvailable)('point at the line of a construct the gpu refuses when it compiles the kernel', async () => {
+    const far = vectorize(['float32(float32)'], { target: 'gpu' })((x: number): number => {
+      const shift: number = 2;
+      return x * shift - 1e39;
+    });
+    const error = await Promise.resolve(far(Float32Array.of(1))).then(() => new Error('no error'), (e: unknown) => e as Error);
+    expect(error).toBeInstanceOf(KernelCompileError);
+    expect(error.message).toMatchInlineSnapshot(`"The constant 1e+39 at tests/compiler/positions.test.ts:100:26 is a double (float64) value, which the gpu target computes in f32 (WGSL has no 64-bit floats), and f32 cannot hold it: it would be Infinity, not 1e+39. Use a constant within float32's range (about 1.2e-38 to 3.4e38), make the computation float32 on purpose (\`Math.fround(1e+39)\`), or use target 'cpu' or 'parallel'."`);
+  });
+
   it('give positions in the text of a kernel given as source text', () => {
     expect(() => vectorize(['float64(float64)'])('(x) => {\n  const y = x * 2;\n  return y + offset;\n}')).toThrowErrorMatchingInlineSnapshot(`
       [KernelCompileError: \`offset\` is not defined in the kernel: it is not a parameter, a local variable or a name in \`env\` (a kernel cannot see variables around it: pass constants and helper functions as \`{ env: { offset } }\`) (kernel line 3:14)
@@ -176,7 +186,7 @@ describe('run-time index errors', () => {
       })({ data: new Float32Array(8), shape: [2, 4] }),
     );
     expect(message).toMatchInlineSnapshot(`
-      "Index [4] is out of bounds for \`row\` at tests/compiler/positions.test.ts:174:62 (its shape is [4]). The outputs may be partially written.
+      "Index [4] is out of bounds for \`row\` at tests/compiler/positions.test.ts:184:62 (its shape is [4]). The outputs may be partially written.
         for (let i: number = 0; i <= row.length; i++) sum += row[i]!;
                                                              ^"
     `);
@@ -222,7 +232,7 @@ describe('run-time index errors', () => {
     const at = (row: Float32Array, i: number) => row[i]!;
     const f = guvectorize(['void(float32[:], float32[:])'], '(n)->()', { env: { at } })('(row, out) => {\n  out[0] = at(row, row.length);\n}');
     expect(await message(() => f(new Float32Array(3)), 'js')).toMatchInlineSnapshot(`
-      "Index [3] is out of bounds for \`row\` at tests/compiler/positions.test.ts:222:50 (its shape is [3]). The outputs may be partially written.
+      "Index [3] is out of bounds for \`row\` at tests/compiler/positions.test.ts:232:50 (its shape is [3]). The outputs may be partially written.
         const at = (row: Float32Array, i: number) => row[i]!;
                                                      ^"
     `);

@@ -23,7 +23,7 @@ import type { Runner, RunnerArgs } from '../cpu/memory-layout.js';
 import { shutdownError, watchLimits } from '../../cancellation.js';
 import type { CallLimits } from '../../plan.js';
 import { rebuildError, WorkerError } from './errors.js';
-import { placeAtSite, portableSites } from '../../compiler/source-excerpt.js';
+import { placeInFile, portableSites } from '../../compiler/source-excerpt.js';
 import type { ArgumentSet, RunnerSource } from './kernel-cache.js';
 import type { InputPipeline } from './staging.js';
 import {
@@ -585,7 +585,7 @@ export class WorkerPool {
         const error = rebuildError(reported.name, reported.message);
         // The worker's runner has no functions: the site here has, to say the user's position.
         const site = reported.site === undefined ? undefined : running.job.runner?.sites[reported.site];
-        if (site) placeAtSite(error, site);
+        if (site) placeInFile(error, site, site.array);
         lowest = { chunk: reported.chunk, error };
       }
     }

@@ -10,7 +10,8 @@
 import type { Expr, Stmt, TypedKernel, ValueType } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { type DType, isBigInt } from '../../../dtypes.js';
-import { TargetUnavailableError } from '../../../errors.js';
+import { type SourceLocation, TargetUnavailableError } from '../../../errors.js';
+import { placeInFile, textPosition } from '../../../compiler/source-excerpt.js';
 import { forEachExpr } from '../../../compiler/ir-walk.js';
 
 /** Array dimensions a gpu kernel may index (the bounds-check record keeps up to this many indices). */
@@ -36,8 +37,10 @@ const REFUSALS: Partial<Record<DType, string>> = {
  * // (WGSL has no 64-bit floats): declare float32, or use target 'cpu' or 'parallel'.
  */
 export function checkGpuKernel(kernel: TypedKernel, signature: string, float64: 'error' | 'float32' = 'error'): void {
-  const refuse = (what: string): never => {
-    throw new TargetUnavailableError(`Signature \`${signature}\`: ${what}, or use target 'cpu' or 'parallel'.`);
+  const refuse = (what: string, at?: SourceLocation): never => {
+    const error = new TargetUnavailableError(`Signature \`${signature}\`: ${what}, or use target 'cpu' or 'parallel'.`);
+    if (at) placeInFile(error, textPosition(at));
+    throw error;
   };
   const signatureTypes: ValueType[] = [...kernel.params.map((p) => p.type), ...(kernel.returnType === 'void' ? [] : [kernel.returnType])];
   for (const t of signatureTypes) {
@@ -60,7 +63,7 @@ export function checkGpuKernel(kernel: TypedKernel, signature: string, float64: 
   const visit = (body: readonly Stmt[], where: string) =>
     forEachExpr(body, (e: Expr) => {
       if (e.type === 'int64' || e.type === 'uint64') {
-        refuse(`${where} uses a 64-bit integer (${e.type}) at kernel line ${e.loc.line}:${e.loc.column}, which WGSL does not have: use int32 or uint32`);
+        refuse(`${where} uses a 64-bit integer (${e.type}) at kernel line ${e.loc.line}:${e.loc.column}, which WGSL does not have: use int32 or uint32`, e.loc);
       }
     });
   visit(kernel.body, 'the kernel');

@@ -22,9 +22,9 @@
  */
 import { type DType, isFloat } from '../../../dtypes.js';
 import type { Argument, Expr, HelperFunction, Stmt, Variable } from '../../../compiler/ir.js';
-import { type IndexCheckSite, indexCheckSite } from '../../../compiler/source-excerpt.js';
+import { type IndexCheckSite, indexCheckSite, placeInFile, textPosition } from '../../../compiler/source-excerpt.js';
 import type { MathFunction } from '../../../compiler/math-functions.js';
-import { KernelCompileError } from '../../../errors.js';
+import { KernelCompileError, type SourceLocation } from '../../../errors.js';
 import { constantValue } from '../../../compiler/constant-folding.js';
 import type { IntegralDoubles, ValueContext } from '../../../compiler/passes/integral-doubles.js';
 import { type ArrayAccessNode, findInBoundsAccesses } from '../../../compiler/passes/bounds.js';
@@ -368,9 +368,9 @@ export class FunctionEmitter {
     if (rep === 'f32' && e.type === 'float64' && typeof value === 'number' && Number.isFinite(value) && value !== 0) {
       const single = Math.fround(value);
       if (!Number.isFinite(single) || single === 0) {
-        throw new KernelCompileError(
-          `The constant ${value} at kernel line ${e.loc.line}:${e.loc.column} is a double (float64) value, which the gpu target computes in f32 (WGSL has no 64-bit floats), and f32 cannot hold it: it would be ${single}, not ${value}. Use a constant within float32's range (about 1.2e-38 to 3.4e38), make the computation float32 on purpose (\`Math.fround(${value})\`), or use target 'cpu' or 'parallel'.`,
+        throw refusedAt(
           e.loc,
+          `The constant ${value} at kernel line ${e.loc.line}:${e.loc.column} is a double (float64) value, which the gpu target computes in f32 (WGSL has no 64-bit floats), and f32 cannot hold it: it would be ${single}, not ${value}. Use a constant within float32's range (about 1.2e-38 to 3.4e38), make the computation float32 on purpose (\`Math.fround(${value})\`), or use target 'cpu' or 'parallel'.`,
         );
       }
     }
@@ -591,9 +591,9 @@ export class FunctionEmitter {
     const F = Math.floor(c);
     const fraction = c - F;
     if (Math.abs(c) >= 2 ** 32 || fraction < 2 ** -18 || fraction > 1 - 2 ** -18) {
-      throw new KernelCompileError(
-        `The constant ${c} at kernel line ${e.loc.line}:${e.loc.column} is added to or subtracted from an integer and the result converted to an integer type; the gpu target computes that exactly only for constants below 2^32 in magnitude whose fraction is at least 2^-18 from an integer (WGSL has no 64-bit floats, and f32 would round the sum). Round the constant to what you mean (\`Math.floor\`, \`Math.ceil\`), or use target 'cpu' or 'parallel'.`,
+      throw refusedAt(
         e.loc,
+        `The constant ${c} at kernel line ${e.loc.line}:${e.loc.column} is added to or subtracted from an integer and the result converted to an integer type; the gpu target computes that exactly only for constants below 2^32 in magnitude whose fraction is at least 2^-18 from an integer (WGSL has no 64-bit floats, and f32 would round the sum). Round the constant to what you mean (\`Math.floor\`, \`Math.ceil\`), or use target 'cpu' or 'parallel'.`,
       );
     }
     const [x] = this.operands([integer.operand], pre, ind);
@@ -779,6 +779,13 @@ function f32Literal(n: number, support: SupportLibrary): string {
 }
 
 /** Wraps a compound expression in parentheses unless it already is one or is atomic. */
+/** The gpu's refusal of the construct at `loc`, its position said in the user's file when the message is read. */
+function refusedAt(loc: SourceLocation, message: string): KernelCompileError {
+  const error = new KernelCompileError(message, { line: loc.line, column: loc.column });
+  placeInFile(error, textPosition(loc));
+  return error;
+}
+
 export function paren(text: string): string {
   return /^[A-Za-z0-9_.]+$/.test(text) || isWrapped(text) ? text : `(${text})`;
 }
