@@ -35,7 +35,8 @@ export const INLINE_SECONDS = 3e-3;
 /**
  * Timed calls of each place before the choice, after a first call in each that is not timed: it
  * compiles the kernel there (the calling thread's Wasm code for ordinary arrays differs from the
- * workers'), 25 ms for a table-lookup kernel where each later call takes 1 ms.
+ * workers'), 25 ms for a table-lookup kernel where each later call takes 1 ms. (An awaited call
+ * holds its event loop for that compile once, as any first call on the calling thread does.)
  */
 const TRIALS = 2;
 const FIRST_RECHECK = 16;
