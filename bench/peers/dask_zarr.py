@@ -10,7 +10,7 @@ zarr-python reads and writes off the GIL). Each repetition writes a fresh output
 after it outside the timing; the timing covers building the graph, reading, the kernel and writing
 (not the imports, not Numba's compilation: `@vectorize` with a signature compiles when defined; a
 warm-up over two chunks starts zarr-python's event loop and Dask's threads). Prints one JSON object: the median wall time of REPS runs, the runs,
-and the versions.
+the Numba ufunc's own time on one chunk (median of 5 calls), and the versions.
 
 usage: dask_zarr.py STORE INPUT KIND THREADS REPS      (KIND: compute | memory)
 """
@@ -77,9 +77,18 @@ def main():
         chunks = x.numblocks[0]
         run("warm", blocks=2)  # zarr-python's event loop and thread pools start here
         times = [run(r) for r in range(reps)]
+    # The Numba ufunc alone on one chunk (the values bench/cluster.ts's input holds), median of 5:
+    # what the kernel costs against the reading and writing around it.
+    one = (np.arange(x.chunks[0][0]) % 10007 / 1000).astype(np.float32)
+    kernel_times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        f(one)
+        kernel_times.append((time.perf_counter() - start) * 1000)
     print(json.dumps({
         "medianMs": statistics.median(times),
         "runs": times,
+        "kernelMsPerChunk": statistics.median(kernel_times),
         "chunks": chunks,
         "dask": dask.__version__,
         "zarr": zarr.__version__,

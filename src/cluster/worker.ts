@@ -39,7 +39,7 @@ export interface WorkerOptions extends RedisConnection {
    * kernel runs, the next ones are read and the last ones written. Kernels run one at a time —
    * on the cpu target on the worker's kernel thread (kernel-thread.ts), so the reads and writes
    * never wait for them — and memory holds this many chunks of every operand. With 1, a worker
-   * reads, computes and writes each chunk in turn, and takes its next job after. @default 2
+   * reads, computes and writes each chunk in turn, and takes its next job after. @default 3
    */
   readonly concurrency?: number;
   /**
@@ -94,12 +94,13 @@ async function openCached(root: string, path: string): Promise<ZarrArray> {
 const CACHED_UFUNCS = 64;
 
 /**
- * Chunks in flight by default: one in the kernel while another is read or written. A third lets
- * reading and writing overlap too (where both take about as long as the kernel: a memory-bound
- * kernel over 8 MiB chunks), but each job held beyond the one running waits, at the end of a call,
- * while other workers may have none left (bench/cluster-overhead.ts measures 1, 2 and 3).
+ * Chunks in flight by default: one in the kernel, one read and one written at the same time. With
+ * 8 MiB chunks of a memory-bound kernel, where the three take about as long, one worker's time per
+ * chunk beyond the kernel is about 2 ms with 3, 3 ms with 2 and 13 ms with 1 on a 16-core host
+ * (bench/results/cluster-overhead-intel-xeon-16c.md). The cost: at the end of a call a worker may
+ * hold two jobs waiting for its kernel while another has none left.
  */
-const DEFAULT_CONCURRENCY = 2;
+const DEFAULT_CONCURRENCY = 3;
 
 /** At most `n` holders at once; the others wait in the order they came. */
 function slots(n: number): { take(): Promise<void>; give(): void } {
