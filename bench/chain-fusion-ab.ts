@@ -231,7 +231,10 @@ for (const n of SIZES) {
 }
 
 const machine = describeMachine(gpuSummary);
-const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout?.trim() || 'unknown';
+// The commit of this checkout, not of a repository around a copy without .git (the GPU host runs copies).
+const root = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+const top = spawnSync('git', ['rev-parse', '--show-toplevel'], { cwd: root, encoding: 'utf8' }).stdout?.trim();
+const commit = top === root ? spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout.trim() : 'unknown (not a git checkout)';
 const med = (r: Row, f: (s: Sample) => number, fmt: (x: number) => string) => (r.samples ? fmt(median(r.samples.map(f))) : '');
 const table = markdownTable(
   [

@@ -320,7 +320,7 @@ describe.runIf(gpuAvailable)('lookup tables on the gpu', () => {
   });
 
   it('a recorded chain of table kernels on device arrays fuses into one kernel that reads both tables', async () => {
-    // Automatic chain fusion is opt-in (setGpuOptions({ fuseChains: true })); with it on, the two
+    // Automatic chain fusion (on by default, setGpuOptions({ fuseChains })): the two
     // calls run as one kernel binding both tables once the fused kernel has compiled.
     setChainFusion(true);
     const T = Int32Array.of(3, -5, 8);
@@ -340,7 +340,7 @@ describe.runIf(gpuAvailable)('lookup tables on the gpu', () => {
         await fusedKernelsCompiled();
       }
     } finally {
-      setChainFusion(false);
+      setChainFusion(true); // the default
     }
     expect(chainFusionStats.fusedDispatches).toBeGreaterThan(fusedBefore);
   });

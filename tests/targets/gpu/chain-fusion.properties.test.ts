@@ -38,8 +38,8 @@ const step = fc.record({
 });
 
 describeGpu('automatic fusion, randomly', { timeout: 120_000 }, () => {
-  beforeAll(() => setChainFusion(true)); // opt-in: setGpuOptions({ fuseChains: true })
-  afterAll(() => setChainFusion(false));
+  beforeAll(() => setChainFusion(true)); // the default
+  afterAll(() => setChainFusion(true));
   it('gives every held array the bits of the calls recorded one by one', async () => {
     const before = chainFusionStats.fusedDispatches;
     await fc.assert(

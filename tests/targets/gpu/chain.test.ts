@@ -63,7 +63,7 @@ describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
   // These count the submissions, passes, params slots and bindings of calls recorded one by one;
   // chain-fusion.test.ts covers calls held and fused (an in-place chain of `axpy` would fuse).
   beforeAll(() => setChainFusion(false));
-  afterAll(() => setChainFusion(false)); // the default
+  afterAll(() => setChainFusion(true)); // the default
   afterEach(async () => {
     setIdleReleaseMs(200);
     await synchronize().catch(() => {});
@@ -476,7 +476,7 @@ describeGpu('the buffer pool', { timeout: 60_000 }, () => {
 describeGpu('lean small read-backs', { timeout: 60_000 }, () => {
   // Counts the submissions and error scopes of calls recorded one by one (see above).
   beforeAll(() => setChainFusion(false));
-  afterAll(() => setChainFusion(false)); // the default
+  afterAll(() => setChainFusion(true)); // the default
   afterEach(async () => {
     setIdleReleaseMs(200);
     await synchronize().catch(() => {});

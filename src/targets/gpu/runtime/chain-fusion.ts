@@ -88,7 +88,7 @@ export function setHeldRecorder(r: HeldRecorder): void {
 }
 
 /**
- * Turns automatic fusion off or on (`setGpuOptions({ fuseChains })`, off by default), recording
+ * Turns automatic fusion off or on (`setGpuOptions({ fuseChains })`, on by default), recording
  * whatever is held when it goes off: for A/B measurements and tests.
  *
  * @param on whether element-wise calls on device arrays are held for fusion

@@ -29,17 +29,15 @@ export interface GpuOptions {
   readonly devices: number | 'all';
   /**
    * Whether consecutive element-wise calls on device arrays are held and run as one kernel
-   * (chain-fusion.ts; docs/gpu.md, "Automatic fusion of call chains"). Off by default: holding a
-   * call until the end of the current task costs each awaited call more than the fused kernel
-   * saves — three awaited calls at 2^16 float32 took 0.34 ms fused against 0.10–0.17 ms one by one
-   * on an H100, and 0.34–0.57 against 0.23 ms at 2^24 (bench/results/chain-fusion-ab-h100.md).
-   * `fuse(fn)` fuses a chain without that cost.
-   * @default false
+   * (chain-fusion.ts; docs/gpu.md, "Automatic fusion of call chains"): the results are those of the
+   * calls one by one; `false` records every call as it is made (for comparisons, or to see each
+   * call's own dispatch in a profiler).
+   * @default true
    */
   readonly fuseChains: boolean;
 }
 
-const DEFAULTS: GpuOptions = { memoryLimit: 4 * 2 ** 30, devices: 1, fuseChains: false };
+const DEFAULTS: GpuOptions = { memoryLimit: 4 * 2 ** 30, devices: 1, fuseChains: true };
 let current: GpuOptions = DEFAULTS;
 
 /**
@@ -52,7 +50,7 @@ let current: GpuOptions = DEFAULTS;
  * @example
  * setGpuOptions({ memoryLimit: 8 * 2 ** 30 }); // stream calls whose host arrays exceed 8 GiB
  * setGpuOptions({ devices: 'all' });           // spread calls over every GPU of the host
- * setGpuOptions({ fuseChains: true });         // run chains of element-wise device calls as one kernel
+ * setGpuOptions({ fuseChains: false });        // record every call as it is made, none fused
  */
 export function setGpuOptions(options: Partial<GpuOptions>): void {
   if (options === null || typeof options !== 'object') throw new ArgumentError(`setGpuOptions: expected an object of options, found ${options === null ? 'null' : typeof options}.`);
