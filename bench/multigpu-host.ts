@@ -11,6 +11,7 @@
  *
  *   npx tsx bench/multigpu-host.ts --quick                    # lavapipe: small sizes
  *   npx tsx bench/multigpu-host.ts --saxpy-log2 28 --chunk-mib 192,384,768,whole --limit-gib 2 --events
+ *   npx tsx bench/multigpu-host.ts --quick --shared             # arrays in SharedArrayBuffers
  *
  * `--events` writes every traced event of every call, as it happens (synchronously: a process
  * that dies leaves what it did last), to bench/results/multigpu-host-events.log. Prints the table
@@ -18,7 +19,7 @@
  */
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { setGpuOptions, vectorize } from '../src/index.js';
+import { setGpuOptions, sharedArray, vectorize } from '../src/index.js';
 import { describeAdapter, setIdleReleaseMs, shutdownDevice } from '../src/targets/gpu/runtime/device.js';
 import { setChunkBytes } from '../src/targets/gpu/runtime/streaming.js';
 import { setTransferTrace, type TransferEvent } from '../src/targets/gpu/runtime/transfer-trace.js';
@@ -46,14 +47,17 @@ setGpuOptions({ devices: Math.max(...DEVICE_COUNTS) }); // device 0 is the same 
 const adapter = await describeAdapter();
 console.error(`gpu: ${adapter}`);
 const saxpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+// `--shared`: the arrays in SharedArrayBuffers, so that on several devices each device's block is
+// copied by a worker thread of its own (runtime/device-workers.ts; not traced: the trace is this thread's).
+const SHARED = args.includes('--shared');
 const values = (n: number, seed: number) => {
-  const v = new Float32Array(n);
+  const v = SHARED ? sharedArray(n, 'float32') : new Float32Array(n);
   for (let i = 0; i < n; i++) v[i] = (((i + seed) * 7919) % 1000) / 100 - 5;
   return v;
 };
 const xs = values(SAXPY_N, 1);
 const ys = values(SAXPY_N, 2);
-const zs = new Float32Array(SAXPY_N);
+const zs = SHARED ? sharedArray(SAXPY_N, 'float32') : new Float32Array(SAXPY_N);
 step(`arrays of 2^${Math.log2(SAXPY_N)} float32 made`);
 /** The first call's result: every other call must give its bits (a GPU may fuse a * x + y). */
 let expected: Float32Array | undefined;
@@ -77,7 +81,7 @@ let check = 'ok';
 for (const chunk of CHUNKS) {
   setChunkBytes(chunk === 'whole' ? 2 ** 50 : Number(chunk) * 2 ** 20);
   for (const [mode, limit] of [['host', NO_STREAMING], ['streamed', LIMIT]] as const) {
-    const row: Row = { work: `SAXPY 2^${Math.log2(SAXPY_N)}, ${mode === 'host' ? 'from host arrays' : `streamed under ${fmtBytes(LIMIT)} per device`}, chunks of ${chunk === 'whole' ? 'the whole part' : `≤ ${chunk} MiB of operands`}`, ms: [], traces: [] };
+    const row: Row = { work: `SAXPY 2^${Math.log2(SAXPY_N)}, ${mode === 'host' ? `from ${SHARED ? 'shared ' : ''}host arrays` : `${SHARED ? 'shared, ' : ''}streamed under ${fmtBytes(LIMIT)} per device`}, chunks of ${chunk === 'whole' ? 'the whole part' : `≤ ${chunk} MiB of operands`}`, ms: [], traces: [] };
     rows.push(row);
     for (const devices of DEVICE_COUNTS) {
       setGpuOptions({ devices, memoryLimit: limit });
@@ -130,7 +134,7 @@ const report = [
 ].join('\n');
 console.log(report);
 const slug = adapter.split(':')[0]!.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
-writeFileSync(`${dir}multigpu-host-${slug}${quick ? '-quick' : ''}.md`, `${report}\n`);
+writeFileSync(`${dir}multigpu-host-${slug}${SHARED ? '-shared' : ''}${quick ? '-quick' : ''}.md`, `${report}\n`);
 shutdownDevice();
 
 /** One traced call in a line: per device, its chunks and the host copies it waited for. */

@@ -70,6 +70,7 @@ export const browserPlatform: Platform = {
   // A page sees one adapter: several devices share it.
   requestAdapterFor: async () => (await loadGpu()).requestAdapter(),
   gpuCount: () => 1,
+  withGpuSelected: (_slot, _count, open) => open(),
   diagnoseMissingAdapter: () =>
     "the browser offers WebGPU but gave no adapter (WebGPU may be disabled, or the GPU blocklisted: see chrome://gpu); pass a device with `setDevice(device)`, or use target 'cpu' or 'parallel'.",
   createContextStore,

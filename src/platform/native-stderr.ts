@@ -29,6 +29,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, unli
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { isMainThread } from 'node:worker_threads';
 
 const STDERR = 2;
 
@@ -64,7 +65,9 @@ interface Diversion {
 
 /** Points fd 2 at a temporary file; undefined where that cannot be done safely. */
 function divertStderr(): Diversion | undefined {
-  if (process.platform !== 'linux' || !canReopenStderr()) return undefined;
+  // Not from a worker thread (a gpu worker's Dawn instance lists the GPUs too): fd 2 is the whole
+  // process's, and the main thread may be writing to it or opening files meanwhile.
+  if (process.platform !== 'linux' || !isMainThread || !canReopenStderr()) return undefined;
   let original: number | undefined;
   let capture: number | undefined;
   try {

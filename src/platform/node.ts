@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { delimiter, join } from 'node:path';
 import { TargetUnavailableError } from '../errors.js';
-import { startNodeWorker } from '../targets/parallel/spawn-node.js';
+import { startNodeGpuWorker, startNodeWorker } from '../targets/parallel/spawn-node.js';
 import { functionOrigin } from './function-origin.js';
 import { DAWN_LIMIT_WARNING, withStderrLinesDropped } from './native-stderr.js';
 import { type ContextStore, installPlatform, type Platform } from './platform.js';
@@ -103,25 +103,37 @@ export function gpuSelector(slot: number): string | undefined {
  * Without several GPUs (lavapipe, one card), every slot asks the one instance again.
  */
 async function requestAdapterFor(slot: number, count: number): Promise<GPUAdapter | null> {
-  const selector = count > 1 ? gpuSelector(slot) : undefined;
-  if (selector === undefined) return (await loadGpu()).requestAdapter();
+  if (count <= 1 || gpuSelector(slot) === undefined) return (await loadGpu()).requestAdapter();
   const pinned = pinnedInstances.get(slot);
   if (pinned) return pinned.requestAdapter();
   const webgpu = await loadWebGpu();
-  const request = pinning.then(async () => {
+  return withGpuSelected(slot, count, () => {
+    const gpu = pinnedInstances.get(slot) ?? webgpu.create(DAWN_FLAGS);
+    pinnedInstances.set(slot, gpu);
+    return firstAdapterRequest(gpu);
+  });
+}
+
+/**
+ * Runs `open` with `DRI_PRIME` naming GPU `slot` (see {@link gpuSelector}), one `open` at a time:
+ * for a Dawn instance's first adapter request, made in this thread or in a gpu worker (whose own
+ * `process.env` native code does not read). Just runs `open` where there is nothing to choose.
+ */
+function withGpuSelected<T>(slot: number, count: number, open: () => Promise<T>): Promise<T> {
+  const selector = count > 1 ? gpuSelector(slot) : undefined;
+  if (selector === undefined) return open();
+  const run = pinning.then(async () => {
     const before = process.env.DRI_PRIME;
     process.env.DRI_PRIME = selector;
     try {
-      const gpu = pinnedInstances.get(slot) ?? webgpu.create(DAWN_FLAGS);
-      pinnedInstances.set(slot, gpu);
-      return await firstAdapterRequest(gpu);
+      return await open();
     } finally {
       if (before === undefined) delete process.env.DRI_PRIME;
       else process.env.DRI_PRIME = before;
     }
   });
-  pinning = request.catch(() => {});
-  return request;
+  pinning = run.catch(() => {});
+  return run;
 }
 
 async function loadWebGpu(): Promise<WebGpuModule> {
@@ -251,6 +263,8 @@ export const nodePlatform: Platform = {
   loadGpu,
   requestAdapterFor,
   gpuCount: () => Math.max(1, gpuBuses().length),
+  withGpuSelected,
+  startGpuWorker: startNodeGpuWorker,
   diagnoseMissingAdapter,
   createContextStore,
   functionOrigin,

@@ -43,6 +43,25 @@ export interface PoolWorkerInit {
   onExit(code: number): void;
 }
 
+/** A worker thread that runs gpu work on a WebGPU device of its own (Node: targets/gpu/runtime/device-worker.ts). */
+export interface GpuWorkerHandle {
+  postMessage(message: unknown): void;
+  /** Lets the worker keep the process alive while a call waits for it. */
+  ref(): void;
+  unref(): void;
+  /** Ends the thread; only while it has nothing of WebGPU's pending (dawn.node aborts the process otherwise). */
+  terminate(): Promise<void>;
+}
+
+/** What a gpu worker is started with: the hooks through which its owner hears back. */
+export interface GpuWorkerInit {
+  readonly name: string;
+  onMessage(message: unknown): void;
+  /** The worker threw or failed to load. */
+  onError(error: Error): void;
+  onExit(code: number): void;
+}
+
 /** Keeps a value for the duration of a function and everything it awaits (AsyncLocalStorage). */
 export interface ContextStore<T> {
   run<R>(value: T, fn: () => R): R;
@@ -89,6 +108,14 @@ export interface Platform {
   requestAdapterFor(slot: number, count: number): Promise<GPUAdapterOrNull>;
   /** How many GPUs the host has, for `devices: 'all'` (1 where that cannot be told). */
   gpuCount(): number;
+  /**
+   * Runs `open`, which makes a WebGPU instance list its adapters, while such an instance sees only
+   * GPU `slot` of `count` (Node: the device-select layer's `DRI_PRIME`, set in the one environment
+   * native code reads, one `open` at a time); just runs it where there is nothing to choose.
+   */
+  withGpuSelected<T>(slot: number, count: number, open: () => Promise<T>): Promise<T>;
+  /** Starts a gpu worker thread (device-workers.ts); absent where there are none (a page). */
+  startGpuWorker?(init: GpuWorkerInit): GpuWorkerHandle;
   /** Why no adapter was found, and what to do about it. */
   diagnoseMissingAdapter(): string;
   createContextStore<T>(): ContextStore<T>;

@@ -12,6 +12,7 @@ import { abandonDevice } from './runtime/device.js';
 import { runOnGpu } from './runtime/dispatch.js';
 import { overlappingInputs, withInputsCopied } from './runtime/overlaps.js';
 import { placeCall, runAcross, splitSlots } from './runtime/multi-device.js';
+import { runOnDeviceWorker, runsOnDeviceWorkers } from './runtime/device-workers.js';
 import { chunkBudget, hostOperandBytes, needsStreaming, runStreamed } from './runtime/streaming.js';
 import { getGpuOptions } from './runtime/gpu-options.js';
 import { describeDoubles } from './codegen/precision.js';
@@ -56,7 +57,10 @@ function explainCall(plan: CallPlan): string {
   const doubles = describeDoubles(plan.kernel);
   if (doubles) parts.push(doubles);
   const slots = splitSlots(plan);
-  if (slots) parts.push(`Its loop is split over ${slots.length} devices (setGpuOptions({ devices })), one block of the outermost dimension each.`);
+  if (slots) {
+    const copies = runsOnDeviceWorkers(plan) ? ', each copied to and from its device by a worker thread of its own (its arrays are SharedArrayBuffers)' : '';
+    parts.push(`Its loop is split over ${slots.length} devices (setGpuOptions({ devices })), one block of the outermost dimension each${copies}.`);
+  }
   const budget = chunkBudget(plan);
   if (budget !== undefined) {
     const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
@@ -95,7 +99,9 @@ function runSeparated(plan: CallPlan): Promise<void> {
  */
 function runWithinMemory(plan: CallPlan): Promise<void> {
   const slots = splitSlots(plan);
-  return slots ? runAcross(plan, slots, runOnOneDevice) : runOnOneDevice(plan);
+  if (!slots) return runOnOneDevice(plan);
+  // Shared host arrays: each block's copies on its own GPU's worker thread (device-workers.ts).
+  return runAcross(plan, slots, runsOnDeviceWorkers(plan) ? runOnDeviceWorker : runOnOneDevice);
 }
 
 function runOnOneDevice(plan: CallPlan): Promise<void> {

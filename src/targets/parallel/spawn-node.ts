@@ -1,5 +1,6 @@
 /**
- * Starts a worker of the parallel target in Node (`worker_threads`).
+ * Starts the library's worker threads in Node (`worker_threads`): the parallel target's, and the
+ * gpu target's worker per GPU ({@link startNodeGpuWorker}).
  *
  * Where the script comes from: `worker.js` beside this module (`new URL('./worker.js',
  * import.meta.url)`), which is where it sits in the published package and where a bundle finds it
@@ -13,8 +14,8 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, type WorkerOptions } from 'node:worker_threads';
 import { TargetUnavailableError } from '../../errors.js';
-import type { PoolWorkerHandle, PoolWorkerInit } from '../../platform/platform.js';
-import { sourceBootstrap } from '../../platform/source-worker.js';
+import type { GpuWorkerHandle, GpuWorkerInit, PoolWorkerHandle, PoolWorkerInit } from '../../platform/platform.js';
+import { sourceBootstrap, startSourceWorker } from '../../platform/source-worker.js';
 import type { NodeWorkerData } from './worker.js';
 
 function startWorker(init: PoolWorkerInit, options: WorkerOptions): Worker {
@@ -63,5 +64,35 @@ export function startNodeWorker(init: PoolWorkerInit): PoolWorkerHandle {
     // Undocumented but stable since Node 14: a stopped worker reports an idle time of -1. It is
     // the one sign of a death (out of memory, say) that needs no event on this thread.
     hasStopped: () => worker.performance.eventLoopUtilization().idle < 0,
+  };
+}
+
+/**
+ * Starts a worker thread of the gpu target (targets/gpu/runtime/device-worker.ts), from its `.js`
+ * where the package is built, else from source.
+ *
+ * @param init the hooks through which the caller hears back
+ * @returns the handle; the worker keeps the process alive until `unref()`
+ * @throws TargetUnavailableError when the worker's script is missing (a bundle without it)
+ */
+export function startNodeGpuWorker(init: GpuWorkerInit): GpuWorkerHandle {
+  const js = new URL('../gpu/runtime/device-worker.js', import.meta.url);
+  const worker = startSourceWorker(js, new URL('../gpu/runtime/device-worker.ts', import.meta.url), { name: init.name });
+  if (!worker) {
+    throw new TargetUnavailableError(
+      `The gpu target's worker script is missing: ${fileURLToPath(js)} does not exist. Calls on shared arrays across several GPUs need it (bundle it beside the library), or pass ordinary arrays.`,
+    );
+  }
+  worker.on('message', (message) => init.onMessage(message));
+  // Without a listener an `error` event would be thrown on the calling thread.
+  worker.on('error', (error) => init.onError(error));
+  worker.on('exit', (code) => init.onExit(code));
+  return {
+    postMessage: (message) => worker.postMessage(message),
+    ref: () => worker.ref(),
+    unref: () => worker.unref(),
+    terminate: async () => {
+      await worker.terminate();
+    },
   };
 }

@@ -427,6 +427,11 @@ export function setIdleReleaseMs(ms: number): void {
   for (const record of live) if (record) armIdleTimer(record);
 }
 
+/** How long a device may sit idle now ({@link setIdleReleaseMs}); the gpu workers' devices follow it. */
+export function currentIdleReleaseMs(): number {
+  return idleReleaseMs;
+}
+
 function armIdleTimer(record: LiveDevice): void {
   if (record.idleTimer) cancelTimeout(record.idleTimer);
   record.idleTimer = undefined;

@@ -64,16 +64,16 @@ export function splitSlots(plan: CallPlan): number[] | undefined {
  *
  * @param plan the call
  * @param slots the devices, from {@link splitSlots}
- * @param runOne runs one block on the current device
+ * @param runOne runs one block on device `slot` (the current device, or that GPU's worker thread)
  */
-export async function runAcross(plan: CallPlan, slots: readonly number[], runOne: (part: CallPlan) => Promise<void>): Promise<void> {
+export async function runAcross(plan: CallPlan, slots: readonly number[], runOne: (part: CallPlan, slot: number) => Promise<void>): Promise<void> {
   // Each block writes its results home when done, while others may still read their inputs.
   const separated = withOverlapsCopied(plan);
   let start = 0;
   const blocks = splitRows(separated.loopShape[0]!, slots.length).map((rows, k) => {
     const part = sliceLoop(separated, 0, start, rows);
     start += rows;
-    return onDevice(slots[k]!, () => runOne(part)).catch(namingDevice(slots[k]!));
+    return onDevice(slots[k]!, () => runOne(part, slots[k]!)).catch(namingDevice(slots[k]!));
   });
   const settled = await Promise.allSettled(blocks);
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -64,6 +64,11 @@ export function setChunkBytes(bytes: number | undefined): number {
   return previous;
 }
 
+/** The most host-operand bytes of one chunk now (passed to the gpu workers with each part of a call). */
+export function currentChunkBytes(): number {
+  return chunkBytes;
+}
+
 /**
  * Device bytes the call's host operands take: each distinct host region once, in the pool's
  * size classes (what it will actually allocate).
@@ -229,7 +234,7 @@ async function runChunk(part: CallPlan, run: (part: CallPlan) => Promise<void>, 
 }
 
 /**
- * The plan with each host input that shares memory with a host output (other than the very same
+ * The plan with each host input that shares bytes with a host output (other than the very same
  * view, an in-place call) replaced by a copy of its elements: chunks write results home while
  * later chunks still have inputs to read.
  */
@@ -243,10 +248,18 @@ export function withOverlapsCopied(plan: CallPlan): CallPlan {
   const operands = plan.operands.map((o, j) => {
     if (j >= plan.nin || o.scalar !== undefined || isDeviceResident(o.data)) return o;
     const data = o.data as TypedArray;
-    const shares = hostOutputs.some((out) => (out.data as TypedArray).buffer === data.buffer && !sameView(out, o));
+    const shares = hostOutputs.some((out) => bytesIntersect(out.data as TypedArray, data) && !sameView(out, o));
     if (!shares) return o;
     copied = true;
     return { ...o, data: data.slice() as TypedArray };
   });
   return copied ? { ...plan, operands } : plan;
+}
+
+/**
+ * Whether two typed arrays share bytes: not merely a buffer (two `sharedArray`s may both lie in
+ * the Wasm engine's memory, apart).
+ */
+function bytesIntersect(a: TypedArray, b: TypedArray): boolean {
+  return a.buffer === b.buffer && a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
 }
