@@ -83,7 +83,8 @@ function gpuBuses(): string[] {
  * host (Mesa's device-select layer; `pci-0000_00_06_0!`), or undefined where the host has fewer
  * than two GPUs or no GPU `slot`. Only the main thread's `process.env` reaches native code: a
  * worker's is its own copy, so a Dawn instance made in a worker is pinned by setting this in the
- * main thread around the worker's first `requestAdapter` (bench/multigpu-copy-threads.ts).
+ * main thread around the worker's first `requestAdapter` ({@link withGpuSelected}: the gpu
+ * target's worker per GPU, targets/gpu/runtime/device-workers.ts).
  *
  * @param slot 0 … GPUs − 1
  * @example

@@ -105,7 +105,11 @@ function workerFor(slot: number): DeviceWorker {
     .then((reply) => (reply.ok && reply.adapter) || '');
   worker.opened.then(
     (adapter) => (labels[slot] = adapter),
-    () => {},
+    () => {
+      // No device in the worker (the call that waited says why): the next call tries a new one.
+      if (workers.get(slot) === worker) workers.delete(slot);
+      if (worker.waiting.size === 0) void worker.handle.terminate();
+    },
   );
   return worker;
 }
