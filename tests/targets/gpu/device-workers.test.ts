@@ -65,6 +65,15 @@ describeGpu('one worker thread per GPU for calls on shared host arrays', () => {
     expect(firstDifference(two, one)).toBe(-1);
   });
 
+  it('explain says when the blocks are copied by the GPUs\' worker threads', async () => {
+    setGpuOptions({ devices: 2 });
+    const xs = shared(1000);
+    const out = sharedArray(1000, 'float32');
+    await saxpy(1, xs, xs, { out }); // loads the target
+    expect(saxpy.explain(1, xs, xs, { out })).toMatch(/split over 2 devices \(setGpuOptions\(\{ devices \}\)\), one block of the outermost dimension each, each copied to and from its device by a worker thread of its own/);
+    expect(saxpy.explain(1, new Float32Array(1000), xs, { out })).not.toMatch(/worker thread/);
+  });
+
   it('ordinary arrays, or an ordinary out, keep the calling thread', async () => {
     const n = 20_001;
     const xs = shared(n);

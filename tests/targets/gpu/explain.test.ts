@@ -3,16 +3,19 @@
  * (plain JS numbers) run in f32 and which stay exact in i32, as the WGSL code generator decides,
  * and the choices made for the call (several devices, streaming, index checks, fusion).
  */
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { getGpuOptions, guvectorize, setGpuOptions, vectorize } from '../../../src/index.js';
 import { describeGpu } from '../../gpu-available.js';
 import { setChunkBytes } from '../../../src/targets/gpu/runtime/streaming.js';
 
 const DEFAULT_LIMIT = getGpuOptions().memoryLimit;
+/** The devices the run uses (UFUNC_TEST_GPU_DEVICES): these texts are one device's; tests/targets/gpu/device-workers.test.ts has several's. */
+const DEVICES = getGpuOptions().devices;
 
 describeGpu('explain on the gpu', () => {
+  beforeEach(() => setGpuOptions({ devices: 1 }));
   afterEach(() => {
-    setGpuOptions({ memoryLimit: DEFAULT_LIMIT, fuseChains: true }); // the defaults
+    setGpuOptions({ memoryLimit: DEFAULT_LIMIT, fuseChains: true, devices: DEVICES }); // the defaults, and the run's devices
     setChunkBytes(undefined);
   });
 

@@ -23,6 +23,7 @@
  *   released when idle as the calling thread's is. `resetDevice()` ends the idle workers.
  */
 import { WorkerError } from '../../../errors.js';
+import type { TypedKernel } from '../../../compiler/ir.js';
 import { type CallPlan, isDeviceResident } from '../../../plan.js';
 import { type GpuWorkerHandle, platform } from '../../../platform/platform.js';
 import { rebuildError } from '../../parallel/errors.js';
@@ -80,7 +81,47 @@ let minBytes = MIN_BYTES;
 export async function runOnDeviceWorker(part: CallPlan, slot: number): Promise<void> {
   const worker = workerFor(slot);
   await worker.opened;
-  await ask(worker, { op: 'run', plan: part, settings: { memoryLimit: getGpuOptions().memoryLimit, chunkBytes: currentChunkBytes(), idleReleaseMs: currentIdleReleaseMs() } });
+  await ask(worker, { op: 'run', plan: { ...part, kernel: cloneableKernel(part.kernel) }, settings: { memoryLimit: getGpuOptions().memoryLimit, chunkBytes: currentChunkBytes(), idleReleaseMs: currentIdleReleaseMs() } });
+}
+
+/** Each kernel as a worker can receive it, made once. */
+const cloneableKernels = new WeakMap<TypedKernel, TypedKernel>();
+
+/**
+ * `kernel` without the functions its IR names (the kernel's and its helpers' own, kept so that
+ * errors point into the user's file): functions cannot be sent to a thread. Objects referenced
+ * twice stay one object; typed arrays (lookup tables) are kept as they are. An index error in a
+ * worker therefore names the kernel's line, not the file position the calling thread would give.
+ */
+function cloneableKernel(kernel: TypedKernel): TypedKernel {
+  let cloneable = cloneableKernels.get(kernel);
+  if (!cloneable) {
+    cloneable = withoutFunctions(kernel, new Map()) as TypedKernel;
+    cloneableKernels.set(kernel, cloneable);
+  }
+  return cloneable;
+}
+
+function withoutFunctions(value: unknown, copies: Map<object, unknown>): unknown {
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return value;
+  const done = copies.get(value);
+  if (done !== undefined) return done;
+  if (Array.isArray(value)) {
+    const copy: unknown[] = [];
+    copies.set(value, copy);
+    for (const x of value) copy.push(withoutFunctions(x, copies));
+    return copy;
+  }
+  if (value instanceof Map) {
+    const copy = new Map();
+    copies.set(value, copy);
+    for (const [k, v] of value) if (typeof v !== 'function') copy.set(k, withoutFunctions(v, copies));
+    return copy;
+  }
+  const copy: Record<string, unknown> = {};
+  copies.set(value, copy);
+  for (const [k, v] of Object.entries(value)) if (typeof v !== 'function') copy[k] = withoutFunctions(v, copies);
+  return copy;
 }
 
 /** GPU `slot`'s worker, started (and its device opened) if it has none, or it ended. */
