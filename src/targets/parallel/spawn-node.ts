@@ -68,16 +68,16 @@ export function startNodeWorker(init: PoolWorkerInit): PoolWorkerHandle {
 }
 
 /**
- * Starts a worker thread of the gpu target (targets/gpu/runtime/device-worker.ts), from its `.js`
- * where the package is built, else from source.
+ * Starts a worker thread of the gpu target (targets/gpu/runtime/device-worker.ts; its entry is
+ * platform/gpu-worker-entry.ts), from the entry's `.js` where the package is built, else from source.
  *
  * @param init the hooks through which the caller hears back
  * @returns the handle; the worker keeps the process alive until `unref()`
  * @throws TargetUnavailableError when the worker's script is missing (a bundle without it)
  */
 export function startNodeGpuWorker(init: GpuWorkerInit): GpuWorkerHandle {
-  const js = new URL('../gpu/runtime/device-worker.js', import.meta.url);
-  const worker = startSourceWorker(js, new URL('../gpu/runtime/device-worker.ts', import.meta.url), { name: init.name });
+  const js = new URL('../../platform/gpu-worker-entry.js', import.meta.url);
+  const worker = startSourceWorker(js, new URL('../../platform/gpu-worker-entry.ts', import.meta.url), { name: init.name });
   if (!worker) {
     throw new TargetUnavailableError(
       `The gpu target's worker script is missing: ${fileURLToPath(js)} does not exist. Calls on shared arrays across several GPUs need it (bundle it beside the library), or pass ordinary arrays.`,

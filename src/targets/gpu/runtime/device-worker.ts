@@ -1,5 +1,6 @@
 /**
- * The worker thread of one GPU (device-workers.ts starts it, Node only): it runs the parts of
+ * The worker thread of one GPU (device-workers.ts starts it, Node only; its entry is
+ * platform/gpu-worker-entry.ts): it runs the parts of
  * host-array calls the calling thread sends it on a WebGPU device of its own, so the copies
  * between the caller's memory and that device's staging buffers run on this thread, beside those
  * of the other GPUs' workers, instead of all on the calling thread.
@@ -10,33 +11,12 @@
  * chunks when large. Failures come back as `{ ok: false, name, message }`; nothing ends this thread
  * while a mapping is pending (dawn.node aborts the whole process when a thread ends so).
  */
-import { parentPort } from 'node:worker_threads';
-import '../../../platform/node.js';
-import type { CallPlan } from '../../../plan.js';
+import type { MessagePort } from 'node:worker_threads';
 import { gpuTarget } from '../index.js';
 import { acquireDevice, setIdleReleaseMs } from './device.js';
 import { setGpuOptions } from './gpu-options.js';
+import type { DeviceWorkerReply, DeviceWorkerRequest } from './device-workers.js';
 import { setChunkBytes } from './streaming.js';
-
-/** What the calling thread asks; each request is answered once, by id, with a {@link DeviceWorkerReply}. */
-export type DeviceWorkerRequest =
-  /** Create the device (while the calling thread's DRI_PRIME names this worker's GPU). */
-  | { readonly id: number; readonly op: 'open' }
-  /** Run one part of a call, with the calling thread's memory limit and chunk size. */
-  | { readonly id: number; readonly op: 'run'; readonly plan: CallPlan; readonly settings: WorkerSettings }
-  /** Tests (device-workers.ts `__testing`): end this thread when the next part arrives, before touching the GPU. */
-  | { readonly id: number; readonly op: 'exit-at-next-run' };
-
-/** The calling thread's settings that decide how a part runs, sent with each. */
-export interface WorkerSettings {
-  readonly memoryLimit: number;
-  readonly chunkBytes: number;
-  readonly idleReleaseMs: number;
-}
-
-export type DeviceWorkerReply =
-  | { readonly id: number; readonly ok: true; readonly adapter?: string }
-  | { readonly id: number; readonly ok: false; readonly name: string; readonly message: string };
 
 let exitAtNextRun = false;
 
@@ -59,12 +39,20 @@ async function handle(request: DeviceWorkerRequest): Promise<DeviceWorkerReply> 
   }
 }
 
-parentPort!.on('message', (request: DeviceWorkerRequest) => {
-  handle(request).then(
-    (reply) => parentPort!.postMessage(reply),
-    (e: unknown) => {
-      const error = e instanceof Error ? e : new Error(String(e));
-      parentPort!.postMessage({ id: request.id, ok: false, name: error.constructor.name, message: error.message } satisfies DeviceWorkerReply);
-    },
-  );
-});
+/**
+ * Serves the calling thread's requests arriving on `port` (the worker's `parentPort`): what the
+ * worker's entry (platform/gpu-worker-entry.ts, which installs the Node platform first) runs.
+ *
+ * @param port the worker's port to its owner
+ */
+export function serveDeviceWorker(port: MessagePort): void {
+  port.on('message', (request: DeviceWorkerRequest) => {
+    handle(request).then(
+      (reply) => port.postMessage(reply),
+      (e: unknown) => {
+        const error = e instanceof Error ? e : new Error(String(e));
+        port.postMessage({ id: request.id, ok: false, name: error.constructor.name, message: error.message } satisfies DeviceWorkerReply);
+      },
+    );
+  });
+}

@@ -27,10 +27,29 @@ import type { TypedKernel } from '../../../compiler/ir.js';
 import { type CallPlan, isDeviceResident } from '../../../plan.js';
 import { type GpuWorkerHandle, platform } from '../../../platform/platform.js';
 import { rebuildError } from '../../parallel/errors.js';
-import type { DeviceWorkerReply, DeviceWorkerRequest } from './device-worker.js';
 import { currentIdleReleaseMs, onDeviceReset } from './device.js';
 import { deviceCount, getGpuOptions } from './gpu-options.js';
 import { currentChunkBytes, hostOperandBytes } from './streaming.js';
+
+/** What the calling thread asks; each request is answered once, by id, with a {@link DeviceWorkerReply}. */
+export type DeviceWorkerRequest =
+  /** Create the device (while the calling thread's DRI_PRIME names this worker's GPU). */
+  | { readonly id: number; readonly op: 'open' }
+  /** Run one part of a call, with the calling thread's memory limit and chunk size. */
+  | { readonly id: number; readonly op: 'run'; readonly plan: CallPlan; readonly settings: WorkerSettings }
+  /** Tests (device-workers.ts `__testing`): end this thread when the next part arrives, before touching the GPU. */
+  | { readonly id: number; readonly op: 'exit-at-next-run' };
+
+/** The calling thread's settings that decide how a part runs, sent with each. */
+export interface WorkerSettings {
+  readonly memoryLimit: number;
+  readonly chunkBytes: number;
+  readonly idleReleaseMs: number;
+}
+
+export type DeviceWorkerReply =
+  | { readonly id: number; readonly ok: true; readonly adapter?: string }
+  | { readonly id: number; readonly ok: false; readonly name: string; readonly message: string };
 
 type Request = DeviceWorkerRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
