@@ -20,6 +20,7 @@ import { formatRatio, formatSeconds } from './lib/format.js';
 import { markdownTable } from './lib/markdown.js';
 import { timeCalls } from './lib/timing.js';
 import { getParallelOptions, ready, shutdown, vectorize } from '../src/index.js';
+import { gapsDuring } from './lib/gaps.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -36,32 +37,6 @@ const kernel = (x: number): number => {
 const onCpu = vectorize(['float64(float64)'], { target: 'cpu' })(kernel);
 const onParallel = vectorize(['float64(float64)'], { target: 'parallel' })(kernel);
 await ready();
-
-interface Gaps {
-  readonly ms: number;
-  readonly ticks: number;
-  readonly longest: number;
-  /** The 99th percentile of the gaps. */
-  readonly p99: number;
-}
-
-/** Runs `work` while a 5 ms interval ticks; the gaps between its ticks. */
-async function gapsDuring(work: () => Promise<unknown>): Promise<Gaps> {
-  const gaps: number[] = [];
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    gaps.push(now - last);
-    last = now;
-  }, 5);
-  const t0 = performance.now();
-  await work();
-  const ms = performance.now() - t0;
-  clearInterval(timer);
-  gaps.push(performance.now() - last);
-  const sorted = [...gaps].sort((a, b) => a - b);
-  return { ms, ticks: gaps.length - 1, longest: sorted[sorted.length - 1]!, p99: sorted[Math.floor(0.99 * (sorted.length - 1))]! };
-}
 
 const probe = new Float64Array(20_000).map((_, i) => i);
 await onCpu(probe);

@@ -28,7 +28,7 @@ import { estimatedSeconds, isCostly, MIN_COSTED_WORK, POOL_SECONDS, recordCallTi
 import { placeCall, placementKey, recordPlacement } from './placement.js';
 import { chunking, type Job, type JobOutcome, minChunkOf, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
 import { Command, MAX_OPERANDS, scalarKindOf, type WorkerMessage } from './protocol.js';
-import { type ArenaSource, canSplitLoop, type StagedOperands, StagingArenas, stageOperands } from './staging.js';
+import { type ArenaSource, canSplitLoop, type StagedOperands, StagingArenas, stageOperands, yieldToEventLoop } from './staging.js';
 
 /** Options of the parallel target, shared by every ufunc that uses it. */
 export interface ParallelOptions {
@@ -491,7 +491,13 @@ function runSync(plan: CallPlan): void {
 async function run(plan: CallPlan): Promise<void> {
   assertParallelAvailable();
   const planned = planJob(plan, true);
-  if (!('job' in planned)) return runOnCallingThread(plan, planned);
+  if (!('job' in planned)) {
+    runOnCallingThread(plan, planned);
+    // Placed here as brief (placement.ts), but a loop of such awaited calls would chain microtasks
+    // and starve the event loop (timers, I/O) for as long as it runs: each gives it a turn after.
+    if (planned.placed) await yieldToEventLoop();
+    return;
+  }
   // Inputs read in loop order are copied chunk by chunk while the workers run the chunks already in.
   // (Not for a job with limits, which the pool runs apart, nor one of a single chunk.)
   const inputs = planned.job.singleChunk || planned.job.limits || !pipelineCopies ? undefined : planned.staged.pipelineInputs(plan);

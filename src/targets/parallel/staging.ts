@@ -170,7 +170,7 @@ const YIELD_AFTER_MS = 2;
 const PIPELINE_SLICE_BYTES = 1 << 18;
 
 /** Resumes after the event loop has run what was waiting (timers, I/O), without a timer's clamp. */
-function yieldToEventLoop(): Promise<void> {
+export function yieldToEventLoop(): Promise<void> {
   const immediate = (globalThis as { setImmediate?: (f: () => void) => unknown }).setImmediate;
   if (immediate) return new Promise((resolve) => immediate(resolve));
   // A page: a message lets the event loop run without setTimeout's 4 ms floor for nested timers.

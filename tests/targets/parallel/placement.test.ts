@@ -103,6 +103,18 @@ describe('where a call the pool could take runs', () => {
     await inc(xs, { out });
     expect(callCounts(true)).toEqual({ pool: 0, callingThread: 1, unsplittable: 0 });
     for (let i = 0; i < n; i++) if (out[i] !== ((i + 1) & 255)) expect.fail(`element ${i}: ${out[i]}`);
+    // A loop of such awaited calls still gives the event loop turns (else it would chain microtasks
+    // and run no timer or I/O callback until the loop ends).
+    let turns = 0;
+    const tick = () => {
+      if (++turns < 1000) setImmediate(tick);
+    };
+    setImmediate(tick);
+    for (let k = 0; k < 20; k++) await inc(xs, { out });
+    const { callingThread } = callCounts(true);
+    expect(callingThread).toBeGreaterThanOrEqual(18); // one or two may be the pool's re-checks
+    expect(turns).toBeGreaterThanOrEqual(callingThread - 1);
+    turns = 1000; // stops the ticks
   });
 
   it('never runs an awaited call of a costly kernel on the calling thread', async () => {
