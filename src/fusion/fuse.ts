@@ -155,7 +155,8 @@ export function fuse(fn: (...args: any[]) => unknown, options: FuseOptions = {})
       ? `\n${reduceCall} folds inside the kernel, ${folded.how}: the element-wise kernel runs where the fold reads each element.`
       : `\nThen ${reduceCall} runs as a second call over the fused result: ${folded.reason}.`;
     const passed = chain.reduce !== undefined ? [] : optionsArgument(planning.callOptions);
-    const target = p.ufunc.explain(...argumentsOf(chain, trace.calls, planning.args), ...passed);
+    // A folded reduce runs the fused fold kernel, not the element-wise one: its engine line.
+    const target = folded?.kind === 'fold' ? folded.explain() : p.ufunc.explain(...argumentsOf(chain, trace.calls, planning.args), ...passed);
     return `Fused ${chain.calls.length} call${chain.calls.length === 1 ? '' : 's'} into one kernel on the '${chain.target}' target: ${chain.calls.join(' → ')}.\nIts parameters: ${params}.${around}${reduce}\n${target}`;
   };
 

@@ -37,7 +37,13 @@ type MethodContext = NonNullable<ReturnType<typeof methodContextOf>>;
 
 /** How a trailing reduce runs for one call: folded in the fused kernel, or as a second call (and why). */
 export type ReducePlan =
-  | { readonly kind: 'fold'; readonly how: string; readonly run: () => Promise<unknown> }
+  | {
+      readonly kind: 'fold';
+      readonly how: string;
+      readonly run: () => Promise<unknown>;
+      /** What the target says of the fused fold kernel that does the work (the first one, where the fold runs as two): its engine line. */
+      readonly explain: () => string;
+    }
   | { readonly kind: 'second-call'; readonly reason: string };
 
 /** The fused element-wise part a reduce folds: its ufunc, plan, result dtype, and this call's trace and arguments. */
@@ -125,7 +131,14 @@ export function planReduce(r: ReducedChain): ReducePlan {
       return row ? c.asArgument(row.op, [...keptShape, ...extra.shape], [...row.strides, ...extra.strides(row.stride)], row.op.offset + extra.offset(row.stride)) : a;
     });
   const whole = { shape: [n], strides: (s: number) => [s], offset: () => 0 };
-  const fold = (kind: 'reduce' | 'reduceFrom' | 'reduceWhere', args: unknown[], extra: unknown[], out: unknown) => runFold(r, c, kind, t, args, extra, out);
+  const fold = (kind: FoldKind, args: unknown[], extra: unknown[], out: unknown) => {
+    const { ufunc, kernelArgs: foldArgs } = fusedFold(r, c, kind, t, args, extra);
+    return ufunc(...foldArgs, ...(out === undefined ? [] : [{ out }]));
+  };
+  const explainFold = (kind: FoldKind, args: unknown[], extra: unknown[], out: unknown) => () => {
+    const { ufunc, kernelArgs: foldArgs } = fusedFold(r, c, kind, t, args, extra);
+    return ufunc.explain(...foldArgs, ...(out === undefined ? [] : [{ out }]));
+  };
   const finish = (result: unknown) => (options.out !== undefined ? options.out : options.keepdims ? reshapeResult(result, outShapeKeep) : c.unwrap(result));
   const order = `over axis ${axes.length === 1 ? axes[0] : `[${axes.join(', ')}]`} of shape [${shape.join(', ')}]`;
 
@@ -133,11 +146,13 @@ export function planReduce(r: ReducedChain): ReducePlan {
     const chunks = Math.floor(n / CHUNK);
     const tail = n - chunks * CHUNK;
     const explicitStart = options.initial ?? options.identity;
+    const partialArgs = () => view({ shape: [chunks, CHUNK], strides: (s) => [CHUNK * s, s], offset: () => 0 });
     return {
       kind: 'fold',
+      explain: () => explainFold('reduce', partialArgs(), [], undefined)(),
       how: `${order}, in chunks of ${CHUNK} (${chunks} partials per row, folded in the kernel) whose partials fold in order${tail ? `, then the ${tail} elements left over (a second fused kernel)` : ''}, as the separate reduce does`,
       run: async () => {
-        const partials = await fold('reduce', view({ shape: [chunks, CHUNK], strides: (s) => [CHUNK * s, s], offset: () => 0 }), [], undefined);
+        const partials = await fold('reduce', partialArgs(), [], undefined);
         const last = (xs: unknown[]) => (tail || !outArg ? xs : [...xs, outArg]);
         const folded = explicitStart === undefined
           ? await c.fold('reduce', t)(...last([partials]))
@@ -154,11 +169,18 @@ export function planReduce(r: ReducedChain): ReducePlan {
     } catch {
       return second('its `where` is not a mask of the result’s shape (the reduce says why)');
     }
-    return { kind: 'fold', how: `${order}, masked by \`where\`, from ${String(start)}, in order`, run: async () => finish(await fold('reduceWhere', view(whole), [mask, start], outArg)) };
+    return {
+      kind: 'fold',
+      how: `${order}, masked by \`where\`, from ${String(start)}, in order`,
+      run: async () => finish(await fold('reduceWhere', view(whole), [mask, start], outArg)),
+      explain: explainFold('reduceWhere', view(whole), [mask, start], outArg),
+    };
   }
   const explicitStart = options.initial ?? options.identity;
-  if (explicitStart !== undefined) return { kind: 'fold', how: `${order}, from ${String(start)}, in order`, run: async () => finish(await fold('reduceFrom', view(whole), [start], outArg)) };
-  return { kind: 'fold', how: `${order}, in order`, run: async () => finish(await fold('reduce', view(whole), [], outArg)) };
+  if (explicitStart !== undefined) {
+    return { kind: 'fold', how: `${order}, from ${String(start)}, in order`, run: async () => finish(await fold('reduceFrom', view(whole), [start], outArg)), explain: explainFold('reduceFrom', view(whole), [start], outArg) };
+  }
+  return { kind: 'fold', how: `${order}, in order`, run: async () => finish(await fold('reduce', view(whole), [], outArg)), explain: explainFold('reduce', view(whole), [], outArg) };
 }
 
 /**
@@ -179,12 +201,14 @@ function loopTypeOf(c: MethodContext, resultDtype: DType, device: boolean, optio
   }
 }
 
+type FoldKind = 'reduce' | 'reduceFrom' | 'reduceWhere';
+
 /**
- * Runs one fold kernel with the fused element-wise kernel computed where it reads: traces the
- * element-wise ufunc on the viewed arguments and the fold after it, plans that as a chain around
- * the fold kernel (cached by its trace key), and calls it.
+ * One fold kernel with the fused element-wise kernel computed where it reads, and the arguments to
+ * call it with: traces the element-wise ufunc on the viewed arguments and the fold after it, and
+ * plans that as a chain around the fold kernel (cached by its trace key).
  */
-async function runFold(r: ReducedChain, c: MethodContext, kind: 'reduce' | 'reduceFrom' | 'reduceWhere', t: DType, args: readonly unknown[], extra: readonly unknown[], out: unknown): Promise<unknown> {
+function fusedFold(r: ReducedChain, c: MethodContext, kind: FoldKind, t: DType, args: readonly unknown[], extra: readonly unknown[]): { ufunc: Ufunc; kernelArgs: unknown[] } {
   const foldUfunc = c.fold(kind, t);
   const trace = new Trace(args.map((_, k) => r.chain.sources[k]!.kind !== 'scalar'));
   const notSeparately = () => Promise.reject(new Error('internal: a fused fold does not run its calls separately'));
@@ -200,5 +224,5 @@ async function runFold(r: ReducedChain, c: MethodContext, kind: 'reduce' | 'redu
     entry = { chain, ufunc: fusedGufunc(chain.around, chain.target, chain.boundsCheck) };
     byKey.set(key, entry);
   }
-  return entry.ufunc(...argumentsOf(entry.chain, trace.calls, args), ...(out === undefined ? [] : [{ out }]));
+  return { ufunc: entry.ufunc, kernelArgs: argumentsOf(entry.chain, trace.calls, args) };
 }

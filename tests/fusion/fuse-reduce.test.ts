@@ -92,6 +92,17 @@ describe.each(TARGETS)('fuse with a trailing reduce on %s', (target) => {
     await expect(fuse(chain({ axis: 2 }))(x, y)).rejects.toThrow(/`axis` 2 is out of bounds/);
   }, 60_000);
 
+  if (target === 'cpu') {
+    it("explains the fold kernel's engine, not the element-wise kernel's", async () => {
+      // 10 rows of 100: the fold kernel is a call of 10 rows, the element-wise part one of 1,000 elements.
+      const rows = { data: f32(1000, 3), shape: [10, 100] };
+      const explained = await fuse(async (a: Any, b: Any) => add.reduce(await sub(a, b), { axis: 1 })).explain(rows, rows);
+      const engineLine = explained.split('\n').at(-1)!;
+      expect(engineLine).toContain('a call of 10 elements');
+      expect(sub.explain(rows, rows)).toContain('a call of 1000 elements');
+    });
+  }
+
   if (target === 'gpu') {
     it('takes DeviceArrays and returns one', async () => {
       const dx = await toDevice(x);
