@@ -1,42 +1,78 @@
 /**
- * What one small gpu call costs its caller, per call: SAXPY (`float32(float32, float32, float32)`)
- * on 1 and 4,096 elements,
- * - on device arrays into a device `out`, awaited one by one (`for (…) await f(2, dx, dy, { out })`)
- *   and not awaited (`for (…) f(…); await synchronize()`): not awaiting must never be slower;
- * - on host arrays into a host `out` (each call waits for the GPU and copies back), with the
- *   output copied out in the call's own submission (the default) and after it (`-readback-after`,
- *   the earlier path: a second submission once the call's work is done), alternated;
+ * What one gpu call costs its caller, per call, at sizes where the call's own work is small:
+ * - SAXPY (`float32(float32, float32, float32)`) on 1 and 4,096 elements on device arrays into a
+ *   device `out`, awaited one by one (`for (…) await f(2, dx, dy, { out })`) and not awaited
+ *   (`for (…) f(…); await synchronize()`): not awaiting must never be slower;
+ * - the same on host arrays into a host `out` (each call waits for the GPU and copies back), with
+ *   the output copied out in the call's own submission (the default) and after it
+ *   (`-readback-after`, the earlier path: a second submission once the call's work is done);
+ * - three awaited element-wise calls on 2^16 elements (SAXPY, exp, multiply; per three calls);
+ * - `reduce` and `accumulate` of an associative add, awaited, their results destroyed: a sum of
+ *   4,096, row sums of 64 × 64, a cumsum of 4,096 on the device, and a sum of a 4,096-element host
+ *   array; and (without `--quick`) bench/pace.ts's sizes: a sum and a cumsum of 2^24, row sums of 4,096².
  * The first chain of the process is reported apart (compilation, V8's tiers, first submissions),
- * then medians of REPS chains in steady state. CPU time of the process per call is reported too:
- * on lavapipe the GPU is the CPU, but the host's own work shows under `node --cpu-prof`.
+ * then medians of REPS chains in steady state. CPU time per call is reported too, of the process
+ * and (Linux) of its main thread alone — JS and Dawn's encoding, without the driver's threads
+ * (on lavapipe, the GPU's work): the figure that moves with the library's per-call work, and one
+ * that other load on the machine does not change.
  *
  *   npx tsx bench/call-cost.ts             # 1,000 calls a chain
  *   npx tsx bench/call-cost.ts --quick     # 200 calls a chain, for lavapipe
+ *   npx tsx bench/call-cost.ts --lib DIR   # the library of another checkout (bench/call-cost-ab.ts)
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/call-cost.ts --quick --only device-4096-awaited
  *
- * CuPy's side of the same loops, where CuPy is installed: bench/peers/cupy_call_cost.py.
+ * `--json` ends the output with one line `JSON {rows}` (what bench/call-cost-ab.ts reads).
+ * CuPy's side of the SAXPY loops, where CuPy is installed: bench/peers/cupy_call_cost.py.
  */
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { deviceArray, synchronize, toDevice, vectorize } from '../src/index.js';
-import { acquireDevice, describeAdapter, setIdleReleaseMs } from '../src/targets/gpu/runtime/device.js';
-import { setHostOutputReadback } from '../src/targets/gpu/runtime/dispatch.js';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { median } from './lib/timing.js';
 
 const argv = process.argv.slice(2);
+const flag = (name: string): string | undefined => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 const quick = argv.includes('--quick');
-const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1]!.split(',') : undefined;
+const only = flag('--only')?.split(',');
 const CALLS = quick ? 200 : 1000;
-const REPS = quick ? 5 : 9;
+/** Calls a chain of the large (pace-sized) cases. */
+const LARGE_CALLS = 50;
+const REPS = Number(flag('--reps') ?? (quick ? 5 : 9));
+/**
+ * `--sample-ms T`: each steady-state sample repeats the chain until it has run about T ms (the
+ * main thread's CPU clock advances at context switches and ticks, so samples must be long).
+ */
+const SAMPLE_MS = Number(flag('--sample-ms') ?? 0);
+
+// The library under test: this checkout's, or another's (`--lib DIR`), loosely typed so that
+// the two checkouts' types need not agree.
+const libDir = resolve(flag('--lib') ?? fileURLToPath(new URL('..', import.meta.url)));
+const load = async (path: string) => (await import(pathToFileURL(resolve(libDir, path)).href)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const { deviceArray, synchronize, toDevice, vectorize } = await load('src/index.ts');
+const { acquireDevice, describeAdapter, setIdleReleaseMs } = await load('src/targets/gpu/runtime/device.ts');
+const { setHostOutputReadback } = await load('src/targets/gpu/runtime/dispatch.ts');
 
 setIdleReleaseMs(Infinity);
 const saxpy = vectorize(['float32(float32, float32, float32)'], { target: 'gpu' })((a: number, x: number, y: number) => a * x + y);
+const expf = vectorize(['float32(float32)'], { target: 'gpu' })((x: number) => Math.exp(x));
+const mul = vectorize(['float32(float32, float32)'], { target: 'gpu' })((x: number, y: number) => x * y);
+const add = vectorize(['float32(float32, float32)'], { target: 'gpu', identity: 0, associative: true })((a: number, b: number) => a + b);
 await acquireDevice();
-console.log(`gpu: ${await describeAdapter()}; ${CALLS} calls a chain, ${REPS} chains`);
+console.log(`gpu: ${await describeAdapter()}; ${CALLS} calls a chain (${LARGE_CALLS} for the large cases), ${REPS} chains; library ${libDir}`);
+
+/** The main thread's CPU time so far in ns (Linux: /proc schedstat), or NaN where unknown. */
+function mainThreadNs(): number {
+  try {
+    return Number(readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return Number.NaN;
+  }
+}
 
 type Chain = () => Promise<void>;
 interface Case {
   readonly name: string;
+  readonly calls: number;
   readonly make: () => Promise<Chain>;
 }
 const fill = (n: number, k: number) => Float32Array.from({ length: n }, (_, i) => ((i * k) % 17) / 8);
@@ -44,6 +80,7 @@ const fill = (n: number, k: number) => Float32Array.from({ length: n }, (_, i) =
 function deviceCase(n: number, awaited: boolean): Case {
   return {
     name: `device-${n}-${awaited ? 'awaited' : 'not-awaited'}`,
+    calls: CALLS,
     make: async () => {
       const [dx, dy] = await Promise.all([toDevice(fill(n, 3)), toDevice(fill(n, 5))]);
       const out = await deviceArray([n], 'float32');
@@ -64,6 +101,7 @@ function deviceCase(n: number, awaited: boolean): Case {
 function hostCase(n: number, readback: 'in-call' | 'after'): Case {
   return {
     name: `host-${n}-awaited${readback === 'after' ? '-readback-after' : ''}`,
+    calls: CALLS,
     make: async () => {
       const [x, y, out] = [fill(n, 3), fill(n, 5), new Float32Array(n)];
       return async () => {
@@ -75,9 +113,63 @@ function hostCase(n: number, readback: 'in-call' | 'after'): Case {
   };
 }
 
-const CASES = [
+/** Three awaited element-wise calls on device arrays, per three (bench/pace.ts's "three calls"). */
+function threeCase(n: number): Case {
+  return {
+    name: `three-${n}-awaited`,
+    calls: CALLS,
+    make: async () => {
+      const a = await toDevice(fill(n, 3));
+      const [t1, t2, t3] = await Promise.all([0, 1, 2].map(() => deviceArray([n], 'float32')));
+      return async () => {
+        for (let k = 0; k < CALLS; k++) {
+          await saxpy(2, a, a, { out: t1 });
+          await expf(t1, { out: t2 });
+          await mul(t2, a, { out: t3 });
+        }
+        await synchronize();
+      };
+    },
+  };
+}
+
+/** An awaited fold per call (`fold(array)`: its result destroyed), the chain ended by `synchronize()`. */
+function foldCase(name: string, calls: number, array: () => Promise<unknown>, fold: (x: unknown) => Promise<unknown>): Case {
+  return {
+    name,
+    calls,
+    make: async () => {
+      const x = await array();
+      return async () => {
+        for (let k = 0; k < calls; k++) {
+          const r = (await fold(x)) as { destroy?: () => void };
+          r.destroy?.();
+        }
+        await synchronize();
+      };
+    },
+  };
+}
+const onDevice = (n: number, shape?: number[]) => () => toDevice(shape ? { data: fill(n, 3), shape } : fill(n, 3));
+const sum = (x: unknown) => add.reduce(x);
+const rowSums = (x: unknown) => add.reduce(x, { axis: 1 });
+const cumsum = (x: unknown) => add.accumulate(x);
+
+const CASES: Case[] = [
   deviceCase(4096, true), deviceCase(4096, false), deviceCase(1, true), deviceCase(1, false),
   hostCase(1, 'in-call'), hostCase(1, 'after'), hostCase(4096, 'in-call'), hostCase(4096, 'after'), hostCase(1, 'in-call'), hostCase(1, 'after'),
+  threeCase(1 << 16),
+  foldCase('sum-4096-awaited', CALLS, onDevice(4096), sum),
+  foldCase('rowsums-64x64-awaited', CALLS, onDevice(4096, [64, 64]), rowSums),
+  foldCase('cumsum-4096-awaited', CALLS, onDevice(4096), cumsum),
+  foldCase('host-sum-4096-awaited', CALLS, async () => fill(4096, 3), sum),
+  ...(quick
+    ? []
+    : [
+        foldCase(`sum-${1 << 24}-awaited`, LARGE_CALLS, onDevice(1 << 24), sum),
+        foldCase('rowsums-4096x4096-awaited', LARGE_CALLS, onDevice(1 << 24, [4096, 4096]), rowSums),
+        foldCase(`cumsum-${1 << 24}-awaited`, LARGE_CALLS, onDevice(1 << 24), cumsum),
+      ]),
 ];
 
 interface Row {
@@ -85,28 +177,39 @@ interface Row {
   readonly firstUs: number;
   readonly steadyUs: number;
   readonly cpuUs: number;
+  readonly mainUs: number;
+  /** The least main-thread CPU of a chain, per call: other load on the machine only ever adds to it. */
+  readonly mainMinUs: number;
 }
 const rows: Row[] = [];
 for (const c of CASES) {
-  if (only && !only.includes(c.name)) continue;
+  if ((only && !only.includes(c.name)) || rows.some((r) => r.name === c.name)) continue;
   const chain = await c.make();
   const t0 = performance.now();
   await chain();
-  const firstUs = ((performance.now() - t0) / CALLS) * 1e3;
+  const firstMs = performance.now() - t0;
+  const firstUs = (firstMs / c.calls) * 1e3;
   for (let w = 0; w < 2; w++) await chain();
+  const repeats = Math.max(1, Math.ceil(SAMPLE_MS / firstMs));
+  const calls = repeats * c.calls;
   const walls: number[] = [];
   const cpus: number[] = [];
+  const mains: number[] = [];
   for (let r = 0; r < REPS; r++) {
     const cpu0 = process.cpuUsage();
+    const main0 = mainThreadNs();
     const start = performance.now();
-    await chain();
-    walls.push(((performance.now() - start) / CALLS) * 1e3);
+    for (let k = 0; k < repeats; k++) await chain();
+    walls.push(((performance.now() - start) / calls) * 1e3);
+    mains.push((mainThreadNs() - main0) / 1e3 / calls);
     const cpu = process.cpuUsage(cpu0);
-    cpus.push((cpu.user + cpu.system) / CALLS);
+    cpus.push((cpu.user + cpu.system) / calls);
   }
-  const row = { name: c.name, firstUs, steadyUs: median(walls), cpuUs: median(cpus) };
+  const row = { name: c.name, firstUs, steadyUs: median(walls), cpuUs: median(cpus), mainUs: median(mains), mainMinUs: Math.min(...mains) };
   rows.push(row);
-  console.log(`${row.name.padEnd(24)} first chain ${row.firstUs.toFixed(1).padStart(8)} µs/call   steady ${row.steadyUs.toFixed(1).padStart(8)} µs/call   process CPU ${row.cpuUs.toFixed(1).padStart(8)} µs/call`);
+  console.log(
+    `${row.name.padEnd(26)} first chain ${row.firstUs.toFixed(1).padStart(8)} µs/call   steady ${row.steadyUs.toFixed(1).padStart(8)} µs/call   process CPU ${row.cpuUs.toFixed(1).padStart(8)} µs/call   main thread ${row.mainUs.toFixed(1).padStart(8)} µs/call`,
+  );
 }
 
 const pair = (n: number) => [rows.find((r) => r.name === `device-${n}-awaited`), rows.find((r) => r.name === `device-${n}-not-awaited`)] as const;
@@ -120,4 +223,5 @@ if (!argv.includes('--skip-peers') && !quick) {
   const result = spawnSync('python3', [`${peers}cupy_call_cost.py`, String(CALLS), String(REPS)], { cwd: peers, encoding: 'utf8', timeout: 300_000 });
   console.log(result.status === 0 ? `CuPy: ${result.stdout.trim()}` : `CuPy: not run (${(result.error?.message ?? result.stderr ?? '').trim().split('\n').slice(-1)[0]})`);
 }
+if (argv.includes('--json')) console.log(`JSON ${JSON.stringify({ adapter: await describeAdapter(), rows })}`);
 process.exit(0);
