@@ -39,7 +39,7 @@
  * {@link releaseBuffer}.
  */
 import { ArgumentError, TargetUnavailableError } from '../../../errors.js';
-import { afterCurrentTask, cancelTimeout, platform, type TimerHandle, unrefTimeout } from '../../../platform/platform.js';
+import { afterCurrentTask, IdleWait, platform } from '../../../platform/platform.js';
 import { flushChain } from './chain.js';
 import type { GpuContext } from './device.js';
 import type { GPUBuffer, GPUDevice } from './webgpu-types.js';
@@ -70,7 +70,8 @@ interface Pool {
   readonly ballast: ArrayBuffer[];
   /** A buffer was created while more than the limit was taken: the next recorded call yields. */
   pressure: boolean;
-  idleTimer: TimerHandle | undefined;
+  /** Empties the pool after POOL_IDLE_MS without a take. */
+  readonly idle: IdleWait;
   readonly stats: BufferPoolStats;
 }
 
@@ -108,14 +109,14 @@ function poolOf(ctx: GpuContext): Pool {
       takenBytes: 0,
       ballast: [],
       pressure: false,
-      idleTimer: undefined,
+      idle: new IdleWait(() => emptyPool(created)),
       stats: { created: 0, reused: 0, kept: 0, dropped: 0, freeBytes: 0, yields: 0, heldBytes: 0, peakHeldBytes: 0, reportedBytes: 0 },
     };
     pool = created;
     pools.set(ctx.device, created);
     // A lost or released device takes its buffers with it: forget them.
     void ctx.device.lost.then(() => {
-      if (created.idleTimer) cancelTimeout(created.idleTimer);
+      created.idle.cancel();
       created.free.clear();
       created.freeBytes = created.stats.freeBytes = 0;
       created.heldBytes = created.takenBytes = created.stats.heldBytes = created.stats.reportedBytes = 0;
@@ -299,12 +300,7 @@ function emptyPool(pool: Pool): void {
 }
 
 function armIdle(pool: Pool): void {
-  // Restarted by hand rather than with Node's `refresh()`, which a page's timers lack.
-  if (pool.idleTimer) cancelTimeout(pool.idleTimer);
-  pool.idleTimer = unrefTimeout(() => {
-    pool.idleTimer = undefined;
-    emptyPool(pool);
-  }, POOL_IDLE_MS);
+  pool.idle.touch(POOL_IDLE_MS);
 }
 
 /**

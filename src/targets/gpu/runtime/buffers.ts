@@ -25,7 +25,7 @@ import { ArgumentError, DeviceError, TargetUnavailableError, UfuncError } from '
 import { flushChain, recordReadback } from './chain.js';
 import { asDeviceError } from './device-errors.js';
 import { runScoped, scopedSectionsPending, type GpuContext } from './device.js';
-import { cancelTimeout, type TimerHandle, unrefTimeout } from '../../../platform/platform.js';
+import { IdleWait } from '../../../platform/platform.js';
 import { trace, tracing } from './transfer-trace.js';
 import type { GPUBuffer, GPUCommandEncoder, GPUDevice } from './webgpu-types.js';
 
@@ -612,7 +612,8 @@ interface StagingPool<T> {
    * needs one of these sizes creates it (see {@link chunkBytesFor}).
    */
   readonly wanted: Set<number>;
-  idleTimer: TimerHandle | undefined;
+  /** Empties the pool after STAGING_IDLE_MS without a transfer ({@link armStagingIdle}). */
+  readonly idle: IdleWait;
   readonly sizeOf: (entry: T) => number;
   readonly destroy: (entry: T) => void;
   /**
@@ -659,7 +660,8 @@ function destroyStaging(ctx: GpuContext, buffer: GPUBuffer, direction: 'read' | 
 }
 
 function newPool<T>(sizeOf: (entry: T) => number, destroy: (entry: T) => void, settling: (entry: T) => Promise<unknown> | undefined): StagingPool<T> {
-  return { free: new Map(), bytes: 0, wanted: new Set(), idleTimer: undefined, sizeOf, destroy, settling };
+  const pool: StagingPool<T> = { free: new Map(), bytes: 0, wanted: new Set(), idle: new IdleWait(() => emptyStaging(pool)), sizeOf, destroy, settling };
+  return pool;
 }
 
 /**
@@ -667,20 +669,20 @@ function newPool<T>(sizeOf: (entry: T) => number, destroy: (entry: T) => void, s
  * STAGING_IDLE_MS and none of its entries is still in use by the GPU.
  */
 function armStagingIdle<T>(pool: StagingPool<T>): void {
-  if (pool.idleTimer) cancelTimeout(pool.idleTimer);
-  pool.idleTimer = unrefTimeout(() => {
-    pool.idleTimer = undefined;
-    for (const list of pool.free.values()) {
-      if (list.some((entry) => pool.settling(entry) !== undefined)) {
-        armStagingIdle(pool);
-        return;
-      }
+  pool.idle.touch(STAGING_IDLE_MS);
+}
+
+function emptyStaging<T>(pool: StagingPool<T>): void {
+  for (const list of pool.free.values()) {
+    if (list.some((entry) => pool.settling(entry) !== undefined)) {
+      armStagingIdle(pool);
+      return;
     }
-    for (const list of pool.free.values()) for (const entry of list) pool.destroy(entry);
-    pool.free.clear();
-    pool.bytes = 0;
-    pool.wanted.clear();
-  }, STAGING_IDLE_MS);
+  }
+  for (const list of pool.free.values()) for (const entry of list) pool.destroy(entry);
+  pool.free.clear();
+  pool.bytes = 0;
+  pool.wanted.clear();
 }
 
 /**

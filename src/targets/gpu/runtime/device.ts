@@ -21,7 +21,7 @@
  *   written for one device runs unchanged on any of them, each call on its own device's queue.
  */
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../../errors.js';
-import { cancelTimeout, type ContextStore, platform, type TimerHandle, unrefTimeout } from '../../../platform/platform.js';
+import { type ContextStore, IdleWait, platform } from '../../../platform/platform.js';
 import { deviceCount } from './gpu-options.js';
 import type { GPUDevice, GPUSupportedLimits, WebGpuDevice } from './webgpu-types.js';
 
@@ -85,7 +85,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 interface LiveDevice {
   readonly ctx: GpuContext;
   holds: number;
-  idleTimer: TimerHandle | undefined;
+  /** Releases the device after `idleReleaseMs` without holds. */
+  readonly idle: IdleWait;
 }
 
 /** The live device of each slot (index = slot), and each slot's creation under way. */
@@ -216,7 +217,13 @@ async function createDevice(slot: number): Promise<GpuContext> {
 }
 
 function goLive(ctx: GpuContext): GpuContext {
-  const record: LiveDevice = { ctx, holds: 0, idleTimer: undefined };
+  const record: LiveDevice = {
+    ctx,
+    holds: 0,
+    idle: new IdleWait(() => {
+      if (record.holds === 0) dropDevice(record, `it was released after ${idleReleaseMs} ms idle`, true);
+    }),
+  };
   lastAdapters[ctx.slot] = ctx.adapterInfo;
   live[ctx.slot] = record;
   void ctx.device.lost.then((info) => {
@@ -403,7 +410,7 @@ export function abandonDevice(reason: string, every = false): void {
 function dropDevice(record: LiveDevice, reason: string, destroy: boolean): void {
   if (live[record.ctx.slot] !== record) return;
   live[record.ctx.slot] = undefined;
-  if (record.idleTimer) cancelTimeout(record.idleTimer);
+  record.idle.cancel();
   endedGenerations.set(record.ctx.generation, { reason, label: deviceLabel(record.ctx) });
   // Keep the map small: only recent generations can plausibly still be referenced.
   for (const generation of endedGenerations.keys()) {
@@ -424,7 +431,11 @@ function dropDevice(record: LiveDevice, reason: string, destroy: boolean): void 
 export function setIdleReleaseMs(ms: number): void {
   if (!(ms >= 0)) throw new ArgumentError(`setIdleReleaseMs: expected a number of milliseconds >= 0, got ${ms}`);
   idleReleaseMs = ms;
-  for (const record of live) if (record) armIdleTimer(record);
+  for (const record of live) {
+    if (!record) continue;
+    record.idle.cancel();
+    armIdleTimer(record);
+  }
 }
 
 /** How long a device may sit idle now ({@link setIdleReleaseMs}); the gpu workers' devices follow it. */
@@ -432,15 +443,17 @@ export function currentIdleReleaseMs(): number {
   return idleReleaseMs;
 }
 
+/**
+ * (Re)starts the idle wait of a device without holds. A device the caller passed in is theirs to
+ * keep: never released here. While holds are taken the wait is left as it is: when it ends, the
+ * release checks the holds, and the last hold's release starts it again.
+ */
 function armIdleTimer(record: LiveDevice): void {
-  if (record.idleTimer) cancelTimeout(record.idleTimer);
-  record.idleTimer = undefined;
-  // A device the caller passed in is theirs to keep: never released here.
-  if (record.holds > 0 || idleReleaseMs > MAX_TIMER_MS || record.ctx.userSupplied) return;
-  // Never let the release timer itself keep the process alive.
-  record.idleTimer = unrefTimeout(() => {
-    if (record.holds === 0) dropDevice(record, `it was released after ${idleReleaseMs} ms idle`, true);
-  }, idleReleaseMs);
+  if (idleReleaseMs > MAX_TIMER_MS || record.ctx.userSupplied) {
+    record.idle.cancel();
+    return;
+  }
+  if (record.holds === 0) record.idle.touch(idleReleaseMs);
 }
 
 /**
