@@ -203,6 +203,11 @@ export class UfuncDefinition {
     return this.specialisations.map((s) => s.signature.text);
   }
 
+  /** How many loops the ufunc has (declared, and compiled lazily so far): selections cached while it is unchanged stay right. */
+  get loopCount(): number {
+    return this.specialisations.length + this.lazy.size;
+  }
+
   get signatures(): readonly Signature[] {
     return [...this.specialisations, ...[...this.lazy.values()].filter((s) => !s.accepts)].map((s) => s.signature);
   }

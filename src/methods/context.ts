@@ -4,6 +4,7 @@
  * argument helpers. Each method module takes this context.
  */
 import { convertConstant } from '../compiler/constant-folding.js';
+import type { TypedKernel } from '../compiler/ir.js';
 import { TypedHelper } from '../compiler/lower.js';
 import { drawsRandom } from '../compiler/random-stream.js';
 import { DTYPES, type DType } from '../dtypes.js';
@@ -46,8 +47,17 @@ export function methodContext(def: UfuncDefinition, guvectorize: FoldFactory) {
   };
   const folds = new Map<string, ReturnType<ReturnType<FoldFactory>>>();
 
+  /** Loop types found, by input dtype, while the ufunc's loops are `loopsSeen` (each call of a method asks). */
+  const loopTypes = new Map<DType, DType>();
+  let loopsSeen = -1;
   /** The dtype T of the ufunc's loop `T(T, T)` that takes `dtype` inputs. */
   const loopType = (dtype: DType, method: string): DType => {
+    if (loopsSeen !== def.loopCount) {
+      loopTypes.clear();
+      loopsSeen = def.loopCount;
+    }
+    const known = loopTypes.get(dtype);
+    if (known !== undefined) return known;
     // The dtype said explicitly: a bool array's storage alone reads as uint8.
     const probe = toOperand({ data: new DTYPES[dtype].arrayType(0), shape: [0], dtype }, 'argument 1');
     const spec = def.select(def.nin === 1 ? [probe] : [probe, probe]);
@@ -55,6 +65,9 @@ export function methodContext(def: UfuncDefinition, guvectorize: FoldFactory) {
     if (!types.every((t) => t === types[0])) {
       throw new ArgumentError(`\`${method}\` needs a signature whose inputs and result have one type; the one that accepts ${dtype} is \`${spec.signature.text}\`.`);
     }
+    // (select may have compiled a lazy loop: the count is taken after it.)
+    loopsSeen = def.loopCount;
+    loopTypes.set(dtype, types[0]!);
     return types[0]!;
   };
 
@@ -134,33 +147,52 @@ export function methodContext(def: UfuncDefinition, guvectorize: FoldFactory) {
 
   /**
    * The ufunc's associative loop `T(T, T)` for a target's own folds: signature dispatch stays in
-   * the front, and the target gets the typed kernel (Target.associativeFolds).
+   * the front, and the target gets the typed kernel (Target.associativeFolds). Found once per
+   * target and dtype while the ufunc's loops stay the same (a reduce asks on every call).
    */
-  const foldKernels = (target: Target): FoldKernels => ({
-    name: def.parsed.name || 'ufunc',
-    kernelFor(dtype) {
-      if (!def.options.associative || def.nin !== 2 || def.nout !== 1) return undefined;
-      if (def.kind === 'guvectorize' && def.layout.text.replace(/\s/g, '') !== '(),()->()') return undefined;
-      const probe = toOperand({ data: new DTYPES[dtype].arrayType(0), shape: [0], dtype }, 'argument 1');
-      let spec;
-      try {
-        spec = def.select([probe, probe], { casting: 'same_kind', canStore: target.canStore });
-      } catch {
-        return undefined;
-      }
-      if (!def.acceptedTypes(spec).every((t) => t.dtype === dtype)) return undefined;
-      const typed = def.kernelFor(spec, []);
-      // A target's own folds have no random stream: such kernels fold through the fold kernels, which draw as calls do.
-      return drawsRandom(typed.kernel) ? undefined : typed;
-    },
-  });
+  const foldKernels = (target: Target): FoldKernels => {
+    const found = new Map<DType, { kernel: TypedKernel; key: string } | undefined>();
+    let seen = -1;
+    return {
+      name: def.parsed.name || 'ufunc',
+      kernelFor(dtype) {
+        if (seen !== def.loopCount) {
+          found.clear();
+          seen = def.loopCount;
+        }
+        if (found.has(dtype)) return found.get(dtype);
+        const typed = associativeLoop(target, dtype);
+        seen = def.loopCount;
+        found.set(dtype, typed);
+        return typed;
+      },
+    };
+  };
+  const associativeLoop = (target: Target, dtype: DType): { kernel: TypedKernel; key: string } | undefined => {
+    if (!def.options.associative || def.nin !== 2 || def.nout !== 1) return undefined;
+    if (def.kind === 'guvectorize' && def.layout.text.replace(/\s/g, '') !== '(),()->()') return undefined;
+    const probe = toOperand({ data: new DTYPES[dtype].arrayType(0), shape: [0], dtype }, 'argument 1');
+    let spec;
+    try {
+      spec = def.select([probe, probe], { casting: 'same_kind', canStore: target.canStore });
+    } catch {
+      return undefined;
+    }
+    if (!def.acceptedTypes(spec).every((t) => t.dtype === dtype)) return undefined;
+    const typed = def.kernelFor(spec, []);
+    // A target's own folds have no random stream: such kernels fold through the fold kernels, which draw as calls do.
+    return drawsRandom(typed.kernel) ? undefined : typed;
+  };
 
+  /** The target's own folds, with this ufunc's loops, per target (made once). */
+  const targetFolds = new WeakMap<Target, (NonNullable<Target['associativeFolds']> & { kernels: FoldKernels }) | undefined>();
   /** The target's own folds of associative kernels over device arrays, if it has them, with the ufunc's loop. */
   const foldsOfTarget = async () => {
     const target = loadTargetSync(def.target) ?? (await loadTarget(def.target));
     // A plain-JS ufunc (`disableJit`) has no typed kernel for them: its folds run as plain JS.
     if (def.disableJit) return undefined;
-    return target.associativeFolds && { ...target.associativeFolds, kernels: foldKernels(target) };
+    if (!targetFolds.has(target)) targetFolds.set(target, target.associativeFolds && { ...target.associativeFolds, kernels: foldKernels(target) });
+    return targetFolds.get(target);
   };
 
 
