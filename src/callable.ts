@@ -11,6 +11,7 @@ import type { TargetName } from './targets/registry.js';
 import { cachedCall, cachedResult } from './plan-cache.js';
 import { prepareCall } from './prepare-call.js';
 import { runGuarded, runPrepared } from './run-call.js';
+import { ENQUEUED } from './targets/target.js';
 import type { UfuncDefinition } from './ufunc.js';
 import { explainPlain, runPlainSync } from './plain-kernel.js';
 import { describeTables, tablesOfEnv } from './compiler/tables.js';
@@ -84,27 +85,32 @@ function snapshotInputs(args: unknown[], nin: number): unknown[] {
 export function makeCallable<T extends object>(def: UfuncDefinition, methods: T): Ufunc & T {
   // Called by a function that `fuse` is tracing (a tracer among the arguments): recorded, not run.
   const call = (...args: unknown[]): Promise<unknown> => (traceCall(def, 'call', args, run) as unknown as Promise<unknown>) ?? run(...args);
-  const run = async (...args: unknown[]): Promise<unknown> => {
-    let target = loadTargetSync(def.target);
-    if (!target) {
-      // The first call of a target that loads on first use (gpu): the inputs are read after the
-      // wait, so take them now — a host array changed right after the call must not change it.
-      args = snapshotInputs(args, def.nin);
-      target = await loadTarget(def.target);
-    }
-    const placed: Promise<unknown> | undefined = target.placeCall?.(args, def.nin, (placedArgs) => run(...placedArgs));
-    if (placed) return placed;
-    // A plain-JS ufunc (`disableJit`): never served from the plan cache; runPrepared calls the kernel as it is.
-    if (def.disableJit) return runPrepared(prepareCall(def, args, target));
-    // A call like an earlier planned one reuses its plan (plan-cache.ts); any other is planned.
-    const cached = cachedCall(def, args, target);
-    if (cached) {
+  const run = (...args: unknown[]): Promise<unknown> => {
+    const target = loadTargetSync(def.target);
+    if (!target) return runOnceLoaded(args);
+    try {
+      const placed: Promise<unknown> | undefined = target.placeCall?.(args, def.nin, (placedArgs) => run(...placedArgs));
+      if (placed) return placed;
+      // A plain-JS ufunc (`disableJit`): never served from the plan cache; runPrepared calls the kernel as it is.
+      if (def.disableJit) return runPrepared(prepareCall(def, args, target));
+      // A call like an earlier planned one reuses its plan (plan-cache.ts); any other is planned.
+      const cached = cachedCall(def, args, target);
+      if (!cached) return runPrepared(prepareCall(def, args, target));
       // A small call on a host target runs here and now, without the guard's Promise layers: a
       // cached plan has no `signal`/`timeout`, and nothing can detach its arrays while it runs.
-      if (!target.runIfOnCallingThread?.(cached.plan)) await runGuarded(target, cached.plan);
-      return cachedResult(cached);
+      if (target.runIfOnCallingThread?.(cached.plan)) return Promise.resolve(cachedResult(cached));
+      const work = runGuarded(target, cached.plan);
+      // Recorded on a device with nothing to wait for (a chained gpu call): its result, without another layer.
+      return work === ENQUEUED ? Promise.resolve(cachedResult(cached)) : work.then(() => cachedResult(cached));
+    } catch (e) {
+      return Promise.reject(e);
     }
-    return runPrepared(prepareCall(def, args, target));
+  };
+  /** The first call of a target that loads on first use (gpu): the inputs are read after the wait, so taken now — a host array changed right after the call must not change it. */
+  const runOnceLoaded = async (args: unknown[]): Promise<unknown> => {
+    const snapshot = snapshotInputs(args, def.nin);
+    await loadTarget(def.target);
+    return run(...snapshot);
   };
   const sync = (...args: unknown[]) => {
     const traced = traceCall(def, 'call', args, run);

@@ -9,7 +9,9 @@
  * - **the key** (a number, so a lookup hashes no string): per input, the class of a JS number
  *   (what `canCastScalar` answers for it: cast-rules.ts `numberCastClass`), a typed array's kind
  *   or a device array's dtype; then the kind of a lone `{ out }`, or none. A call with any other
- *   argument or option is always planned.
+ *   argument or option is always planned. On a device target a vectorize call may be on typed
+ *   arrays alone (host arrays: the target uploads them) or on device arrays alone (and numbers);
+ *   the two kinds of keys start with different digits.
  * - **the layouts**: a vectorize call's arrays are 1-D, contiguous from their first element and of
  *   one length (any length: the loop's); a guvectorize call's (device arrays, one output) have the
  *   shapes, strides and offsets the planned call's had.
@@ -47,8 +49,9 @@ export function cachedResult(call: CachedCall): unknown {
   return call.plan.operands[call.plan.nin]!.dtype === 'bool' ? value !== 0 : value;
 }
 
-// The digits of a key, five bits each. A ufunc's target is fixed, so its keys see either typed
-// arrays (host targets) or device arrays (device targets), never both: the two share digits 0 … 9.
+// The digits of a key, five bits each. A key's typed arrays and device arrays share digits 0 … 9:
+// a key sees one kind of array only (the call's memory, see argumentMemory), and a device target's
+// keys of typed arrays start with another leading digit than those of its device arrays.
 
 /** Typed-array kinds, digits 0 … 9 (Uint8ClampedArray, whose stores clamp, is always planned). */
 const ARRAY_KINDS: readonly Function[] = [
@@ -104,15 +107,32 @@ function onlyOut(args: readonly unknown[], nin: number): object | null | undefin
 }
 
 /**
+ * Where the call's arrays live as far as the cache is concerned: the target's memory, except for a
+ * vectorize call on a device target whose first array is a typed array (host arrays, which the
+ * target uploads): 'host' (then every array of the call must be one, or it is planned).
+ */
+function argumentMemory(def: UfuncDefinition, args: readonly unknown[], target: Target): Target['memory'] {
+  if (target.memory === 'host' || def.kind !== 'vectorize') return target.memory;
+  for (let i = 0; i < def.nin; i++) {
+    const x = args[i];
+    if (typeof x !== 'number') return ArrayBuffer.isView(x) ? 'host' : 'device';
+  }
+  return 'device';
+}
+
+/**
  * The key of a call's arguments (five bits an argument), or undefined for a call the cache does not
  * take: a vectorize call of numbers and 1-D arrays of one length, or a one-output guvectorize call
  * on device arrays (and numbers), each with at most a lone `{ out }`.
+ *
+ * @param memory the call's, from {@link argumentMemory}
  */
-function callKey(def: UfuncDefinition, args: readonly unknown[], memory: Target['memory']): number | undefined {
+function callKey(def: UfuncDefinition, args: readonly unknown[], target: Target, memory: Target['memory']): number | undefined {
   const nin = def.nin;
   const elementwise = def.kind === 'vectorize';
   if (nin > 8 || (!elementwise && (memory !== 'device' || def.nout !== 1))) return undefined;
-  let key = 1;
+  // Host arrays on a device target: keys of their own (see the digits above).
+  let key = memory === target.memory ? 1 : 2;
   let length = -1;
   let anyArray = false;
   for (let i = 0; i < nin; i++) {
@@ -154,7 +174,8 @@ function callKey(def: UfuncDefinition, args: readonly unknown[], memory: Target[
  * @param allocated the output's shape where the call allocates it on a device
  */
 export function rememberPlan(def: UfuncDefinition, args: readonly unknown[], target: Target, plan: CallPlan, allocated: readonly number[] | undefined): void {
-  const key = callKey(def, args, target.memory);
+  const memory = argumentMemory(def, args, target);
+  const key = callKey(def, args, target, memory);
   if (key === undefined) return;
   const nin = def.nin;
   const { operands } = plan;
@@ -165,7 +186,7 @@ export function rememberPlan(def: UfuncDefinition, args: readonly unknown[], tar
     const view = operands[i]!;
     if (typeof x === 'number') continue;
     if (view.data !== x) return; // converted, or copied away from an overlapping out
-    if (target.memory === 'device') layouts[i] = layoutOf(x as DeviceArgument);
+    if (memory === 'device') layouts[i] = layoutOf(x as DeviceArgument);
   }
   const outView = operands[nin]!;
   const given = args.length > nin ? (args[nin] as { out: unknown }).out : undefined;
@@ -173,7 +194,7 @@ export function rememberPlan(def: UfuncDefinition, args: readonly unknown[], tar
   // The views without the arrays of this call, which a template must not keep alive.
   const views = operands.map(withoutData);
   let output: PlanTemplate['output'];
-  if (target.memory === 'device') {
+  if (memory === 'device') {
     if (given) output = { ...layoutOf(given as DeviceArgument), dtype: outView.dtype };
     else {
       if (!allocated) return;
@@ -210,12 +231,13 @@ function layoutOf(d: StridedLayout): StridedLayout {
  * @param target the ufunc's (loaded) target
  */
 export function cachedCall(def: UfuncDefinition, args: readonly unknown[], target: Target): CachedCall | undefined {
-  const key = callKey(def, args, target.memory);
+  const memory = argumentMemory(def, args, target);
+  const key = callKey(def, args, target, memory);
   if (key === undefined) return undefined;
   const template = def.plans.get(key);
   if (!template) return undefined;
   // (Numbers need no check: their class says that they cast to the loop's types as the planned call's did.)
-  const call = template.views ? byLayouts(template, args, def.nin, target) : byElements(template, args, def.nin, target);
+  const call = template.views ? byLayouts(template, args, def.nin, target) : byElements(template, args, def.nin, target, memory);
   if (call) probes.cachedCall?.();
   return call;
 }
@@ -237,8 +259,8 @@ function placeholderFor(dtype: DType): TypedArray {
   return p;
 }
 
-/** A vectorize call: 1-D arrays of one length, the loop as long. */
-function byElements(template: PlanTemplate, args: readonly unknown[], nin: number, target: Target): CachedCall | undefined {
+/** A vectorize call: 1-D arrays of one length, the loop as long; `memory` is where they live. */
+function byElements(template: PlanTemplate, args: readonly unknown[], nin: number, target: Target, memory: Target['memory']): CachedCall | undefined {
   let length = 1;
   let anyArray = false;
   for (let i = 0; i < nin; i++) {
@@ -251,7 +273,7 @@ function byElements(template: PlanTemplate, args: readonly unknown[], nin: numbe
   const outputType = template.types[nin]!;
   const given = args.length > nin ? (args[nin] as { out: TypedArray }).out : undefined;
   let out: TypedArray;
-  if (target.memory === 'device') {
+  if (memory === 'device') {
     const made = given ?? (target.allocateDeviceArrayNow?.([length], outputType) as unknown as TypedArray | undefined);
     if (!made) return undefined;
     out = made;
@@ -278,7 +300,7 @@ function byElements(template: PlanTemplate, args: readonly unknown[], nin: numbe
   // Written out rather than spread: spreading here cost more than the rest of a small call.
   const t = template.plan;
   const plan: CallPlan = { kind: t.kind, kernel: t.kernel, kernelKey: t.kernelKey, nin: t.nin, boundsCheck: t.boundsCheck, operands, loopShape: anyArray ? [length] : NO_DIMS };
-  return { plan, result: given ?? (anyArray || target.memory === 'device' ? out : undefined), out };
+  return { plan, result: given ?? (anyArray || memory === 'device' ? out : undefined), out };
 }
 
 /** A guvectorize call on device arrays laid out as the planned call's were. */

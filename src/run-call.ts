@@ -63,15 +63,34 @@ async function runPreparedAsync(call: PreparedCall): Promise<unknown> {
  * @example
  * await runGuarded(target, plan);
  */
-export async function runGuarded(target: Target, plan: CallPlan): Promise<void> {
-  const stop = limitExceeded(plan.limits, target.name);
-  if (stop) throw stop; // an already aborted signal: nothing runs
+export function runGuarded(target: Target, plan: CallPlan): Promise<void> {
+  const stop = plan.limits && limitExceeded(plan.limits, target.name);
+  if (stop) return Promise.reject(stop); // an already aborted signal: nothing runs
   const epoch = shutdownEpoch();
+  let work: Promise<void>;
   try {
-    const work = target.run(plan);
-    // Recorded on the device with nothing to wait for (a chained gpu call): no shutdown race, whose
-    // promises cost more than the rest of a small call and pile reactions onto the shutdown promise.
-    if (work === ENQUEUED) return;
+    work = target.run(plan);
+  } catch (e) {
+    return guardedFailure(target, plan, epoch, e);
+  }
+  // Recorded on the device with nothing to wait for (a chained gpu call): handed on as it is (the
+  // caller knows it by identity), without a shutdown race, whose promises cost more than the rest
+  // of a small call and pile reactions onto the shutdown promise, nor a layer of this function's.
+  if (work === ENQUEUED) return ENQUEUED;
+  return settleGuarded(target, plan, epoch, work);
+}
+
+/** A failure of a call's run, as the guards report it (see {@link runGuarded}). */
+async function guardedFailure(target: Target, plan: CallPlan, epoch: number, e: unknown): Promise<never> {
+  if (e instanceof TypeError || e instanceof RangeError) throwIfDetached(plan, 0);
+  // `shutdown()` ran meanwhile: whatever the call failed with (a lost device, a stopped worker), that is why.
+  if (epoch !== shutdownEpoch() && !(e instanceof CallCancelledError)) throw shutdownError(target.name, e, target.memory === 'device' ? 'device' : 'workers');
+  throw e;
+}
+
+/** Waits for a call's work under the guards (see {@link runGuarded}). */
+async function settleGuarded(target: Target, plan: CallPlan, epoch: number, work: Promise<void>): Promise<void> {
+  try {
     if (target.memory === 'device') {
       // Work on a device cannot be stopped: the call is answered at `shutdown()` without it.
       const shut = Symbol('shutdown');
@@ -83,10 +102,7 @@ export async function runGuarded(target: Target, plan: CallPlan): Promise<void> 
       await work;
     }
   } catch (e) {
-    if (e instanceof TypeError || e instanceof RangeError) throwIfDetached(plan, 0);
-    // `shutdown()` ran meanwhile: whatever the call failed with (a lost device, a stopped worker), that is why.
-    if (epoch !== shutdownEpoch() && !(e instanceof CallCancelledError)) throw shutdownError(target.name, e, target.memory === 'device' ? 'device' : 'workers');
-    throw e;
+    return guardedFailure(target, plan, epoch, e);
   }
   throwIfDetached(plan, plan.nin);
 }

@@ -8,6 +8,7 @@ import { probes } from '../src/probes.js';
 
 const counts = { cachedCalls: 0, pool: 0, callingThread: 0, unsplittable: 0, wasmJobs: 0, pipelinedJobs: 0 };
 const streaming = { streamedCalls: 0, chunks: 0, maxInFlight: 0 };
+let memoisedCalls = 0;
 
 probes.cachedCall = () => void counts.cachedCalls++;
 probes.poolCall = () => void counts.pool++;
@@ -18,6 +19,7 @@ probes.callingThreadCall = (unsplittable) => {
   if (unsplittable) counts.unsplittable++;
 };
 probes.streamedCall = () => void streaming.streamedCalls++;
+probes.memoisedCall = () => void memoisedCalls++;
 probes.streamedChunk = (inFlight) => {
   streaming.chunks++;
   streaming.maxInFlight = Math.max(streaming.maxInFlight, inFlight);
@@ -55,4 +57,9 @@ export function pipelinedJobs(reset = false): number {
  */
 export function streamingStats(): { streamedCalls: number; chunks: number; maxInFlight: number } {
   return { ...streaming };
+}
+
+/** gpu calls recorded with an earlier call's layout, pipeline and bindings (call-memo.ts) so far. */
+export function memoisedGpuCalls(): number {
+  return memoisedCalls;
 }

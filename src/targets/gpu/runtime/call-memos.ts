@@ -8,10 +8,16 @@
  * memo keeps those facts of the call it was made for; a later call finds it by its kernel key (a
  * string the plan cache hands every call of a ufunc, whose hash V8 keeps) and by comparing the facts
  * one by one: no key string is built per call.
+ *
+ * A call with host arrays has placed memos of its own ({@link placedMemoFor}): looked up once its
+ * operands are placed (each host region gets a buffer of the call's own), by the facts of the
+ * operands as the device sees them — what the layout is computed from — and binding the call's own
+ * storages.
  */
 import type { DType } from '../../../dtypes.js';
 import { type CallPlan, isDeviceResident } from '../../../plan.js';
-import { type CallLayout, scalarBits } from '../codegen/call-layout.js';
+import { type CallLayout, type DeviceOperandView, scalarBits } from '../codegen/call-layout.js';
+import { probes } from '../../../probes.js';
 import { paramSlots } from '../codegen/shader-layout.js';
 import { bufferIsKnownZero, contentsUnspecified, type DeviceArray } from './device-array.js';
 import type { CallRecipe } from './fused-chain-plan.js';
@@ -87,7 +93,11 @@ export function onDeviceOnly(plan: CallPlan): boolean {
 export function memoFor(device: GPUDevice, plan: CallPlan): CallMemo | undefined {
   const list = memos.get(device)?.byKernel.get(plan.kernelKey);
   if (!list) return undefined;
-  for (const r of list) if (matches(r, plan)) return r.memo;
+  for (const r of list) {
+    if (!matches(r, plan)) continue;
+    probes.memoisedCall?.();
+    return r.memo;
+  }
   return undefined;
 }
 
@@ -190,4 +200,100 @@ function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
+}
+
+/** A remembered call with host arrays: its kernel, and its layout for operands placed alike. */
+export interface PlacedMemo {
+  readonly kernel: CompiledKernel;
+  /** The call layout for these operands (params patched with their JS scalars, their storages to bind; reused arrays, as {@link CallMemo}'s). */
+  callFor(operands: readonly DeviceOperandView[]): CallLayout;
+}
+
+interface PlacedRemembered {
+  readonly kind: CallPlan['kind'];
+  readonly loopShape: readonly number[];
+  readonly operands: readonly DeviceOperandView[];
+  readonly memo: PlacedMemo;
+}
+
+/** Placed memos per device, by kernel key (kept apart from the device memos: host calls are never held for fusion). */
+const placedMemos = new WeakMap<GPUDevice, { readonly byKernel: Map<string, PlacedRemembered[]>; count: number }>();
+
+/**
+ * The placed memo of a call with host arrays whose operands, placed, have the facts of an earlier
+ * call's: dtype, the storage's size, offset, strides, which operands share a storage, whether it
+ * holds zeros.
+ *
+ * @param device the device
+ * @param plan the call
+ * @param operands its operands as the device sees them
+ */
+export function placedMemoFor(device: GPUDevice, plan: CallPlan, operands: readonly DeviceOperandView[]): PlacedMemo | undefined {
+  const list = placedMemos.get(device)?.byKernel.get(plan.kernelKey);
+  if (!list) return undefined;
+  for (const r of list) {
+    if (r.kind !== plan.kind || !sameNumbers(r.loopShape, plan.loopShape) || !samePlaced(r.operands, operands)) continue;
+    probes.memoisedCall?.();
+    return r.memo;
+  }
+  return undefined;
+}
+
+/** Remembers a call with host arrays laid out as `call` from its placed operands. */
+export function rememberPlaced(device: GPUDevice, plan: CallPlan, operands: readonly DeviceOperandView[], call: CallLayout, kernel: CompiledKernel): void {
+  let m = placedMemos.get(device);
+  if (!m) placedMemos.set(device, (m = { byKernel: new Map(), count: 0 }));
+  if (m.count >= MAX_MEMOS) {
+    m.byKernel.clear();
+    m.count = 0;
+  }
+  const slots = paramSlots(call.layout.loopRank, call.layout.coreRanks);
+  const scalars = plan.operands.map((o, j) => (o.scalar !== undefined ? j : -1)).filter((j) => j >= 0);
+  // Per binding, an operand that lives in it (bindings follow the operands' storages in order).
+  const bindingOperand = call.bindingStorage.map((storage) => operands.findIndex((o) => o.storage === storage));
+  const params = call.params.slice();
+  const bindingStorage: object[] = [];
+  const layout: CallLayout = { layout: call.layout, params, bindingStorage, groups: call.groups };
+  const memo: PlacedMemo = {
+    kernel,
+    callFor(ops) {
+      for (const j of scalars) {
+        const o = ops[j]!;
+        params[slots.operands[j]!.scalar] = scalarBits(o.scalar!, o.dtype);
+      }
+      for (let b = 0; b < bindingOperand.length; b++) bindingStorage[b] = ops[bindingOperand[b]!]!.storage!;
+      return layout;
+    },
+  };
+  // The facts without the storages (which differ per call, and hold the caller's arrays): a marker
+  // per storage instead, so that which operands share one is compared by position.
+  const markers = operands.map(() => ({}));
+  const facts = operands.map((o, j) => ({ ...o, storage: o.storage === undefined ? undefined : markers[firstInStorage(operands, j)] }));
+  let list = m.byKernel.get(plan.kernelKey);
+  if (!list) m.byKernel.set(plan.kernelKey, (list = []));
+  list.push({ kind: plan.kind, loopShape: [...plan.loopShape], operands: facts, memo });
+  m.count++;
+}
+
+function samePlaced(known: readonly DeviceOperandView[], ops: readonly DeviceOperandView[]): boolean {
+  if (known.length !== ops.length) return false;
+  for (let j = 0; j < ops.length; j++) {
+    const f = known[j]!;
+    const o = ops[j]!;
+    if (f.dtype !== o.dtype || (f.storage === undefined) !== (o.storage === undefined)) return false;
+    if (o.storage === undefined) continue;
+    if (
+      f.storageBytes !== o.storageBytes || f.offset !== o.offset || f.pristine !== o.pristine || !sameNumbers(f.loopStrides, o.loopStrides) ||
+      !sameNumbers(f.coreShape, o.coreShape) || !sameNumbers(f.coreStrides, o.coreStrides) ||
+      firstInStorage(known, j) !== firstInStorage(ops, j)
+    ) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function firstInStorage(ops: readonly DeviceOperandView[], j: number): number {
+  for (let k = 0; k < j; k++) if (ops[k]!.storage === ops[j]!.storage) return k;
+  return j;
 }

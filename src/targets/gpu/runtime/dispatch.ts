@@ -35,7 +35,7 @@ import { OOB_RECORD_BYTES } from '../codegen/shader-module.js';
 import { isSharedArrayBuffer } from '../../../platform/platform.js';
 import { ENQUEUED } from '../../target.js';
 import { holdCall, setHeldRecorder } from './chain-fusion.js';
-import { type CallMemo, memoFor, memoOf, onDeviceOnly, remember } from './call-memos.js';
+import { type CallMemo, memoFor, memoOf, onDeviceOnly, placedMemoFor, remember, rememberPlaced } from './call-memos.js';
 import { writesWholeOutputs } from './fused-chain-plan.js';
 import { trace, tracing } from './transfer-trace.js';
 
@@ -152,10 +152,18 @@ function startOnGpu(plan: CallPlan): Promise<void> {
       h.pristine = !h.read && (plan.kind === 'vectorize' || isAllZero(h.placement));
     }
     if (ctx) {
-      const call = layoutFor(ctx, plan, views);
+      const operands = placedViews(views);
+      // A call with host arrays placed like an earlier one: its layout and pipeline, its own buffers.
+      const placed = hostBuffers.length > 0 ? placedMemoFor(ctx.device, plan, operands) : undefined;
+      if (placed) {
+        for (const h of hostBuffers) if (h.read || !h.pristine) takeElementsNow(h);
+        return record(ctx, plan, hostBuffers, placed.callFor(operands), placed.kernel);
+      }
+      const call = layoutFor(ctx, plan, operands);
       const kernel = readyKernel(ctx, call.key);
       if (kernel) {
         if (deviceOnly) remember(ctx.device, plan, call, kernel);
+        else if (hostBuffers.length > 0) rememberPlaced(ctx.device, plan, operands, call, kernel);
         for (const h of hostBuffers) if (h.read || !h.pristine) takeElementsNow(h);
         return record(ctx, plan, hostBuffers, call, kernel);
       }
@@ -165,7 +173,7 @@ function startOnGpu(plan: CallPlan): Promise<void> {
       if (h.read || !h.pristine) h.data = h.placement.mode === 'span' ? uploadData(h.placement).slice() : uploadData(h.placement);
     }
     return withDevice(async (ctx) => {
-      const call = layoutFor(ctx, plan, views);
+      const call = layoutFor(ctx, plan, placedViews(views));
       const kernel = await compiledKernel(ctx, plan, call.layout);
       return record(ctx, plan, hostBuffers, call, kernel);
     });
@@ -174,12 +182,13 @@ function startOnGpu(plan: CallPlan): Promise<void> {
   }
 }
 
-function layoutFor(ctx: GpuContext, plan: CallPlan, views: { view: DeviceOperandView; host?: HostBuffer }[]): CallLayout & { key: string } {
-  const call = layoutCall(
-    plan,
-    views.map((v) => (v.host ? { ...v.view, pristine: v.host.pristine } : v.view)),
-    ctx.limits,
-  );
+/** The operands as the device sees them, a host region's known once its `pristine` is decided. */
+function placedViews(views: readonly { view: DeviceOperandView; host?: HostBuffer }[]): DeviceOperandView[] {
+  return views.map((v) => (v.host ? { ...v.view, pristine: v.host.pristine } : v.view));
+}
+
+function layoutFor(ctx: GpuContext, plan: CallPlan, operands: readonly DeviceOperandView[]): CallLayout & { key: string } {
+  const call = layoutCall(plan, operands, ctx.limits);
   return { ...call, key: `${plan.kernelKey}#${layoutKey(call.layout)}` };
 }
 
@@ -520,7 +529,7 @@ setHeldRecorder({
     const memo = memoFor(ctx.device, plan);
     if (memo) return memo;
     // Laid out as startOnGpu does; held only when its pipeline is ready.
-    const call = layoutFor(ctx, plan, plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, [])));
+    const call = layoutFor(ctx, plan, placedViews(plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, []))));
     const kernel = readyKernel(ctx, call.key);
     return kernel && remember(ctx.device, plan, call, kernel);
   },
@@ -532,7 +541,7 @@ setHeldRecorder({
     // Laid out once per chain shape: the slot keeps the fused call's memo.
     let memo = slot.recipe as CallMemo | undefined;
     if (!memo) {
-      const call = layoutFor(ctx, plan, plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, [])));
+      const call = layoutFor(ctx, plan, placedViews(plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, []))));
       const kernel = readyKernel(ctx, call.key);
       // A failure leaves such chains unfused (each time: the next try fails alike).
       if (!kernel) return compiledKernel(ctx, plan, call.layout).then(() => undefined, () => undefined);

@@ -112,6 +112,7 @@ interface DeviceArgs {
  *   two devices
  */
 export function placeCall(args: readonly unknown[], nin: number, call: (args: unknown[]) => Promise<unknown>): Promise<unknown> | undefined {
+  if (onCurrentDevice(args, nin)) return undefined;
   const found = deviceArgs(args, nin);
   if (!found) return undefined;
   try {
@@ -121,6 +122,27 @@ export function placeCall(args: readonly unknown[], nin: number, call: (args: un
   } catch (e) {
     return Promise.reject(e);
   }
+}
+
+/**
+ * Whether the call names no sharded array and only device arrays of the current device (or none):
+ * the usual call, which the usual path runs. Looked at on every call, so without allocating.
+ */
+function onCurrentDevice(args: readonly unknown[], nin: number): boolean {
+  const slot = currentSlot();
+  for (let i = 0; i < args.length; i++) if (!plainOn(args[i], slot)) return false;
+  const out = outOf(args, nin);
+  if (!Array.isArray(out)) return plainOn(out, slot);
+  for (let i = 0; i < out.length; i++) if (!plainOn(out[i], slot)) return false;
+  return true;
+}
+
+/** Whether `x` is neither a sharded array nor a device array of another device than `slot`. */
+function plainOn(x: unknown, slot: number): boolean {
+  if (typeof x !== 'object' || x === null || ArrayBuffer.isView(x)) return true;
+  const kind = (x as { kind?: unknown }).kind;
+  if (kind === 'sharded') return false;
+  return kind !== 'device' || ((x as { deviceIndex?: number }).deviceIndex ?? 0) === slot;
 }
 
 function deviceArgs(args: readonly unknown[], nin: number): DeviceArgs | undefined {
