@@ -11,6 +11,8 @@
  *   npx tsx bench/call-cost-ab.ts --base DIR --new DIR2 … # another checkout as the new side
  *   npx tsx bench/call-cost-ab.ts --base DIR --side a=DIR2 --side b=DIR3 …  # several, each against the base
  *
+ * `--peers`: CuPy's side of the SAXPY rows too (bench/peers/cupy_call_cost.py), where CuPy is installed.
+ *
  * The base is another checkout's root (its src/ is loaded; node_modules is linked in from here
  * when it has none). One process per side at a time, so that neither disturbs the other; the
  * machine's noise falls on both sides alike.
@@ -81,6 +83,12 @@ const table = markdownTable(
   ),
 );
 const doc = `# gpu per-call cost, A/B (bench/call-cost-ab.ts)\n\n- gpu: ${adapter}\n- ${new Date().toISOString()}, node ${process.version}; base ${flag('--base-ref') ?? base}; ${sides.map((x) => `${x.name} ${x.dir}`).join(', ')}; ${processes} processes per side, alternating; medians over processes of each process's steady median\n\n${table}\n`;
-console.log(`\n${doc}`);
-if (process.env.OUT) writeFileSync(join(process.env.OUT, 'call-cost-ab.md'), doc);
+let peer = '';
+if (argv.includes('--peers')) {
+  const calls = argv.includes('--quick') ? 200 : 1000;
+  const r = spawnSync('python3', [join(root, 'bench/peers/cupy_call_cost.py'), String(calls), '9'], { cwd: join(root, 'bench/peers'), encoding: 'utf8', timeout: 300_000 });
+  peer = r.status === 0 ? `\nCuPy (${calls} calls a chain, 9 chains): ${r.stdout.trim()}\n` : `\nCuPy: not run (${(r.error?.message ?? r.stderr ?? '').trim().split('\n').slice(-1)[0]})\n`;
+}
+console.log(`\n${doc}${peer}`);
+if (process.env.OUT) writeFileSync(join(process.env.OUT, 'call-cost-ab.md'), doc + peer);
 process.exit(0);

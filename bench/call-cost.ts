@@ -9,7 +9,8 @@
  * - three awaited element-wise calls on 2^16 elements (SAXPY, exp, multiply; per three calls);
  * - `reduce` and `accumulate` of an associative add, awaited, their results destroyed: a sum of
  *   4,096, row sums of 64 × 64, a cumsum of 4,096 on the device, and a sum of a 4,096-element host
- *   array; and (without `--quick`) bench/pace.ts's sizes: a sum and a cumsum of 2^24, row sums of 4,096².
+ *   array; and (without `--quick`) bench/pace.ts's sizes: a sum and a cumsum of 2^24, row sums of
+ *   4,096², awaited and (`-synced`) each followed by `synchronize()`, as pace.ts and CuPy time them.
  * The first chain of the process is reported apart (compilation, V8's tiers, first submissions),
  * then medians of REPS chains in steady state. CPU time per call is reported too, of the process
  * and (Linux) of its main thread alone — JS and Dawn's encoding, without the driver's threads
@@ -133,10 +134,14 @@ function threeCase(n: number): Case {
   };
 }
 
-/** An awaited fold per call (`fold(array)`: its result destroyed), the chain ended by `synchronize()`. */
-function foldCase(name: string, calls: number, array: () => Promise<unknown>, fold: (x: unknown) => Promise<unknown>): Case {
+/**
+ * An awaited fold per call (`fold(array)`: its result destroyed), the chain ended by
+ * `synchronize()`; `synced`: each call followed by `synchronize()` (bench/pace.ts's measure, and
+ * CuPy's there: `x.sum()` then `stream.synchronize()`).
+ */
+function foldCase(name: string, calls: number, array: () => Promise<unknown>, fold: (x: unknown) => Promise<unknown>, synced = false): Case {
   return {
-    name,
+    name: synced ? name.replace(/-awaited$/, '-synced') : name,
     calls,
     make: async () => {
       const x = await array();
@@ -144,6 +149,7 @@ function foldCase(name: string, calls: number, array: () => Promise<unknown>, fo
         for (let k = 0; k < calls; k++) {
           const r = (await fold(x)) as { destroy?: () => void };
           r.destroy?.();
+          if (synced) await synchronize();
         }
         await synchronize();
       };
@@ -169,6 +175,9 @@ const CASES: Case[] = [
         foldCase(`sum-${1 << 24}-awaited`, LARGE_CALLS, onDevice(1 << 24), sum),
         foldCase('rowsums-4096x4096-awaited', LARGE_CALLS, onDevice(1 << 24, [4096, 4096]), rowSums),
         foldCase(`cumsum-${1 << 24}-awaited`, LARGE_CALLS, onDevice(1 << 24), cumsum),
+        foldCase(`sum-${1 << 24}-awaited`, LARGE_CALLS, onDevice(1 << 24), sum, true),
+        foldCase('rowsums-4096x4096-awaited', LARGE_CALLS, onDevice(1 << 24, [4096, 4096]), rowSums, true),
+        foldCase(`cumsum-${1 << 24}-awaited`, LARGE_CALLS, onDevice(1 << 24), cumsum, true),
       ]),
 ];
 
