@@ -6,7 +6,8 @@
  * - the same on host arrays into a host `out` (each call waits for the GPU and copies back), with
  *   the output copied out in the call's own submission (the default) and after it
  *   (`-readback-after`, the earlier path: a second submission once the call's work is done);
- * - three awaited element-wise calls on 2^16 elements (SAXPY, exp, multiply; per three calls);
+ * - three awaited element-wise calls on 2^16 elements (SAXPY, exp, multiply; per three calls), and
+ *   bench/fuse.ts's chain of three as one `fuse`d call (per call);
  * - `reduce` and `accumulate` of an associative add, awaited, their results destroyed: a sum of
  *   4,096, row sums of 64 × 64, a cumsum of 4,096 on the device, and a sum of a 4,096-element host
  *   array; and (without `--quick`) bench/pace.ts's sizes: a sum and a cumsum of 2^24, row sums of
@@ -49,7 +50,7 @@ const SAMPLE_MS = Number(flag('--sample-ms') ?? 0);
 // the two checkouts' types need not agree.
 const libDir = resolve(flag('--lib') ?? fileURLToPath(new URL('..', import.meta.url)));
 const load = async (path: string) => (await import(pathToFileURL(resolve(libDir, path)).href)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const { deviceArray, synchronize, toDevice, vectorize } = await load('src/index.ts');
+const { deviceArray, fuse, synchronize, toDevice, vectorize } = await load('src/index.ts');
 const { acquireDevice, describeAdapter, setIdleReleaseMs } = await load('src/targets/gpu/runtime/device.ts');
 const { setHostOutputReadback } = await load('src/targets/gpu/runtime/dispatch.ts');
 
@@ -134,6 +135,24 @@ function threeCase(n: number): Case {
   };
 }
 
+/** bench/fuse.ts's chain `mul(gauss(saxpy(2, x, y)), x)` as one `fuse`d call into a device `out`, awaited (issue 22 at 2^16). */
+function fusedCase(n: number): Case {
+  return {
+    name: `fuse-${n}-awaited`,
+    calls: CALLS,
+    make: async () => {
+      const gauss = vectorize(['float32(float32)'], { target: 'gpu' })((t: number) => Math.exp(-t * t));
+      const fused = fuse(async (x: unknown, y: unknown) => mul(await gauss(await saxpy(2, x, y)), x));
+      const [x, y] = await Promise.all([toDevice(fill(n, 3)), toDevice(fill(n, 5))]);
+      const out = await deviceArray([n], 'float32');
+      return async () => {
+        for (let k = 0; k < CALLS; k++) await fused(x, y, { out });
+        await synchronize();
+      };
+    },
+  };
+}
+
 /**
  * An awaited fold per call (`fold(array)`: its result destroyed), the chain ended by
  * `synchronize()`; `synced`: each call followed by `synchronize()` (bench/pace.ts's measure, and
@@ -165,6 +184,7 @@ const CASES: Case[] = [
   deviceCase(4096, true), deviceCase(4096, false), deviceCase(1, true), deviceCase(1, false),
   hostCase(1, 'in-call'), hostCase(1, 'after'), hostCase(4096, 'in-call'), hostCase(4096, 'after'), hostCase(1, 'in-call'), hostCase(1, 'after'),
   threeCase(1 << 16),
+  fusedCase(1 << 16),
   foldCase('sum-4096-awaited', CALLS, onDevice(4096), sum),
   foldCase('rowsums-64x64-awaited', CALLS, onDevice(4096, [64, 64]), rowSums),
   foldCase('cumsum-4096-awaited', CALLS, onDevice(4096), cumsum),

@@ -4,7 +4,7 @@
  */
 import { forcedTypes } from '../call-options.js';
 import { ArgumentError } from '../errors.js';
-import { cOrderStrides, sizeOf } from '../layout.js';
+import { cOrderStrides, sameAxes, sizeOf } from '../layout.js';
 import { type ArrayOperand, type DeviceOperand, type NDArray, copyToContiguous, describe, toOperand } from '../ndarray.js';
 
 export const arrayArgument = (x: unknown, what: string): ArrayOperand | DeviceOperand => {
@@ -21,7 +21,12 @@ export const normaliseAxis = (axis: number, rank: number): number => {
 
 /** The argument as the caller's value (`original`), or a plain view object of it. */
 export const asArgument = (op: ArrayOperand | DeviceOperand, shape: readonly number[], strides: readonly number[], offset = op.offset): unknown => {
-  if (op.kind === 'device') return (op.array as unknown as { view(s: readonly number[], st: readonly number[], o: number): unknown }).view(shape, strides, offset);
+  if (op.kind === 'device') {
+    const array = op.array;
+    // The array's own layout (a reduce over the last axis of a C-ordered array): the array itself, no view to make.
+    if (offset === array.offset && sameAxes(shape, array.shape) && sameAxes(strides, array.strides)) return array;
+    return (array as unknown as { view(s: readonly number[], st: readonly number[], o: number): unknown }).view(shape, strides, offset);
+  }
   return { data: op.data, shape, strides, offset, dtype: op.dtype };
 };
 

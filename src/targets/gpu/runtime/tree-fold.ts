@@ -26,8 +26,8 @@ import type { ArrayOperand, DeviceOperand } from '../../../plan.js';
 import type { FoldKernels } from '../../target.js';
 import { releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { beginCall, endCall, noteWrite, taintsOf } from './chain.js';
-import { DeviceArray, noteKernelWrite, outputArray, toDevice } from './device-array.js';
-import { type GpuContext, runScoped, withDevice } from './device.js';
+import { DeviceArray, noteKernelWrite, outputArray, outputArrayNow, toDevice } from './device-array.js';
+import { type GpuContext, liveDevice, runScoped, withDevice } from './device.js';
 import { BLOCK, FIXED, FLAG, foldShader, TREE_DTYPES, UNROLL } from '../codegen/fold-shader.js';
 import { passTiming } from './kernel-timing.js';
 
@@ -84,17 +84,62 @@ function idOf(buffer: GPUBuffer): number {
   return id;
 }
 
-async function foldPipelines(ctx: GpuContext, kernel: TypedKernel, key: string, dtype: DType): Promise<FoldPipelines> {
+/** Fold pipelines whose compilation has finished, by its promise: a later fold records without awaiting. */
+const compiled = new WeakMap<Promise<FoldPipelines>, FoldPipelines>();
+
+function foldPipelines(ctx: GpuContext, kernel: TypedKernel, key: string, dtype: DType): Promise<FoldPipelines> {
   let map = pipelines.get(ctx.device);
   if (!map) pipelines.set(ctx.device, (map = new Map()));
   const cacheKey = `${key}:${dtype}:${useSubgroups}`;
   let p = map.get(cacheKey);
   if (!p) {
-    p = compileFold(ctx, kernel, dtype);
-    p.catch(() => map!.delete(cacheKey));
-    map.set(cacheKey, p);
+    const compiling = compileFold(ctx, kernel, dtype);
+    compiling.then((ready) => compiled.set(compiling, ready), () => map!.delete(cacheKey));
+    map.set(cacheKey, (p = compiling));
   }
   return p;
+}
+
+/** The fold pipelines when already compiled, else undefined. */
+function readyPipelines(ctx: GpuContext, kernel: TypedKernel, key: string, dtype: DType): FoldPipelines | undefined {
+  const p = pipelines.get(ctx.device)?.get(`${key}:${dtype}:${useSubgroups}`);
+  return p && compiled.get(p);
+}
+
+/**
+ * Records a fold: at once, without a Promise layer per step, when the device is live, the fold's
+ * pipelines compiled and its output to be had now (`prepare` returns undefined where the tree does
+ * not apply); else after acquiring the device and compiling.
+ */
+function recordFold(
+  typed: { kernel: TypedKernel; key: string },
+  dtype: DType,
+  output: { readonly given?: DeviceArray; readonly shape: readonly number[] },
+  prepare: (ctx: GpuContext) => ((p: FoldPipelines, result: DeviceArray) => void) | undefined,
+): Promise<DeviceArray | undefined> {
+  try {
+    const ctx = liveDevice();
+    const ready = ctx && readyPipelines(ctx, typed.kernel, typed.key, dtype);
+    if (ctx && ready) {
+      const record = prepare(ctx);
+      if (!record) return Promise.resolve(undefined);
+      const result = output.given ?? outputArrayNow(output.shape, dtype);
+      if (result) {
+        record(ready, result);
+        return Promise.resolve(result);
+      }
+    }
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return withDevice(async (ctx) => {
+    const record = prepare(ctx);
+    if (!record) return undefined;
+    const p = await foldPipelines(ctx, typed.kernel, typed.key, dtype);
+    const result = output.given ?? (await outputArray(output.shape, dtype));
+    record(p, result);
+    return result;
+  });
 }
 
 async function compileFold(ctx: GpuContext, kernel: TypedKernel, dtype: DType): Promise<FoldPipelines> {
@@ -417,12 +462,12 @@ export async function treeReduce(fold: FoldKernels, rows: ArrayOperand | DeviceO
   }
 }
 
-async function treeReduceOnDevice(fold: FoldKernels, rows: DeviceOperand, initial: number | bigint | boolean | undefined, mask: DeviceOperand | undefined, out: DeviceOperand | undefined): Promise<DeviceArray | undefined> {
+function treeReduceOnDevice(fold: FoldKernels, rows: DeviceOperand, initial: number | bigint | boolean | undefined, mask: DeviceOperand | undefined, out: DeviceOperand | undefined): Promise<DeviceArray | undefined> {
   const dtype = rows.dtype;
   const n = rows.shape[rows.shape.length - 1]!;
   const keptShape = rows.shape.slice(0, -1);
   const typed = treeKernel(fold, dtype)!;
-  return withDevice(async (ctx) => {
+  return recordFold(typed, dtype, { given: out?.array as unknown as DeviceArray | undefined, shape: keptShape }, (ctx) => {
     const buffer = bindable(ctx, rows, dtype);
     const maskBuffer = mask ? bindable(ctx, mask, 'bool') : undefined;
     const outBuffer = out ? bindable(ctx, out, dtype) : undefined;
@@ -437,18 +482,17 @@ async function treeReduceOnDevice(fold: FoldKernels, rows: DeviceOperand, initia
     (rows.array as unknown as DeviceArray).assertUsable();
     if (mask) (mask.array as unknown as DeviceArray).assertUsable();
     if (out) (out.array as unknown as DeviceArray).assertUsable();
-    const p = await foldPipelines(ctx, typed.kernel, typed.key, dtype);
-    const result = out ? (out.array as unknown as DeviceArray) : await outputArray(keptShape, dtype);
-    const rec = new Recorder(ctx, p, dtype, `${fold.name}.reduce`);
-    const x: Rows = { buffer, offset: rows.offset, rowShape: compact.shape, rowStrides: compact.strides[0]!, step: rows.strides[rows.strides.length - 1]!, format: 'dtype' };
-    const o: Rows = { buffer: result.buffer, offset: out ? out.offset : 0, rowShape: compact.shape, rowStrides: compact.strides[1]!, step: 0, format: 'dtype' };
-    const m: Rows | undefined = mask && maskBuffer
-      ? { buffer: maskBuffer, offset: mask.offset, rowShape: compact.shape, rowStrides: compact.strides[2]!, step: mask.strides[mask.strides.length - 1]!, format: 'dtype' }
-      : undefined;
-    reduceRows(rec, x, n, o, initial === undefined ? undefined : bitsOf(initial, dtype), m);
-    rec.finish();
-    noteKernelWrite(result.buffer);
-    return result;
+    return (p, result) => {
+      const rec = new Recorder(ctx, p, dtype, `${fold.name}.reduce`);
+      const x: Rows = { buffer, offset: rows.offset, rowShape: compact.shape, rowStrides: compact.strides[0]!, step: rows.strides[rows.strides.length - 1]!, format: 'dtype' };
+      const o: Rows = { buffer: result.buffer, offset: out ? out.offset : 0, rowShape: compact.shape, rowStrides: compact.strides[1]!, step: 0, format: 'dtype' };
+      const m: Rows | undefined = mask && maskBuffer
+        ? { buffer: maskBuffer, offset: mask.offset, rowShape: compact.shape, rowStrides: compact.strides[2]!, step: mask.strides[mask.strides.length - 1]!, format: 'dtype' }
+        : undefined;
+      reduceRows(rec, x, n, o, initial === undefined ? undefined : bitsOf(initial, dtype), m);
+      rec.finish();
+      noteKernelWrite(result.buffer);
+    };
   });
 }
 
@@ -474,14 +518,14 @@ export async function treeAccumulate(fold: FoldKernels, x: ArrayOperand | Device
   }
 }
 
-async function accumulateOnDevice(fold: FoldKernels, x: DeviceOperand, axis: number, out?: DeviceOperand): Promise<DeviceArray | undefined> {
+function accumulateOnDevice(fold: FoldKernels, x: DeviceOperand, axis: number, out?: DeviceOperand): Promise<DeviceArray | undefined> {
   const dtype = x.dtype;
   const n = x.shape[axis]!;
-  if (sizeOf(x.shape) === 0) return undefined;
-  if (out && (out.dtype !== dtype || out.shape.length !== x.shape.length || out.shape.some((s, d) => s !== x.shape[d]))) return undefined;
+  if (sizeOf(x.shape) === 0) return Promise.resolve(undefined);
+  if (out && (out.dtype !== dtype || out.shape.length !== x.shape.length || out.shape.some((s, d) => s !== x.shape[d]))) return Promise.resolve(undefined);
   const typed = treeKernel(fold, dtype);
-  if (!typed) return undefined;
-  return withDevice(async (ctx) => {
+  if (!typed) return Promise.resolve(undefined);
+  return recordFold(typed, dtype, { given: out?.array as unknown as DeviceArray | undefined, shape: x.shape }, (ctx) => {
     const buffer = bindable(ctx, x, dtype);
     const outBuffer = out ? bindable(ctx, out, dtype) : undefined;
     const others = [...x.shape.keys()].filter((d) => d !== axis);
@@ -490,14 +534,13 @@ async function accumulateOnDevice(fold: FoldKernels, x: DeviceOperand, axis: num
     if (!buffer || (out && (!outBuffer || outBuffer === buffer)) || compact.shape.length > MAX_ROW_RANK || sizeOf(x.shape) > 2 ** 31) return undefined;
     (x.array as unknown as DeviceArray).assertUsable();
     if (out) (out.array as unknown as DeviceArray).assertUsable();
-    const p = await foldPipelines(ctx, typed.kernel, typed.key, dtype);
-    const result = out ? (out.array as unknown as DeviceArray) : await outputArray(x.shape, dtype);
-    const rec = new Recorder(ctx, p, dtype, `${fold.name}.accumulate`);
-    const xRows: Rows = { buffer, offset: x.offset, rowShape: compact.shape, rowStrides: compact.strides[0]!, step: x.strides[axis]!, format: 'dtype' };
-    const o: Rows = { buffer: result.buffer, offset: out ? out.offset : 0, rowShape: compact.shape, rowStrides: compact.strides[1]!, step: outStrides[axis]!, format: 'dtype' };
-    scanRows(rec, xRows, n, o, outStrides[axis]!);
-    rec.finish();
-    noteKernelWrite(result.buffer);
-    return result;
+    return (p, result) => {
+      const rec = new Recorder(ctx, p, dtype, `${fold.name}.accumulate`);
+      const xRows: Rows = { buffer, offset: x.offset, rowShape: compact.shape, rowStrides: compact.strides[0]!, step: x.strides[axis]!, format: 'dtype' };
+      const o: Rows = { buffer: result.buffer, offset: out ? out.offset : 0, rowShape: compact.shape, rowStrides: compact.strides[1]!, step: outStrides[axis]!, format: 'dtype' };
+      scanRows(rec, xRows, n, o, outStrides[axis]!);
+      rec.finish();
+      noteKernelWrite(result.buffer);
+    };
   });
 }
