@@ -24,7 +24,7 @@ export interface Probes {
    * because several loop indices write the same output elements, so its loop may not be split.
    */
   callingThreadCall?(unsplittable: boolean): void;
-  /** The gpu target recorded a call with the layout, pipeline and bindings of an earlier one (call-memo.ts). */
+  /** The gpu target recorded a call with the layout, pipeline and bindings of an earlier one (call-memos.ts). */
   memoisedCall?(): void;
   /** The gpu target runs a call in chunks (its host operands exceed the memory limit). */
   streamedCall?(): void;

@@ -59,7 +59,7 @@ export function streamingStats(): { streamedCalls: number; chunks: number; maxIn
   return { ...streaming };
 }
 
-/** gpu calls recorded with an earlier call's layout, pipeline and bindings (call-memo.ts) so far. */
+/** gpu calls recorded with an earlier call's layout, pipeline and bindings (call-memos.ts) so far. */
 export function memoisedGpuCalls(): number {
   return memoisedCalls;
 }

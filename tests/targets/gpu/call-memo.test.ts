@@ -1,5 +1,5 @@
 /**
- * The memo of calls on device arrays (call-memo.ts): a call with the facts of an earlier one reuses
+ * The memo of calls on device arrays and placed host arrays (call-memos.ts): a call with the facts of an earlier one reuses
  * its layout, pipeline and bindings, patched with its own buffers and scalars; any other call is
  * laid out anew. Each case checks the path taken (the memoisedCall probe) and the bits against the
  * cpu target. (An output that holds zeros is one of the facts: a call into a fresh output and the
