@@ -5,8 +5,9 @@
  * cpu target. (An output that holds zeros is one of the facts: a call into a fresh output and the
  * next call into it, which then holds results, are laid out apart.)
  */
-import { afterEach, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { type DeviceArray, deviceArray, guvectorize, setGpuOptions, synchronize, toDevice, vectorize } from '../../../src/index.js';
+import { setChainFusion } from '../../../src/targets/gpu/runtime/chain-fusion.js';
 import { onDevice, resetDevice, setIdleReleaseMs } from '../../../src/targets/gpu/runtime/device.js';
 import { cachedCalls, memoisedGpuCalls } from '../../call-paths.js';
 import { describeGpu } from '../../gpu-available.js';
@@ -32,6 +33,9 @@ async function paths(call: () => Promise<unknown>): Promise<{ cached: number; me
 }
 
 describeGpu('the memo of calls on device arrays', { timeout: 60_000 }, () => {
+  // Calls recorded one by one (chain-fusion.test.ts covers calls held and fused).
+  beforeAll(() => setChainFusion(false));
+  afterAll(() => setChainFusion(true)); // the default
   afterEach(async () => {
     await synchronize().catch(() => {});
     setGpuOptions({ devices: 1 });
