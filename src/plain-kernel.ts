@@ -64,19 +64,17 @@ export async function runPlain(plan: CallPlan, kernel: PlainKernel, target: Targ
   if (!readDevice || !writeDevice) {
     throw new TargetUnavailableError(`The '${target.name}' target cannot copy its device arrays to the host, so a kernel cannot run on them as plain JS (\`disableJit\`): pass host arrays, or make the ufunc without \`disableJit\`.`);
   }
-  const mirrors = await Promise.all(plan.operands.map(async (view) => {
-    if (!isDeviceResident(view.data)) return undefined;
-    const span = spanOf(view, plan.loopShape, view.data as unknown as DeviceArrayLike);
-    return { span, low: span.offset, host: await readDevice(span) };
-  }));
+  // Outputs that view one device memory (interleaved in one array) write one host copy of it, so
+  // that copying it back keeps every output's writes.
+  const memories = deviceMemories(plan);
+  const hosts = await Promise.all(memories.map((m) => readDevice(m.span)));
   const operands = plan.operands.map((view, k) => {
-    const m = mirrors[k];
-    return m ? { ...view, data: m.host, offset: view.offset - m.low } : view;
+    const m = memories.findIndex((memory) => memory.operands.includes(k));
+    return m >= 0 ? { ...view, data: hosts[m]!, offset: view.offset - memories[m]!.low } : view;
   });
   withEnvironment(kernel.env, () => runLoop({ ...plan, operands }, fn, kernel.params));
-  for (let k = plan.nin; k < operands.length; k++) {
-    const m = mirrors[k];
-    if (m) await writeDevice(m.span, m.host);
+  for (let m = 0; m < memories.length; m++) {
+    if (memories[m]!.operands.some((k) => k >= plan.nin)) await writeDevice(memories[m]!.span, hosts[m]!);
   }
 }
 
@@ -135,24 +133,49 @@ function withEnvironment(env: KernelEnv, body: () => void): void {
   }
 }
 
+/** What a plain-JS call copies of the device to the host: a span of one memory, and the operands it holds. */
+interface DeviceMemory {
+  /** The elements the call touches, as one 1-D view: from the lowest to the highest any operand reaches. */
+  readonly span: DeviceArrayLike;
+  /** The span's first element, in the memory's elements. */
+  readonly low: number;
+  /** The operands (by position in the plan) that view this memory. */
+  readonly operands: number[];
+}
+
 /**
- * The elements of a device operand that the call touches, as one 1-D view of its memory: from the
- * lowest to the highest element reached, widened to 4-byte boundaries (device writes of 8- and
- * 16-bit types are whole words).
+ * The device operands to copy: each input alone, the outputs grouped by the memory they view
+ * (`DeviceArrayLike.memory`; an array without one is a memory of its own) and dtype, each group with the span of elements its operands touch,
+ * widened to 4-byte boundaries (device writes of 8- and 16-bit types are whole words).
  */
-function spanOf(view: OperandView, loopShape: readonly number[], array: DeviceArrayLike): DeviceArrayLike {
-  let low = view.offset;
-  let high = view.offset;
-  const reach = (extent: number, stride: number) => {
-    if (stride < 0) low += stride * (extent - 1);
-    else high += stride * (extent - 1);
-  };
-  loopShape.forEach((n, d) => reach(n, view.loopStrides[d]!));
-  view.coreShape.forEach((n, a) => reach(n, view.coreStrides[a]!));
-  const perWord = Math.max(1, 4 / DTYPES[view.dtype].bytes);
-  low = Math.floor(low / perWord) * perWord;
-  const end = Math.ceil((high + 1) / perWord) * perWord;
-  return array.view([end - low], [1], low);
+function deviceMemories(plan: CallPlan): DeviceMemory[] {
+  const groups: { key: object; dtype: string; array: DeviceArrayLike; low: number; end: number; operands: number[] }[] = [];
+  plan.operands.forEach((view, k) => {
+    if (!isDeviceResident(view.data)) return;
+    const array = view.data as unknown as DeviceArrayLike;
+    // Inputs each their own copy, taken before the call (as the targets read inputs that overlap an
+    // output: copied first); outputs one copy per memory, so that each sees the others' writes.
+    const key = k < plan.nin ? {} : (array.memory ?? array);
+    let low = view.offset;
+    let high = view.offset;
+    const reach = (extent: number, stride: number) => {
+      if (stride < 0) low += stride * (extent - 1);
+      else high += stride * (extent - 1);
+    };
+    plan.loopShape.forEach((n, d) => reach(n, view.loopStrides[d]!));
+    view.coreShape.forEach((n, a) => reach(n, view.coreStrides[a]!));
+    const perWord = Math.max(1, 4 / DTYPES[view.dtype].bytes);
+    low = Math.floor(low / perWord) * perWord;
+    const end = Math.ceil((high + 1) / perWord) * perWord;
+    const group = groups.find((g) => g.key === key && g.dtype === view.dtype);
+    if (!group) groups.push({ key, dtype: view.dtype, array, low, end, operands: [k] });
+    else {
+      group.low = Math.min(group.low, low);
+      group.end = Math.max(group.end, end);
+      group.operands.push(k);
+    }
+  });
+  return groups.map((g) => ({ span: g.array.view([g.end - g.low], [1], g.low), low: g.low, operands: g.operands }));
 }
 
 /** Calls the kernel once per element (vectorize) or per row (guvectorize) of the loop, in C order. */

@@ -83,6 +83,12 @@ export interface DeviceArrayLike extends StridedView {
   readonly kind: 'device';
   /** Its number of elements. */
   readonly size: number;
+  /**
+   * The memory it views, the same object for every view of one array (the gpu's `GPUBuffer`): a
+   * call that copies device operands to the host (plain JS, `disableJit`) copies each memory once, so
+   * that outputs interleaved in one array see each other's writes, as on the device.
+   */
+  readonly memory?: object;
   /** Another view of the same memory (methods and staged outputs read and write through views). */
   view(shape: readonly number[], strides: readonly number[], offset: number): DeviceArrayLike;
   /** Frees its memory now (a call's device temporaries). */

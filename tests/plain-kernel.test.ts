@@ -216,6 +216,29 @@ describe.each(TARGETS.filter((t) => t === 'gpu'))('disableJit on %s with device 
     expect([...(await (into as DeviceArray).toHost())]).toEqual([7, 0, 13, 0]);
   });
 
+  it('keeps the writes of two outputs interleaved in one device array, and reads an overlapping input as it was before the call', async () => {
+    const split = guvectorize(['void(float32, float32[:], float32[:])'], '()->(),()', { target, disableJit: true })((x: number, lo: Float32Array, hi: Float32Array) => {
+      lo[0] = x - 1;
+      hi[0] = x + 1;
+    });
+    const both = (await toDevice(new Float32Array(6))) as DeviceArray;
+    await split(await toDevice(Float32Array.of(10, 20, 30)), { out: [both.view([3], [2], 0), both.view([3], [2], 1)] });
+    expect([...(await both.toHost())]).toEqual([9, 11, 19, 21, 29, 31]);
+    // The same call compiled gives the same memory.
+    const compiled = guvectorize(['void(float32, float32[:], float32[:])'], '()->(),()', { target })((x: number, lo: Float32Array, hi: Float32Array) => {
+      lo[0] = x - 1;
+      hi[0] = x + 1;
+    });
+    const again = (await toDevice(new Float32Array(6))) as DeviceArray;
+    await compiled(await toDevice(Float32Array.of(10, 20, 30)), { out: [again.view([3], [2], 0), again.view([3], [2], 1)] });
+    expect([...(await again.toHost())]).toEqual([9, 11, 19, 21, 29, 31]);
+    // An input shifted over its output: every element read as it was before the call, as compiled.
+    const next = vectorize(['float32(float32)'], { target, disableJit: true })((x: number) => x * 2);
+    const shifted = (await toDevice(Float32Array.of(1, 2, 3, 4))) as DeviceArray;
+    await next(shifted.view([3], [1], 1), { out: shifted.view([3], [1], 0) });
+    expect([...(await shifted.toHost())]).toEqual([4, 6, 8, 4]);
+  });
+
   it('writes uint8 outputs at an odd offset without touching their neighbours', async () => {
     const plain = vectorize(['uint8(uint8)'], { target, disableJit: true })((x: number) => x + 100);
     const out = await toDevice(Uint8Array.of(1, 2, 3, 4, 5, 6, 7));

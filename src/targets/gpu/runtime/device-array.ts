@@ -382,6 +382,11 @@ export class DeviceArray<D extends DType = DType> implements StridedView {
     this.hold.release();
   }
 
+  /** The memory it views: its buffer, shared by every view of one array (plan.ts `DeviceArrayLike`). */
+  get memory(): GPUBuffer {
+    return this.buffer;
+  }
+
   /** Whether `destroy()` was called on this array or a view of its memory (chain-fusion.ts leaves such outputs unwritten). */
   get destroyed(): boolean {
     return this.storage.released;
