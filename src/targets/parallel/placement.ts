@@ -13,7 +13,8 @@
  *
  * An awaited call may run on the calling thread only where that takes at most
  * {@link INLINE_SECONDS} (its event loop must not stop for longer; issue 20 asks ≤ 5 ms): by its
- * measured time there, or, before that was measured, by the pool's time as if one of its workers
+ * slowest measured time there (once one took longer, awaited calls of that shape stay on the pool),
+ * or, before that was measured, by the pool's time as if one of its workers
  * had done all the work. `f.sync` has no such bound.
  *
  * A call shape is which operands lie in shared memory (the pool copies the others) and the work's
@@ -46,6 +47,12 @@ interface Placement {
   /** The lowest wall seconds per unit of work measured in each place, and how many calls were timed. */
   readonly best: Record<Place, number>;
   readonly timed: Record<Place, number>;
+  /**
+   * The calling thread's slowest timed call, per unit of work: an awaited call runs there only while
+   * this stays within {@link INLINE_SECONDS} too (under load a call takes several times its best, and
+   * the event loop waits for all of it).
+   */
+  worstThread: number;
   /** Calls run in each place, the first of which compiled the kernel there and is not timed. */
   readonly ran: Record<Place, number>;
   /** Calls since both places were trusted, and after how many the next re-check runs the other place. */
@@ -70,7 +77,7 @@ function placementOf(kernel: TypedKernel, key: string, create: boolean): Placeme
   }
   let p = byShape.get(key);
   if (!p && create) {
-    byShape.set(key, (p = { best: { thread: Infinity, pool: Infinity }, timed: { thread: 0, pool: 0 }, ran: { thread: 0, pool: 0 }, callsSinceChoice: 0, nextRecheck: FIRST_RECHECK }));
+    byShape.set(key, (p = { best: { thread: Infinity, pool: Infinity }, timed: { thread: 0, pool: 0 }, worstThread: 0, ran: { thread: 0, pool: 0 }, callsSinceChoice: 0, nextRecheck: FIRST_RECHECK }));
   }
   return p;
 }
@@ -101,7 +108,7 @@ export function placeCall(kernel: TypedKernel, key: string, work: number, awaite
   const p = placementOf(kernel, key, false);
   if (!p || p.timed.pool < TRIALS) return { place: 'pool' };
   // Before the calling thread was timed, the pool's time with one worker doing it all bounds it.
-  const threadSeconds = work * (p.timed.thread > 0 ? p.best.thread : p.best.pool * workers);
+  const threadSeconds = work * (p.timed.thread > 0 ? Math.max(p.best.thread, p.worstThread) : p.best.pool * workers);
   const inlineAllowed = !awaited || threadSeconds <= INLINE_SECONDS;
   if (p.timed.thread < TRIALS) return inlineAllowed ? { place: 'thread', reason: 'it is a trial of the calling thread against the workers' } : { place: 'pool' };
   const winner: Place = p.best.thread <= p.best.pool && inlineAllowed ? 'thread' : 'pool';
@@ -131,4 +138,5 @@ export function recordPlacement(kernel: TypedKernel, key: string, place: Place, 
   if (p.ran[place]++ === 0) return;
   p.timed[place]++;
   p.best[place] = Math.min(p.best[place], seconds / work);
+  if (place === 'thread') p.worstThread = Math.max(p.worstThread, seconds / work);
 }

@@ -68,6 +68,19 @@ describe('where a call the pool could take runs', () => {
     expect(placeCall(slow, 'k', WORK, true, WORKERS, false).place).toBe('pool'); // awaited: 3.5 ms > INLINE_SECONDS
   });
 
+  it('keeps awaited calls on the pool once one on the calling thread took longer than INLINE_SECONDS (a loaded machine)', () => {
+    const kernel = fakeKernel();
+    record(kernel, 'pool', 1, 2e-3, 2e-3);
+    record(kernel, 'thread', 1, 0.5e-3, 0.5e-3);
+    expect(placeCall(kernel, 'k', WORK, true, WORKERS, false).place).toBe('thread');
+    // one call there took 8 ms: its best stays 0.5 ms, but the event loop waited 8
+    record(kernel, 'thread', 8e-3);
+    expect(8e-3).toBeGreaterThan(INLINE_SECONDS);
+    for (let i = 0; i < 300; i++) expect(placeCall(kernel, 'k', WORK, true, WORKERS, true).place).toBe('pool');
+    // f.sync keeps the faster place
+    expect(placeCall(kernel, 'k', WORK, false, WORKERS, false).place).toBe('thread');
+  });
+
   it('keeps call shapes apart', () => {
     const kernel = fakeKernel();
     record(kernel, 'pool', 1, 1e-3, 1e-3);
