@@ -24,6 +24,7 @@ import { setEngineMode, vectorize } from '../src/index.js';
 import { engineLabel } from './lib/engine.js';
 import os from 'node:os';
 import { markdownTable } from './lib/markdown.js';
+import { PORTED_MATH_INPUTS } from './lib/math-inputs.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -37,26 +38,9 @@ const warmup = 12;
 /** Each function with the range its inputs are drawn from (where users call it). */
 const FUNCTIONS: Record<string, { range: [number, number]; arity: 1 | 2; body?: string }> = {
   exp: { range: [-10, 10], arity: 1 },
-  expm1: { range: [-5, 5], arity: 1 },
-  log: { range: [0, 100], arity: 1 },
-  log1p: { range: [-0.5, 10], arity: 1 },
-  log2: { range: [0, 100], arity: 1 },
-  log10: { range: [0, 100], arity: 1 },
-  sinh: { range: [-5, 5], arity: 1 },
-  cosh: { range: [-5, 5], arity: 1 },
-  tanh: { range: [-5, 5], arity: 1 },
-  cbrt: { range: [-100, 100], arity: 1 },
-  sin: { range: [-10, 10], arity: 1 },
-  cos: { range: [-10, 10], arity: 1 },
-  tan: { range: [-10, 10], arity: 1 },
-  asin: { range: [-1, 1], arity: 1 },
-  acos: { range: [-1, 1], arity: 1 },
-  atan: { range: [-10, 10], arity: 1 },
-  atan2: { range: [-10, 10], arity: 2 },
-  pow: { range: [0, 4], arity: 2 },
+  ...PORTED_MATH_INPUTS,
   '**': { range: [0, 4], arity: 2, body: 'y ** x' },
   'pow (integer exponent)': { range: [-10, 10], arity: 1, body: 'Math.pow(x, 3)' },
-  hypot: { range: [-10, 10], arity: 2 },
   sqrt: { range: [0, 100], arity: 1 },
   abs: { range: [-10, 10], arity: 1 },
   floor: { range: [-10, 10], arity: 1 },

@@ -21,6 +21,7 @@ import { engineLabel } from './lib/engine.js';
 import { formatRatio, formatSeconds } from './lib/format.js';
 import { markdownTable } from './lib/markdown.js';
 import { timeCalls } from './lib/timing.js';
+import { PORTED_MATH_INPUTS } from './lib/math-inputs.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -31,26 +32,7 @@ const size = Number(flag('--size') ?? (quick ? 1 << 18 : 1 << 22));
 const timing = quick ? { warmup: 9, samples: 5 } : { warmup: 10, samples: 7 };
 
 /** Each function with the range its inputs are drawn from (where users call it). */
-const FUNCTIONS: Record<string, { range: [number, number]; arity: 1 | 2 }> = {
-  sin: { range: [-10, 10], arity: 1 },
-  cos: { range: [-10, 10], arity: 1 },
-  tan: { range: [-10, 10], arity: 1 },
-  asin: { range: [-1, 1], arity: 1 },
-  acos: { range: [-1, 1], arity: 1 },
-  atan: { range: [-10, 10], arity: 1 },
-  atan2: { range: [-10, 10], arity: 2 },
-  log: { range: [0, 100], arity: 1 },
-  log1p: { range: [-0.5, 10], arity: 1 },
-  log2: { range: [0, 100], arity: 1 },
-  log10: { range: [0, 100], arity: 1 },
-  expm1: { range: [-5, 5], arity: 1 },
-  sinh: { range: [-5, 5], arity: 1 },
-  cosh: { range: [-5, 5], arity: 1 },
-  tanh: { range: [-5, 5], arity: 1 },
-  cbrt: { range: [-100, 100], arity: 1 },
-  pow: { range: [0, 4], arity: 2 },
-  hypot: { range: [-10, 10], arity: 2 },
-};
+const FUNCTIONS = PORTED_MATH_INPUTS;
 const chosen = flag('--functions')?.split(',') ?? Object.keys(FUNCTIONS);
 
 /** Deterministic inputs, uniform over the range. */

@@ -157,3 +157,29 @@ export function fillBinary(fn: 'pow' | 'hypot', xs: Float64Array, ys: Float64Arr
   const next = mulberry32(seed);
   for (let i = start; i < xs.length; i++) [xs[i], ys[i]] = randomBinary(fn, next, i);
 }
+
+/**
+ * The Math functions the Wasm engine ports from V8's fdlibm code (but `exp`, which came first and has
+ * its own benchmark), each with the range the benchmarks draw its inputs from (where users call it)
+ * and its number of arguments: bench/math-functions.ts and bench/math-dtype-cost.ts.
+ */
+export const PORTED_MATH_INPUTS: Record<string, { range: [number, number]; arity: 1 | 2 }> = {
+  sin: { range: [-10, 10], arity: 1 },
+  cos: { range: [-10, 10], arity: 1 },
+  tan: { range: [-10, 10], arity: 1 },
+  asin: { range: [-1, 1], arity: 1 },
+  acos: { range: [-1, 1], arity: 1 },
+  atan: { range: [-10, 10], arity: 1 },
+  atan2: { range: [-10, 10], arity: 2 },
+  log: { range: [0, 100], arity: 1 },
+  log1p: { range: [-0.5, 10], arity: 1 },
+  log2: { range: [0, 100], arity: 1 },
+  log10: { range: [0, 100], arity: 1 },
+  expm1: { range: [-5, 5], arity: 1 },
+  sinh: { range: [-5, 5], arity: 1 },
+  cosh: { range: [-5, 5], arity: 1 },
+  tanh: { range: [-5, 5], arity: 1 },
+  cbrt: { range: [-100, 100], arity: 1 },
+  pow: { range: [0, 4], arity: 2 },
+  hypot: { range: [-10, 10], arity: 2 },
+};
