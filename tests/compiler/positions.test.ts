@@ -71,7 +71,7 @@ describe('compile errors of kernels given as functions', () => {
                                  ^
       "
     `);
-  });
+  }, 60_000); // a tsx child process: seconds to start on a loaded 2-core machine
 
   it('give the positions of a plain JS file, which nothing transformed', () => {
     const path = fixture('position-plain.js');
@@ -256,7 +256,7 @@ describe('run-time index errors', () => {
                                                              ^
       "
     `);
-  });
+  }, 60_000); // a tsx child process: seconds to start on a loaded 2-core machine
 
   it('give the positions of a plain JS file, which nothing transformed', async () => {
     const path = fixture('position-plain-overrun.js');
