@@ -24,7 +24,7 @@ import { setEngineMode, vectorize } from '../src/index.js';
 import { engineLabel } from './lib/engine.js';
 import os from 'node:os';
 import { markdownTable } from './lib/markdown.js';
-import { PORTED_MATH_INPUTS } from './lib/math-inputs.js';
+import { PORTED_MATH_INPUTS, uniformInputs } from './lib/math-inputs.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -56,19 +56,6 @@ type EngineName = (typeof ENGINES)[number];
 const chosenFunctions = flag('--functions')?.split(',') ?? Object.keys(FUNCTIONS);
 const chosenEngines = (flag('--engines')?.split(',') ?? [...ENGINES]) as EngineName[];
 for (const name of chosenEngines) if (!ENGINES.includes(name)) throw new Error(`unknown engine ${name}: choose from ${ENGINES.join(', ')}`);
-
-/** Deterministic float32 values, uniform over the range. */
-function inputs(n: number, [lo, hi]: [number, number], seed: number): Float32Array {
-  const xs = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    xs[i] = lo + (hi - lo) * (((t ^ (t >>> 14)) >>> 0) / 2 ** 32);
-  }
-  return xs;
-}
 
 /** CPU seconds (user + system) of one call. */
 function cpuSeconds(call: () => unknown): number {
@@ -131,7 +118,7 @@ const started = Date.now();
 for (const name of chosenFunctions) {
   const spec = FUNCTIONS[name];
   if (!spec) throw new Error(`unknown function ${name}: choose from ${Object.keys(FUNCTIONS).join(', ')}`);
-  const values = Array.from({ length: spec.arity }, (_, i) => inputs(size, spec.range, 7 + i));
+  const values = Array.from({ length: spec.arity }, (_, i) => Float32Array.from(uniformInputs(size, spec.range, 7 + i)));
   for (const engine of chosenEngines) {
     const wide = prepare(name, 'float64', engine, values);
     const narrow = prepare(name, 'float32', engine, values);

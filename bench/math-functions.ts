@@ -21,7 +21,7 @@ import { engineLabel } from './lib/engine.js';
 import { formatRatio, formatSeconds } from './lib/format.js';
 import { markdownTable } from './lib/markdown.js';
 import { timeCalls } from './lib/timing.js';
-import { PORTED_MATH_INPUTS } from './lib/math-inputs.js';
+import { PORTED_MATH_INPUTS, uniformInputs } from './lib/math-inputs.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -35,19 +35,6 @@ const timing = quick ? { warmup: 9, samples: 5 } : { warmup: 10, samples: 7 };
 const FUNCTIONS = PORTED_MATH_INPUTS;
 const chosen = flag('--functions')?.split(',') ?? Object.keys(FUNCTIONS);
 
-/** Deterministic inputs, uniform over the range. */
-function inputs(n: number, [lo, hi]: [number, number], seed: number): Float64Array {
-  const xs = new Float64Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    xs[i] = lo + (hi - lo) * (((t ^ (t >>> 14)) >>> 0) / 2 ** 32);
-  }
-  return xs;
-}
-
 type Dtype = 'float32' | 'float64';
 const rows: string[][] = [];
 for (const name of chosen) {
@@ -60,7 +47,7 @@ for (const name of chosen) {
     const params = spec.arity === 1 ? ['x'] : ['y', 'x'];
     const kernel = vectorize([signature])(new Function(...params, body) as (...xs: number[]) => number);
     const Array_ = dtype === 'float32' ? Float32Array : Float64Array;
-    const ordinary = Array.from({ length: spec.arity }, (_, i) => Array_.from(inputs(size, spec.range, 7 + i)));
+    const ordinary = Array.from({ length: spec.arity }, (_, i) => Array_.from(uniformInputs(size, spec.range, 7 + i)));
     const shared = ordinary.map((a) => {
       const s = sharedArray(size, dtype);
       s.set(a);

@@ -183,3 +183,11 @@ export const PORTED_MATH_INPUTS: Record<string, { range: [number, number]; arity
   pow: { range: [0, 4], arity: 2 },
   hypot: { range: [-10, 10], arity: 2 },
 };
+
+/** `n` deterministic inputs uniform over `[lo, hi)` (Mulberry32 from `seed`), the same on every run. */
+export function uniformInputs(n: number, [lo, hi]: [number, number], seed: number): Float64Array {
+  const next = mulberry32(seed);
+  const xs = new Float64Array(n);
+  for (let i = 0; i < n; i++) xs[i] = lo + (hi - lo) * next();
+  return xs;
+}
