@@ -37,6 +37,7 @@ import { ENQUEUED } from '../../target.js';
 import { holdCall, setHeldRecorder } from './chain-fusion.js';
 import { type CallMemo, memoFor, memoOf, onDeviceOnly, placedMemoFor, remember, rememberPlaced } from './call-memos.js';
 import { writesWholeOutputs } from './fused-chain-plan.js';
+import { analyseCoverage } from '../../../compiler/passes/output-coverage.js';
 import { trace, tracing } from './transfer-trace.js';
 
 /** A host array region the call moves to the device (shared by operands that are the same view). */
@@ -47,8 +48,13 @@ interface HostBuffer {
   read: boolean;
   /** Some operand writes it: bring it back. */
   written: boolean;
-  /** Nothing needs uploading and the host elements are zeros (an output that starts zeroed). */
+  /**
+   * Nothing needs uploading: an output that nothing reads and whose host elements are zeros, or that
+   * the kernel writes whole ({@link overwritten}).
+   */
   pristine: boolean;
+  /** Written whole by the kernel and read by nothing: its old contents matter nowhere (neither uploaded nor zeroed). */
+  overwritten?: boolean;
   /** The elements to upload, taken when the call was made. */
   data?: TypedArray;
   /**
@@ -148,8 +154,9 @@ function startOnGpu(plan: CallPlan): Promise<void> {
     const views = plan.operands.map((o, j) => deviceView(o, j >= plan.nin, plan, hostBuffers));
     for (const h of hostBuffers) {
       // Outputs nothing reads start from zeros when the caller's elements are zeros (fresh outputs),
-      // and vectorize writes every element of its output, so neither needs an upload.
-      h.pristine = !h.read && (plan.kind === 'vectorize' || isAllZero(h.placement));
+      // and an output the kernel writes whole (any vectorize output) needs no upload either.
+      h.overwritten = !h.read && (plan.kind === 'vectorize' || rowsWrittenWhole(plan, h));
+      h.pristine = !h.read && (h.overwritten || isAllZero(h.placement));
     }
     if (ctx) {
       const operands = placedViews(views);
@@ -240,7 +247,7 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
       batch.endPass();
       encoder.clearBuffer(b);
     };
-    for (const h of hostBuffers) if (h.pristine && !h.fresh) clear(h.buffer!);
+    for (const h of hostBuffers) if (h.pristine && !h.fresh && !h.overwritten) clear(h.buffer!);
     plan.operands.forEach((o, j) => {
       if (j >= plan.nin && isDeviceResident(o.data) && contentsUnspecified((o.data as unknown as DeviceArray).buffer)) clear((o.data as unknown as DeviceArray).buffer);
     });
@@ -442,6 +449,32 @@ function writeWords(queue: GPUQueue, buffer: GPUBuffer, data: TypedArray): void 
     tail.set(bytes.subarray(whole));
     queue.writeBuffer(buffer, whole, tail);
   }
+}
+
+/** Per kernel: whether parameter `j`'s 1-D row of a given length is written whole before it is read (keys `j:length`). */
+const coverageMemo = new WeakMap<CallPlan['kernel'], Map<string, boolean>>();
+
+/**
+ * Whether every operand of a guvectorize call on host region `h` is a 1-D output row that the
+ * kernel writes whole before reading any element it has not written (output-coverage.ts), as
+ * the Hermite `()->(n)` table's rows are: the caller's old elements then reach no result, so they
+ * are not uploaded — for a table of 16 floats a row, the upload was as large as the read-back.
+ */
+function rowsWrittenWhole(plan: CallPlan, h: HostBuffer): boolean {
+  let any = false;
+  for (let j = plan.nin; j < plan.operands.length; j++) {
+    const o = plan.operands[j]!;
+    if (o.scalar !== undefined || o.data !== h.placement.data || isDeviceResident(o.data)) continue;
+    if (o.coreShape.length !== 1 || j >= plan.kernel.params.length) return false;
+    let memo = coverageMemo.get(plan.kernel);
+    if (!memo) coverageMemo.set(plan.kernel, (memo = new Map()));
+    const key = `${j}:${o.coreShape[0]}`;
+    let whole = memo.get(key);
+    if (whole === undefined) memo.set(key, (whole = analyseCoverage(plan.kernel, [j], o.coreShape[0]!).writesAll));
+    if (!whole) return false;
+    any = true;
+  }
+  return any;
 }
 
 /** How an operand appears on the device; host operands are registered in `hostBuffers`. */
