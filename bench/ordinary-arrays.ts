@@ -4,9 +4,13 @@
  *
  *   npx tsx bench/ordinary-arrays.ts [--quick] [--only poly5,saxpy-f64] [--targets cpu,parallel] [--out FILE.md]
  *
- * On the parallel target, two more variants in the same turns: `ordinary → given` and
+ * On the parallel target, more variants in the same turns: `ordinary → given` and
  * `ordinary → fresh` with the inputs copied whole before the workers start (as before
- * `InputPipeline`, src/targets/parallel/staging.ts: the A/B of copying while the workers compute).
+ * `InputPipeline`, src/targets/parallel/staging.ts: the A/B of copying while the workers compute);
+ * `SAB → fresh`, inputs each in a `SharedArrayBuffer` of its own (as a previous parallel call's
+ * result is), and it and `ordinary → fresh` with the threads copying nothing in (as before
+ * `StagedOperands.chunkCopies` took copies in: the A/B of the threads copying shared operands in
+ * and per-row outputs in and back, on the Wasm engine).
  *
  * Five variants, timed in turns sample by sample (so that they see the same load), medians:
  * - `shared → given`: `sharedArray` inputs into a given `sharedArray` `out` (no copies, no output to make);
@@ -54,6 +58,13 @@ function makeInput(recipe: InputRecipe, seed: number): Operand | number {
   return { data, shape: recipe.shape };
 }
 
+/** A copy in a `SharedArrayBuffer` of its own, outside the Wasm memory (as a parallel call's result is). */
+const toSab = (data: Data): Data => {
+  const Type = data.constructor as new (b: SharedArrayBuffer) => Data;
+  const copy = new Type(new SharedArrayBuffer(data.byteLength));
+  copy.set(data as never);
+  return copy;
+};
 const toShared = (data: Data): Data => {
   const copy = sharedArray(data.length, DTYPE_OF.get(data.constructor)!) as Data;
   copy.set(data as never);
@@ -85,6 +96,7 @@ for (const name of only) {
   const operands = kernel.inputs(size).map((r, i) => makeInput(r, 7 + i));
   const ordinary = operands.map(argOf);
   const shared = operands.map((a) => (typeof a === 'number' ? a : argOf({ data: toShared(a.data), shape: a.shape })));
+  const sab = operands.map((a) => (typeof a === 'number' ? a : argOf({ data: toSab(a.data), shape: a.shape })));
   for (const target of targets) {
     const f = kernel.makeUfunc(target);
     const first = await f(...ordinary);
@@ -101,19 +113,30 @@ for (const name of only) {
         parallelTesting.pipelineCopies(was);
       }
     };
-    const [sharedGiven, sharedFresh, ordinaryGiven, ordinaryFresh, alloc, refill, givenCopiedFirst, freshCopiedFirst] = await interleaved([
+    const noThreadCopiesIn = (call: () => Promise<unknown>) => async () => {
+      const was = parallelTesting.threadCopiesIn(false);
+      try {
+        await call();
+      } finally {
+        parallelTesting.threadCopiesIn(was);
+      }
+    };
+    const [sharedGiven, sharedFresh, ordinaryGiven, ordinaryFresh, alloc, refill, givenCopiedFirst, freshCopiedFirst, sabFresh, sabFreshNoThreadCopies, freshNoThreadCopies] = await interleaved([
       () => f(...shared, { out: sharedOut }),
       () => f(...shared),
       () => f(...ordinary, { out: ordinaryOut }),
       () => f(...ordinary),
       () => new Out(length).fill(1),
       () => reused.fill(1),
-      ...(target === 'parallel' ? [copiedFirst(() => f(...ordinary, { out: ordinaryOut })), copiedFirst(() => f(...ordinary))] : []),
+      ...(target === 'parallel'
+        ? [copiedFirst(() => f(...ordinary, { out: ordinaryOut })), copiedFirst(() => f(...ordinary)), () => f(...sab), noThreadCopiesIn(() => f(...sab)), noThreadCopiesIn(() => f(...ordinary))]
+        : []),
     ]);
     const ab = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? '—' : `${formatSeconds(a)} (${formatRatio(b / a)})`);
     rows.push([
       name, target, formatSeconds(sharedGiven!), formatSeconds(sharedFresh!), formatSeconds(ordinaryGiven!), formatSeconds(ordinaryFresh!), formatSeconds(alloc!), formatSeconds(refill!),
       ab(givenCopiedFirst, ordinaryGiven), ab(freshCopiedFirst, ordinaryFresh), formatRatio(ordinaryFresh! / sharedGiven!),
+      sabFresh === undefined ? '—' : formatSeconds(sabFresh), ab(sabFreshNoThreadCopies, sabFresh), ab(freshNoThreadCopies, ordinaryFresh),
     ]);
     process.stderr.write(`${name} ${target} done\n`);
   }
@@ -121,7 +144,7 @@ for (const name of only) {
 await shutdown();
 const right = (header: string) => ({ header, align: 'right' as const });
 const table = markdownTable(
-  [{ header: 'kernel' }, { header: 'target' }, right('shared → given'), right('shared → fresh'), right('ordinary → given'), right('ordinary → fresh'), right('alloc + fill'), right('fill reused'), right('ordinary → given, copied first (now ÷ it)'), right('ordinary → fresh, copied first (now ÷ it)'), right('ordinary fresh ÷ shared given')],
+  [{ header: 'kernel' }, { header: 'target' }, right('shared → given'), right('shared → fresh'), right('ordinary → given'), right('ordinary → fresh'), right('alloc + fill'), right('fill reused'), right('ordinary → given, copied first (now ÷ it)'), right('ordinary → fresh, copied first (now ÷ it)'), right('ordinary fresh ÷ shared given'), right('SAB → fresh'), right('SAB → fresh, no thread copies in (now ÷ it)'), right('ordinary → fresh, no thread copies in (now ÷ it)')],
   rows,
 );
 console.log(table);
@@ -133,7 +156,7 @@ writeFileSync(outFile, [
   '',
   machineMarkdown(machine),
   '',
-  'shared: `sharedArray` inputs; ordinary: ordinary typed arrays. given: into an `out` used before; fresh: the output allocated by the call. "alloc + fill" and "fill reused": a typed array of the output\'s size written once, new or used before (no ufunc). "copied first": the parallel call with its inputs copied whole before the workers start, and in brackets the call as it is now ÷ that (below 1: faster now).',
+  'shared: `sharedArray` inputs; ordinary: ordinary typed arrays. given: into an `out` used before; fresh: the output allocated by the call. "alloc + fill" and "fill reused": a typed array of the output\'s size written once, new or used before (no ufunc). "copied first": the parallel call with its inputs copied whole before the workers start, and in brackets the call as it is now ÷ that (below 1: faster now). SAB: inputs each in a `SharedArrayBuffer` of its own, outside the Wasm memory (as a parallel call\'s result is). "no thread copies in": the threads copy no staged operand in (the calling thread does), and per-row outputs are copied back by the calling thread.',
   '',
   table,
   '',

@@ -121,6 +121,8 @@ let pool: WorkerPool | undefined;
 const arenas = new StagingArenas();
 /** Whether awaited calls copy their inputs while the workers compute (tests and A/B benchmarks turn it off). */
 let pipelineCopies = true;
+/** Whether the threads copy in staged operands whose own memory is shared (A/B benchmarks turn it off). */
+let threadCopiesIn = true;
 /**
  * Whether a call the pool could take may run on the calling thread where that measured faster
  * (placement.ts); tests of the pool's own workings and A/B benchmarks turn it off.
@@ -296,9 +298,12 @@ const wasmArenas: ArenaSource = {
   },
 };
 
-/** The operands staged for the Wasm engine and its runner, or undefined where the JS runner runs. */
-function wasmJob(plan: CallPlan, poolSize: number, deferCopies: boolean): { staged: StagedOperands; stagedPlan: CallPlan; runner: RunnerSource } | undefined {
-  const staged = stageOperands(plan, wasmArenas, isInWasmMemory, deferCopies);
+/**
+ * The operands staged for the Wasm engine (their copies in not yet made) and its runner, or
+ * undefined where the JS runner runs.
+ */
+function wasmJob(plan: CallPlan, poolSize: number): { staged: StagedOperands; stagedPlan: CallPlan; runner: RunnerSource } | undefined {
+  const staged = stageOperands(plan, wasmArenas, isInWasmMemory, true);
   if (!staged) return undefined; // the Wasm memory is full: the JS runner runs the call
   const stagedPlan = stagedPlanOf(plan, staged);
   const runner = wasmRunnerSourceFor(stagedPlan, prepareRunnerArgs(stagedPlan).layout, poolSize);
@@ -352,14 +357,18 @@ function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, d
   let runner: RunnerSource;
   let staged: StagedOperands;
   let stagedPlan: CallPlan;
-  const wasm = decision.engine === 'wasm' ? wasmJob(plan, workers.size, deferCopies) : undefined;
+  const wasm = decision.engine === 'wasm' ? wasmJob(plan, workers.size) : undefined;
   if (wasm) {
     ({ runner, staged, stagedPlan } = wasm);
     probes.wasmJob?.();
   } else {
-    staged = stageOperands(plan, arenas, undefined, deferCopies);
+    staged = stageOperands(plan, arenas, undefined, true);
     stagedPlan = stagedPlanOf(plan, staged);
   }
+  // Operands whose own memory is shared are copied by the threads, chunk by chunk as they run
+  // them, in parallel and from cache (for the JS runner none is staged: it reads shared memory).
+  const copies = staged.chunkCopies(plan, threadCopiesIn);
+  if (!deferCopies) staged.copyIn();
   const { args, layout } = prepareRunnerArgs(stagedPlan);
   let evictedRunners: readonly number[] = [];
   if (!wasm) ({ runner, evicted: evictedRunners } = runnerSourceFor(stagedPlan, layout));
@@ -370,9 +379,6 @@ function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, d
     if (o.scalar !== undefined) scalars.push({ operand, kind: scalarKindOf(o.dtype), value: o.scalar });
   });
   probes.poolCall?.();
-  // Wasm writes staged copies of outputs outside the Wasm memory; where those are shared, the
-  // threads copy each chunk back as they finish it, in parallel and from cache.
-  const copies = wasm ? staged.chunkCopies(plan) : [];
   const job: Job = {
     command: Command.run, runner: runner!, argumentSet: set, total, scalars, caller: { runner: runner!.runner, args },
     ...(copies.length ? { copies } : {}),
@@ -612,6 +618,12 @@ export const __testing = {
   pipelineCopies(on: boolean): boolean {
     const was = pipelineCopies;
     pipelineCopies = on;
+    return was;
+  },
+  /** Whether the threads copy in staged operands whose own memory is shared (`chunkCopies`); returns the old setting. */
+  threadCopiesIn(on: boolean): boolean {
+    const was = threadCopiesIn;
+    threadCopiesIn = on;
     return was;
   },
   /** Whether calls may run on the calling thread where that measured faster (placement.ts); returns the old setting. */

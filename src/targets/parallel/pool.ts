@@ -55,7 +55,7 @@ export interface Job {
   readonly limits?: CallLimits;
   /** Run the whole loop as one chunk (a call whose outputs several loop indices write). */
   readonly singleChunk?: boolean;
-  /** Staged outputs each thread copies back after each chunk it runs. */
+  /** Staged operands each thread copies in before and back after each chunk it runs. */
   readonly copies?: readonly ChunkCopy[];
   /** Inputs the calling thread copies in while the chunks run (async jobs only): chunks wait for theirs. */
   readonly inputs?: InputPipeline;

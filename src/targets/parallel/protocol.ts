@@ -198,29 +198,37 @@ export interface ArgumentSetMessage {
 }
 
 /**
- * A staged output that the threads running a job copy back themselves, chunk by chunk: loop index i
- * of the job wrote bytes [i·bytesPerIndex, (i+1)·bytesPerIndex) of `from` (the staged copy), which go
- * to the same bytes of `to` (the caller's shared array). Each thread copies what it just computed,
- * while it is in cache, instead of the calling thread copying it all after the job.
+ * A staged operand that the threads running a job copy themselves, chunk by chunk: loop index i of
+ * the job reaches bytes [i·bytesPerIndex, (i+1)·bytesPerIndex) of `from`, which go to the same
+ * bytes of `to`. `before`: the caller's shared array into its staged copy, before the chunk runs —
+ * every thread copies its own chunks, in parallel, instead of the calling thread copying it all
+ * before the job. `after`: the staged copy back into the caller's shared array, while it is in
+ * cache, instead of the calling thread copying it all after the job.
  */
 export interface ChunkCopy {
   readonly from: Uint8Array;
   readonly to: Uint8Array;
   readonly bytesPerIndex: number;
+  readonly when: 'before' | 'after';
 }
 
-/** A runner that also copies each chunk's staged outputs back ({@link ChunkCopy}). */
+function copyChunk(copies: readonly ChunkCopy[], start: number, end: number): void {
+  for (const { from, to, bytesPerIndex } of copies) to.set(from.subarray(start * bytesPerIndex, end * bytesPerIndex), start * bytesPerIndex);
+}
+
+/** A runner that also makes each chunk's {@link ChunkCopy}s, before and after running it. */
 export function copyingRunner(runner: Runner, copies: readonly ChunkCopy[]): Runner {
+  const before = copies.filter((c) => c.when === 'before');
+  const after = copies.filter((c) => c.when === 'after');
   return (args, start, end) => {
+    copyChunk(before, start, end);
     runner(args, start, end);
-    for (const { from, to, bytesPerIndex } of copies) {
-      to.set(from.subarray(start * bytesPerIndex, end * bytesPerIndex), start * bytesPerIndex);
-    }
+    copyChunk(after, start, end);
   };
 }
 
 export type WorkerMessage =
-  /** The staged outputs the next job's chunks copy back (read before the job; forgotten after it). */
+  /** The staged operands the next job's chunks copy in and back (read before the job; forgotten after it). */
   | { readonly type: 'copies'; readonly copies: readonly ChunkCopy[] }
   /** A JS runner's source, or (with `wasm`) a Wasm kernel. */
   | { readonly type: 'runner'; readonly id: number; readonly source: string; readonly sites: readonly IndexCheckSite[]; readonly wasm?: WasmRunnerPart }

@@ -6,7 +6,10 @@
  * (inputs, and outputs whose old contents can show through) and copied back after the call
  * (outputs). Operands over the same buffer are staged together, so in-place calls (`out` = an
  * input) and views of one buffer under two dtypes alias in the arena exactly as they did outside.
- * An awaited call copies inputs read in loop order while the workers compute (`InputPipeline`).
+ * An awaited call copies inputs read in loop order while the workers compute (`InputPipeline`);
+ * an operand whose own memory is shared but not where the runner reads (a `SharedArrayBuffer`
+ * outside the Wasm memory, as a parallel call's result is) is copied by the threads themselves,
+ * chunk by chunk (`chunkCopies`).
  *
  * The footprint analysis also decides whether a call may be split at all: chunks run in any order,
  * so no two loop indices may write the same element (a broadcast `out`, rows that overlap) — such
@@ -94,6 +97,18 @@ function writesEveryElement(view: OperandView, loopShape: readonly number[], rea
   return extent === reach.high - reach.low + 1;
 }
 
+/**
+ * The bytes one loop index of a 1-D loop reaches, where a staged range is read or written in loop
+ * order — one operand alone in it, whose loop index i reaches only within [i·stride, (i+1)·stride)
+ * of its elements (element i of a vectorize call; row i of contiguous rows) — else undefined.
+ */
+function loopOrderBytes(range: StagedRange, plan: CallPlan): number | undefined {
+  if (plan.loopShape.length !== 1 || range.members.length !== 1) return undefined;
+  const { view, reach } = range.members[0]!;
+  const stride = view.loopStrides[0]!;
+  return stride > 0 && reach.low === 0 && reach.coreHigh < stride ? stride * bytesPerElement(view) : undefined;
+}
+
 /** A staging area: `buffer` from byte `base` on. */
 export interface Arena {
   readonly buffer: SharedArrayBuffer;
@@ -151,6 +166,8 @@ interface StagedRange {
   copyBack: boolean;
   /** The job's threads copy it back chunk by chunk (see `chunkCopies`). */
   copiedByChunks?: boolean;
+  /** The job's threads copy it in chunk by chunk (see `chunkCopies`): the calling thread does not. */
+  copiedInByChunks?: boolean;
   /** Byte offset of `start` in the arena. */
   at: number;
   readonly members: { readonly k: number; readonly view: OperandView; readonly reach: Reach }[];
@@ -161,6 +178,9 @@ interface Copy {
   readonly from: Uint8Array;
   readonly to: Uint8Array;
 }
+
+/** A copy made by loop index: index i's bytes are [i·bytesPerIndex, (i+1)·bytesPerIndex). */
+type IndexedCopy = Omit<ChunkCopy, 'when'>;
 
 /** Copies are made in slices of this many bytes, so that an async copy can yield between them. */
 const SLICE_BYTES = 1 << 20;
@@ -221,21 +241,31 @@ export class StagedOperands {
     private readonly ranges: readonly StagedRange[] = [],
     private readonly arena?: Arena,
     private readonly arenas?: ArenaSource,
-    /** Copies into the arena not yet made (see `stageOperands`' `deferCopies`). */
-    private copiesIn: readonly Copy[] = [],
+    /** Whether the copies into the arena are still to be made (see `stageOperands`' `deferCopies`). */
+    private copiesDeferred = false,
   ) {}
+
+  /** The copies into the arena still to be made by the calling thread. */
+  private takeCopiesIn(): Copy[] {
+    if (!this.copiesDeferred || !this.arena) return [];
+    this.copiesDeferred = false;
+    const arena = this.arena;
+    return this.ranges
+      .filter((range) => range.copyIn && !range.copiedInByChunks)
+      .map((range) => {
+        const length = range.end - range.start;
+        return { from: new Uint8Array(range.buffer, range.start, length), to: new Uint8Array(arena.buffer, range.at, length) };
+      });
+  }
 
   /** Makes the deferred copies into the arena. */
   copyIn(): void {
-    copyAll(this.copiesIn);
-    this.copiesIn = [];
+    copyAll(this.takeCopiesIn());
   }
 
   /** Makes the deferred copies into the arena, yielding to the event loop between slices. */
   async copyInYielding(): Promise<void> {
-    const copies = this.copiesIn;
-    this.copiesIn = [];
-    await copyYielding(copies);
+    await copyYielding(this.takeCopiesIn());
   }
 
   /**
@@ -246,40 +276,54 @@ export class StagedOperands {
    * rows). Undefined where none can (then `copyInYielding` copies them all).
    */
   pipelineInputs(plan: CallPlan): InputPipeline | undefined {
-    if (!this.arena || this.copiesIn.length === 0 || plan.loopShape.length !== 1) return undefined;
+    if (!this.arena || !this.copiesDeferred || plan.loopShape.length !== 1) return undefined;
     const arena = this.arena;
     const whole: Copy[] = [];
-    const byIndex: ChunkCopy[] = [];
+    const byIndex: IndexedCopy[] = [];
     for (const range of this.ranges) {
-      if (!range.copyIn) continue;
+      if (!range.copyIn || range.copiedInByChunks) continue;
       const length = range.end - range.start;
       const copy = { from: new Uint8Array(range.buffer, range.start, length), to: new Uint8Array(arena.buffer, range.at, length) };
-      const member = range.members[0]!;
-      const stride = member.view.loopStrides[0]!;
-      const inOrder = range.members.length === 1 && member.k < plan.nin && stride > 0 && member.reach.low === 0 && member.reach.coreHigh < stride;
-      if (inOrder) byIndex.push({ ...copy, bytesPerIndex: stride * bytesPerElement(member.view) });
+      const bytesPerIndex = range.members[0]!.k < plan.nin ? loopOrderBytes(range, plan) : undefined;
+      if (bytesPerIndex !== undefined) byIndex.push({ ...copy, bytesPerIndex });
       else whole.push(copy);
     }
     if (byIndex.length === 0) return undefined;
-    this.copiesIn = [];
+    this.copiesDeferred = false;
     return new InputPipeline(whole, byIndex);
   }
 
   /**
-   * The staged outputs that the job's threads can copy back themselves, each chunk as it is computed
-   * ({@link ChunkCopy}): those in shared memory (so a worker reaches them) that a vectorize call over
-   * a 1-D loop writes whole and in order. `finish` then leaves them out, unless the job failed.
+   * The staged operands that the job's threads can copy themselves, each chunk's part as they run
+   * it ({@link ChunkCopy}): those whose own memory is shared (so a worker reaches it: a
+   * `SharedArrayBuffer` outside the memory the runner indexes, such as an output the library
+   * allocated for an earlier parallel call) and read or written in loop order. Such a range is
+   * copied in chunk by chunk before each chunk runs (where it must be copied in and that copy is
+   * still to be made) and back after it (outputs); the calling thread then leaves those copies
+   * out — after a failure too, see `finish`.
+   *
+   * @param copyIn - whether threads may copy operands in (else only outputs written whole are
+   *   copied back, as before thread copies in existed; A/B benchmarks turn it off)
    */
-  chunkCopies(plan: CallPlan): ChunkCopy[] {
+  chunkCopies(plan: CallPlan, copyIn = true): ChunkCopy[] {
     const copies: ChunkCopy[] = [];
-    if (!this.arena || plan.kind !== 'vectorize' || plan.loopShape.length !== 1) return copies;
+    if (!this.arena) return copies;
     for (const range of this.ranges) {
-      const member = range.members[0]!;
-      if (!range.copyBack || range.copyIn || range.members.length !== 1 || !isShared(member.view.data as TypedArray)) continue;
-      if (member.view.loopStrides[0] !== 1 || member.reach.low !== 0) continue;
+      const bytesPerIndex = isShared(range.members[0]!.view.data as TypedArray) ? loopOrderBytes(range, plan) : undefined;
+      if (bytesPerIndex === undefined) continue;
+      const takeIn = range.copyIn && this.copiesDeferred && copyIn;
+      if (range.copyIn && !takeIn) continue; // copied in whole by the calling thread: back by it too
       const length = range.end - range.start;
-      range.copiedByChunks = true;
-      copies.push({ from: new Uint8Array(this.arena.buffer, range.at, length), to: new Uint8Array(range.buffer, range.start, length), bytesPerIndex: bytesPerElement(member.view) });
+      const caller = new Uint8Array(range.buffer, range.start, length);
+      const staged = new Uint8Array(this.arena.buffer, range.at, length);
+      if (takeIn) {
+        range.copiedInByChunks = true;
+        copies.push({ from: caller, to: staged, bytesPerIndex, when: 'before' });
+      }
+      if (range.copyBack) {
+        range.copiedByChunks = true;
+        copies.push({ from: staged, to: caller, bytesPerIndex, when: 'after' });
+      }
     }
     return copies;
   }
@@ -288,7 +332,8 @@ export class StagedOperands {
    * Copies outputs back to where the caller has them and returns the arena (once).
    *
    * @param completed - whether the job ran every chunk (then the threads copied back their chunks'
-   *   `chunkCopies`); after a failure everything is copied back here, as the arena holds it
+   *   `chunkCopies`); after a failure everything is copied back here, as the arena holds it, except
+   *   ranges the threads copied in
    */
   finish(completed = false): void {
     const copies = this.takeCopiesBack(completed);
@@ -316,7 +361,9 @@ export class StagedOperands {
     this.finished = true;
     const arena = this.arena;
     return this.ranges
-      .filter((range) => range.copyBack && !(completed && range.copiedByChunks))
+      // A range the threads copied in holds the caller's data only for the chunks that ran, each
+      // of which its thread copied back: nothing of it is copied here, even after a failure.
+      .filter((range) => range.copyBack && !range.copiedInByChunks && !(completed && range.copiedByChunks))
       .map((range) => {
         const length = range.end - range.start;
         return { from: new Uint8Array(arena.buffer, range.at, length), to: new Uint8Array(range.buffer, range.start, length) };
@@ -361,7 +408,7 @@ export class InputPipeline {
 
   constructor(
     private readonly whole: readonly Copy[],
-    private readonly byIndex: readonly ChunkCopy[],
+    private readonly byIndex: readonly IndexedCopy[],
   ) {
     const bytesPerIndex = byIndex.reduce((sum, c) => sum + c.bytesPerIndex, 0);
     this.sliceIndices = Math.max(1, Math.floor(PIPELINE_SLICE_BYTES / Math.max(1, bytesPerIndex)));
@@ -516,10 +563,7 @@ export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace: (arr
   if (!arena) return undefined;
   // From here on `at` is the range's byte offset in the arena's buffer.
   for (const range of staged) range.at += arena.base;
-  const copiesIn: Copy[] = [];
   for (const range of staged) {
-    const length = range.end - range.start;
-    if (range.copyIn) copiesIn.push({ from: new Uint8Array(range.buffer, range.start, length), to: new Uint8Array(arena.buffer, range.at, length) });
     for (const { k, view, reach } of range.members) {
       const array = view.data as TypedArray;
       const size = bytesPerElement(view);
@@ -529,7 +573,7 @@ export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace: (arr
       offset[k] = -reach.low;
     }
   }
-  const result = new StagedOperands(data, offset, true, staged, arena, arenas, copiesIn);
+  const result = new StagedOperands(data, offset, true, staged, arena, arenas, true);
   if (!deferCopies) result.copyIn();
   return result;
 }

@@ -29,7 +29,7 @@ export class WorkerCore {
   /** Runners by id; a runner whose source failed to instantiate throws that failure when run. */
   private readonly runners = new Map<number, Runner>();
   private readonly argumentSets = new Map<number, ArgumentSet>();
-  /** The current job's staged outputs to copy back chunk by chunk (a `copies` message before it). */
+  /** The current job's staged operands to copy chunk by chunk (a `copies` message before it). */
   private copies: readonly ChunkCopy[] = [];
 
   /**

@@ -1,6 +1,6 @@
 /** Outputs the front allocates for a parallel call live in shared memory, so nothing is copied back. */
 import { expect, it } from 'vitest';
-import { getParallelOptions, guvectorize, isShared, vectorize, type NDArray } from '../../../src/index.js';
+import { getParallelOptions, guvectorize, isShared, setEngineMode, vectorize, type NDArray } from '../../../src/index.js';
 import { isInWasmMemory } from '../../../src/targets/cpu/wasm/index.js';
 
 it('allocates large outputs in shared memory, small ones in ordinary memory', async () => {
@@ -52,5 +52,44 @@ it('keeps a result safe while any view of it lives: a subarray of a dropped resu
     await plusOne(new Float64Array(threshold * 2).fill(41 + i));
     expect([...head]).toEqual([2, 2, 2, 2]);
     expect([...whole]).toEqual([2, 2, 2, 2]);
+  }
+});
+
+it("chains calls on the Wasm engine: a result (shared memory outside the Wasm memory) is the next call's input, which the threads copy in, per element and per row, sync and awaited", async () => {
+  const { callCounts, wasmJobs } = await import('../../call-paths.js');
+  const { threshold } = getParallelOptions();
+  const before = setEngineMode('wasm');
+  try {
+    const n = threshold * 8;
+    const step = vectorize(['float64(float64)'], { target: 'parallel' })((x: number) => x * 0.5 + 1);
+    const first = (await step(Float64Array.from({ length: n }, (_, i) => i))) as Float64Array;
+    expect(isShared(first) && !isInWasmMemory(first)).toBe(true);
+    callCounts(true);
+    wasmJobs(true);
+    const awaited = (await step(first)) as Float64Array;
+    const sync = step.sync(first) as Float64Array;
+    // A per-row kernel reading its output before it writes it: the threads copy the fresh output in too.
+    const normalize = guvectorize(['void(float64[:], float64[:])'], '(n)->(n)', { target: 'parallel' })((row: Float64Array, out: Float64Array) => {
+      let sum = out[0]!;
+      for (let i = 0; i < row.length; i++) sum += row[i]!;
+      for (let i = 0; i < row.length; i++) out[i] = row[i]! / sum;
+    });
+    const rows = { data: first, shape: [n / 8, 8] };
+    const normalized = [(await normalize(rows)) as NDArray, normalize.sync(rows) as NDArray];
+    expect(callCounts().pool).toBe(4);
+    expect(wasmJobs()).toBe(4);
+    for (let i = 0; i < n; i++) {
+      const expected = (i * 0.5 + 1) * 0.5 + 1;
+      if (awaited[i] !== expected || sync[i] !== expected) expect([i, awaited[i], sync[i]]).toEqual([i, expected, expected]);
+    }
+    for (const { data } of normalized) {
+      for (let r = 0; r < n / 8; r++) {
+        let sum = 0;
+        for (let j = 0; j < 8; j++) sum += first[r * 8 + j]!;
+        for (let j = 0; j < 8; j++) if (data[r * 8 + j] !== first[r * 8 + j]! / sum) expect([r, j, data[r * 8 + j]]).toEqual([r, j, first[r * 8 + j]! / sum]);
+      }
+    }
+  } finally {
+    setEngineMode(before);
   }
 });

@@ -56,6 +56,65 @@ describe('stageOperands', () => {
     expect(ordinary[999]).toBe(1998);
   });
 
+  it('lets the threads copy in, chunk by chunk, operands whose own memory is shared and read in loop order, and back where they are outputs', () => {
+    const rows = 100;
+    const shared = <T extends Data>(Type: new (b: SharedArrayBuffer) => T, n: number) => new Type(new SharedArrayBuffer(n * 8));
+    const x = shared(Float64Array, rows * 4);
+    x.forEach((_, i) => (x[i] = i));
+    const ordinary = Float64Array.from({ length: rows * 4 }, (_, i) => -i);
+    const out = shared(Float64Array, rows * 4).fill(7);
+    // Rows of 4: x and `ordinary` read in loop order, `out` a per-row output (copied in: the kernel may read it).
+    const rowView = (d: Float64Array) => view(d, 0, [4], { shape: [4], strides: [1] });
+    const p = plan('guvectorize', [rows], [rowView(x), rowView(ordinary)], [rowView(out)]);
+    const staged = stageOperands(p, new StagingArenas(), () => false, true);
+    const copies = staged.chunkCopies(p);
+    expect(copies.map((c) => [c.when, c.bytesPerIndex, c.from.buffer === x.buffer || c.to.buffer === x.buffer ? 'x' : 'out'])).toEqual([
+      ['before', 32, 'x'],
+      ['before', 32, 'out'],
+      ['after', 32, 'out'],
+    ]);
+    // The calling thread copies in only the ordinary input; the pipeline has nothing left for the others.
+    staged.copyIn();
+    const [sx, so, sout] = staged.data as Float64Array[];
+    expect(so![staged.offset[1]! + 5]).toBe(-5);
+    expect(sx![staged.offset[0]! + 5]).toBe(0);
+    expect(sout![staged.offset[2]! + 5]).toBe(0);
+    // A thread's chunk [10, 20): its rows of x and out copied in before the runner, out's copied back after.
+    let seen: number[] = [];
+    copyingRunner(
+      () => {
+        seen = [sx![staged.offset[0]! + 40]!, sx![staged.offset[0]! + 39]!, sout![staged.offset[2]! + 40]!];
+        for (let i = 40; i < 80; i++) sout![staged.offset[2]! + i] = sx![staged.offset[0]! + i]! * 2;
+        sout![staged.offset[2]! + 80] = -1; // outside the chunk: never copied back by it
+      },
+      copies,
+    )({} as never, 10, 20);
+    expect(seen).toEqual([40, 0, 7]);
+    expect(out[40]).toBe(80);
+    expect(out[79]).toBe(158);
+    expect(out[80]).toBe(7);
+    // After a failure, the calling thread copies none of the range the threads copied in: the
+    // chunks that ran are back already, the others keep their old contents.
+    staged.finish(false);
+    expect(out[80]).toBe(7);
+    expect(out[0]).toBe(7);
+  });
+
+  it('leaves copies in to the calling thread when they were made already, or when turned off', () => {
+    const x = new Float64Array(new SharedArrayBuffer(8 * 64)).fill(3);
+    const out = new Float64Array(new SharedArrayBuffer(8 * 64));
+    const p = plan('vectorize', [64], [view(x, 0, [1])], [view(out, 0, [1])]);
+    const now = stageOperands(p, new StagingArenas(), () => false);
+    expect(now.chunkCopies(p).map((c) => c.when)).toEqual(['after']);
+    const off = stageOperands(p, new StagingArenas(), () => false, true);
+    expect(off.chunkCopies(p, false).map((c) => c.when)).toEqual(['after']);
+    off.copyIn();
+    expect((off.data[0] as Float64Array)[off.offset[0]! + 63]).toBe(3);
+    // A broadcast input is not in loop order: copied whole, by the calling thread.
+    const b = plan('vectorize', [64], [view(x, 0, [0])], [view(out, 0, [1])]);
+    expect(stageOperands(b, new StagingArenas(), () => false, true).chunkCopies(b).map((c) => c.when)).toEqual(['after']);
+  });
+
   it('defers the copies in when asked, and copies in and back in slices (an awaited call yields between them)', async () => {
     // 3 MiB in, 3 MiB back: more than one slice each way.
     const x = Float64Array.from({ length: 393_216 }, (_, i) => i * 0.5);
