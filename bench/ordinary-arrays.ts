@@ -105,22 +105,17 @@ for (const name of only) {
     const { constructor: Out, length } = dataOf(first) as Data & { constructor: new (n: number) => Data };
     const reused = new Out(length);
     for (let i = 0; i < 4; i++) await f(...shared, { out: sharedOut });
-    const copiedFirst = (call: () => Promise<unknown>) => async () => {
-      const was = parallelTesting.pipelineCopies(false);
+    // The call with one of the parallel target's A/B settings off.
+    const without = (setting: (on: boolean) => boolean) => (call: () => Promise<unknown>) => async () => {
+      const was = setting(false);
       try {
         await call();
       } finally {
-        parallelTesting.pipelineCopies(was);
+        setting(was);
       }
     };
-    const noThreadCopiesIn = (call: () => Promise<unknown>) => async () => {
-      const was = parallelTesting.threadCopiesIn(false);
-      try {
-        await call();
-      } finally {
-        parallelTesting.threadCopiesIn(was);
-      }
-    };
+    const copiedFirst = without(parallelTesting.pipelineCopies);
+    const noThreadCopiesIn = without(parallelTesting.threadCopiesIn);
     const [sharedGiven, sharedFresh, ordinaryGiven, ordinaryFresh, alloc, refill, givenCopiedFirst, freshCopiedFirst, sabFresh, sabFreshNoThreadCopies, freshNoThreadCopies] = await interleaved([
       () => f(...shared, { out: sharedOut }),
       () => f(...shared),
