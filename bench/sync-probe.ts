@@ -240,7 +240,7 @@ async function withoutScopes(fn: () => Promise<void>): Promise<void> {
 }
 const fill = (n: number) => Float32Array.from({ length: n }, (_, i) => (i % 17) / 8);
 for (const n of SIZES) {
-  const calls = Math.max(5, Math.min(CALLS, Math.round((CALLS * 65536) / n)));
+  const calls = Math.max(20, Math.min(CALLS, Math.round((CALLS * 65536) / n)));
   const x = await toDevice(fill(n));
   const rows = Math.round(Math.sqrt(n));
   const m = await toDevice({ data: fill(rows * rows), shape: [rows, rows] });
