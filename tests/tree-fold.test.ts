@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setFoldSubgroups } from '../src/targets/gpu/runtime/tree-fold.js';
-import { DeviceArray, toDevice, vectorize, type NDArray, type TargetName, type TypedArray } from '../src/index.js';
+import { DeviceArray, deviceArray, toDevice, vectorize, type NDArray, type TargetName, type TypedArray } from '../src/index.js';
 import { TARGETS } from './targets.js';
 import { treeOrderSum } from './tree-order.js';
 
@@ -153,6 +153,34 @@ describe.each(RUNS)('associative reduce and accumulate on %s', { timeout: 120_00
       expect(firstWrong).toBe(-1);
       expect(await elements(await last.reduce(x))).toEqual([data[n - 1]]);
       x.destroy();
+    });
+
+    it('folds recorded back to back into one batch — equal folds sharing the pass\'s pipeline and bindings, others and element-wise calls between them — give the answers of one at a time', async () => {
+      const data = Int32Array.from({ length: 6 * 2048 + 11 }, (_, i) => (i * 2_654_435_761) | 0);
+      const small = Int32Array.from({ length: 7 }, (_, i) => i * 3 - 5);
+      const total = (d: Int32Array, from = 0) => d.reduce((a, v) => (a + v) | 0, from);
+      const [x, y, rows, out] = await Promise.all([toDevice(data), toDevice(small), toDevice({ data: small, shape: [1, 7] }), deviceArray([1], 'int32')]);
+      // One at a time (each awaited and read back), which also compiles every fold.
+      const oneByOne = [
+        await elements(await sum.reduce(x)), await elements(await sum.reduce(x, { initial: 5 })), await elements(await last.reduce(x)),
+        await elements(await sum.accumulate(y)), await elements(await sum(x, x)),
+      ];
+      expect(oneByOne[0]).toEqual([total(data)]);
+      expect(oneByOne[1]).toEqual([total(data, 5)]);
+      expect(oneByOne[2]).toEqual([data[data.length - 1]]);
+      // Back to back: recorded in this turn of the event loop, into one batch and one compute pass.
+      const calls = [
+        sum.reduce(x), sum.reduce(x), sum.reduce(x, { initial: 5 }), sum.reduce(x), last.reduce(x), sum.reduce(x),
+        sum.accumulate(y), sum.accumulate(y), sum(x, x), sum.reduce(x), last.reduce(x),
+      ];
+      const got = await Promise.all(calls.map(async (c) => elements(await c)));
+      const [s, s5, l, scan, twice] = oneByOne;
+      expect(got).toEqual([s, s, s5, s, l, s, scan, scan, twice, s, l]);
+      // Two folds binding the same buffers (one pass each, the same `out`) with other params: the
+      // second must not run with the first's.
+      await Promise.all([sum.reduce(rows, { axis: 1, out }), sum.reduce(rows, { axis: 1, out, initial: 5 })]);
+      expect(await elements(out)).toEqual([total(small, 5)]);
+      for (const a of [x, y, rows, out]) a.destroy();
     });
 
   }

@@ -144,6 +144,23 @@ export function sizeClass(byteLength: number): number {
   return Math.ceil(n / 4) * 4;
 }
 
+/** Sizes of buffers read so far (see {@link bufferBytes}). */
+const byteSizes = new WeakMap<GPUBuffer, number>();
+
+/**
+ * A buffer's size in bytes, read from WebGPU once: each read of `GPUBuffer.size` calls into native
+ * code (0.1–0.3 µs in Dawn's Node binding, against 0.01 µs for this lookup), and a gpu call reads
+ * the sizes of its operands several times.
+ *
+ * @param buffer any buffer (the size of a buffer never changes)
+ * @returns its size
+ */
+export function bufferBytes(buffer: GPUBuffer): number {
+  let size = byteSizes.get(buffer);
+  if (size === undefined) byteSizes.set(buffer, (size = buffer.size));
+  return size;
+}
+
 /**
  * A buffer of at least `byteLength` bytes with {@link POOLED_USAGE}: a free one of its size class,
  * or a new one. Its contents are unspecified (zero only when new: see `fresh`). Call it where an

@@ -14,6 +14,7 @@
  * operands as the device sees them — what the layout is computed from — and binding the call's own
  * storages.
  */
+import { bufferBytes } from './buffer-pool.js';
 import type { DType } from '../../../dtypes.js';
 import { type CallPlan, isDeviceResident } from '../../../plan.js';
 import { type CallLayout, type DeviceOperandView, scalarBits } from '../codegen/call-layout.js';
@@ -123,7 +124,7 @@ export function remember(device: GPUDevice, plan: CallPlan, call: CallLayout, ke
     if (o.scalar !== undefined) return { dtype: o.dtype, scalar: true, size: 0, offset: 0, loopStrides: [], coreShape: [], coreStrides: [], same: j, contents: 'data' };
     const buffer = bufferOf(o.data);
     return {
-      dtype: o.dtype, scalar: false, size: buffer.size, offset: o.offset,
+      dtype: o.dtype, scalar: false, size: bufferBytes(buffer), offset: o.offset,
       loopStrides: [...o.loopStrides], coreShape: [...o.coreShape], coreStrides: [...o.coreStrides],
       same: firstInBuffer(plan, j, buffer), contents: contentsOf(buffer),
     };
@@ -174,7 +175,7 @@ function matches(r: Remembered, plan: CallPlan): boolean {
     if (f.scalar) continue;
     const buffer = bufferOf(o.data);
     if (
-      f.size !== buffer.size || f.offset !== o.offset || !sameNumbers(f.loopStrides, o.loopStrides) ||
+      f.size !== bufferBytes(buffer) || f.offset !== o.offset || !sameNumbers(f.loopStrides, o.loopStrides) ||
       !sameNumbers(f.coreShape, o.coreShape) || !sameNumbers(f.coreStrides, o.coreStrides) ||
       f.same !== firstInBuffer(plan, j, buffer) || f.contents !== contentsOf(buffer)
     ) {

@@ -605,6 +605,13 @@ function outputArrayOn(ctx: GpuContext, shape: readonly number[], dtype: DType):
   return new DeviceArray(ctx, buffer, dtype, dims, undefined, 0, byteLength, 'pooled');
 }
 
+/** Why each dtype WGSL cannot hold is refused. */
+const NOT_ON_GPU: Partial<Record<DType, string>> = {
+  float64: 'float64 is not available on the gpu target (WGSL has no 64-bit floats): use float32',
+  int64: 'int64 is not available on the gpu target (WGSL has no 64-bit integers): use int32',
+  uint64: 'uint64 is not available on the gpu target (WGSL has no 64-bit integers): use uint32',
+};
+
 /**
  * Refuses the dtypes WGSL cannot hold.
  *
@@ -613,12 +620,7 @@ function outputArrayOn(ctx: GpuContext, shape: readonly number[], dtype: DType):
  * checkGpuDType('float64'); // throws: float64 is not available on the gpu target …
  */
 export function checkGpuDType(dtype: DType): void {
-  const instead: Partial<Record<DType, string>> = {
-    float64: 'float64 is not available on the gpu target (WGSL has no 64-bit floats): use float32',
-    int64: 'int64 is not available on the gpu target (WGSL has no 64-bit integers): use int32',
-    uint64: 'uint64 is not available on the gpu target (WGSL has no 64-bit integers): use uint32',
-  };
-  const refusal = instead[dtype];
+  const refusal = NOT_ON_GPU[dtype];
   if (refusal) throw new TargetUnavailableError(`${refusal}, or target 'cpu' or 'parallel'`);
 }
 

@@ -37,7 +37,10 @@ export interface GpuAdapterInfo {
 export interface GpuContext {
   readonly device: GPUDevice;
   readonly adapterInfo: GpuAdapterInfo;
-  /** The device's limits: the adapter's own for everything in `REQUESTED_LIMITS`. */
+  /**
+   * The device's limits: the adapter's own for everything in `REQUESTED_LIMITS`. A plain copy
+   * ({@link plainLimits}): calls read several limits each.
+   */
   readonly limits: GPUSupportedLimits;
   /** Whether the device has the `timestamp-query` feature (kernel timings in benchmarks). */
   readonly hasTimestamps: boolean;
@@ -200,7 +203,7 @@ async function createDevice(slot: number): Promise<GpuContext> {
         device: adapter.info.device,
         description: adapter.info.description,
       },
-      limits: device.limits,
+      limits: plainLimits(device.limits),
       hasTimestamps,
       hasSubgroups,
       generation: ++lastGeneration,
@@ -253,7 +256,7 @@ function adoptUserDevice(device: GPUDevice): GpuContext {
       device: info.device ?? '',
       description: info.description || 'a device passed with setDevice()',
     },
-    limits: device.limits,
+    limits: plainLimits(device.limits),
     hasTimestamps: device.features.has('timestamp-query'),
     hasSubgroups: device.features.has('subgroups'),
     generation: ++lastGeneration,
@@ -685,6 +688,23 @@ function formatBytes(n: number): string {
   if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(n % 2 ** 30 === 0 ? 0 : 2)} GiB`;
   if (n >= 2 ** 20) return `${(n / 2 ** 20).toFixed(n % 2 ** 20 === 0 ? 0 : 2)} MiB`;
   return `${n} B`;
+}
+
+/**
+ * A plain, frozen copy of a device's limits: each read of a property of the GPUSupportedLimits
+ * object itself calls into native code (about 0.1 µs in Dawn's Node binding), and a gpu call reads
+ * several (binding sizes, workgroup counts). The limits of a device never change.
+ */
+function plainLimits(limits: GPUSupportedLimits): GPUSupportedLimits {
+  const copy: Record<string, number> = {};
+  // The limits are getters on the prototype (Dawn, browsers), or own properties (a plain object).
+  for (let o: object | null = limits; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const name of Object.getOwnPropertyNames(o)) {
+      const value: unknown = name in copy ? undefined : (limits as unknown as Record<string, unknown>)[name];
+      if (typeof value === 'number') copy[name] = value;
+    }
+  }
+  return Object.freeze(copy) as unknown as GPUSupportedLimits;
 }
 
 function messageOf(e: unknown): string {

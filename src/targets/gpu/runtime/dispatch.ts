@@ -17,7 +17,7 @@
  */
 import { DTYPES, type TypedArray } from '../../../dtypes.js';
 import { type CallLimits, type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
-import { pressureYield, releaseBuffer, takeBuffer } from './buffer-pool.js';
+import { bufferBytes, pressureYield, releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { downloadBuffer, type LeanReadback, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload, stageUploadWith, startLeanReadback } from './buffers.js';
 import { tableBuffer } from './table-buffers.js';
 import { type DeviceOperandView, layoutCall, type CallLayout } from '../codegen/call-layout.js';
@@ -332,7 +332,7 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
       rec.batch.submit();
     } else if (!timing) {
       let bytes = 0;
-      for (const b of storages) bytes += b.size;
+      for (const b of storages) bytes += bufferBytes(b);
       endCall(rec, bytes);
     }
     return ENQUEUED;

@@ -24,7 +24,7 @@ import { KernelCompileError } from '../../../errors.js';
 import { cOrderStrides, sizeOf } from '../../../layout.js';
 import type { ArrayOperand, DeviceOperand } from '../../../plan.js';
 import type { FoldKernels } from '../../target.js';
-import { releaseBuffer, takeBuffer } from './buffer-pool.js';
+import { bufferBytes, releaseBuffer, takeBuffer } from './buffer-pool.js';
 import { beginCall, endCall, noteWrite, taintsOf } from './chain.js';
 import { DeviceArray, noteKernelWrite, outputArray, outputArrayNow, toDevice } from './device-array.js';
 import { type GpuContext, liveDevice, runScoped, withDevice } from './device.js';
@@ -55,10 +55,26 @@ interface FoldPipelines {
   readonly reduce: GPUComputePipeline;
   readonly scan: GPUComputePipeline;
   readonly layout: GPUBindGroupLayout;
-  /** Bind groups by the ids of their buffers: a repeated call binds the same ones (creating a bind group costs Dawn more than recording the dispatch). */
-  readonly groups: Map<string, GPUBindGroup>;
+  /**
+   * Bind groups made, newest first, found again by the very buffers they bind: a repeated
+   * call binds the same ones (creating a bind group costs Dawn more than recording the dispatch,
+   * and comparing a few references costs less than building a key string per dispatch).
+   */
+  readonly groups: BoundGroup[];
   /** A small buffer bound where a binding is unused (a binding may not be left empty). */
   readonly dummy: GPUBuffer;
+}
+
+/** A bind group of the fold layout and what it binds. */
+interface BoundGroup {
+  readonly group: GPUBindGroup;
+  readonly params: GPUBuffer;
+  readonly bytes: number;
+  readonly x: GPUBuffer;
+  readonly out: GPUBuffer;
+  readonly carry: GPUBuffer;
+  readonly mask: GPUBuffer;
+  readonly vec: boolean;
 }
 
 const pipelines = new WeakMap<GPUDevice, Map<string, Promise<FoldPipelines>>>();
@@ -76,13 +92,8 @@ export function setFoldSubgroups(on: boolean): void {
   useSubgroups = on;
 }
 const MAX_BIND_GROUPS = 64;
-const bufferIds = new WeakMap<GPUBuffer, number>();
-let nextBufferId = 1;
-function idOf(buffer: GPUBuffer): number {
-  let id = bufferIds.get(buffer);
-  if (id === undefined) bufferIds.set(buffer, (id = nextBufferId++));
-  return id;
-}
+/** The dynamic offset of a dispatch's params (one array reused: a fresh literal per call costs more to pass to Dawn). */
+const PARAMS_OFFSET = [0];
 
 /** Fold pipelines whose compilation has finished, by its promise: a later fold records without awaiting. */
 const compiled = new WeakMap<Promise<FoldPipelines>, FoldPipelines>();
@@ -173,7 +184,7 @@ async function compileFold(ctx: GpuContext, kernel: TypedKernel, dtype: DType): 
       ['reduce_main', 'scan_main'].map((entryPoint) => device.createComputePipelineAsync({ layout: pipelineLayout, compute: { module, entryPoint } })),
     );
     const dummy = device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE, label: 'ufunc tree fold: unused binding' });
-    return { reduce: reduce!, scan: scan!, layout, groups: new Map(), dummy };
+    return { reduce: reduce!, scan: scan!, layout, groups: [], dummy };
   });
 }
 
@@ -196,15 +207,8 @@ function treeKernel(fold: FoldKernels, dtype: DType): { kernel: TypedKernel; key
 /** The operand's buffer, if it can be bound whole (tree folds do not split bindings). */
 function bindable(ctx: GpuContext, op: DeviceOperand, dtype: DType): GPUBuffer | undefined {
   const array = op.array as unknown as DeviceArray;
-  if (op.dtype !== dtype || array.buffer.size > ctx.limits.maxStorageBufferBindingSize) return undefined;
+  if (op.dtype !== dtype || bufferBytes(array.buffer) > ctx.limits.maxStorageBufferBindingSize) return undefined;
   return array.buffer;
-}
-
-/** Splits a workgroup count over dispatch dimensions x, y (x ≤ the device's per-dimension limit). */
-function grid(ctx: GpuContext, groups: number): [number, number] {
-  const maxX = ctx.limits.maxComputeWorkgroupsPerDimension;
-  const x = Math.min(groups, maxX);
-  return [x, Math.ceil(groups / x)];
 }
 
 /** The buffers one dispatch binds. */
@@ -237,26 +241,28 @@ class Recorder {
   }
 
   private bindGroup(b: Bound, params: GPUBuffer, bytes: number): GPUBindGroup {
-    const { dummy } = this.p;
-    const vecBytes = b.vec ? Math.floor(Math.min(b.x.size, this.ctx.limits.maxStorageBufferBindingSize) / 16) * 16 : 0;
-    const key = `${idOf(params)},${bytes},${idOf(b.x)},${idOf(b.out)},${idOf(b.carry ?? dummy)},${idOf(b.mask ?? dummy)},${vecBytes}`;
-    let group = this.p.groups.get(key);
-    if (!group) {
-      const whole = (buffer: GPUBuffer) => ({ buffer, offset: 0, size: Math.min(buffer.size, this.ctx.limits.maxStorageBufferBindingSize) });
-      group = this.ctx.device.createBindGroup({
-        layout: this.p.layout,
-        entries: [
-          { binding: 0, resource: { buffer: params, offset: 0, size: bytes } },
-          { binding: 1, resource: whole(b.x) },
-          { binding: 2, resource: whole(b.out) },
-          { binding: 3, resource: whole(b.carry ?? dummy) },
-          { binding: 4, resource: whole(b.mask ?? dummy) },
-          { binding: 5, resource: vecBytes ? { buffer: b.x, offset: 0, size: vecBytes } : whole(dummy) },
-        ],
-      });
-      if (this.p.groups.size >= MAX_BIND_GROUPS) this.p.groups.clear();
-      this.p.groups.set(key, group);
+    const { dummy, groups } = this.p;
+    const carry = b.carry ?? dummy;
+    const mask = b.mask ?? dummy;
+    for (const g of groups) {
+      if (g.x === b.x && g.out === b.out && g.params === params && g.bytes === bytes && g.carry === carry && g.mask === mask && g.vec === b.vec) return g.group;
     }
+    const maxBinding = this.ctx.limits.maxStorageBufferBindingSize;
+    const whole = (buffer: GPUBuffer) => ({ buffer, offset: 0, size: Math.min(bufferBytes(buffer), maxBinding) });
+    const vecBytes = b.vec ? Math.floor(Math.min(bufferBytes(b.x), maxBinding) / 16) * 16 : 0;
+    const group = this.ctx.device.createBindGroup({
+      layout: this.p.layout,
+      entries: [
+        { binding: 0, resource: { buffer: params, offset: 0, size: bytes } },
+        { binding: 1, resource: whole(b.x) },
+        { binding: 2, resource: whole(b.out) },
+        { binding: 3, resource: whole(carry) },
+        { binding: 4, resource: whole(mask) },
+        { binding: 5, resource: vecBytes ? { buffer: b.x, offset: 0, size: vecBytes } : whole(dummy) },
+      ],
+    });
+    if (groups.length >= MAX_BIND_GROUPS) groups.pop();
+    groups.unshift({ group, params, bytes, x: b.x, out: b.out, carry, mask, vec: b.vec });
     return group;
   }
 
@@ -265,12 +271,17 @@ class Recorder {
     const bindGroup = this.bindGroup(b, rec.params, Math.max(16, params.length * 4));
     const timing = passTiming(this.ctx);
     const pass = timing?.begins ? rec.batch.beginTimedPass(timing.timestampWrites) : rec.batch.computePass();
-    pass.setPipeline(pipeline);
-    rec.batch.lastPipeline = undefined; // the next ufunc call sets its own
-    rec.batch.sameBindings(undefined, -1, -1); // and its bindings
-    pass.setBindGroup(0, bindGroup, [rec.paramsOffset]);
-    const [gx, gy] = grid(this.ctx, groups);
-    pass.dispatchWorkgroups(gx, gy);
+    // What the open pass has set already stays set (the previous fold's pipeline and bindings,
+    // in a chain of equal folds); the batch tracks it for every call recorded into it.
+    if (rec.batch.lastPipeline !== pipeline) pass.setPipeline(pipeline);
+    rec.batch.lastPipeline = pipeline;
+    if (!rec.batch.sameBindings(bindGroup, rec.paramsOffset, -1)) {
+      PARAMS_OFFSET[0] = rec.paramsOffset;
+      pass.setBindGroup(0, bindGroup, PARAMS_OFFSET);
+    }
+    // The workgroups over dimensions x, y (x within the device's per-dimension limit).
+    const x = Math.min(groups, this.ctx.limits.maxComputeWorkgroupsPerDimension);
+    pass.dispatchWorkgroups(x, Math.ceil(groups / x));
     // Errors of the calls that produced the inputs travel to whatever reads the output.
     noteWrite(b.out, rec.ref, [...taintsOf(b.x), ...(b.carry ? taintsOf(b.carry) : []), ...(b.mask ? taintsOf(b.mask) : [])]);
     this.lastBatch = rec.batch;
@@ -279,7 +290,7 @@ class Recorder {
       timing.resolve(rec.encoder);
       rec.batch.onSubmit(() => timing.collect());
       rec.batch.submit();
-    } else endCall(rec, b.x.size);
+    } else endCall(rec, bufferBytes(b.x));
   }
 
   /** Hands the temporaries back to the pool once the batch of the last dispatch is submitted (later users come after it in queue order). */
@@ -293,7 +304,7 @@ class Recorder {
 /** Whether x's rows can be read as 16-byte vectors: 32-bit elements, unit step, every row starting at a multiple of 4. */
 function vectorRows(dtype: DType, x: Rows): boolean {
   const bytes = x.format === 'dtype' ? DTYPES[dtype].bytes : x.format === 'words' ? 4 : 8;
-  return bytes === 4 && x.step === 1 && x.offset % 4 === 0 && x.rowStrides.every((s) => s % 4 === 0) && x.buffer.size >= 16;
+  return bytes === 4 && x.step === 1 && x.offset % 4 === 0 && x.rowStrides.every((s) => s % 4 === 0) && bufferBytes(x.buffer) >= 16;
 }
 
 interface PassParams {
