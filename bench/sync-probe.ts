@@ -19,7 +19,7 @@
  * `await synchronize()`; counted per call: submissions, command encoders, compute passes,
  * dispatches, error-scope push/pop pairs, `writeBuffer`s, `mapAsync`s, `onSubmittedWorkDone`s.
  *
- *   npx tsx bench/sync-probe.ts [--n 4096,1048576] [--samples 7] [--calls 200]
+ *   npx tsx bench/sync-probe.ts [--n 4096,1048576] [--samples 7] [--calls 200] [--host-calls 2000]
  *   bash .gpu/run.sh node --import tsx bench/sync-probe.ts --n 4096,16777216   # GPU host
  */
 import { readFileSync } from 'node:fs';
@@ -239,28 +239,41 @@ async function withoutScopes(fn: () => Promise<void>): Promise<void> {
   }
 }
 const fill = (n: number) => Float32Array.from({ length: n }, (_, i) => (i % 17) / 8);
-for (const n of SIZES) {
-  const calls = Math.max(20, Math.min(CALLS, Math.round((CALLS * 65536) / n)));
-  const x = await toDevice(fill(n));
-  const rows = Math.round(Math.sqrt(n));
-  const m = await toDevice({ data: fill(rows * rows), shape: [rows, rows] });
-  const y = await toDevice(fill(n));
-  const out = await deviceArray([n], 'float32');
-  const synced = (fn: () => Promise<unknown>) => async () => {
-    const r = (await fn()) as { destroy?: () => void } | undefined;
-    r?.destroy?.();
-    await synchronize();
-  };
-  const cases: [string, () => Promise<unknown>][] = [
-    [`saxpy-${n}-synced`, async () => void (await saxpy(2, x, y, { out }))],
-    [`sum-${n}-synced`, () => add.reduce(x)],
-    [`rowsums-${rows}x${rows}-synced`, () => add.reduce(m, { axis: 1 })],
-    [`cumsum-${n}-synced`, () => add.accumulate(x)],
-  ];
-  for (const [name, fn] of cases) await time({ name, calls, call: synced(fn) }, await kernelTime(fn));
-  // The same sum with error scopes made free (pushes ignored, pops resolved at once): what the
-  // scopes cost a synchronised call (the probe's only change to the library's traffic).
-  await withoutScopes(() => time({ name: `sum-${n}-synced-no-scopes`, calls, call: synced(() => add.reduce(x)) }));
-  for (const a of [x, m, y, out]) a.destroy();
+async function libraryCases(round: string): Promise<void> {
+  for (const n of SIZES) {
+    const calls = Math.max(20, Math.min(CALLS, Math.round((CALLS * 65536) / n)));
+    const x = await toDevice(fill(n));
+    const rows = Math.round(Math.sqrt(n));
+    const m = await toDevice({ data: fill(rows * rows), shape: [rows, rows] });
+    const y = await toDevice(fill(n));
+    const out = await deviceArray([n], 'float32');
+    const synced = (fn: () => Promise<unknown>) => async () => {
+      const r = (await fn()) as { destroy?: () => void } | undefined;
+      r?.destroy?.();
+      await synchronize();
+    };
+    const cases: [string, () => Promise<unknown>][] = [
+      [`saxpy-${n}-synced`, async () => void (await saxpy(2, x, y, { out }))],
+      [`sum-${n}-synced`, () => add.reduce(x)],
+      [`rowsums-${rows}x${rows}-synced`, () => add.reduce(m, { axis: 1 })],
+      [`cumsum-${n}-synced`, () => add.accumulate(x)],
+    ];
+    for (const [name, fn] of cases) await time({ name: `${name}${round}`, calls, call: synced(fn) }, await kernelTime(fn));
+    // The same sum with error scopes made free (pushes ignored, pops resolved at once): what the
+    // scopes cost a synchronised call (the probe's only change to the library's traffic).
+    await withoutScopes(() => time({ name: `sum-${n}-synced-no-scopes${round}`, calls, call: synced(() => add.reduce(x)) }));
+    for (const a of [x, m, y, out]) a.destroy();
+  }
+}
+await libraryCases('');
+// `--host-calls K`: the same again after K awaited 4,096-element host-array SAXPY calls (what
+// bench/call-cost.ts runs before its synchronised rows): does earlier work change their cost?
+const hostCalls = Number(flag('--host-calls') ?? 0);
+if (hostCalls > 0) {
+  const [hx, hy, hout] = [fill(4096), fill(4096), new Float32Array(4096)];
+  const t0 = performance.now();
+  for (let k = 0; k < hostCalls; k++) await saxpy(2, hx, hy, { out: hout });
+  console.log(`${hostCalls} host-array SAXPY calls: ${(((performance.now() - t0) / hostCalls) * 1e3).toFixed(1)} µs each`);
+  await libraryCases(' (after host calls)');
 }
 process.exit(0);
