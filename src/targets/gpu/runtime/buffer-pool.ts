@@ -126,6 +126,9 @@ function poolOf(ctx: GpuContext): Pool {
   return pool;
 }
 
+/** The size classes within a power of two (see {@link sizeClass}). */
+const CLASS_STEPS = [1, 1.25, 1.5, 1.75, 2];
+
 /**
  * The class size for `byteLength` bytes: the smallest of 1, 1.25, 1.5, 1.75 × 2^k ≥ the length
  * (and ≥ 256), rounded to a multiple of 4.
@@ -137,7 +140,7 @@ function poolOf(ctx: GpuContext): Pool {
 export function sizeClass(byteLength: number): number {
   const n = Math.max(MIN_CLASS_BYTES, byteLength);
   const power = 2 ** Math.floor(Math.log2(n));
-  for (const step of [1, 1.25, 1.5, 1.75, 2]) {
+  for (const step of CLASS_STEPS) {
     const size = power * step;
     if (size >= n) return Math.ceil(size / 4) * 4;
   }
@@ -277,8 +280,11 @@ export function pressureYield(ctx: GpuContext): Promise<void> | undefined {
  */
 export function releaseBuffer(ctx: GpuContext, buffer: GPUBuffer): void {
   const pool = pools.get(ctx.device);
-  if (pool && pooledBuffers.has(buffer)) pool.takenBytes -= buffer.size;
-  if (!pool || buffer.usage !== POOLED_USAGE() || buffer.size !== sizeClass(buffer.size) || pool.freeBytes + buffer.size > poolLimitBytes) {
+  const size = bufferBytes(buffer);
+  // (A pool's own buffers have its usage: only another buffer's is read from WebGPU.)
+  const pooled = pooledBuffers.has(buffer);
+  if (pool && pooled) pool.takenBytes -= size;
+  if (!pool || (!pooled && buffer.usage !== POOLED_USAGE()) || size !== sizeClass(size) || pool.freeBytes + size > poolLimitBytes) {
     if (pool) pool.stats.dropped++;
     // Work recorded but not submitted may use it: submit that before destroying it.
     flushChain(ctx.device);
@@ -291,10 +297,10 @@ export function releaseBuffer(ctx: GpuContext, buffer: GPUBuffer): void {
   // overtake the open batch, so whoever writes a taken buffer from the host submits the open
   // batch first (dispatch.ts, writeToBuffer).
 
-  const list = pool.free.get(buffer.size);
+  const list = pool.free.get(size);
   if (list) list.push(buffer);
-  else pool.free.set(buffer.size, [buffer]);
-  pool.freeBytes += buffer.size;
+  else pool.free.set(size, [buffer]);
+  pool.freeBytes += size;
   pool.stats.freeBytes = pool.freeBytes;
   pool.stats.kept++;
 }
