@@ -25,15 +25,26 @@
  *     submission, completion events: the time a worker is not inside a job; negative when a worker
  *     runs several chunks at once);
  * - **a one-chunk call** on the workers: what a caller waits for one small job (connections,
- *   descriptor, submission, completion event).
+ *   descriptor, submission, completion event);
+ * - **Redis's share**, per chunk over each call: the commands Redis ran for every client (the
+ *   workers' job moves, lock renewals and polls, the caller's submission and event reads: `INFO
+ *   commandstats`) and the CPU time redis-server spent (`INFO cpu`); and a round trip (`PING`) from
+ *   this process, idle, once per run;
+ * - **raw I/O, W processes** (bench/lib/raw-chunk-io.mjs): W plain Node processes doing only what
+ *   the W workers' reads and writes do to the same chunk files (the whole file in one read; a
+ *   temporary file in one write, renamed), holding as many chunks at once — no queue, no kernel, no
+ *   library. Its worker time per chunk is what the disk and page cache cost W processes sharing
+ *   them; the workers' worker time beyond it and the kernel is the library's (queue, checks, copies
+ *   between threads, event-loop turns).
  *
  * Each output array is removed after its call (outside the timing). Numbers are per chunk, in ms.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { Redis } from 'ioredis';
 import { vectorize } from '../src/api.js';
 import { chunkCoords } from '../src/zarr/chunk-grid.js';
 import { allocateBox, writeBox } from '../src/zarr/arrays.js';
@@ -81,6 +92,54 @@ const KERNELS = {
 const kernelName = (args.get('kernel') ?? 'memory') as keyof typeof KERNELS;
 const kernel = KERNELS[kernelName];
 if (!kernel) throw new Error(`--kernel is memory or compute; found '${kernelName}'.`);
+
+/** Redis's work so far: commands run (all clients) and CPU seconds used. */
+async function redisWork(redis: Redis): Promise<{ commands: number; cpuMs: number }> {
+  const stats = await redis.info('commandstats');
+  let commands = 0;
+  for (const m of stats.matchAll(/^cmdstat_[^:]+:calls=(\d+)/gm)) commands += Number(m[1]);
+  const cpu = await redis.info('cpu');
+  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? NaN);
+  return { commands, cpuMs: (field('used_cpu_sys') + field('used_cpu_user')) * 1000 };
+}
+
+/** The median round trip of a PING from this process, in ms. */
+async function pingMs(redis: Redis): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const s = performance.now();
+    await redis.ping();
+    times.push(performance.now() - s);
+  }
+  return median(times);
+}
+
+/**
+ * W plain processes copying `count` chunk files of `root`/x/c to a fresh folder, `held` at once
+ * each (bench/lib/raw-chunk-io.mjs): the wall time from their start signal to the last one's end.
+ */
+async function rawIo(root: string, count: number, w: number, held: number): Promise<number> {
+  const out = path.join(root, `raw-${outputs++}`);
+  mkdirSync(out, { recursive: true });
+  const children = Array.from({ length: w }, (_, i) =>
+    spawn(process.execPath, [path.join(repo, 'bench/lib/raw-chunk-io.mjs'), path.join(root, 'x', 'c'), out, String(count), String(i), String(w), String(held)], { stdio: ['pipe', 'pipe', 'inherit'] }),
+  );
+  const said = (child: ChildProcess, word: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const lines = createInterface({ input: child.stdout! });
+      lines.on('line', (line) => line === word && (lines.close(), resolve()));
+      child.on('exit', (code) => reject(new Error(`raw-chunk-io exited with ${code} before '${word}'`)));
+    });
+  await Promise.all(children.map((c) => said(c, 'ready')));
+  const done = Promise.all(children.map((c) => said(c, 'done')));
+  const s = performance.now();
+  for (const c of children) c.stdin!.write('go\n');
+  await done;
+  const wall = performance.now() - s;
+  for (const c of children) c.stdin!.end();
+  rmSync(out, { recursive: true, force: true });
+  return wall;
+}
 
 /** A job line of the `ufunc worker` log, as src/cli.ts prints it. */
 const JOB_LINE = /^job \S+: (\d+) chunks? in ([\d.]+) ms \(read ([\d.]+), kernel ([\d.]+), write ([\d.]+) ms\)/;
@@ -140,7 +199,7 @@ interface Row {
   readonly runs?: readonly number[];
 }
 
-async function measureSize(chunkBytes: number, redisUrl: string): Promise<Row[]> {
+async function measureSize(chunkBytes: number, redisUrl: string, stats: Redis): Promise<Row[]> {
   const chunk = chunkBytes / 4;
   const count = Number(args.get('count') ?? Math.min(256, Math.max(16, Math.round(2 ** 28 / chunkBytes))));
   const root = path.join(dir, `store-${chunkBytes}.zarr`);
@@ -191,7 +250,7 @@ async function measureSize(chunkBytes: number, redisUrl: string): Promise<Row[]>
       const runs = variants.map((_, i) => ({
         cluster: { url: redisUrl, queue: `overhead-${chunkBytes}-${w}-${i}`, chunksPerJob: perJob },
         walls: [] as number[],
-        perRep: [] as { busy: number; read: number; kernel: number; write: number }[],
+        perRep: [] as { busy: number; read: number; kernel: number; write: number; commands: number; redisCpu: number }[],
         latency: [] as number[],
       }));
       for (const { cluster } of runs) {
@@ -208,9 +267,11 @@ async function measureSize(chunkBytes: number, redisUrl: string): Promise<Row[]>
           const workers = started[i]!;
           const y = await freshOutput(root, x);
           workers.jobs.length = 0;
+          const before = await redisWork(stats);
           const s = performance.now();
           await mapChunks(kernel, [x], y, { cluster: run.cluster });
           const wall = performance.now() - s;
+          const after = await redisWork(stats);
           // The last job lines may still be in the pipe from the workers.
           for (let t = 0; t < 40 && workers.jobs.reduce((a, j) => a + j.chunks, 0) < count; t++) await new Promise((res) => setTimeout(res, 25));
           const jobs = workers.jobs.slice();
@@ -221,6 +282,9 @@ async function measureSize(chunkBytes: number, redisUrl: string): Promise<Row[]>
             read: jobs.reduce((a, j) => a + j.times.readMs, 0) / chunks,
             kernel: jobs.reduce((a, j) => a + j.times.kernelMs, 0) / chunks,
             write: jobs.reduce((a, j) => a + j.times.writeMs, 0) / chunks,
+            // Less the two INFO commands of this count.
+            commands: (after.commands - before.commands - 2) / count,
+            redisCpu: (after.cpuMs - before.cpuMs) / count,
           });
           removeArray(y);
         }
@@ -249,9 +313,18 @@ async function measureSize(chunkBytes: number, redisUrl: string): Promise<Row[]>
             'outside jobs': workerTime - busy,
             overhead: workerTime - kernelMs,
             'one-chunk call': median(run.latency),
+            'redis cmds': median(run.perRep.map((p) => p.commands)),
+            'redis cpu': median(run.perRep.map((p) => p.redisCpu)),
           },
           runs: run.walls,
         });
+        console.error(JSON.stringify(rows.at(-1)));
+      }
+      // The same reads and writes by W plain processes, holding as many chunks at once as each variant.
+      for (const held of new Set(variants.map((v) => v.concurrency ?? 3))) {
+        const walls: number[] = [];
+        for (let r = 0; r < reps; r++) walls.push(((await rawIo(root, count, w, held)) * w) / count);
+        rows.push({ chunkBytes, where: `${w} process${w === 1 ? '' : 'es'}, raw I/O, ${held} chunk${held === 1 ? '' : 's'} at once`, perChunk: { 'worker time': median(walls) }, runs: walls });
         console.error(JSON.stringify(rows.at(-1)));
       }
     } finally {
@@ -264,17 +337,22 @@ async function measureSize(chunkBytes: number, redisUrl: string): Promise<Row[]>
 
 async function main(): Promise<void> {
   const redis = await startRedis();
+  const stats = new Redis(redis.url);
   const load = loadavg()[0]!.toFixed(2);
   const rows: Row[] = [];
+  let ping = NaN;
   try {
-    for (const size of sizes) rows.push(...(await measureSize(size, redis.url)));
+    ping = await pingMs(stats);
+    console.error(`bench/cluster-overhead: Redis PING round trip ${ping.toFixed(3)} ms (median of 200, idle)`);
+    for (const size of sizes) rows.push(...(await measureSize(size, redis.url, stats)));
   } finally {
+    stats.disconnect();
     await redis.stop();
   }
-  const columns = ['read', 'kernel', 'write', 'local call', 'worker time', 'in job', 'job read', 'job kernel', 'job write', 'outside jobs', 'overhead', 'one-chunk call'];
+  const columns = ['read', 'kernel', 'write', 'local call', 'worker time', 'in job', 'job read', 'job kernel', 'job write', 'outside jobs', 'overhead', 'one-chunk call', 'redis cmds', 'redis cpu'];
   const cell = (v: number | undefined): string => (v === undefined ? '' : v.toFixed(2));
   const table = [
-    `${cpus().length} × ${cpus()[0]?.model}, load ${load} at the start; kernel ${kernelName === 'memory' ? '2x+1' : '32 steps of s·0.999 + 0.5/(1+s²)'} (float32); medians of ${reps} calls; ms per chunk.`,
+    `${cpus().length} × ${cpus()[0]?.model}, load ${load} at the start; kernel ${kernelName === 'memory' ? '2x+1' : '32 steps of s·0.999 + 0.5/(1+s²)'} (float32); medians of ${reps} calls; ms per chunk (redis cmds: commands per chunk); Redis PING round trip ${ping.toFixed(3)} ms idle.`,
     '',
     `| chunk | where | ${columns.join(' | ')} |`,
     `|---|---|${columns.map(() => '---:').join('|')}|`,

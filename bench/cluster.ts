@@ -4,8 +4,8 @@
  * Dask with Numba over the same store (bench/peers/dask_zarr.py).
  *
  *   npx tsx bench/cluster.ts [--size 0.25GiB] [--chunk 8MiB] [--workers 1,2] [--reps 3] [--dir DIR]
- *       [--kinds compute,memory] [--part P/Q] [--worker-concurrency N] [--local 1] [--peer 1]
- *       [--python /usr/bin/python3] [--out FILE.md]
+ *       [--kinds compute,memory] [--steps 32] [--part P/Q] [--worker-concurrency N] [--local 1]
+ *       [--peer 1] [--peer-workers 1,2] [--python python3] [--wheels DIR] [--out FILE.md]
  *
  * Each figure is the median wall time of `reps` calls of `mapChunks(f, [x], y, { cluster })` into a
  * fresh output array (removed after the call, outside the timing), the workers started beforehand
@@ -20,10 +20,24 @@
  * it. `--part P/Q` runs the calls over the P-th of Q equal runs of the input's chunks (an array of
  * its own whose chunk files are hard links to the input's: no copy), so that one worker's pass over
  * a large array can be timed as Q invocations whose times add up. `--local 0` leaves out the run
- * in this process and `--peer 0` the Dask peer.
+ * in this process and `--peer 0` the Dask peer; `--workers 0` leaves out our workers (a run of the
+ * peer alone), and `--peer-workers` gives the peer's thread counts where they differ from ours.
+ *
+ * `--steps N`: the compute-bound kernel's iterations per element (32 by default): its cost per
+ * chunk is about N times that of the memory-bound one's arithmetic, so N sets how long one worker
+ * takes over a large array while the kernel still outweighs reading and writing its chunk.
+ *
+ * The peer runs under `--python` (python3 by default). On a machine without Dask or zarr-python and
+ * no network (the GPU host), `--wheels DIR` installs the wheels in DIR (bench/peers/
+ * dask-wheelhouse.sh builds them) into a folder of their own, put first on the peer's PYTHONPATH:
+ * the interpreter's own packages (NumPy, Numba) stay visible, as they would not from a venv made
+ * by an interpreter that is itself a venv's.
+ *
+ * Rows are printed as they are measured and, with `--out`, the file is rewritten after each one, so
+ * a run cut short keeps what it measured; the ratios to one worker are filled in once it has run.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { vectorize } from '../src/api.js';
@@ -35,11 +49,15 @@ const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1]!);
 const sizeBytes = args.has('gib') ? Number(args.get('gib')) * 2 ** 30 : parseSize(args.get('size') ?? '0.25GiB');
 const chunkBytes = args.has('chunk-mib') ? Number(args.get('chunk-mib')) * 2 ** 20 : parseSize(args.get('chunk') ?? '8MiB');
-const workerCounts = (args.get('workers') ?? '1,2').split(',').map(Number);
+const workerCounts = (args.get('workers') ?? '1,2').split(',').map(Number).filter((w) => w > 0);
+const peerCounts = (args.get('peer-workers') ?? args.get('workers') ?? '1,2').split(',').map(Number).filter((w) => w > 0);
+const steps = Number(args.get('steps') ?? 32);
+if (!Number.isInteger(steps) || steps < 1) throw new Error(`--steps is a positive integer; found '${args.get('steps')}'.`);
 const reps = Number(args.get('reps') ?? 3);
 /** Chunks each worker holds at once (`ufunc worker --concurrency`); undefined: the worker's default. */
 const workerConcurrency = args.has('worker-concurrency') ? Number(args.get('worker-concurrency')) : undefined;
-const python = args.get('python') ?? '/usr/bin/python3';
+const python = args.get('python') ?? 'python3';
+const wheels = args.has('wheels') ? path.resolve(args.get('wheels')!) : undefined;
 const kinds = (args.get('kinds') ?? 'compute,memory').split(',');
 const withLocal = args.get('local') !== '0';
 const withPeer = args.get('peer') !== '0';
@@ -68,9 +86,9 @@ function formatSize(bytes: number): string {
 
 /** The kernels, in the language's JS and (for the peer) as their Numba twins in dask_zarr.py. */
 const KERNELS = {
-  compute: vectorize(['float32(float32)'])((x) => {
+  compute: vectorize(['float32(float32)'], { env: { steps } })((x) => {
     let s = x;
-    for (let k = 0; k < 32; k++) s = s * 0.999 + 0.5 / (1 + s * s);
+    for (let k = 0; k < steps; k++) s = s * 0.999 + 0.5 / (1 + s * s);
     return s;
   }),
   memory: vectorize(['float32(float32)'])((x) => 2 * x + 1),
@@ -80,6 +98,9 @@ function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
 }
+
+const unknownKind = kinds.find((k) => !(k in KERNELS));
+if (unknownKind !== undefined) throw new Error(`--kinds lists compute and memory (in the order to run them); found '${unknownKind}'.`);
 
 /** The input array `x` of the store: generated once per size and chunking, then reused (`--dir`). */
 async function inputArray(root: string): Promise<ZarrArray> {
@@ -157,30 +178,98 @@ async function startWorkers(count: number, url: string, root: string, queue: str
   return workers;
 }
 
+/**
+ * The Python that runs the peer: `--python`, with the wheels of `--wheels` installed first (into a
+ * folder of their own, put first on its PYTHONPATH), or undefined with why it cannot.
+ */
+function peerPython(): { python: string; env: NodeJS.ProcessEnv } {
+  if (!wheels) return { python, env: process.env };
+  const site = path.join(dir, 'peer-site');
+  if (!existsSync(path.join(site, '.installed'))) {
+    rmSync(site, { recursive: true, force: true });
+    const files = readdirSync(wheels).filter((f) => f.endsWith('.whl')).map((f) => path.join(wheels, f));
+    if (files.length === 0) throw new Error(`--wheels ${wheels} holds no .whl files`);
+    try {
+      execFileSync(python, ['-m', 'pip', 'install', '-q', '--no-index', '--no-deps', '--no-compile', '--disable-pip-version-check', '--target', site, ...files], { stdio: ['ignore', 'inherit', 'inherit'] });
+    } catch {
+      // No pip: a wheel is a zip of its files as they lie in site-packages (these have no scripts
+      // or data a run needs).
+      console.error(`bench/cluster: pip did not install the wheels; unpacking them into ${site}`);
+      execFileSync(python, ['-c', 'import sys, zipfile\nfor w in sys.argv[2:]: zipfile.ZipFile(w).extractall(sys.argv[1])', site, ...files], { stdio: ['ignore', 'inherit', 'inherit'] });
+    }
+    writeFileSync(path.join(site, '.installed'), files.map((f) => path.basename(f)).join('\n'));
+    console.error(`bench/cluster: ${files.length} wheels from ${wheels} installed for ${python} into ${site}`);
+  }
+  return { python, env: { ...process.env, PYTHONPATH: [site, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) } };
+}
+
+interface Result {
+  readonly kind: string;
+  /** 'ours' or the peer's name. */
+  readonly who: string;
+  readonly label: string;
+  readonly workers?: number;
+  readonly medianMs?: number;
+  readonly note?: string;
+  /** Its overhead per chunk, ms (one worker or thread). */
+  readonly overheadMs?: number;
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   const load = loadavg().map((l) => l.toFixed(2)).join(', ');
   const redis = await startRedis();
   const root = path.join(dir, 'store.zarr');
-  console.error(`bench/cluster: ${n} float32 (${formatSize(n * 4)}) in chunks of ${chunk} (${formatSize(chunk * 4)}) at ${root}; ${cpus().length} cores`);
+  console.error(`bench/cluster: ${n} float32 (${formatSize(n * 4)}) in chunks of ${chunk} (${formatSize(chunk * 4)}) at ${root}; ${cpus().length} cores; compute kernel ${steps} steps`);
   const x = await partOf(root, await inputArray(root));
   const warm = await createZarr(root, 'warm', { shape: [4 * chunk], chunkShape: [chunk], dtype: 'float32' });
   const chunks = Math.ceil(x.shape[0]! / chunk);
-  const rows: string[] = [];
-  const report: Record<string, unknown> = { n: x.shape[0], chunk, chunks, part: `${part.index}/${part.of}`, workerConcurrency: workerConcurrency ?? 'default', cores: cpus().length, cpu: cpus()[0]?.model, results: [] };
-  for (const [kind, f] of Object.entries(KERNELS).filter(([k]) => kinds.includes(k))) {
-    // The kernel alone on one chunk, in this process.
-    const one = new Float32Array(chunk).map((_, i) => (i % 10007) / 1000);
-    // Past the engine's calibration: its first calls of a shape time both engines, JavaScript's
-    // several times slower (src/targets/cpu/engine-calibration.ts).
-    for (let r = 0; r < 12; r++) await f(one);
-    const kernelTimes: number[] = [];
-    for (let r = 0; r < 5; r++) {
-      const s = performance.now();
-      await f(one);
-      kernelTimes.push(performance.now() - s);
+  const results: Result[] = [];
+  const report = { n: x.shape[0], chunk, chunks, steps, part: `${part.index}/${part.of}`, workerConcurrency: workerConcurrency ?? 'default', cores: cpus().length, cpu: cpus()[0]?.model, results: [] as unknown[] };
+  const partNote = part.of === 1 ? '' : `, part ${part.index}/${part.of} of a ${formatSize(n * 4)} array`;
+  const table = (): string => {
+    const rows = results.map((r) => {
+      // The ratio only against one worker (or thread) of the same side measured in this invocation (never a guessed one).
+      const one = results.find((o) => o.kind === r.kind && o.who === r.who && o.workers === 1)?.medianMs;
+      const ratio = one !== undefined && r.medianMs !== undefined && r.workers !== undefined ? `${(one / r.medianMs).toFixed(2)}×` : '';
+      const wall = r.medianMs !== undefined ? (r.medianMs / 1000).toFixed(r.workers === undefined ? 4 : 2) : (r.note ?? '');
+      return `| ${r.kind} | ${r.label} | ${wall} | ${ratio} | ${r.overheadMs !== undefined ? `${r.overheadMs.toFixed(2)} ms` : ''} |`;
+    });
+    return [
+      `${started.toISOString().slice(0, 16).replace('T', ' ')} UTC; \`${['npx tsx bench/cluster.ts', ...process.argv.slice(2)].join(' ')}\`; ${cpus().length} × ${cpus()[0]?.model}, ${formatSize(freemem())} free, load ${load} at the start.`,
+      '',
+      `${x.shape[0]!.toLocaleString('en')} float32 (${formatSize(x.shape[0]! * 4)}${partNote}), ${chunks} chunks of ${formatSize(chunk * 4)}; compute kernel: ${steps} steps of s·0.999 + 0.5/(1+s²) per element; memory kernel: 2x+1; workers hold ${workerConcurrency === undefined ? 'their default number of' : workerConcurrency} chunk${workerConcurrency === 1 ? '' : 's'} at once; medians of ${reps} call${reps === 1 ? '' : 's'} after one warm-up.`,
+      '',
+      '| kernel | where | wall s | × 1 worker (same side) | overhead per chunk (1 worker or thread) |',
+      '|---|---|---:|---:|---:|',
+      ...rows,
+    ].join('\n');
+  };
+  const record = (r: Result, detail: Record<string, unknown>): void => {
+    results.push(r);
+    report.results.push({ kind: r.kind, who: r.who, workers: r.workers, ...detail });
+    const wall = r.medianMs !== undefined ? `${(r.medianMs / 1000).toFixed(r.workers === undefined ? 4 : 2)} s` : r.note;
+    console.error(`bench/cluster: ${r.kind} | ${r.label} | ${wall}${r.overheadMs !== undefined ? ` | overhead ${r.overheadMs.toFixed(2)} ms per chunk` : ''} (${new Date().toISOString().slice(11, 19)} UTC)`);
+    if (args.has('out')) writeFileSync(args.get('out')!, `${table()}\n\n\`\`\`json\n${JSON.stringify(report, null, 1)}\n\`\`\`\n`);
+  };
+  const peer = withPeer && peerCounts.length > 0 ? peerPython() : undefined;
+  for (const [kind, f] of kinds.map((k) => [k, KERNELS[k as keyof typeof KERNELS]] as const)) {
+    let kernelMs: number | undefined;
+    if (workerCounts.length > 0 || withLocal) {
+      // The kernel alone on one chunk, in this process.
+      const one = new Float32Array(chunk).map((_, i) => (i % 10007) / 1000);
+      // Past the engine's calibration: its first calls of a shape time both engines, JavaScript's
+      // several times slower (src/targets/cpu/engine-calibration.ts).
+      for (let r = 0; r < 12; r++) await f(one);
+      const kernelTimes: number[] = [];
+      for (let r = 0; r < 5; r++) {
+        const s = performance.now();
+        await f(one);
+        kernelTimes.push(performance.now() - s);
+      }
+      kernelMs = median(kernelTimes);
+      record({ kind, who: 'ours', label: 'the kernel alone on one chunk, this process', medianMs: kernelMs }, { kernelMsPerChunk: kernelMs, runs: kernelTimes });
     }
-    const kernelMs = median(kernelTimes);
     if (withLocal) {
       const local: number[] = [];
       for (let r = 0; r < reps; r++) {
@@ -190,10 +279,8 @@ async function main(): Promise<void> {
         local.push(performance.now() - s);
         removeArray(y);
       }
-      rows.push(`| ${kind} | this process (cpu target, 2 chunks in flight) | ${(median(local) / 1000).toFixed(2)} | | |`);
+      record({ kind, who: 'local', label: 'this process (cpu target, 2 chunks in flight)', medianMs: median(local), workers: 0 }, { medianMs: median(local), runs: local });
     }
-    rows.push(`| ${kind} | the kernel alone on one chunk, this process | ${(kernelMs / 1000).toFixed(4)} | | |`);
-    let oneWorker = 0;
     for (const w of workerCounts) {
       const queue = `bench${w}${kind}`;
       const workers = await startWorkers(w, redis.url, root, queue);
@@ -211,42 +298,24 @@ async function main(): Promise<void> {
       }
       for (const c of workers) c.kill('SIGKILL');
       const t = median(times);
-      if (w === 1) oneWorker = t;
-      // The ratio only against one worker measured in this invocation (never a guessed one).
-      const ratio = oneWorker > 0 ? ` ${(oneWorker / t).toFixed(2)}× |` : ' |';
-      const overhead = w === 1 ? ` ${(t / chunks - kernelMs).toFixed(2)} ms |` : ' |';
-      rows.push(`| ${kind} | ${w} worker${w === 1 ? '' : 's'} | ${(t / 1000).toFixed(2)} |${ratio}${overhead}`);
-      (report.results as unknown[]).push({ kind, workers: w, medianMs: t, runs: times, kernelMsPerChunk: kernelMs });
-      console.error(rows.at(-1));
+      record({ kind, who: 'ours', label: `${w} worker${w === 1 ? '' : 's'}`, workers: w, medianMs: t, ...(w === 1 && kernelMs !== undefined && { overheadMs: t / chunks - kernelMs }) }, { medianMs: t, runs: times, kernelMsPerChunk: kernelMs });
     }
-    for (const w of withPeer ? workerCounts : []) {
+    for (const w of peer ? peerCounts : []) {
+      const label = `Dask + Numba, ${w} thread${w === 1 ? '' : 's'}`;
       try {
-        const out = execFileSync(python, [path.join(repo, 'bench/peers/dask_zarr.py'), root, x.path, kind, String(w), String(reps)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-        const peer = JSON.parse(out) as { medianMs?: number; kernelMsPerChunk?: number; skipped?: string };
-        if (peer.kernelMsPerChunk !== undefined && w === workerCounts[0]) rows.push(`| ${kind} | the Numba ufunc alone on one chunk | ${(peer.kernelMsPerChunk / 1000).toFixed(4)} | | |`);
+        const out = execFileSync(peer!.python, [path.join(repo, 'bench/peers/dask_zarr.py'), root, x.path, kind, String(w), String(reps), String(steps)], { encoding: 'utf8', env: peer!.env, stdio: ['ignore', 'pipe', 'inherit'] });
+        const p = JSON.parse(out) as { medianMs?: number; kernelMsPerChunk?: number; skipped?: string };
+        if (p.kernelMsPerChunk !== undefined && w === peerCounts[0]) record({ kind, who: 'peer-kernel', label: 'the Numba ufunc alone on one chunk', medianMs: p.kernelMsPerChunk }, { kernelMsPerChunk: p.kernelMsPerChunk });
         // Its overhead as ours: one thread's time per chunk beyond the kernel alone.
-        const overhead = w === 1 && peer.medianMs !== undefined && peer.kernelMsPerChunk !== undefined ? ` ${(peer.medianMs / chunks - peer.kernelMsPerChunk).toFixed(2)} ms |` : ' |';
-        rows.push(peer.medianMs !== undefined ? `| ${kind} | Dask + Numba, ${w} thread${w === 1 ? '' : 's'} | ${(peer.medianMs / 1000).toFixed(2)} | |${overhead}` : `| ${kind} | Dask + Numba | skipped: ${peer.skipped} | | |`);
-        (report.results as unknown[]).push({ kind, peer: 'dask+numba', workers: w, ...peer });
+        const overheadMs = w === 1 && p.medianMs !== undefined && p.kernelMsPerChunk !== undefined ? p.medianMs / chunks - p.kernelMsPerChunk : undefined;
+        record(p.medianMs !== undefined ? { kind, who: 'dask', label, workers: w, medianMs: p.medianMs, ...(overheadMs !== undefined && { overheadMs }) } : { kind, who: 'dask', label: 'Dask + Numba', note: `skipped: ${p.skipped}` }, { peer: 'dask+numba', ...p });
       } catch (e) {
-        rows.push(`| ${kind} | Dask + Numba, ${w} thread${w === 1 ? '' : 's'} | failed: ${(e as Error).message.split('\n')[0]} | | |`);
+        record({ kind, who: 'dask', label, note: `failed: ${(e as Error).message.split('\n')[0]}` }, { peer: 'dask+numba', error: (e as Error).message });
       }
-      console.error(rows.at(-1));
     }
   }
   await redis.stop();
-  const partNote = part.of === 1 ? '' : `, part ${part.index}/${part.of} of a ${formatSize(n * 4)} array`;
-  const table = [
-    `${started.toISOString().slice(0, 16).replace('T', ' ')} UTC; \`${['npx tsx bench/cluster.ts', ...process.argv.slice(2)].join(' ')}\`; ${cpus().length} × ${cpus()[0]?.model}, ${formatSize(freemem())} free, load ${load} at the start.`,
-    '',
-    `${x.shape[0]!.toLocaleString('en')} float32 (${formatSize(x.shape[0]! * 4)}${partNote}), ${chunks} chunks of ${formatSize(chunk * 4)}; workers hold ${workerConcurrency === undefined ? 'their default number of' : workerConcurrency} chunk${workerConcurrency === 1 ? '' : 's'} at once; medians of ${reps} calls after one warm-up.`,
-    '',
-    '| kernel | where | wall s | × 1 worker | overhead per chunk (1 worker or thread) |',
-    '|---|---|---:|---:|---:|',
-    ...rows,
-  ].join('\n');
-  console.log(table);
-  if (args.has('out')) writeFileSync(args.get('out')!, `${table}\n\n\`\`\`json\n${JSON.stringify(report, null, 1)}\n\`\`\`\n`);
+  console.log(table());
   if (!args.has('dir')) rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 }

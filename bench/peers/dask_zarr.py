@@ -12,7 +12,9 @@ after it outside the timing; the timing covers building the graph, reading, the 
 warm-up over two chunks starts zarr-python's event loop and Dask's threads). Prints one JSON object: the median wall time of REPS runs, the runs,
 the Numba ufunc's own time on one chunk (median of 5 calls), and the versions.
 
-usage: dask_zarr.py STORE INPUT KIND THREADS REPS      (KIND: compute | memory)
+usage: dask_zarr.py STORE INPUT KIND THREADS REPS [STEPS]
+       (KIND: compute | memory; STEPS: the compute kernel's iterations per element, 32 by default,
+       as bench/cluster.ts --steps)
 """
 
 import json
@@ -25,14 +27,14 @@ import time
 import numpy as np
 
 
-def kernel(kind):
+def kernel(kind, steps):
     from numba import vectorize
 
     if kind == "compute":
         @vectorize(["float32(float32)"])
         def f(x):
             s = x
-            for _ in range(32):
+            for _ in range(steps):
                 s = s * np.float32(0.999) + np.float32(0.5) / (np.float32(1) + s * s)
             return s
     else:
@@ -43,9 +45,10 @@ def kernel(kind):
 
 
 def main():
-    if len(sys.argv) != 6:
+    if len(sys.argv) not in (6, 7):
         sys.exit(__doc__)
     root, name, kind, threads, reps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    steps = int(sys.argv[6]) if len(sys.argv) == 7 else 32
     try:
         import dask
         import dask.array as da
@@ -57,7 +60,7 @@ def main():
     if not zarr.__version__.startswith("3"):
         print(json.dumps({"skipped": f"zarr-python {zarr.__version__} reads Zarr v2 only; Zarr v3 needs zarr-python 3"}))
         return
-    f = kernel(kind)
+    f = kernel(kind, steps)
     f(np.arange(8, dtype=np.float32))  # warm-up
 
     def run(rep, blocks=None):

@@ -98,7 +98,6 @@ export class KernelThread {
     this.known.add(hash);
     const ms = await new Promise<number>((resolve, reject) => {
       this.pending.set(id, { request, descriptor, resolve, reject });
-      (globalThis as any).__post = performance.timeOrigin + performance.now();
       thread.postMessage(request);
     });
     // Outputs that were copied into shared memory are copied back.
