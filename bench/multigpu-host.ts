@@ -12,6 +12,10 @@
  *   npx tsx bench/multigpu-host.ts --quick                    # lavapipe: small sizes
  *   npx tsx bench/multigpu-host.ts --saxpy-log2 28 --chunk-mib 192,384,768,whole --limit-gib 2 --events
  *   npx tsx bench/multigpu-host.ts --quick --shared             # arrays in SharedArrayBuffers
+ *   npx tsx bench/multigpu-host.ts --quick --hermite            # also the Hermite ()->(16) table
+ *
+ * `--hermite` adds the Hermite `()->(16)` table of HERMITE_ROWS rows from a host array into a host
+ * `out` (bench/multigpu.ts's row), for each chunk size, whole and traced like SAXPY.
  *
  * `--events` writes every traced event of every call, as it happens (synchronously: a process
  * that dies leaves what it did last), to bench/results/multigpu-host-events.log. Prints the table
@@ -19,10 +23,12 @@
  */
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { setGpuOptions, sharedArray, vectorize } from '../src/index.js';
+import { setGpuOptions, sharedArray, toDevice, vectorize } from '../src/index.js';
 import { describeAdapter, setIdleReleaseMs, shutdownDevice } from '../src/targets/gpu/runtime/device.js';
-import { setChunkBytes } from '../src/targets/gpu/runtime/streaming.js';
+import { setStagingPoolLimit } from '../src/targets/gpu/runtime/buffers.js';
+import { IN_FLIGHT, setChunkBytes } from '../src/targets/gpu/runtime/streaming.js';
 import { setTransferTrace, type TransferEvent } from '../src/targets/gpu/runtime/transfer-trace.js';
+import { hermiteUfuncs } from '../examples/hermite.js';
 import { markdownTable } from './lib/markdown.js';
 import { median } from './lib/timing.js';
 
@@ -35,6 +41,11 @@ const LIMIT = Number(option('--limit-gib') ?? (quick ? 1 / 256 : 2)) * 2 ** 30;
 const DEVICE_COUNTS = (option('--devices') ?? '1,2').split(',').map(Number);
 const REPS = Number(option('--reps') ?? 3);
 const NO_STREAMING = 2 ** 50;
+/** Bytes of the copies that measure the copy rate alone (`toDevice`, `toHost`), as bench/multigpu.ts. */
+const COPY_BYTES = quick ? 16 * 2 ** 20 : 2 ** 30;
+const HERMITE = args.includes('--hermite');
+const HERMITE_ROWS = quick ? 1 << 16 : 1 << 24;
+const HERMITE_N = 16;
 
 const started = performance.now();
 const step = (what: string) => console.error(`[${((performance.now() - started) / 1e3).toFixed(1)} s] ${what}`);
@@ -54,13 +65,36 @@ const values = (n: number, seed: number) => {
   const v = SHARED ? sharedArray(n, 'float32') : new Float32Array(n);
   for (let i = 0; i < n; i++) v[i] = (((i + seed) * 7919) % 1000) / 100 - 5;
   return v;
-};
-const xs = values(SAXPY_N, 1);
+};const xs = values(SAXPY_N, 1);
 const ys = values(SAXPY_N, 2);
 const zs = SHARED ? sharedArray(SAXPY_N, 'float32') : new Float32Array(SAXPY_N);
 step(`arrays of 2^${Math.log2(SAXPY_N)} float32 made`);
-/** The first call's result: every other call must give its bits (a GPU may fuse a * x + y). */
-let expected: Float32Array | undefined;
+
+/** One kind of call: what it is, the bytes it moves, how to make it, and its output (checked against its first call's bits). */
+interface Work {
+  readonly name: string;
+  readonly bytes: number;
+  /** Bytes copied to the device and back (inputs, outputs). */
+  readonly up: number;
+  readonly down: number;
+  readonly call: () => Promise<unknown>;
+  readonly output: Float32Array;
+  expected?: Float32Array;
+}
+const works: Work[] = [{ name: `SAXPY 2^${Math.log2(SAXPY_N)}`, bytes: 12 * SAXPY_N, up: 8 * SAXPY_N, down: 4 * SAXPY_N, call: () => saxpy(2, xs, ys, { out: zs }), output: zs }];
+if (HERMITE) {
+  const hermite = hermiteUfuncs('gpu').fromScalar;
+  const hx = values(HERMITE_ROWS, 3);
+  const table = SHARED ? sharedArray(HERMITE_ROWS * HERMITE_N, 'float32') : new Float32Array(HERMITE_ROWS * HERMITE_N);
+  works.push({
+    name: `Hermite ()->(${HERMITE_N}), 2^${Math.log2(HERMITE_ROWS)} rows`,
+    bytes: 4 * HERMITE_ROWS * (1 + HERMITE_N),
+    up: 4 * HERMITE_ROWS,
+    down: 4 * HERMITE_ROWS * HERMITE_N,
+    call: () => hermite(hx, { out: { data: table, shape: [HERMITE_ROWS, HERMITE_N] } }),
+    output: table,
+  });
+}
 
 /** The events of the call being traced, and every event to the log file when asked. */
 let collected: TransferEvent[] | undefined;
@@ -72,38 +106,46 @@ setTransferTrace((e) => {
 
 interface Row {
   readonly work: string;
+  readonly bytes: number;
+  /** The copies alone of its bytes on one device, at the rates measured in this run (ms). */
+  copiesMs?: number;
+  readonly up: number;
+  readonly down: number;
   readonly ms: number[];
   readonly traces: string[];
 }
 const rows: Row[] = [];
 let check = 'ok';
 
-for (const chunk of CHUNKS) {
+for (const work of works) for (const chunk of CHUNKS) {
   setChunkBytes(chunk === 'whole' ? 2 ** 50 : Number(chunk) * 2 ** 20);
+  // The staging pools hold the pieces of the chunks in flight (rounded up to powers of two), so
+  // that every chunk size reuses its staging buffers as the default's do within the default 1 GiB.
+  setStagingPoolLimit(chunk === 'whole' ? undefined : Math.max(2 ** 30, 2 * IN_FLIGHT * Number(chunk) * 2 ** 20));
   for (const [mode, limit] of [['host', NO_STREAMING], ['streamed', LIMIT]] as const) {
-    const row: Row = { work: `SAXPY 2^${Math.log2(SAXPY_N)}, ${mode === 'host' ? `from ${SHARED ? 'shared ' : ''}host arrays` : `${SHARED ? 'shared, ' : ''}streamed under ${fmtBytes(LIMIT)} per device`}, chunks of ${chunk === 'whole' ? 'the whole part' : `≤ ${chunk} MiB of operands`}`, ms: [], traces: [] };
+    const row: Row = { bytes: work.bytes, up: work.up, down: work.down, work: `${work.name}, ${mode === 'host' ? `from ${SHARED ? 'shared ' : ''}host arrays` : `${SHARED ? 'shared, ' : ''}streamed under ${fmtBytes(LIMIT)} per device`}, chunks of ${chunk === 'whole' ? 'the whole part' : `≤ ${chunk} MiB of operands`}`, ms: [], traces: [] };
     rows.push(row);
     for (const devices of DEVICE_COUNTS) {
       setGpuOptions({ devices, memoryLimit: limit });
-      label = `[${chunk} ${mode} ${devices}dev]`;
+      label = `[${work.name} ${chunk} ${mode} ${devices}dev]`;
       const times: number[] = [];
       for (let r = 0; r <= REPS; r++) {
-        zs.fill(0);
+        work.output.fill(0);
         const t0 = performance.now();
-        await saxpy(2, xs, ys, { out: zs });
+        await work.call();
         if (r > 0) times.push(performance.now() - t0);
         // The warm-up call's bits, and the traced call's below (a check takes seconds at 2^30).
-        expected ??= zs.slice();
-        if (r === 0 && !sameBits(zs, expected)) check = `${label} differs from the first call`;
+        work.expected ??= work.output.slice();
+        if (r === 0 && !sameBits(work.output, work.expected)) check = `${label} differs from the first call`;
       }
       row.ms.push(median(times));
       // One more call, traced: where its time went.
       collected = [];
-      zs.fill(0);
+      work.output.fill(0);
       const t0 = performance.now();
-      await saxpy(2, xs, ys, { out: zs });
+      await work.call();
       const t1 = performance.now();
-      if (!sameBits(zs, expected!)) check = `${label} (traced) differs from the first call`;
+      if (!sameBits(work.output, work.expected!)) check = `${label} (traced) differs from the first call`;
       row.traces.push(`${devices} device(s): ${summarize(collected, t0, t1)}`);
       collected = undefined;
       step(`${label} ${fmtMs(row.ms.at(-1)!)} ms`);
@@ -112,19 +154,34 @@ for (const chunk of CHUNKS) {
 }
 if (eventLog !== undefined) closeSync(eventLog);
 
-const header = ['work', ...DEVICE_COUNTS.map((d) => `${d} device${d > 1 ? 's' : ''} (ms)`), ...(DEVICE_COUNTS.length === 2 ? ['2 vs 1'] : []), `GB/s on ${DEVICE_COUNTS.at(-1)}`];
+setGpuOptions({ devices: 1, memoryLimit: NO_STREAMING });
+setStagingPoolLimit(undefined);
+const copies = await copyRate();
+step(`copies alone on one device: h2d ${(copies.h2d / 1e9).toFixed(2)} GB/s, d2h ${(copies.d2h / 1e9).toFixed(2)} GB/s`);
+const copiesMs = (r: Row) => (r.up / copies.h2d + r.down / copies.d2h) * 1e3;
+
+const header = [
+  'work',
+  ...DEVICE_COUNTS.map((d) => `${d} device${d > 1 ? 's' : ''} (ms)`),
+  ...(DEVICE_COUNTS.length === 2 ? ['2 vs 1'] : []),
+  `GB/s on ${DEVICE_COUNTS.at(-1)}`,
+  'copies alone ÷ 1 device',
+];
 const body = rows.map((r) => [
   r.work,
   ...r.ms.map(fmtMs),
   ...(DEVICE_COUNTS.length === 2 ? [`${(r.ms[0]! / r.ms[1]!).toFixed(2)}×`] : []),
-  ((12 * SAXPY_N) / r.ms.at(-1)! / 1e6).toFixed(2),
+  (r.bytes / r.ms.at(-1)! / 1e6).toFixed(2),
+  `${(copiesMs(r) / r.ms[0]!).toFixed(2)}×`,
 ]);
 const report = [
   `# Calls on host arrays on ${DEVICE_COUNTS.join(' and ')} device(s), and where their time goes`,
   '',
-  `gpu: ${adapter}. ${new Date().toISOString().slice(0, 10)}. Medians of ${REPS} calls after a warm-up; 12 bytes moved per element (x, y up; z down). Results bit-identical across rows and device counts: ${check}.`,
+  `gpu: ${adapter}. ${new Date().toISOString().slice(0, 10)}. Medians of ${REPS} calls after a warm-up. Bytes moved: SAXPY 12 per element (x, y up; z down), Hermite 4 up and 64 down per row. Results bit-identical across rows and device counts: ${check}.`,
   '',
   markdownTable(header.map((h, i) => ({ header: h, align: i === 0 ? 'left' : 'right' })), body),
+  '',
+  `"copies alone ÷ 1 device": the time its bytes take to copy alone on one device (\`toDevice\` and \`toHost(into)\` of ${fmtBytes(COPY_BYTES)}, medians of ${REPS} after a warm-up: h2d ${(copies.h2d / 1e9).toFixed(2)} GB/s, d2h ${(copies.d2h / 1e9).toFixed(2)} GB/s) ÷ the call's time on one device (issue 27's streaming goal: ≥ 0.8×).`,
   '',
   'One traced call per cell (host copies: the JS thread copying into and out of mapped staging memory, summed over the call; staging created: new staging buffers, pinned host memory):',
   '',
@@ -136,6 +193,30 @@ console.log(report);
 const slug = adapter.split(':')[0]!.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
 writeFileSync(`${dir}multigpu-host-${slug}${SHARED ? '-shared' : ''}${quick ? '-quick' : ''}.md`, `${report}\n`);
 shutdownDevice();
+
+/** Host→device and device→host bytes per second on device 0, by toDevice and toHost(into), as bench/multigpu.ts measures them. */
+async function copyRate(): Promise<{ h2d: number; d2h: number }> {
+  const data = new Float32Array(COPY_BYTES / 4).fill(1.25);
+  const back = new Float32Array(data.length);
+  const timed = async (run: () => Promise<unknown>) => {
+    await run();
+    const times: number[] = [];
+    for (let r = 0; r < REPS; r++) {
+      const t0 = performance.now();
+      await run();
+      times.push(performance.now() - t0);
+    }
+    return median(times);
+  };
+  const h2dMs = await timed(async () => (await toDevice(data)).destroy());
+  const d = await toDevice(data);
+  try {
+    const d2hMs = await timed(() => d.toHost(back));
+    return { h2d: COPY_BYTES / (h2dMs / 1e3), d2h: COPY_BYTES / (d2hMs / 1e3) };
+  } finally {
+    d.destroy();
+  }
+}
 
 /** One traced call in a line: per device, its chunks and the host copies it waited for. */
 function summarize(events: readonly TransferEvent[], t0: number, t1: number): string {
