@@ -96,6 +96,12 @@ function exitUnlessDistinctElements(e: FunctionEmitter, a: WasmArray, dimLocal: 
 /** How a per-row kernel is vectorised (see the file comment). */
 export interface RowPlan {
   readonly lanes: 4 | 2;
+  /**
+   * Blocks of `lanes` rows per step of the loop (see {@link rowGroups}), each with its own slots
+   * and vector locals: a statement that varies per row is emitted once per group, in a loop that
+   * carries a value (`chains`) one group after the other in each iteration.
+   */
+  readonly groups: number;
   readonly varying: ReadonlySet<Variable>;
   /** Indices of the kernel's array parameters that the kernel or a helper stores into. */
   readonly written: ReadonlySet<number>;
@@ -110,6 +116,14 @@ export interface RowPlan {
    * trip count differs), or a `continue` sits under a condition that does.
    */
   readonly masked: ReadonlySet<Stmt>;
+  /**
+   * Loops that carry a value from one iteration to the next (assign a variable declared outside
+   * them), or contain such a loop: their groups of rows run side by side, iteration by iteration.
+   * A per-row value so carried (`acc += a[i] * b[i]`) is a dependency chain through every
+   * iteration, which two groups halve; a uniform one (Hermite's `c *= i`) must be computed once,
+   * not once per group. Other loops run whole for one group, then for the next.
+   */
+  readonly chains: ReadonlySet<Stmt>;
   /** Byte offsets of lane-interleaved local arrays within the row scratch area. */
   readonly localOffsets: ReadonlyMap<Variable, number>;
   readonly localBytes: number;
@@ -347,8 +361,81 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
     if (!l.cond || !varies(l.cond, varying)) refuse(`\`break\` at kernel line ${exit.loc.line}:${exit.loc.column} leaves a loop early per row (a search: the scalar loop reads each row only up to it)`);
   }
   for (const v of varying) if (v.type === 'float64') wide = true;
-  return { lanes: wide ? 2 : 4, varying, written, covered: coveredRows(kernel, written), masked, localOffsets, localBytes };
+  const chains = chainLoops(kernel.body);
+  return { lanes: wide ? 2 : 4, groups: rowGroups(kernel, masked, chains), varying, written, covered: coveredRows(kernel, written), masked, chains, localOffsets, localBytes };
 }
+
+/**
+ * The loops of the kernel's body that assign a variable declared outside them — a value carried
+ * from one iteration to the next — or contain such a loop. (Helpers' bodies are inlined whole
+ * per group: their loops never run side by side.)
+ */
+function chainLoops(body: readonly Stmt[]): Set<Stmt> {
+  const chains = new Set<Stmt>();
+  /** Walks `list`; returns the variables it assigns that it does not declare. */
+  const walk = (list: readonly Stmt[]): Set<Variable> => {
+    const declared = new Set<Variable>();
+    const assigned = new Set<Variable>();
+    for (const s of list) {
+      if (s.kind === 'let') declared.add(s.variable);
+      else if (s.kind === 'assign') assigned.add(s.variable);
+      else if (s.kind === 'if') for (const v of [...walk(s.then), ...walk(s.otherwise)]) assigned.add(v);
+      else if (s.kind === 'loop') {
+        // Its counter, declared in its init, is carried too: only what is declared outside counts.
+        const inner = walk([...s.init, ...s.body, ...s.update]);
+        if (inner.size || containsChain(s.body, chains)) chains.add(s);
+        for (const v of inner) assigned.add(v);
+      }
+    }
+    for (const v of declared) assigned.delete(v);
+    return assigned;
+  };
+  walk(body);
+  return chains;
+}
+
+/** Whether a statement list holds one of `loops` at any depth. */
+function containsChain(list: readonly Stmt[], loops: ReadonlySet<Stmt>): boolean {
+  return list.some((s) => loops.has(s) || (s.kind === 'if' && (containsChain(s.then, loops) || containsChain(s.otherwise, loops))) || (s.kind === 'loop' && containsChain(s.body, loops)));
+}
+
+/** Set by tests and benchmarks (`__testing.setRowGroups`): the groups of every plan made after. */
+let groupsOverride: number | undefined;
+
+/**
+ * How many blocks of rows run side by side: 2 where a loop carries a value along the row, or
+ * where the body has no loop; else 1. A loop along a row carries its reductions (`acc += a[i] *
+ * b[i]`, a running max) from one element to the next: with one block of rows, each step waits for
+ * the last add's latency. Two blocks give the core two independent chains per step — what several
+ * accumulators give a loop along one row, without changing the order of any row's additions (each
+ * row keeps its own accumulator, added to in the row's order, so the results are the JS engine's
+ * bit for bit). A body without loops interleaves two blocks as element-wise code runs several
+ * vectors per step. Loops that carry nothing, and masked loops, would run whole per group, one
+ * after the other: nothing side by side, only more live row addresses (measured up to 1.25×
+ * slower: add-scalar-rows) and a longer tail of rows for the one-group loop.
+ */
+function rowGroups(kernel: TypedKernel, masked: ReadonlySet<Stmt>, chains: ReadonlySet<Stmt>): number {
+  if (groupsOverride !== undefined) return groupsOverride;
+  if (masked.size) return 1;
+  const loops = containsLoop(kernel.body) || kernel.helpers.some((h) => containsLoop(h.body));
+  return chains.size || !loops ? 2 : 1;
+}
+
+/** Whether a statement list holds a loop at any depth. */
+function containsLoop(list: readonly Stmt[]): boolean {
+  return list.some((s) => s.kind === 'loop' || (s.kind === 'if' && (containsLoop(s.then) || containsLoop(s.otherwise))));
+}
+
+/**
+ * Hooks for tests and benchmarks: not part of the public API.
+ * @internal
+ */
+export const __testing = {
+  /** Sets the groups of row plans made from now on (1: one block of rows per step); undefined restores the rule. */
+  setRowGroups(groups: number | undefined): void {
+    groupsOverride = groups;
+  },
+};
 
 /** The parameters that vary per row (refusing those lanes cannot hold): the start of analyse's walk. */
 function varyingParams(kernel: TypedKernel, layout: MemoryLayout, refuse: (why: string) => never): Set<Variable> {
@@ -386,12 +473,62 @@ export class RowSimdEmitter extends SimdEmitter {
   /** Per function being emitted (the kernel body, then inlined helpers): where `return` goes. */
   readonly returns: { result: number | undefined; depth: number }[] = [];
 
+  /** The group of rows being emitted (RowPlan.groups), its variables' locals and its arrays' bindings. */
+  private group = 0;
+  private readonly groupVars: Map<Variable, number>[];
+  private groupArrays: ReadonlyMap<Variable, WasmArray>[] = [];
+  /** A statement is being emitted for one group (what it contains is too). */
+  private inGroup = false;
+
   constructor(e: FunctionEmitter, ctx: ModuleContext, lanes: 4 | 2, private readonly plan: RowPlan) {
     super(e, ctx, lanes, e.local(ValType.v128));
+    this.groupVars = Array.from({ length: plan.groups }, () => new Map());
   }
 
   private varies(x: Expr): boolean {
     return varies(x, this.plan.varying);
+  }
+
+  override varLocal(v: Variable): number {
+    const vars = this.groupVars[this.group]!;
+    let l = vars.get(v);
+    if (l === undefined) vars.set(v, (l = this.e.local(ValType.v128)));
+    return l;
+  }
+
+  /** Per group, where the kernel's arrays live in the row scratch (bindToScratch). */
+  bindGroups(arrays: ReadonlyMap<Variable, WasmArray>[]): void {
+    this.groupArrays = arrays;
+    this.useGroup(0);
+  }
+
+  /** Makes group `g` the one whose variables and arrays the emitted code uses. */
+  useGroup(g: number): void {
+    this.group = g;
+    for (const [v, a] of this.groupArrays[g] ?? []) this.e.arrays.set(v, a);
+  }
+
+  /**
+   * Whether a statement is emitted once per group: all but the uniform control around them —
+   * uniform assignments, loops that are not masked, `if`s on uniform conditions (their bodies are
+   * walked statement by statement), and `break`, `continue`, `return` there.
+   */
+  private perGroup(s: Stmt): boolean {
+    switch (s.kind) {
+      case 'let':
+      case 'assign':
+        return this.plan.varying.has(s.variable);
+      case 'loop':
+        return this.plan.masked.has(s) || !this.plan.chains.has(s);
+      case 'if':
+        return this.varies(s.cond);
+      case 'break':
+      case 'continue':
+      case 'return':
+        return false;
+      default:
+        return true;
+    }
   }
 
   /** A uniform scalar of type `t` on the stack becomes a vector (bool: a lane mask). */
@@ -432,6 +569,21 @@ export class RowSimdEmitter extends SimdEmitter {
   }
 
   protected override stmt(s: Stmt): void {
+    if (this.inGroup || this.plan.groups === 1 || !this.perGroup(s)) {
+      this.groupStmt(s);
+      return;
+    }
+    for (let g = 0; g < this.plan.groups; g++) {
+      this.useGroup(g);
+      this.inGroup = true;
+      this.groupStmt(s);
+      this.inGroup = false;
+    }
+    this.useGroup(0);
+  }
+
+  /** A statement for the current group (uniform ones: for all). */
+  private groupStmt(s: Stmt): void {
     const e = this.e;
     switch (s.kind) {
       case 'let':
@@ -562,10 +714,12 @@ interface RowOperand {
   readonly src?: WasmArray;
   /** Local: step between rows in bytes. */
   readonly stepBytes: number;
-  /** Locals: this block's row address per lane. */
+  /** Locals: this block's row address per lane, group after group (RowPlan.groups). */
   readonly lane: number[];
   /** Array operands: locals for the scratch address, the number of elements, the alias flag. */
   readonly slot?: number;
+  /** Array operands: the scratch address per group (the first is `slot`). */
+  readonly slots?: readonly number[];
   readonly elems?: number;
   readonly aliased?: number;
   /** Array operands: another operand shares this one's slots. */
@@ -602,13 +756,15 @@ export function emitRowVectorLoop(
 ): void {
   const simd = new RowSimdEmitter(e, ctx, plan.lanes, plan);
   const saved = new Map(e.arrays);
-  const operands = rowOperands(e, kernel, layout, plan.lanes, locals.step, saved);
+  const operands = rowOperands(e, kernel, layout, plan.lanes * plan.groups, locals.step, saved, plan.groups);
   e.open('block');
   const loop: RowLoop = { e, kernel, layout, plan, locals, saved, operands, arrays: operands.filter((o) => o.src), exit: e.depth() - 1 };
   // Checks, once per call of run: any failure leaves every row to the scalar loop.
   const extents = exitUnlessRowsFitScratch(loop, rowScratch);
   exitUnlessOutputsApart(loop, extents);
-  bindToScratch(loop, rowScratch);
+  // Each group's slots lie in its own region of the scratch, at the first group's offsets.
+  for (const o of loop.arrays) o.slots!.forEach((slot, g) => g > 0 && e.get(o.slot!).i32(g * groupRegionBytes(plan)).op(Op.i32_add).set(slot));
+  simd.bindGroups(bindToScratch(loop, rowScratch));
   emitBlocksOfRows(loop, simd);
   e.close(); // exit
   // The scalar loop sees the operands again.
@@ -622,7 +778,7 @@ export function emitRowVectorLoop(
  * and alias flags.
  */
 function rowOperands(
-  e: FunctionEmitter, kernel: TypedKernel, layout: MemoryLayout, lanes: number, step: RunLocals['step'], saved: ReadonlyMap<Variable, WasmArray>,
+  e: FunctionEmitter, kernel: TypedKernel, layout: MemoryLayout, lanes: number, step: RunLocals['step'], saved: ReadonlyMap<Variable, WasmArray>, groups: number,
 ): RowOperand[] {
   const operands: RowOperand[] = [];
   kernel.params.forEach((v, i) => {
@@ -635,13 +791,27 @@ function rowOperands(
     else e.i32(s === 'broadcast' ? 0 : 1 << shift).set(stepBytes);
     const lane = Array.from({ length: lanes }, () => e.local(ValType.i32));
     if (isArrayType(v.type)) {
-      operands.push({ index: i, v, dtype, shift, src: saved.get(v)!, stepBytes, lane, slot: e.local(ValType.i32), elems: e.local(ValType.i32), aliased: e.local(ValType.i32), shared: e.local(ValType.i32) });
+      const slots = Array.from({ length: groups }, () => e.local(ValType.i32));
+      operands.push({ index: i, v, dtype, shift, src: saved.get(v)!, stepBytes, lane, slot: slots[0]!, slots, elems: e.local(ValType.i32), aliased: e.local(ValType.i32), shared: e.local(ValType.i32) });
     } else operands.push({ index: i, v, dtype, shift, stepBytes, lane });
   });
   return operands;
 }
 
 const dimLocal = (d: WasmArray['dims'][number]) => (d as { local: number }).local;
+
+/**
+ * Bytes of the row scratch each group of rows has: its local arrays, then its rows' slots. Groups
+ * lie this far apart: less than an even share by 2,064 bytes, so that slot i of one group and
+ * slot i of the next are not a multiple of 4 KiB apart (x86 cores compare a load with earlier
+ * stores by the low 12 address bits, and wait where those match: "4K aliasing").
+ */
+const groupRegionBytes = (plan: RowPlan) => (plan.groups === 1 ? ROW_SCRATCH_BYTES : ROW_SCRATCH_BYTES / plan.groups - 2064);
+
+/** Operand `o` as group `g` of a block sees it: that group's rows and slots. */
+function groupOperand(o: RowOperand, lanes: number, g: number): RowOperand {
+  return { ...o, lane: o.lane.slice(g * lanes, (g + 1) * lanes), slot: o.slots?.[g] };
+}
 
 const memarg = (e: FunctionEmitter, align: number) => e.code.u32(align).u32(0);
 
@@ -654,8 +824,8 @@ const memarg = (e: FunctionEmitter, align: number) => e.code.u32(align).u32(0);
  * @returns per array operand, the local holding the bytes one row spans (0 when empty)
  */
 function exitUnlessRowsFitScratch({ e, plan, locals: { count }, arrays, exit }: RowLoop, rowScratch: number): Map<RowOperand, number> {
-  const capSlots = (ROW_SCRATCH_BYTES - plan.localBytes) / 16;
-  e.get(count).i32(plan.lanes).op(Op.i32_lt_u).br(exit, true);
+  const capSlots = (groupRegionBytes(plan) - plan.localBytes) / 16;
+  e.get(count).i32(plan.lanes * plan.groups).op(Op.i32_lt_u).br(exit, true);
   const used = e.local(ValType.i32);
   e.i32(0).set(used);
   const extent = new Map<RowOperand, number>();
@@ -751,20 +921,25 @@ function exitUnlessOutputsApart({ e, plan, locals: { pointer, count }, arrays, e
 }
 
 /**
- * Binds the kernel's arrays to the row scratch for the vector body: local arrays lane-interleaved
- * at fixed offsets, array operands at their slots (contiguous, one slot of 16 bytes per element).
+ * Binds the kernel's arrays to the row scratch for the vector body, per group of rows: local
+ * arrays lane-interleaved at fixed offsets of the group's region, array operands at the group's
+ * slots (contiguous, one slot of 16 bytes per element).
  */
-function bindToScratch({ e, kernel, plan, saved, arrays }: RowLoop, rowScratch: number): void {
-  for (const [v, offset] of plan.localOffsets) {
-    const base = e.local(ValType.i32);
-    e.get(rowScratch).i32(offset).op(Op.i32_add).set(base);
-    e.arrays.set(v, { base, strides: ['unit'], dims: [{ constant: (saved.get(v)?.dims[0] as { constant: number } | undefined)?.constant ?? localLength(kernel, v) }], dtype: (v.type as { dtype: DType }).dtype, shift: 4 });
-  }
-  for (const o of arrays) {
-    const a = o.src!;
-    const strides: WasmArray['strides'][number][] = a.dims.length === 2 ? [dimLocal(a.dims[1]!), 'unit'] : a.dims.map(() => 'unit' as const);
-    e.arrays.set(o.v, { base: o.slot!, strides, dims: a.dims, dtype: o.dtype, shift: 4 });
-  }
+function bindToScratch({ e, kernel, plan, saved, arrays }: RowLoop, rowScratch: number): Map<Variable, WasmArray>[] {
+  return Array.from({ length: plan.groups }, (_, g) => {
+    const bound = new Map<Variable, WasmArray>();
+    for (const [v, offset] of plan.localOffsets) {
+      const base = e.local(ValType.i32);
+      e.get(rowScratch).i32(g * groupRegionBytes(plan) + offset).op(Op.i32_add).set(base);
+      bound.set(v, { base, strides: ['unit'], dims: [{ constant: (saved.get(v)?.dims[0] as { constant: number } | undefined)?.constant ?? localLength(kernel, v) }], dtype: (v.type as { dtype: DType }).dtype, shift: 4 });
+    }
+    for (const o of arrays) {
+      const a = o.src!;
+      const strides: WasmArray['strides'][number][] = a.dims.length === 2 ? [dimLocal(a.dims[1]!), 'unit'] : a.dims.map(() => 'unit' as const);
+      bound.set(o.v, { base: o.slots![g]!, strides, dims: a.dims, dtype: o.dtype, shift: 4 });
+    }
+    return bound;
+  });
 }
 
 /**
@@ -774,13 +949,14 @@ function bindToScratch({ e, kernel, plan, saved, arrays }: RowLoop, rowScratch: 
  */
 function emitBlocksOfRows(loop: RowLoop, simd: RowSimdEmitter): void {
   const { e, kernel, layout, plan, locals: { pointer, k, count }, operands, arrays, exit } = loop;
-  const { lanes } = plan;
+  const { lanes, groups } = plan;
+  const rows = lanes * groups;
   e.open('loop');
   const top = e.depth() - 1;
-  e.get(k).i32(lanes).op(Op.i32_add).get(count).op(Op.i32_gt_u).br(exit, true);
+  e.get(k).i32(rows).op(Op.i32_add).get(count).op(Op.i32_gt_u).br(exit, true);
   for (const o of operands) {
     e.get(pointer[o.index]!).set(o.lane[0]!);
-    for (let l = 1; l < lanes; l++) e.get(o.lane[l - 1]!).get(o.stepBytes).op(Op.i32_add).set(o.lane[l]!);
+    for (let l = 1; l < rows; l++) e.get(o.lane[l - 1]!).get(o.stepBytes).op(Op.i32_add).set(o.lane[l]!);
   }
   loadScalarArguments(loop, simd);
   // Rows → slots.
@@ -788,7 +964,7 @@ function emitBlocksOfRows(loop: RowLoop, simd: RowSimdEmitter): void {
     e.get(o.aliased!).op(Op.i32_eqz);
     if (plan.covered.has(o.index)) e.get(o.shared!).op(Op.i32_and);
     e.open('if');
-    new RowCopy(e, lanes, o, true).emit();
+    new RowCopy(e, lanes, o, true, groups, groupRegionBytes(plan)).emit();
     e.close();
   }
   e.open('block');
@@ -801,12 +977,14 @@ function emitBlocksOfRows(loop: RowLoop, simd: RowSimdEmitter): void {
   simd.returns.pop();
   e.close();
   // Slots → rows, for what the kernel writes.
-  for (const o of arrays) if (plan.written.has(o.index)) new RowCopy(e, lanes, o, false).emit();
+  for (const o of arrays) {
+    if (plan.written.has(o.index)) new RowCopy(e, lanes, o, false, groups, groupRegionBytes(plan)).emit();
+  }
   for (const o of operands) {
     if (layout.inner[o.index] === 'broadcast') continue;
-    e.get(pointer[o.index]!).get(o.stepBytes).i32(lanes).op(Op.i32_mul).op(Op.i32_add).set(pointer[o.index]!);
+    e.get(pointer[o.index]!).get(o.stepBytes).i32(rows).op(Op.i32_mul).op(Op.i32_add).set(pointer[o.index]!);
   }
-  e.get(k).i32(lanes).op(Op.i32_add).set(k);
+  e.get(k).i32(rows).op(Op.i32_add).set(k);
   e.br(top);
   e.close(); // bail: an index was out of bounds; the scalar loop redoes this block
   e.br(exit);
@@ -827,12 +1005,22 @@ function loadScalarArguments({ e, kernel, layout, plan, locals: { pointer, step 
       }
       if (isVarying) {
         simd.splatUniform(v.type);
-        e.set(simd.varLocal(v));
+        const splat = e.local(ValType.v128);
+        e.set(splat);
+        for (let g = 0; g < plan.groups; g++) {
+          simd.useGroup(g);
+          e.get(splat).set(simd.varLocal(v));
+        }
+        simd.useGroup(0);
       } else e.set(e.varLocal(v));
       return;
     }
     const o = operands.find((x) => x.index === i)!;
-    loadLanes(e, plan.lanes, o, undefined, simd.varLocal(v));
+    for (let g = 0; g < plan.groups; g++) {
+      simd.useGroup(g);
+      loadLanes(e, plan.lanes, groupOperand(o, plan.lanes, g), undefined, simd.varLocal(v));
+    }
+    simd.useGroup(0);
   });
 }
 
@@ -876,7 +1064,8 @@ function loadLanes(e: FunctionEmitter, lanes: number, o: RowOperand, offset: num
  * core axes in nested loops, innermost last, `offset` counting bytes from each row's start. A
  * contiguous innermost axis of 32- or 64-bit elements goes a group at a time: `group` consecutive
  * elements of every lane's row (one v128 load or store per row) and `group` slots, transposed with
- * shuffles — instead of one lane access per element and lane.
+ * shuffles — instead of one lane access per element and lane. Each group of rows of a block
+ * (RowPlan.groups) is copied in the same loops, its slots `groupBytes` after the previous group's.
  */
 class RowCopy {
   private readonly v: number;
@@ -887,7 +1076,14 @@ class RowCopy {
   private readonly rowVectors: number[];
   private readonly slotVectors: number[];
 
-  constructor(private readonly e: FunctionEmitter, private readonly lanes: 4 | 2, private readonly o: RowOperand, private readonly into: boolean) {
+  /** Per group of rows, the operand as that group sees it (its rows' addresses). */
+  private readonly views: RowOperand[];
+
+  constructor(
+    private readonly e: FunctionEmitter, private readonly lanes: 4 | 2, private readonly o: RowOperand, private readonly into: boolean,
+    rowGroups: number, private readonly groupBytes: number,
+  ) {
+    this.views = Array.from({ length: rowGroups }, (_, g) => groupOperand(o, lanes, g));
     this.v = e.local(ValType.v128);
     this.offset = e.local(ValType.i32);
     this.slot = e.local(ValType.i32);
@@ -947,61 +1143,65 @@ class RowCopy {
     e.close();
   }
 
-  /** One element of every lane's row, and its slot. */
+  /** One element of every lane's row, and its slot, for each group of rows. */
   private element(): void {
-    const { e, o, v, offset, slot, lanes } = this;
-    if (this.into) {
-      loadLanes(e, lanes, o, offset, v);
-      e.get(slot).get(v);
-      e.simd(SimdOp.v128_store);
-      memarg(e, 4);
-    } else {
-      e.get(slot);
-      e.simd(SimdOp.v128_load);
-      memarg(e, 4);
-      e.set(v);
-      for (let l = 0; l < lanes; l++) {
-        // Narrow elements keep their lane's low bytes: the kernel's store converted the value.
-        const [op, lane] = laneAccess(o.dtype, l, false);
-        e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(v);
-        e.simd(op);
-        memarg(e, o.shift);
-        e.code.byte(lane);
+    const { e, o, v, offset, slot, lanes, groupBytes } = this;
+    this.views.forEach((view, g) => {
+      if (this.into) {
+        loadLanes(e, lanes, view, offset, v);
+        e.get(slot).get(v);
+        e.simd(SimdOp.v128_store);
+        e.code.u32(4).u32(g * groupBytes);
+      } else {
+        e.get(slot);
+        e.simd(SimdOp.v128_load);
+        e.code.u32(4).u32(g * groupBytes);
+        e.set(v);
+        for (let l = 0; l < lanes; l++) {
+          // Narrow elements keep their lane's low bytes: the kernel's store converted the value.
+          const [op, lane] = laneAccess(o.dtype, l, false);
+          e.get(view.lane[l]!).get(offset).op(Op.i32_add).get(v);
+          e.simd(op);
+          memarg(e, o.shift);
+          e.code.byte(lane);
+        }
       }
-    }
+    });
     e.get(slot).i32(16).op(Op.i32_add).set(slot);
   }
 
-  /** `group` consecutive elements of every lane's row, and their `group` slots. */
+  /** `group` consecutive elements of every lane's row, and their `group` slots, for each group of rows. */
   private groupOfElements(): void {
-    const { e, o, offset, slot, lanes, group, rowVectors, slotVectors } = this;
-    if (this.into) {
-      for (let l = 0; l < lanes; l++) {
-        e.get(o.lane[l]!).get(offset).op(Op.i32_add);
-        e.simd(SimdOp.v128_load);
-        memarg(e, o.shift);
-        e.set(rowVectors[l]!);
+    const { e, o, offset, slot, lanes, group, rowVectors, slotVectors, groupBytes } = this;
+    this.views.forEach((view, g) => {
+      if (this.into) {
+        for (let l = 0; l < lanes; l++) {
+          e.get(view.lane[l]!).get(offset).op(Op.i32_add);
+          e.simd(SimdOp.v128_load);
+          memarg(e, o.shift);
+          e.set(rowVectors[l]!);
+        }
+        this.transpose(rowVectors, slotVectors, true);
+        for (let i = 0; i < group; i++) {
+          e.get(slot).get(slotVectors[i]!);
+          e.simd(SimdOp.v128_store);
+          e.code.u32(4).u32(g * groupBytes + 16 * i);
+        }
+      } else {
+        for (let i = 0; i < group; i++) {
+          e.get(slot);
+          e.simd(SimdOp.v128_load);
+          e.code.u32(4).u32(g * groupBytes + 16 * i);
+          e.set(slotVectors[i]!);
+        }
+        this.transpose(slotVectors, rowVectors, false);
+        for (let l = 0; l < lanes; l++) {
+          e.get(view.lane[l]!).get(offset).op(Op.i32_add).get(rowVectors[l]!);
+          e.simd(SimdOp.v128_store);
+          memarg(e, o.shift);
+        }
       }
-      this.transpose(rowVectors, slotVectors, true);
-      for (let i = 0; i < group; i++) {
-        e.get(slot).get(slotVectors[i]!);
-        e.simd(SimdOp.v128_store);
-        e.code.u32(4).u32(16 * i);
-      }
-    } else {
-      for (let i = 0; i < group; i++) {
-        e.get(slot);
-        e.simd(SimdOp.v128_load);
-        e.code.u32(4).u32(16 * i);
-        e.set(slotVectors[i]!);
-      }
-      this.transpose(slotVectors, rowVectors, false);
-      for (let l = 0; l < lanes; l++) {
-        e.get(o.lane[l]!).get(offset).op(Op.i32_add).get(rowVectors[l]!);
-        e.simd(SimdOp.v128_store);
-        memarg(e, o.shift);
-      }
-    }
+    });
     e.get(slot).i32(16 * group).op(Op.i32_add).set(slot);
   }
 

@@ -374,7 +374,8 @@ export function wasmVariant(plan: CallPlan, lanes: number | string, vectors = 1,
   if (typeof lanes !== 'number') return `scalar: ${lanes}`;
   const table = byteTable ? `; a call of ≥ ${BYTE_TABLE_MIN_ELEMENTS.toLocaleString('en-US')} elements computes the kernel's 256 results (a function of one byte) and looks each element up` : '';
   if (plan.kind === 'vectorize') return (vectors === 1 ? `SIMD, ${lanes} lanes` : `SIMD, ${lanes} lanes × ${vectors} vectors per step`) + table;
-  return `SIMD, ${lanes} rows per vector; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
+  const side = vectors === 1 ? '' : ` × ${vectors} vectors of rows side by side per step, the last rows ${lanes} at a time`;
+  return `SIMD, ${lanes} rows per vector${side}; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
 }
 
 /** {@link wasmKernelFor}, or undefined when the Wasm memory has no room for the kernel's local arrays. */

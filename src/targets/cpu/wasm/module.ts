@@ -200,7 +200,7 @@ function emit(
 
   // Per-row kernels: the row plan, and the row scratch area after the local arrays' (emit-rows.ts).
   const row = kind === 'guvectorize' ? rowPlan(kernel, layout) : undefined;
-  const shape = kind === 'vectorize' ? simdShape(kernel, kind, layout) : typeof row === 'string' ? row : { lanes: row!.lanes, vectors: 1 };
+  const shape = kind === 'vectorize' ? simdShape(kernel, kind, layout) : typeof row === 'string' ? row : { lanes: row!.lanes, vectors: row!.groups };
   let rows: { plan: RowPlan; offset: number } | undefined;
   if (row !== undefined && typeof row !== 'string') {
     rows = { plan: row, offset: Math.ceil(scratchBytes / 16) * 16 };
@@ -283,7 +283,12 @@ function emitRun(
   if (rows) {
     const rowScratch = e.local(ValType.i32);
     e.get(e.scratch).i32(rows.offset).op(Op.i32_add).set(rowScratch);
-    e.hoistConstants(() => emitRowVectorLoop(e, ctx, kernel, layout, rows.plan, { pointer, step, k, count }, rowScratch));
+    e.hoistConstants(() => {
+      emitRowVectorLoop(e, ctx, kernel, layout, rows.plan, { pointer, step, k, count }, rowScratch);
+      // Then one block of rows per step: the tail the groups leave (fewer rows than a step), or all
+      // rows where they do not fit a group's share of the scratch.
+      if (rows.plan.groups > 1) emitRowVectorLoop(e, ctx, kernel, layout, { ...rows.plan, groups: 1 }, { pointer, step, k, count }, rowScratch);
+    });
   } else if (typeof shape !== 'string') e.hoistConstants(() => emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count));
 
   // The scalar loop: every element where there is no vector loop, else the tail.

@@ -12,6 +12,7 @@ import { engineMode, setEngineMode } from '../../../../src/targets/cpu/wasm/inde
 import { guvectorize, setParallelOptions, sharedArray, shutdown } from '../../../../src/index.js';
 import { DEFAULT_THRESHOLD } from '../../../../src/targets/parallel/index.js';
 import { __testing as blockTesting } from '../../../../src/targets/cpu/wasm/block-staging.js';
+import { __testing as rowTesting } from '../../../../src/targets/cpu/wasm/emit-rows.js';
 import { expectSameArrays, wasmAndJs } from './same-values.js';
 import { hermiteRow } from '../../../kernels.js';
 
@@ -19,6 +20,7 @@ const initialMode = engineMode();
 afterEach(() => {
   setEngineMode(initialMode);
   blockTesting.setBlockBytes(undefined);
+  rowTesting.setRowGroups(undefined);
 });
 afterAll(async () => {
   setParallelOptions({ threshold: DEFAULT_THRESHOLD });
@@ -286,6 +288,28 @@ const CASES: Case[] = [
     lanes: 2,
   },
   {
+    name: 'Hermite as the kernel itself: a uniform value carried through a loop that carries no per-row value',
+    signature: 'void(float32, float32[:])',
+    layout: '()->(n)',
+    kernel: hermiteRow as never,
+    inputs: [{ dtype: 'float32', core: 0 }],
+    lanes: 2,
+  },
+  {
+    name: 'a counter declared outside its while loop (a uniform value carried), float32 times a double',
+    signature: 'void(float32[:], float32[:])',
+    layout: '(n)->(n)',
+    kernel: ((x: Vector, out: Vector) => {
+      let j = 0;
+      while (j < x.length) {
+        out[j] = x[j]! * j;
+        j += 2;
+      }
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }],
+    lanes: 2,
+  },
+  {
     name: 'int32 arithmetic per row, a per-row scalar',
     signature: 'void(int32[:], int32, int32[:])',
     layout: '(n),()->(n)',
@@ -307,31 +331,46 @@ const CASES: Case[] = [
   },
 ];
 
+function compare(w: unknown, j: unknown): void {
+  if (typeof j === 'string' || typeof w === 'string') {
+    expect(w).toBe(j);
+    return;
+  }
+  const data = (x: unknown) => ((x as { data?: ArrayLike<number> }).data ?? (x as ArrayLike<number>));
+  expectSameArrays(data(w), data(j));
+}
+
+/** The property of the cases below: random batches, core sizes, strides, values; Wasm ≡ JS. */
+function checkCase(c: Case, numRuns: number, maxBatch: number): void {
+  const f = guvectorize([c.signature], c.layout, c.env ? { env: c.env } : {})(c.kernel);
+  const dims = fc.record({ batch: fc.integer({ min: 0, max: maxBatch }), m: fc.integer({ min: 0, max: 5 }), n: fc.integer({ min: 0, max: 6 }), p: fc.integer({ min: 1, max: 4 }) });
+  const layoutArb = fc.array(fc.constantFrom(1, 1, 2, -1), { minLength: 3, maxLength: 3 });
+  fc.assert(
+    fc.property(dims, layoutArb, fc.boolean(), fc.array(valuesOf(c.inputs[0]!.dtype), { minLength: 1, maxLength: 60 }), fc.array(valuesOf(c.inputs[c.inputs.length - 1]!.dtype), { minLength: 1, maxLength: 20 }), (d, layout, broadcastLast, values, scalars) => {
+      const shapes: number[][] = c.layout === '(m,n),(n,p)->(m,p)' ? [[d.batch, d.m, d.n], [d.batch, d.n, d.p]] : c.inputs.map((x) => (x.core === 1 ? [d.batch, d.n] : [d.batch]));
+      const args = c.inputs.map((x, i) => {
+        // The last `()` input is sometimes one value broadcast over the batch.
+        if (x.core === 0 && i === c.inputs.length - 1 && broadcastLast && i > 0) return scalars[0]!;
+        return viewOf(x.dtype, shapes[i]!, x.core === 0 ? scalars : values, layout);
+      });
+      if (c.layout === '()->(n)') {
+        // The output's core size comes from `out`.
+        const out = () => ({ out: viewOf('float32', [d.batch, d.n], [7.5], [1]) });
+        const [w, j] = wasmAndJs(() => f.sync(...args, out()) as { data: ArrayLike<number> } | ArrayLike<number>);
+        compare(w, j);
+      } else {
+        const [w, j] = wasmAndJs(() => f.sync(...args) as { data: ArrayLike<number> } | ArrayLike<number>);
+        compare(w, j);
+      }
+    }),
+    { numRuns },
+  );
+}
+
 describe('per-row kernels vectorised over rows are bit-identical to the JS engine', () => {
   it.each(CASES.map((c) => [c.name, c] as const))('%s', (_, c) => {
+    checkCase(c, 60, 11);
     const f = guvectorize([c.signature], c.layout, c.env ? { env: c.env } : {})(c.kernel);
-    const dims = fc.record({ batch: fc.integer({ min: 0, max: 11 }), m: fc.integer({ min: 0, max: 5 }), n: fc.integer({ min: 0, max: 6 }), p: fc.integer({ min: 1, max: 4 }) });
-    const layoutArb = fc.array(fc.constantFrom(1, 1, 2, -1), { minLength: 3, maxLength: 3 });
-    fc.assert(
-      fc.property(dims, layoutArb, fc.boolean(), fc.array(valuesOf(c.inputs[0]!.dtype), { minLength: 1, maxLength: 60 }), fc.array(valuesOf(c.inputs[c.inputs.length - 1]!.dtype), { minLength: 1, maxLength: 20 }), (d, layout, broadcastLast, values, scalars) => {
-        const shapes: number[][] = c.layout === '(m,n),(n,p)->(m,p)' ? [[d.batch, d.m, d.n], [d.batch, d.n, d.p]] : c.inputs.map((x) => (x.core === 1 ? [d.batch, d.n] : [d.batch]));
-        const args = c.inputs.map((x, i) => {
-          // The last `()` input is sometimes one value broadcast over the batch.
-          if (x.core === 0 && i === c.inputs.length - 1 && broadcastLast && i > 0) return scalars[0]!;
-          return viewOf(x.dtype, shapes[i]!, x.core === 0 ? scalars : values, layout);
-        });
-        if (c.layout === '()->(n)') {
-          // The output's core size comes from `out`.
-          const out = () => ({ out: viewOf('float32', [d.batch, d.n], [7.5], [1]) });
-          const [w, j] = wasmAndJs(() => f.sync(...args, out()) as { data: ArrayLike<number> } | ArrayLike<number>);
-          compare(w, j);
-        } else {
-          const [w, j] = wasmAndJs(() => f.sync(...args) as { data: ArrayLike<number> } | ArrayLike<number>);
-          compare(w, j);
-        }
-      }),
-      { numRuns: 60 },
-    );
     // The kernel really runs vectorised where the layout allows it.
     const batch = 300;
     const n = 6;
@@ -343,14 +382,32 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     if (c.lanes) expect(text).toContain(`SIMD, ${c.lanes} rows per vector`);
   });
 
-  function compare(w: unknown, j: unknown): void {
-    if (typeof j === 'string' || typeof w === 'string') {
-      expect(w).toBe(j);
-      return;
-    }
-    const data = (x: unknown) => ((x as { data?: ArrayLike<number> }).data ?? (x as ArrayLike<number>));
-    expectSameArrays(data(w), data(j));
-  }
+  // Blocks of rows run in groups side by side (emit-rows.ts rowGroups): every case with one group
+  // per step, and with three (the rule picks one or two; three shows nothing assumes two), on
+  // batches spanning several steps, their tail and the one-group loop after.
+  it.each([1, 3].flatMap((groups) => CASES.map((c) => [groups, c.name, c] as const)))('%i groups of rows per step: %s', (groups, _, c) => {
+    rowTesting.setRowGroups(groups);
+    checkCase(c, 20, 30);
+  });
+
+  it('explain tells how many groups of rows run side by side: two where a loop carries a per-row value, one where a loop is masked', () => {
+    const dot = guvectorize(['void(float32[:], float32[:], float32[:])'], '(n),(n)->()')((a: Vector, b: Vector, out: Vector) => {
+      let acc = 0;
+      for (let i = 0; i < a.length; i++) acc += a[i]! * b[i]!;
+      out[0] = acc;
+    });
+    const rows = { data: new Float32Array(64 * 16), shape: [64, 16] };
+    setEngineMode('wasm');
+    expect(dot.explain(rows, rows)).toMatch(/^WebAssembly \(SIMD, 2 rows per vector × 2 vectors of rows side by side per step, the last rows 2 at a time; /);
+    const untilSmall = guvectorize(['void(float32[:], float32[:])'], '(n)->()')((x: Vector, out: Vector) => {
+      let v = x[0]!;
+      while (v > 1) v = v / 2;
+      out[0] = v;
+    });
+    expect(untilSmall.explain(rows)).toMatch(/^WebAssembly \(SIMD, 4 rows per vector; /);
+  });
+
+
 
   it('in place (out is the input), outputs overlapping an input otherwise, and output rows overlapping each other, as in JS', () => {
     const f = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { env: { hermiteRow } })((row: Vector, out: Vector) => {
