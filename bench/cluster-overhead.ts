@@ -35,12 +35,16 @@
  *   temporary file in one write, renamed), holding as many chunks at once — no queue, no kernel, no
  *   library. Its worker time per chunk is what the disk and page cache cost W processes sharing
  *   them; the workers' worker time beyond it and the kernel is the library's (queue, checks, copies
- *   between threads, event-loop turns).
+ *   between threads, event-loop turns);
+ * - **CPU per chunk** (`worker cpu`): the CPU time (user + system, every thread) the W workers — or
+ *   the W raw I/O processes — spent over the call, per chunk (from /proc/PID/stat; the system time
+ *   holds the copies between the page cache and the process). Beside the worker time it says whether
+ *   the processes were computing and copying or waiting (for the disk, Redis, each other).
  *
  * Each output array is removed after its call (outside the timing). Numbers are per chunk, in ms.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -114,31 +118,46 @@ async function pingMs(redis: Redis): Promise<number> {
   return median(times);
 }
 
+/** CPU time (user + system, all threads) of the processes `pids` so far, in ms (Linux's /proc; NaN elsewhere). */
+function cpuMsOf(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // Fields after the command's closing parenthesis: state is the 3rd field, utime the 14th, stime the 15th.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return NaN;
+    }
+  }
+  return ticks * 10; // USER_HZ: 100 ticks a second
+}
+
 /**
  * W plain processes copying `count` chunk files of `root`/x/c to a fresh folder, `held` at once
  * each (bench/lib/raw-chunk-io.mjs): the wall time from their start signal to the last one's end.
  */
-async function rawIo(root: string, count: number, w: number, held: number): Promise<number> {
+async function rawIo(root: string, count: number, w: number, held: number): Promise<{ wall: number; cpuMs: number }> {
   const out = path.join(root, `raw-${outputs++}`);
   mkdirSync(out, { recursive: true });
   const children = Array.from({ length: w }, (_, i) =>
     spawn(process.execPath, [path.join(repo, 'bench/lib/raw-chunk-io.mjs'), path.join(root, 'x', 'c'), out, String(count), String(i), String(w), String(held)], { stdio: ['pipe', 'pipe', 'inherit'] }),
   );
-  const said = (child: ChildProcess, word: string): Promise<void> =>
+  const said = (child: ChildProcess, word: string): Promise<string> =>
     new Promise((resolve, reject) => {
       const lines = createInterface({ input: child.stdout! });
-      lines.on('line', (line) => line === word && (lines.close(), resolve()));
+      lines.on('line', (line) => line.split(' ')[0] === word && (lines.close(), resolve(line)));
       child.on('exit', (code) => reject(new Error(`raw-chunk-io exited with ${code} before '${word}'`)));
     });
   await Promise.all(children.map((c) => said(c, 'ready')));
   const done = Promise.all(children.map((c) => said(c, 'done')));
   const s = performance.now();
   for (const c of children) c.stdin!.write('go\n');
-  await done;
+  const lines = await done;
   const wall = performance.now() - s;
   for (const c of children) c.stdin!.end();
   rmSync(out, { recursive: true, force: true });
-  return wall;
+  return { wall, cpuMs: lines.reduce((a, line) => a + Number(line.split(' ')[1]), 0) };
 }
 
 /** A job line of the `ufunc worker` log, as src/cli.ts prints it. */
@@ -163,7 +182,7 @@ const variants: Variant[] = [
 ];
 
 /** `ufunc worker` processes of `variant` on one queue, whose job lines are collected. */
-async function startWorkers(variant: Variant, count: number, redisUrl: string, root: string, queue: string): Promise<{ jobs: JobLog[]; stop(): void }> {
+async function startWorkers(variant: Variant, count: number, redisUrl: string, root: string, queue: string): Promise<{ jobs: JobLog[]; pids: number[]; stop(): void }> {
   const jobs: JobLog[] = [];
   const children: ChildProcess[] = [];
   let ready = 0;
@@ -178,7 +197,7 @@ async function startWorkers(variant: Variant, count: number, redisUrl: string, r
     children.push(child);
   }
   while (ready < count) await new Promise((r) => setTimeout(r, 50));
-  return { jobs, stop: () => children.forEach((c) => c.kill('SIGKILL')) };
+  return { jobs, pids: children.map((c) => c.pid!), stop: () => children.forEach((c) => c.kill('SIGKILL')) };
 }
 
 let outputs = 0;
@@ -250,7 +269,7 @@ async function measureSize(chunkBytes: number, redisUrl: string, stats: Redis): 
       const runs = variants.map((_, i) => ({
         cluster: { url: redisUrl, queue: `overhead-${chunkBytes}-${w}-${i}`, chunksPerJob: perJob },
         walls: [] as number[],
-        perRep: [] as { busy: number; read: number; kernel: number; write: number; commands: number; redisCpu: number }[],
+        perRep: [] as { busy: number; read: number; kernel: number; write: number; commands: number; redisCpu: number; cpu: number }[],
         latency: [] as number[],
       }));
       for (const { cluster } of runs) {
@@ -268,10 +287,12 @@ async function measureSize(chunkBytes: number, redisUrl: string, stats: Redis): 
           const y = await freshOutput(root, x);
           workers.jobs.length = 0;
           const before = await redisWork(stats);
+          const cpuBefore = cpuMsOf(workers.pids);
           const s = performance.now();
           await mapChunks(kernel, [x], y, { cluster: run.cluster });
           const wall = performance.now() - s;
           const after = await redisWork(stats);
+          const cpuAfter = cpuMsOf(workers.pids);
           // The last job lines may still be in the pipe from the workers.
           for (let t = 0; t < 40 && workers.jobs.reduce((a, j) => a + j.chunks, 0) < count; t++) await new Promise((res) => setTimeout(res, 25));
           const jobs = workers.jobs.slice();
@@ -285,6 +306,7 @@ async function measureSize(chunkBytes: number, redisUrl: string, stats: Redis): 
             // Less the two INFO commands of this count.
             commands: (after.commands - before.commands - 2) / count,
             redisCpu: (after.cpuMs - before.cpuMs) / count,
+            cpu: (cpuAfter - cpuBefore) / count,
           });
           removeArray(y);
         }
@@ -315,6 +337,7 @@ async function measureSize(chunkBytes: number, redisUrl: string, stats: Redis): 
             'one-chunk call': median(run.latency),
             'redis cmds': median(run.perRep.map((p) => p.commands)),
             'redis cpu': median(run.perRep.map((p) => p.redisCpu)),
+            'worker cpu': median(run.perRep.map((p) => p.cpu)),
           },
           runs: run.walls,
         });
@@ -323,8 +346,13 @@ async function measureSize(chunkBytes: number, redisUrl: string, stats: Redis): 
       // The same reads and writes by W plain processes, holding as many chunks at once as each variant.
       for (const held of new Set(variants.map((v) => v.concurrency ?? 3))) {
         const walls: number[] = [];
-        for (let r = 0; r < reps; r++) walls.push(((await rawIo(root, count, w, held)) * w) / count);
-        rows.push({ chunkBytes, where: `${w} process${w === 1 ? '' : 'es'}, raw I/O, ${held} chunk${held === 1 ? '' : 's'} at once`, perChunk: { 'worker time': median(walls) }, runs: walls });
+        const cpu: number[] = [];
+        for (let r = 0; r < reps; r++) {
+          const io = await rawIo(root, count, w, held);
+          walls.push((io.wall * w) / count);
+          cpu.push(io.cpuMs / count);
+        }
+        rows.push({ chunkBytes, where: `${w} process${w === 1 ? '' : 'es'}, raw I/O, ${held} chunk${held === 1 ? '' : 's'} at once`, perChunk: { 'worker time': median(walls), 'worker cpu': median(cpu) }, runs: walls });
         console.error(JSON.stringify(rows.at(-1)));
       }
     } finally {
@@ -349,7 +377,7 @@ async function main(): Promise<void> {
     stats.disconnect();
     await redis.stop();
   }
-  const columns = ['read', 'kernel', 'write', 'local call', 'worker time', 'in job', 'job read', 'job kernel', 'job write', 'outside jobs', 'overhead', 'one-chunk call', 'redis cmds', 'redis cpu'];
+  const columns = ['read', 'kernel', 'write', 'local call', 'worker time', 'in job', 'job read', 'job kernel', 'job write', 'outside jobs', 'overhead', 'one-chunk call', 'redis cmds', 'redis cpu', 'worker cpu'];
   const cell = (v: number | undefined): string => (v === undefined ? '' : v.toFixed(2));
   const table = [
     `${cpus().length} × ${cpus()[0]?.model}, load ${load} at the start; kernel ${kernelName === 'memory' ? '2x+1' : '32 steps of s·0.999 + 0.5/(1+s²)'} (float32); medians of ${reps} calls; ms per chunk (redis cmds: commands per chunk); Redis PING round trip ${ping.toFixed(3)} ms idle.`,

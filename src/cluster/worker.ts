@@ -21,6 +21,7 @@ import { openZarr, type ZarrArray } from '../zarr/arrays.js';
 import { checkChunkCoords, type ChunkGrid } from '../zarr/chunk-grid.js';
 import { type ChunkedCall, type ChunkTimes, gridOf, type KernelCall, runChunk, type RunChunkOptions } from '../zarr/run-chunk.js';
 import { storeAt } from '../zarr/arrays.js';
+import { ChunkBuffers } from '../zarr/chunk-buffers.js';
 import { checkStorePath } from '../zarr/store.js';
 import { DEFAULT_DESCRIPTOR_LIMITS, type DescriptorLimits, descriptorHash, type UfuncDescriptor, ufuncFromDescriptor, validateDescriptor } from './descriptor.js';
 import { DescriptorError } from './errors.js';
@@ -147,6 +148,8 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
   // calls leave this thread free already (the parallel target's pool, the GPU).
   const kernelThread = target === 'cpu' ? new KernelThread(target) : undefined;
   const chunkSlots = slots(concurrency);
+  // The kernel thread's chunks lie in shared memory, used again from chunk to chunk (chunk-buffers.ts).
+  const buffers = kernelThread ? new ChunkBuffers() : undefined;
 
   const ufuncFor = async (hash: string): Promise<{ readonly ufunc: Ufunc; readonly descriptor: UfuncDescriptor }> => {
     const cached = ufuncs.get(hash);
@@ -211,7 +214,7 @@ export async function startWorker(options: WorkerOptions): Promise<ClusterWorker
       const chunks = data.chunks.map((c) => checkChunkCoords(grid, c));
       const times: ChunkTimes = { readMs: 0, kernelMs: 0, writeMs: 0 };
       const kernel: KernelCall | undefined = kernelThread && ((_, args, kernelOptions) => kernelThread.run(hash, descriptor, args, kernelOptions));
-      await runChunks(call, grid, chunks, { times, ...(kernel && { kernel, shared: true }) });
+      await runChunks(call, grid, chunks, { times, ...(kernel && { kernel, shared: true, buffers }) });
       options.onJob?.({ id: job.id ?? '', chunks: chunks.length, ms: performance.now() - started, times });
       return { worker: name, chunks: chunks.length };
     } catch (e) {

@@ -7,6 +7,7 @@ import * as zarr from 'zarrita';
 import type { DType, TypedArray } from '../dtypes.js';
 import { ChunkError } from '../cluster/errors.js';
 import type { Range } from './chunk-grid.js';
+import type { ChunkLease } from './chunk-buffers.js';
 import { checkStorePath, ConfinedFileStore, type StoreGetOptions } from './store.js';
 
 /** The Zarr data types a ufunc can take, by their Zarr names (the library's names are the same). */
@@ -153,14 +154,14 @@ function wholeChunk(a: ZarrArray, region: readonly (Range | undefined)[]): numbe
  * stored chunk lies in a `SharedArrayBuffer` where the chunk's codecs keep its bytes as they are
  * (plain little-endian bytes), so that another thread uses it without a copy.
  */
-export async function readBox(a: ZarrArray, region: readonly (Range | undefined)[], options?: { readonly shared?: boolean }): Promise<Box> {
+export async function readBox(a: ZarrArray, region: readonly (Range | undefined)[], options?: { readonly shared?: boolean; readonly lease?: ChunkLease }): Promise<Box> {
   const coords = a.dtype === 'bool' ? undefined : wholeChunk(a, region);
   if (coords) {
     // One chunk, read as zarrita decodes it (no copy into a second array): an edge chunk's box is
     // its leading corner, seen through the chunk's strides. zarrita hands its get options to the
     // store as they are: ConfinedFileStore's `shared` among them.
     const shared = options?.shared === true;
-    const read: StoreGetOptions = { shared };
+    const read: StoreGetOptions = { shared, ...(options?.lease && { lease: options.lease }) };
     const chunk = await a.array.getChunk(coords, read, { useSharedArrayBuffer: shared });
     const shape = region.map((r, d) => (r ? r[1] - r[0] : a.shape[d]!));
     return { data: chunk.data as TypedArray, shape, stride: chunk.stride };
@@ -198,8 +199,11 @@ export async function writeBox(a: ZarrArray, region: readonly (Range | undefined
   await zarr.set(a.array as zarr.Array<zarr.DataType, ConfinedFileStore>, selection(region), { data, shape: box.shape, stride: box.stride } as never);
 }
 
-/** A new C-order box of `shape` for `dtype`; with `shared`, in a `SharedArrayBuffer`. */
-export function allocateBox(dtype: DType, shape: readonly number[], shared = false): Box {
+/**
+ * A new C-order box of `shape` for `dtype`, of zeros; with `shared`, in a `SharedArrayBuffer`
+ * (from `lease` where given).
+ */
+export function allocateBox(dtype: DType, shape: readonly number[], shared = false, lease?: ChunkLease): Box {
   const n = shape.reduce((a, b) => a * b, 1);
   const Ctor = { bool: Uint8Array, int8: Int8Array, int16: Int16Array, int32: Int32Array, int64: BigInt64Array, uint8: Uint8Array, uint8c: Uint8ClampedArray, uint16: Uint16Array, uint32: Uint32Array, uint64: BigUint64Array, float32: Float32Array, float64: Float64Array }[dtype];
   const stride: number[] = [];
@@ -208,6 +212,7 @@ export function allocateBox(dtype: DType, shape: readonly number[], shared = fal
     stride[d] = s;
     s *= shape[d]!;
   }
-  const data = shared ? new (Ctor as new (buffer: SharedArrayBuffer) => TypedArray)(new SharedArrayBuffer(n * Ctor.BYTES_PER_ELEMENT)) : new Ctor(n);
+  const bytes = n * Ctor.BYTES_PER_ELEMENT;
+  const data = shared ? new (Ctor as new (buffer: SharedArrayBuffer) => TypedArray)(lease?.takeZeroed(bytes) ?? new SharedArrayBuffer(bytes)) : new Ctor(n);
   return { data: data as TypedArray, shape: [...shape], stride, ...(dtype === 'bool' && { dtype }) };
 }

@@ -6,6 +6,7 @@ import type { AsyncUfunc } from '../callable.js';
 import { parseLayout } from '../signature-parser/index.js';
 import { allocateBox, type Box, readBox, writeBox, type ZarrArray } from './arrays.js';
 import { chunkGrid, type ChunkGrid, loopRegion, operandRegion } from './chunk-grid.js';
+import type { ChunkBuffers, ChunkLease } from './chunk-buffers.js';
 
 /** A scalar input, broadcast to every chunk. */
 export type ScalarInput = number | bigint | boolean;
@@ -59,6 +60,8 @@ export interface RunChunkOptions {
   readonly kernel?: KernelCall;
   /** Reads chunks into shared memory and allocates outputs there, for a kernel on another thread. */
   readonly shared?: boolean;
+  /** With `shared`: that memory comes from these buffers, and goes back to them once the chunk is written or failed. */
+  readonly buffers?: ChunkBuffers;
 }
 
 const callHere: KernelCall = async (ufunc, args, options) => {
@@ -72,8 +75,17 @@ const callHere: KernelCall = async (ufunc, args, options) => {
  * same bytes twice.
  */
 export async function runChunk(call: ChunkedCall, grid: ChunkGrid, coords: readonly number[], options: RunChunkOptions = {}): Promise<void> {
+  const lease = options.shared ? options.buffers?.lease() : undefined;
+  try {
+    await runChunkWith(call, grid, coords, options, lease);
+  } finally {
+    lease?.release();
+  }
+}
+
+async function runChunkWith(call: ChunkedCall, grid: ChunkGrid, coords: readonly number[], options: RunChunkOptions, lease: ChunkLease | undefined): Promise<void> {
   const { times, kernel = callHere } = options;
-  const read = { shared: options.shared === true };
+  const read = { shared: options.shared === true, ...(lease && { lease }) };
   const layout = parseLayout(call.ufunc.layout);
   const region = loopRegion(grid, coords);
   let t = performance.now();
@@ -92,7 +104,7 @@ export async function runChunk(call: ChunkedCall, grid: ChunkGrid, coords: reado
     where = isZarrArray(call.where) ? await readBox(call.where, operandRegion(call.where.shape, 0, region), read) : call.where;
     outs = await Promise.all(call.outputs.map((o, k) => readBox(o, outRegions[k]!, read)));
   } else {
-    outs = call.outputs.map((o, k) => allocateBox(o.dtype, outRegions[k]!.map((r, d) => (r ? r[1] - r[0] : o.shape[d]!)), read.shared));
+    outs = call.outputs.map((o, k) => allocateBox(o.dtype, outRegions[k]!.map((r, d) => (r ? r[1] - r[0] : o.shape[d]!)), read.shared, lease));
   }
   const readMs = lap();
   const ownMs = await kernel(call.ufunc, args, { out: outs.length === 1 ? outs[0]! : outs, ...(where !== undefined && { where }) });

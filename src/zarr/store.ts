@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ChunkError } from '../cluster/errors.js';
+import type { ChunkLease } from './chunk-buffers.js';
 
 /** A key of a Zarr store: `/`-separated, absolute (zarrita's `AbsolutePath`). */
 type StoreKey = `/${string}`;
@@ -50,6 +51,8 @@ export interface StoreGetOptions {
   readonly signal?: AbortSignal;
   /** Read into a `SharedArrayBuffer`. */
   readonly shared?: boolean;
+  /** With `shared`: take that buffer from this chunk's lease (chunk-buffers.ts) rather than a new one. */
+  readonly lease?: ChunkLease;
 }
 
 export class ConfinedFileStore {
@@ -78,7 +81,7 @@ export class ConfinedFileStore {
       // One read of the whole file into one buffer (readFile reads 512 KiB at a time, each a trip
       // to the thread pool, and the caller's Uint8Array would be a second copy).
       const { size } = await handle.stat();
-      const bytes = options?.shared ? new Uint8Array(new SharedArrayBuffer(size)) : new Uint8Array(size);
+      const bytes = options?.shared ? new Uint8Array(options.lease?.take(size) ?? new SharedArrayBuffer(size)) : new Uint8Array(size);
       let filled = 0;
       while (filled < size) {
         const { bytesRead } = await handle.read(bytes, filled, size - filled, filled);
