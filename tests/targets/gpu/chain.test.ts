@@ -9,6 +9,8 @@ import { bufferPoolStats, sizeClass } from '../../../src/targets/gpu/runtime/buf
 import { LEAN_READBACK_MAX_BYTES } from '../../../src/targets/gpu/runtime/buffers.js';
 import { EARLY_SUBMIT_BYTES, flushChain, MAX_CALLS_PER_BATCH } from '../../../src/targets/gpu/runtime/chain.js';
 import { setChainFusion } from '../../../src/targets/gpu/runtime/chain-fusion.js';
+import { setChunkBytes } from '../../../src/targets/gpu/runtime/streaming.js';
+import { setTransferTrace } from '../../../src/targets/gpu/runtime/transfer-trace.js';
 import { acquireDevice, setIdleReleaseMs } from '../../../src/targets/gpu/runtime/device.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
@@ -112,7 +114,7 @@ describeGpu('asynchronous chains', { timeout: 60_000 }, () => {
     const error = await synchronize().then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(KernelRuntimeError);
     expect((error as Error).message).toMatch(
-      /^gpu call #\d+ \(`kernel`\) failed: Index \[9\] is out of bounds for `x` at tests\/targets\/gpu\/chain\.test\.ts:59:12 \(its shape is \[4\]\)\. The outputs may be partially written\.\n {2}out\[0\] = x\[i\]!;\n {11}\^$/,
+      /^gpu call #\d+ \(`kernel`\) failed: Index \[9\] is out of bounds for `x` at tests\/targets\/gpu\/chain\.test\.ts:61:12 \(its shape is \[4\]\)\. The outputs may be partially written\.\n {2}out\[0\] = x\[i\]!;\n {11}\^$/,
     );
     expect((error as Error).cause).toBeInstanceOf(KernelRuntimeError);
     // Reported once by synchronize(); data computed from the failed call keeps reporting it.
@@ -562,6 +564,35 @@ describeGpu('lean small read-backs', { timeout: 60_000 }, () => {
       expect(((await big.toHost()) as Float32Array).every((v) => v === 3)).toBe(true);
     });
     expect(large.submits).toBe(2);
+  });
+
+  it('a call\'s host output above 1 MiB is read back in the call\'s own submission once a staging buffer of its size is pooled; in chunks, one submission per chunk', async () => {
+    const n = LEAN_READBACK_MAX_BYTES / 4 + 1000; // over 1 MiB: toHost() would take its own path
+    const x = iota(n, 0.25);
+    const z = new Float32Array(n);
+    const want = x.map((v, i) => Math.fround(2 * v + i));
+    const y = iota(n);
+    for (let k = 0; k < 3; k++) await axpy(2, x, y, { out: z }); // pools the read-back's staging buffer
+    const whole = await countQueueWork(() => axpy(2, x, y, { out: z }));
+    // The old path: the call's submission, then the copy's own once the call was seen done.
+    expect(whole).toEqual({ submits: 1, scopes: 3, readCopies: 1 });
+    expect(differences(z, want)).toEqual([]);
+    const previous = setChunkBytes(n * 12 / 4); // host operands of 4 chunks
+    try {
+      z.fill(0);
+      for (let k = 0; k < 3; k++) await axpy(2, x, y, { out: z });
+      z.fill(0);
+      let chunks = 0;
+      setTransferTrace((e) => void (e.kind === 'chunk-issued' && chunks++));
+      const chunked = await countQueueWork(() => axpy(2, x, y, { out: z }));
+      expect(chunks).toBeGreaterThanOrEqual(4);
+      expect(chunked.readCopies).toBe(chunks);
+      expect(chunked.submits).toBe(chunks);
+      expect(differences(z, want)).toEqual([]);
+    } finally {
+      setChunkBytes(previous);
+      setTransferTrace(undefined);
+    }
   });
 
   it('a small toHost() right after a set() not yet awaited still reads what set() wrote', async () => {

@@ -496,6 +496,17 @@ function wordSpan(byteOffset: number, byteLength: number): { alignedStart: numbe
  */
 export const LEAN_READBACK_MAX_BYTES = 2 ** 20;
 
+/**
+ * A call's host output of at most this many bytes is read back the lean way ({@link
+ * startLeanReadback}, dispatch.ts) when the pool holds a staging buffer of its size: a call in
+ * chunks (streaming.ts) reuses one per chunk in flight. Its gain there is not fixed: the usual
+ * path's copy is submitted only once the JS thread has seen the call's work done, and that thread
+ * spends its turns copying other chunks into and out of staging memory, so each chunk's results
+ * waited a second round trip, with the copy engine idle (bench/multigpu-host.ts traces). The
+ * largest whole-transfer staging buffer ({@link WHOLE_STAGING_MAX_BYTES}).
+ */
+export const CALL_LEAN_READBACK_MAX_BYTES = WHOLE_STAGING_MAX_BYTES;
+
 /** A small read-back whose copy is queued (see {@link startLeanReadback}). */
 export interface LeanReadback {
   /**
@@ -520,7 +531,8 @@ export interface LeanReadback {
  * steps — made a one-element `toHost()` with the GPU idle take 66–72 µs on an H100 where Dawn's
  * raw copy and mapping take 36–40; this path takes 53 (A/B in one process, means of 6 rounds).
  *
- * Applies only when the range is small ({@link LEAN_READBACK_MAX_BYTES}), valid, the pool has a
+ * Applies only when the range is small (`maxBytes`: {@link LEAN_READBACK_MAX_BYTES}, or for a call's
+ * host outputs {@link CALL_LEAN_READBACK_MAX_BYTES}), valid, the pool has a
  * staging buffer of its size (one that a read-back used before: so the copy can only fail for
  * reasons that fail the device, never for a bad buffer of ours), and no `runScoped` section is
  * running or queued on the device (its work must reach the queue first). Otherwise returns
@@ -530,10 +542,17 @@ export interface LeanReadback {
  * @param buffer the buffer to read, with COPY_SRC usage
  * @param byteOffset where to start, in bytes
  * @param byteLength how many bytes, > 0
+ * @param maxBytes the most bytes it applies to
  * @returns the read-back to finish, or undefined
  */
-export function startLeanReadback(ctx: GpuContext, buffer: GPUBuffer, byteOffset: number, byteLength: number): LeanReadback | undefined {
-  if (byteLength <= 0 || byteLength > LEAN_READBACK_MAX_BYTES) return undefined;
+export function startLeanReadback(
+  ctx: GpuContext,
+  buffer: GPUBuffer,
+  byteOffset: number,
+  byteLength: number,
+  maxBytes = LEAN_READBACK_MAX_BYTES,
+): LeanReadback | undefined {
+  if (byteLength <= 0 || byteLength > maxBytes) return undefined;
   const { alignedStart, alignedEnd } = wordSpan(byteOffset, byteLength);
   if (alignedStart < 0 || alignedEnd > buffer.size || (buffer.usage & GPUBufferUsage.COPY_SRC) === 0) return undefined;
   if (scopedSectionsPending(ctx.device) > 0) return undefined;
@@ -560,8 +579,10 @@ export function startLeanReadback(ctx: GpuContext, buffer: GPUBuffer, byteOffset
         return false;
       }
       try {
+        const started = tracing() ? performance.now() : 0;
         dest.set(new Uint8Array(staging.getMappedRange(0, length), byteOffset - alignedStart, byteLength));
         staging.unmap();
+        if (started) trace({ kind: 'staging-to-host', t: started, device: ctx.slot, bytes: byteLength, ms: performance.now() - started });
       } catch {
         // The device was destroyed meanwhile: downloadBuffer says so.
         staging.destroy();
