@@ -13,6 +13,7 @@
  *   npx tsx bench/multigpu-host.ts --saxpy-log2 28 --chunk-mib 192,384,768,whole --limit-gib 2 --events
  *   npx tsx bench/multigpu-host.ts --quick --shared             # arrays in SharedArrayBuffers
  *   npx tsx bench/multigpu-host.ts --quick --hermite            # also the Hermite ()->(16) table
+ *   npx tsx bench/multigpu-host.ts --quick --readbacks in-call,after   # A/B of how outputs come back
  *
  * `--hermite` adds the Hermite `()->(16)` table of HERMITE_ROWS rows from a host array into a host
  * `out` (bench/multigpu.ts's row), for each chunk size, whole and traced like SAXPY.
@@ -26,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { setGpuOptions, sharedArray, toDevice, vectorize } from '../src/index.js';
 import { describeAdapter, setIdleReleaseMs, shutdownDevice } from '../src/targets/gpu/runtime/device.js';
 import { setStagingPoolLimit } from '../src/targets/gpu/runtime/buffers.js';
+import { setHostOutputReadback } from '../src/targets/gpu/runtime/dispatch.js';
 import { IN_FLIGHT, setChunkBytes } from '../src/targets/gpu/runtime/streaming.js';
 import { setTransferTrace, type TransferEvent } from '../src/targets/gpu/runtime/transfer-trace.js';
 import { hermiteUfuncs } from '../examples/hermite.js';
@@ -44,6 +46,15 @@ const NO_STREAMING = 2 ** 50;
 /** Bytes of the copies that measure the copy rate alone (`toDevice`, `toHost`), as bench/multigpu.ts. */
 const COPY_BYTES = quick ? 16 * 2 ** 20 : 2 ** 30;
 const HERMITE = args.includes('--hermite');
+/**
+ * `--readbacks in-call,after`: also each cell with large host outputs read back after the call's
+ * work is seen done (the path before they were copied out in the call's own submission; the
+ * calling thread's setting: on the gpu worker threads of `--shared` it has no effect).
+ */
+const READBACKS = (option('--readbacks') ?? 'in-call').split(',').map((r) => {
+  if (r !== 'in-call' && r !== 'after') throw new Error(`--readbacks: expected in-call and/or after, got ${r}`);
+  return r;
+});
 const HERMITE_ROWS = quick ? 1 << 16 : 1 << 24;
 const HERMITE_N = 16;
 
@@ -122,12 +133,14 @@ for (const work of works) for (const chunk of CHUNKS) {
   // The staging pools hold the pieces of the chunks in flight (rounded up to powers of two), so
   // that every chunk size reuses its staging buffers as the default's do within the default 1 GiB.
   setStagingPoolLimit(chunk === 'whole' ? undefined : Math.max(2 ** 30, 2 * IN_FLIGHT * Number(chunk) * 2 ** 20));
-  for (const [mode, limit] of [['host', NO_STREAMING], ['streamed', LIMIT]] as const) {
-    const row: Row = { bytes: work.bytes, up: work.up, down: work.down, work: `${work.name}, ${mode === 'host' ? `from ${SHARED ? 'shared ' : ''}host arrays` : `${SHARED ? 'shared, ' : ''}streamed under ${fmtBytes(LIMIT)} per device`}, chunks of ${chunk === 'whole' ? 'the whole part' : `≤ ${chunk} MiB of operands`}`, ms: [], traces: [] };
+  for (const [mode, limit] of [['host', NO_STREAMING], ['streamed', LIMIT]] as const) for (const readback of READBACKS) {
+    setHostOutputReadback(readback);
+    const how = READBACKS.length > 1 ? (readback === 'in-call' ? ', read back in the call' : ', read back after it (earlier path)') : '';
+    const row: Row = { bytes: work.bytes, up: work.up, down: work.down, work: `${work.name}, ${mode === 'host' ? `from ${SHARED ? 'shared ' : ''}host arrays` : `${SHARED ? 'shared, ' : ''}streamed under ${fmtBytes(LIMIT)} per device`}, chunks of ${chunk === 'whole' ? 'the whole part' : `≤ ${chunk} MiB of operands`}${how}`, ms: [], traces: [] };
     rows.push(row);
     for (const devices of DEVICE_COUNTS) {
       setGpuOptions({ devices, memoryLimit: limit });
-      label = `[${work.name} ${chunk} ${mode} ${devices}dev]`;
+      label = `[${work.name} ${chunk} ${mode}${how} ${devices}dev]`;
       const times: number[] = [];
       for (let r = 0; r <= REPS; r++) {
         work.output.fill(0);
@@ -156,6 +169,7 @@ if (eventLog !== undefined) closeSync(eventLog);
 
 setGpuOptions({ devices: 1, memoryLimit: NO_STREAMING });
 setStagingPoolLimit(undefined);
+setHostOutputReadback('in-call');
 const copies = await copyRate();
 step(`copies alone on one device: h2d ${(copies.h2d / 1e9).toFixed(2)} GB/s, d2h ${(copies.d2h / 1e9).toFixed(2)} GB/s`);
 const copiesMs = (r: Row) => (r.up / copies.h2d + r.down / copies.d2h) * 1e3;
