@@ -187,12 +187,16 @@ export function methodContext(def: UfuncDefinition, guvectorize: FoldFactory) {
   /** The target's own folds, with this ufunc's loops, per target (made once). */
   const targetFolds = new WeakMap<Target, (NonNullable<Target['associativeFolds']> & { kernels: FoldKernels }) | undefined>();
   /** The target's own folds of associative kernels over device arrays, if it has them, with the ufunc's loop. */
-  const foldsOfTarget = async () => {
-    const target = loadTargetSync(def.target) ?? (await loadTarget(def.target));
+  const foldsOn = (target: Target) => {
     // A plain-JS ufunc (`disableJit`) has no typed kernel for them: its folds run as plain JS.
     if (def.disableJit) return undefined;
     if (!targetFolds.has(target)) targetFolds.set(target, target.associativeFolds && { ...target.associativeFolds, kernels: foldKernels(target) });
     return targetFolds.get(target);
+  };
+  /** (Without a Promise layer once the target is loaded: a reduce asks on every call.) */
+  const foldsOfTarget = (): ReturnType<typeof foldsOn> | Promise<ReturnType<typeof foldsOn>> => {
+    const target = loadTargetSync(def.target);
+    return target ? foldsOn(target) : loadTarget(def.target).then(foldsOn);
   };
 
 

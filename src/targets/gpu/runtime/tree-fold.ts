@@ -443,41 +443,61 @@ export interface TreeReduceExtras {
  * @param extras `mask` (bool, the shape of `rows`), `out` (T, shape `kept`, on the device)
  * @returns `out`; else a new DeviceArray of shape `kept` for device rows, a host `{ data, shape }` for host rows
  */
-export async function treeReduce(fold: FoldKernels, rows: ArrayOperand | DeviceOperand, initial: number | bigint | boolean | undefined, extras: TreeReduceExtras = {}): Promise<unknown> {
+export function treeReduce(fold: FoldKernels, rows: ArrayOperand | DeviceOperand, initial: number | bigint | boolean | undefined, extras: TreeReduceExtras = {}): Promise<unknown> {
   const dtype = rows.dtype;
   const n = rows.shape[rows.shape.length - 1]!;
   const keptShape = rows.shape.slice(0, -1);
-  if (n === 0 || sizeOf(keptShape) === 0) return undefined;
+  if (n === 0 || sizeOf(keptShape) === 0) return NOT_APPLICABLE;
   const { mask, out } = extras;
-  if (mask && (mask.dtype !== 'bool' || mask.shape.length !== rows.shape.length)) return undefined;
-  if (out && (out.dtype !== dtype || out.shape.length !== keptShape.length || out.shape.some((s, d) => s !== keptShape[d]))) return undefined;
-  if (!treeKernel(fold, dtype)) return undefined;
-  if (rows.kind === 'device' && (!mask || mask.kind === 'device')) return treeReduceOnDevice(fold, rows, initial, mask as DeviceOperand | undefined, out);
-  // Host operands go to the device first (their copies are destroyed after the fold is recorded:
-  // buffers are reused in queue order).
+  if (mask && (mask.dtype !== 'bool' || mask.shape.length !== rows.shape.length)) return NOT_APPLICABLE;
+  if (out && (out.dtype !== dtype || out.shape.length !== keptShape.length || out.shape.some((s, d) => s !== keptShape[d]))) return NOT_APPLICABLE;
+  const typed = treeKernel(fold, dtype);
+  if (!typed) return NOT_APPLICABLE;
+  // Device operands: recorded at once where it can be (no Promise layer of this function's).
+  if (rows.kind === 'device' && (!mask || mask.kind === 'device')) return treeReduceOnDevice(fold, typed, rows, initial, mask as DeviceOperand | undefined, out);
+  return treeReduceOfHostRows(fold, typed, rows, initial, mask, out);
+}
+const NOT_APPLICABLE: Promise<undefined> = Promise.resolve(undefined);
+
+/** {@link treeReduce} with host operands, which go to the device first (and the result back, when it was not given an `out`). */
+async function treeReduceOfHostRows(
+  fold: FoldKernels,
+  typed: { kernel: TypedKernel; key: string },
+  rows: ArrayOperand | DeviceOperand,
+  initial: number | bigint | boolean | undefined,
+  mask: ArrayOperand | DeviceOperand | undefined,
+  out: DeviceOperand | undefined,
+): Promise<unknown> {
+  // Their copies are destroyed after the fold is recorded: buffers are reused in queue order.
   const copies: DeviceArray[] = [];
-  const onDevice = async (op: ArrayOperand | DeviceOperand, what: string): Promise<DeviceOperand> => {
+  const onDevice = async (op: ArrayOperand | DeviceOperand): Promise<DeviceOperand> => {
     if (op.kind === 'device') return op;
     const array = await toDevice({ data: op.data, shape: op.shape, strides: op.strides, offset: op.offset, dtype: op.dtype });
     copies.push(array);
     return { kind: 'device', array, dtype: array.dtype, shape: array.shape, strides: array.strides, offset: array.offset };
   };
   try {
-    const result = await treeReduceOnDevice(fold, await onDevice(rows, 'argument 1'), initial, mask && (await onDevice(mask, '`where`')), out);
+    const result = await treeReduceOnDevice(fold, typed, await onDevice(rows), initial, mask && (await onDevice(mask)), out);
     if (!result || out || rows.kind === 'device') return result;
     const data = await result.toHost();
     result.destroy();
-    return { data, shape: keptShape };
+    return { data, shape: rows.shape.slice(0, -1) };
   } finally {
     for (const c of copies) c.destroy();
   }
 }
 
-function treeReduceOnDevice(fold: FoldKernels, rows: DeviceOperand, initial: number | bigint | boolean | undefined, mask: DeviceOperand | undefined, out: DeviceOperand | undefined): Promise<DeviceArray | undefined> {
+function treeReduceOnDevice(
+  fold: FoldKernels,
+  typed: { kernel: TypedKernel; key: string },
+  rows: DeviceOperand,
+  initial: number | bigint | boolean | undefined,
+  mask: DeviceOperand | undefined,
+  out: DeviceOperand | undefined,
+): Promise<DeviceArray | undefined> {
   const dtype = rows.dtype;
   const n = rows.shape[rows.shape.length - 1]!;
   const keptShape = rows.shape.slice(0, -1);
-  const typed = treeKernel(fold, dtype)!;
   return recordFold(typed, dtype, { given: out?.array as unknown as DeviceArray | undefined, shape: keptShape }, (ctx) => {
     const buffer = bindable(ctx, rows, dtype);
     const maskBuffer = mask ? bindable(ctx, mask, 'bool') : undefined;
@@ -514,9 +534,15 @@ function treeReduceOnDevice(fold: FoldKernels, rows: DeviceOperand, initial: num
  * @param out where the result goes (x's shape and dtype, on the device), else a new C-ordered array
  * @returns `out`, a new DeviceArray for a device `x`, or a host `{ data, shape }` for a host `x`
  */
-export async function treeAccumulate(fold: FoldKernels, x: ArrayOperand | DeviceOperand, axis: number, out?: DeviceOperand): Promise<unknown> {
+export function treeAccumulate(fold: FoldKernels, x: ArrayOperand | DeviceOperand, axis: number, out?: DeviceOperand): Promise<unknown> {
+  // Device operands: recorded at once where it can be (no Promise layer of this function's).
   if (x.kind === 'device') return accumulateOnDevice(fold, x, axis, out);
-  if (sizeOf(x.shape) === 0 || !treeKernel(fold, x.dtype)) return undefined;
+  if (sizeOf(x.shape) === 0 || !treeKernel(fold, x.dtype)) return NOT_APPLICABLE;
+  return accumulateHostArray(fold, x, axis, out);
+}
+
+/** {@link treeAccumulate} of a host array: copied to the device first, the result copied back (when it was not given an `out`). */
+async function accumulateHostArray(fold: FoldKernels, x: ArrayOperand, axis: number, out?: DeviceOperand): Promise<unknown> {
   const copy = await toDevice({ data: x.data, shape: x.shape, strides: x.strides, offset: x.offset, dtype: x.dtype });
   try {
     const result = await accumulateOnDevice(fold, { kind: 'device', array: copy, dtype: copy.dtype, shape: copy.shape, strides: copy.strides, offset: copy.offset }, axis, out);
