@@ -6,7 +6,7 @@
  * the library's per-call work moves; other load on the machine only adds to it, so the least of
  * several chains is the steadiest figure on a loaded machine), and new ÷ base.
  *
- *   npx tsx bench/call-cost-ab.ts --base DIR [--processes 4] [--quick] [--only a,b] [--reps N] [--sample-ms 300]
+ *   npx tsx bench/call-cost-ab.ts --base DIR [--processes 4] [--quick] [--only a,b] [--reps N] [--sample-ms 300] [--gpu-warm-ms 1000]
  *   npx tsx bench/call-cost-ab.ts --base-ref COMMIT …   # the base extracted with `git archive`
  *   npx tsx bench/call-cost-ab.ts --base DIR --new DIR2 … # another checkout as the new side
  *   npx tsx bench/call-cost-ab.ts --base DIR --side a=DIR2 --side b=DIR3 …  # several, each against the base
@@ -29,7 +29,7 @@ const argv = process.argv.slice(2);
 const flag = (name: string): string | undefined => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const processes = Number(flag('--processes') ?? 4);
-const passOn = [...(argv.includes('--quick') ? ['--quick'] : []), ...(flag('--reps') ? ['--reps', flag('--reps')!] : []), '--sample-ms', flag('--sample-ms') ?? '300', ...(flag('--only') ? ['--only', flag('--only')!] : []), '--skip-peers', '--json'];
+const passOn = [...(argv.includes('--quick') ? ['--quick'] : []), ...(flag('--reps') ? ['--reps', flag('--reps')!] : []), ...(flag('--gpu-warm-ms') ? ['--gpu-warm-ms', flag('--gpu-warm-ms')!] : []), '--sample-ms', flag('--sample-ms') ?? '300', ...(flag('--only') ? ['--only', flag('--only')!] : []), '--skip-peers', '--json'];
 
 function baseDir(): string {
   const dir = flag('--base');

@@ -20,6 +20,7 @@
  *
  *   npx tsx bench/call-cost.ts             # 1,000 calls a chain
  *   npx tsx bench/call-cost.ts --quick     # 200 calls a chain, for lavapipe
+ *   npx tsx bench/call-cost.ts --gpu-warm-ms 0   # the large folds without the GPU-bound warm-up before them
  *   npx tsx bench/call-cost.ts --lib DIR   # the library of another checkout (bench/call-cost-ab.ts)
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/call-cost.ts --quick --only device-4096-awaited
  *
@@ -45,6 +46,14 @@ const REPS = Number(flag('--reps') ?? (quick ? 5 : 9));
  * main thread's CPU clock advances at context switches and ticks, so samples must be long).
  */
 const SAMPLE_MS = Number(flag('--sample-ms') ?? 0);
+/**
+ * `--gpu-warm-ms T` (default 1,000, 0 with `--quick`): before the samples of a GPU-bound case (the
+ * large folds), T ms of back-to-back 2^24-element SAXPY passes. A GPU's clocks follow its recent
+ * load: on an H100 the same sum of 2^24 took 160 µs of kernel time (timestamps) after small calls
+ * and 53–56 µs after bench/pace.ts's element-wise pass of 2^24 (bench/results/sync-probe-nvidia-h100.md),
+ * and CuPy's figures are taken at its own loops' load. Each side of an A/B gets the same warm-up.
+ */
+const GPU_WARM_MS = Number(flag('--gpu-warm-ms') ?? (quick ? 0 : 1000));
 
 // The library under test: this checkout's, or another's (`--lib DIR`), loosely typed so that
 // the two checkouts' types need not agree.
@@ -76,6 +85,8 @@ interface Case {
   readonly name: string;
   readonly calls: number;
   readonly make: () => Promise<Chain>;
+  /** A case whose calls are mostly GPU time: its samples start after {@link GPU_WARM_MS} of GPU-bound work. */
+  readonly gpuBound?: boolean;
 }
 const fill = (n: number, k: number) => Float32Array.from({ length: n }, (_, i) => ((i * k) % 17) / 8);
 
@@ -162,6 +173,7 @@ function foldCase(name: string, calls: number, array: () => Promise<unknown>, fo
   return {
     name: synced ? name.replace(/-awaited$/, '-synced') : name,
     calls,
+    gpuBound: calls === LARGE_CALLS,
     make: async () => {
       const x = await array();
       return async () => {
@@ -198,8 +210,21 @@ const CASES: Case[] = [
         foldCase(`sum-${1 << 24}-awaited`, LARGE_CALLS, onDevice(1 << 24), sum, true),
         foldCase('rowsums-4096x4096-awaited', LARGE_CALLS, onDevice(1 << 24, [4096, 4096]), rowSums, true),
         foldCase(`cumsum-${1 << 24}-awaited`, LARGE_CALLS, onDevice(1 << 24), cumsum, true),
-      ]),
+      ].map((c): Case => ({ ...c, gpuBound: true }))),
 ];
+
+/** Back-to-back SAXPY passes over 2^24 elements on the device for `ms` (see {@link GPU_WARM_MS}). */
+async function keepGpuBusy(ms: number): Promise<void> {
+  const n = 1 << 24;
+  const [bx, by] = await Promise.all([toDevice(fill(n, 3)), toDevice(fill(n, 5))]);
+  const bz = await deviceArray([n], 'float32');
+  const end = performance.now() + ms;
+  do {
+    for (let k = 0; k < 20; k++) void saxpy(2, bx, by, { out: bz });
+    await synchronize();
+  } while (performance.now() < end);
+  for (const a of [bx, by, bz]) a.destroy();
+}
 
 interface Row {
   readonly name: string;
@@ -219,6 +244,7 @@ for (const c of CASES) {
   const firstMs = performance.now() - t0;
   const firstUs = (firstMs / c.calls) * 1e3;
   for (let w = 0; w < 2; w++) await chain();
+  if (c.gpuBound && GPU_WARM_MS > 0) await keepGpuBusy(GPU_WARM_MS);
   const repeats = Math.max(1, Math.ceil(SAMPLE_MS / firstMs));
   const calls = repeats * c.calls;
   const walls: number[] = [];
