@@ -19,7 +19,7 @@
  * `await synchronize()`; counted per call: submissions, command encoders, compute passes,
  * dispatches, error-scope push/pop pairs, `writeBuffer`s, `mapAsync`s, `onSubmittedWorkDone`s.
  *
- *   npx tsx bench/sync-probe.ts [--n 4096,1048576] [--samples 7] [--calls 200] [--host-calls 2000]
+ *   npx tsx bench/sync-probe.ts [--n 4096,1048576] [--samples 7] [--calls 200] [--host-calls 2000] [--gpu-warm-ms 1000]
  *   bash .gpu/run.sh node --import tsx bench/sync-probe.ts --n 4096,16777216   # GPU host
  */
 import { readFileSync } from 'node:fs';
@@ -239,6 +239,23 @@ async function withoutScopes(fn: () => Promise<void>): Promise<void> {
   }
 }
 const fill = (n: number) => Float32Array.from({ length: n }, (_, i) => (i % 17) / 8);
+/**
+ * `--gpu-warm-ms T`: before each case of ≥ 2^20 elements, T ms of back-to-back 2^24-element SAXPY
+ * passes (a GPU's clocks follow its recent load; bench/call-cost.ts does the same).
+ */
+const GPU_WARM_MS = Number(flag('--gpu-warm-ms') ?? 0);
+async function keepGpuBusy(ms: number): Promise<void> {
+  const n = 1 << 24;
+  const [bx, by] = await Promise.all([toDevice(fill(n)), toDevice(fill(n))]);
+  const bz = await deviceArray([n], 'float32');
+  await saxpy(2, bx, by, { out: bz }); // (the first call of a process may wait for the gpu target to load)
+  const end = performance.now() + ms;
+  do {
+    for (let k = 0; k < 20; k++) void saxpy(2, bx, by, { out: bz });
+    await synchronize();
+  } while (performance.now() < end);
+  for (const a of [bx, by, bz]) a.destroy();
+}
 async function libraryCases(round: string): Promise<void> {
   for (const n of SIZES) {
     const calls = Math.max(20, Math.min(CALLS, Math.round((CALLS * 65536) / n)));
@@ -258,7 +275,10 @@ async function libraryCases(round: string): Promise<void> {
       [`rowsums-${rows}x${rows}-synced`, () => add.reduce(m, { axis: 1 })],
       [`cumsum-${n}-synced`, () => add.accumulate(x)],
     ];
-    for (const [name, fn] of cases) await time({ name: `${name}${round}`, calls, call: synced(fn) }, await kernelTime(fn));
+    for (const [name, fn] of cases) {
+      if (GPU_WARM_MS > 0 && n >= 1 << 20) await keepGpuBusy(GPU_WARM_MS);
+      await time({ name: `${name}${round}`, calls, call: synced(fn) }, await kernelTime(fn));
+    }
     // The same sum with error scopes made free (pushes ignored, pops resolved at once): what the
     // scopes cost a synchronised call (the probe's only change to the library's traffic).
     await withoutScopes(() => time({ name: `sum-${n}-synced-no-scopes${round}`, calls, call: synced(() => add.reduce(x)) }));
