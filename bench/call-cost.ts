@@ -9,8 +9,8 @@
  * - three awaited element-wise calls on 2^16 elements (SAXPY, exp, multiply; per three calls), and
  *   bench/fuse.ts's chain of three as one `fuse`d call (per call);
  * - `reduce` and `accumulate` of an associative add, awaited, their results destroyed: a sum of
- *   4,096, row sums of 64 × 64, a cumsum of 4,096 on the device, and a sum of a 4,096-element host
- *   array; and (without `--quick`) bench/pace.ts's sizes: a sum and a cumsum of 2^24, row sums of
+ *   64 and of 4,096, row sums of 64 × 64, a cumsum of 64 and of 4,096 on the device, and a sum of
+ *   a 4,096-element host array; and (without `--quick`) bench/pace.ts's sizes: a sum and a cumsum of 2^24, row sums of
  *   4,096², awaited and (`-synced`) each followed by `synchronize()`, as pace.ts and CuPy time them.
  * The first chain of the process is reported apart (compilation, V8's tiers, first submissions),
  * then medians of REPS chains in steady state. CPU time per call is reported too, of the process
@@ -197,6 +197,9 @@ const CASES: Case[] = [
   hostCase(1, 'in-call'), hostCase(1, 'after'), hostCase(4096, 'in-call'), hostCase(4096, 'after'), hostCase(1, 'in-call'), hostCase(1, 'after'),
   threeCase(1 << 16),
   fusedCase(1 << 16),
+  // Folds of 64 elements: the call's own cost where the GPU's work is nothing (also on lavapipe).
+  foldCase('sum-64-awaited', CALLS, onDevice(64), sum),
+  foldCase('cumsum-64-awaited', CALLS, onDevice(64), cumsum),
   foldCase('sum-4096-awaited', CALLS, onDevice(4096), sum),
   foldCase('rowsums-64x64-awaited', CALLS, onDevice(4096, [64, 64]), rowSums),
   foldCase('cumsum-4096-awaited', CALLS, onDevice(4096), cumsum),
