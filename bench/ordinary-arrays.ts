@@ -2,7 +2,9 @@
  * Where the time of a call on ordinary typed arrays goes (issue 20, item 4), per corpus kernel and
  * target, against the same call with every array in shared (Wasm) memory:
  *
- *   npx tsx bench/ordinary-arrays.ts [--quick] [--only poly5,saxpy-f64] [--targets cpu,parallel] [--out FILE.md]
+ *   npx tsx bench/ordinary-arrays.ts [--quick] [--sync] [--only poly5,saxpy-f64] [--targets cpu,parallel] [--out FILE.md]
+ *
+ * With --sync every call is `f.sync(...)` (else awaited).
  *
  * On the parallel target, more variants in the same turns: `ordinary → given` and
  * `ordinary → fresh` with the inputs copied whole before the workers start (as before
@@ -20,6 +22,9 @@
  * - `alloc + fill`: a fresh typed array of the output's size, every element written once — the
  *   price of new memory itself (page faults and the kernel's zeroing of the pages), without ufunc;
  * - `fill reused`: the same writes into an array of that size used before (no new memory).
+ * - `inputs copied`: every ordinary input copied once, on this thread, into shared memory used
+ *   before — the least a call on ordinary inputs that uses workers can cost: only the thread that
+ *   owns an ordinary `ArrayBuffer` can read it, at one thread's memory bandwidth.
  *
  * Writes bench/results/ordinary-arrays-<machine>.md (`-quick` with --quick).
  */
@@ -35,12 +40,13 @@ import { CORPUS, type Data, type InputRecipe, type Operand } from './corpus/kern
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
+const sync = args.includes('--sync');
 const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const only = (flag('--only') ?? 'poly5,saxpy-f64,sigmoid,row-dot').split(',');
 const targets = (flag('--targets') ?? 'cpu,parallel').split(',') as ('cpu' | 'parallel')[];
 const samples = quick ? 5 : 15;
 const machine = describeMachine({ summary: 'not used by this benchmark' });
-const outFile = flag('--out') ?? fileURLToPath(new URL(`./results/ordinary-arrays-${machineSlug(machine)}${quick ? '-quick' : ''}.md`, import.meta.url));
+const outFile = flag('--out') ?? fileURLToPath(new URL(`./results/ordinary-arrays-${machineSlug(machine)}${sync ? "-sync" : ""}${quick ? "-quick" : ""}.md`, import.meta.url));
 
 const ARRAY_TYPES = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array } as const;
 const DTYPE_OF = new Map<unknown, keyof typeof ARRAY_TYPES>(Object.entries(ARRAY_TYPES).map(([k, v]) => [v, k as keyof typeof ARRAY_TYPES]));
@@ -98,12 +104,16 @@ for (const name of only) {
   const shared = operands.map((a) => (typeof a === 'number' ? a : argOf({ data: toShared(a.data), shape: a.shape })));
   const sab = operands.map((a) => (typeof a === 'number' ? a : argOf({ data: toSab(a.data), shape: a.shape })));
   for (const target of targets) {
-    const f = kernel.makeUfunc(target);
+    const ufunc = kernel.makeUfunc(target);
+    const f = sync ? async (...a: Parameters<typeof ufunc.sync>) => ufunc.sync(...a) : ufunc;
     const first = await f(...ordinary);
     const sharedOut = outLike(first, toShared);
     const ordinaryOut = outLike(first, (d) => d.slice() as Data);
     const { constructor: Out, length } = dataOf(first) as Data & { constructor: new (n: number) => Data };
     const reused = new Out(length);
+    const inputArrays = operands.filter((a): a is Operand => typeof a !== 'number').map((a) => a.data);
+    const inputCopies = inputArrays.map(toSab);
+    const copyInputs = async () => inputArrays.forEach((a, i) => inputCopies[i]!.set(a as never));
     for (let i = 0; i < 4; i++) await f(...shared, { out: sharedOut });
     // The call with one of the parallel target's A/B settings off.
     const without = (setting: (on: boolean) => boolean) => (call: () => Promise<unknown>) => async () => {
@@ -116,20 +126,21 @@ for (const name of only) {
     };
     const copiedFirst = without(parallelTesting.pipelineCopies);
     const noThreadCopiesIn = without(parallelTesting.threadCopiesIn);
-    const [sharedGiven, sharedFresh, ordinaryGiven, ordinaryFresh, alloc, refill, givenCopiedFirst, freshCopiedFirst, sabFresh, sabFreshNoThreadCopies, freshNoThreadCopies] = await interleaved([
+    const [sharedGiven, sharedFresh, ordinaryGiven, ordinaryFresh, alloc, refill, inputsCopied, givenCopiedFirst, freshCopiedFirst, sabFresh, sabFreshNoThreadCopies, freshNoThreadCopies] = await interleaved([
       () => f(...shared, { out: sharedOut }),
       () => f(...shared),
       () => f(...ordinary, { out: ordinaryOut }),
       () => f(...ordinary),
       () => new Out(length).fill(1),
       () => reused.fill(1),
+      copyInputs,
       ...(target === 'parallel'
         ? [copiedFirst(() => f(...ordinary, { out: ordinaryOut })), copiedFirst(() => f(...ordinary)), () => f(...sab), noThreadCopiesIn(() => f(...sab)), noThreadCopiesIn(() => f(...ordinary))]
         : []),
     ]);
     const ab = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? '—' : `${formatSeconds(a)} (${formatRatio(b / a)})`);
     rows.push([
-      name, target, formatSeconds(sharedGiven!), formatSeconds(sharedFresh!), formatSeconds(ordinaryGiven!), formatSeconds(ordinaryFresh!), formatSeconds(alloc!), formatSeconds(refill!),
+      name, target, formatSeconds(sharedGiven!), formatSeconds(sharedFresh!), formatSeconds(ordinaryGiven!), formatSeconds(ordinaryFresh!), formatSeconds(alloc!), formatSeconds(refill!), formatSeconds(inputsCopied!),
       ab(givenCopiedFirst, ordinaryGiven), ab(freshCopiedFirst, ordinaryFresh), formatRatio(ordinaryFresh! / sharedGiven!),
       sabFresh === undefined ? '—' : formatSeconds(sabFresh), ab(sabFreshNoThreadCopies, sabFresh), ab(freshNoThreadCopies, ordinaryFresh),
     ]);
@@ -139,7 +150,7 @@ for (const name of only) {
 await shutdown();
 const right = (header: string) => ({ header, align: 'right' as const });
 const table = markdownTable(
-  [{ header: 'kernel' }, { header: 'target' }, right('shared → given'), right('shared → fresh'), right('ordinary → given'), right('ordinary → fresh'), right('alloc + fill'), right('fill reused'), right('ordinary → given, copied first (now ÷ it)'), right('ordinary → fresh, copied first (now ÷ it)'), right('ordinary fresh ÷ shared given'), right('SAB → fresh'), right('SAB → fresh, no thread copies in (now ÷ it)'), right('ordinary → fresh, no thread copies in (now ÷ it)')],
+  [{ header: 'kernel' }, { header: 'target' }, right('shared → given'), right('shared → fresh'), right('ordinary → given'), right('ordinary → fresh'), right('alloc + fill'), right('fill reused'), right('inputs copied'), right('ordinary → given, copied first (now ÷ it)'), right('ordinary → fresh, copied first (now ÷ it)'), right('ordinary fresh ÷ shared given'), right('SAB → fresh'), right('SAB → fresh, no thread copies in (now ÷ it)'), right('ordinary → fresh, no thread copies in (now ÷ it)')],
   rows,
 );
 console.log(table);
@@ -151,7 +162,7 @@ writeFileSync(outFile, [
   '',
   machineMarkdown(machine),
   '',
-  'shared: `sharedArray` inputs; ordinary: ordinary typed arrays. given: into an `out` used before; fresh: the output allocated by the call. "alloc + fill" and "fill reused": a typed array of the output\'s size written once, new or used before (no ufunc). "copied first": the parallel call with its inputs copied whole before the workers start, and in brackets the call as it is now ÷ that (below 1: faster now). SAB: inputs each in a `SharedArrayBuffer` of its own, outside the Wasm memory (as a parallel call\'s result is). "no thread copies in": the threads copy no staged operand in (the calling thread does), and per-row outputs are copied back by the calling thread.',
+  'shared: `sharedArray` inputs; ordinary: ordinary typed arrays. given: into an `out` used before; fresh: the output allocated by the call. "alloc + fill" and "fill reused": a typed array of the output\'s size written once, new or used before (no ufunc). "inputs copied": the ordinary inputs copied once on the calling thread into shared memory used before — the floor of a parallel call on ordinary inputs (only the thread that owns an ordinary `ArrayBuffer` can read it). "copied first": the parallel call with its inputs copied whole before the workers start, and in brackets the call as it is now ÷ that (below 1: faster now). SAB: inputs each in a `SharedArrayBuffer` of its own, outside the Wasm memory (as a parallel call\'s result is). "no thread copies in": the threads copy no staged operand in (the calling thread does), and per-row outputs are copied back by the calling thread.',
   '',
   table,
   '',
