@@ -28,7 +28,7 @@ import { estimatedSeconds, isCostly, MIN_COSTED_WORK, POOL_SECONDS, recordCallTi
 import { placeCall, placementKey, recordPlacement } from './placement.js';
 import { chunking, type Job, type JobOutcome, minChunkOf, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
 import { Command, MAX_OPERANDS, scalarKindOf, type WorkerMessage } from './protocol.js';
-import { type ArenaSource, canSplitLoop, type StagedOperands, StagingArenas, stageOperands, yieldToEventLoop } from './staging.js';
+import { type ArenaSource, canSplitLoop, type InputPipeline, type StagedOperands, StagingArenas, stageOperands, yieldToEventLoop } from './staging.js';
 
 /** Options of the parallel target, shared by every ufunc that uses it. */
 export interface ParallelOptions {
@@ -322,11 +322,13 @@ function stagedPlanOf(plan: CallPlan, staged: StagedOperands): CallPlan {
 }
 
 /**
- * The job for a call, or why the call runs on the calling thread. With `deferCopies`, the operands
- * staged into shared memory are not yet copied there (`staged.copyInYielding()`).
+ * The job for a call, or why the call runs on the calling thread. The operands staged into shared
+ * memory are not yet copied there: the caller copies them (`copyInputs`).
+ *
+ * @param awaited - an awaited call (else `f.sync`)
  */
-function planJob(plan: CallPlan, deferCopies = false): PlannedJob | OnCallingThread {
-  const onThread = callingThreadReason(plan, deferCopies, true);
+function planJob(plan: CallPlan, awaited: boolean): PlannedJob | OnCallingThread {
+  const onThread = callingThreadReason(plan, awaited, true);
   if (onThread !== undefined && 'reason' in onThread) return onThread;
   const total = loopSize(plan);
   const workers = currentPool();
@@ -342,7 +344,7 @@ function planJob(plan: CallPlan, deferCopies = false): PlannedJob | OnCallingThr
     decision = { engine: decision.trial.winner ?? decision.trial.guess, loop: decision.loop };
   }
   try {
-    return { ...jobFor(plan, workers, decision, deferCopies, startedAt), ...(placement !== undefined ? { placement } : {}) };
+    return { ...jobFor(plan, workers, decision, startedAt), ...(placement !== undefined ? { placement } : {}) };
   } catch (error) {
     // Nothing ran: the trial recorded no time, and the shape's next large call is one.
     if (decision.trial) recordTrial(decision.trial, decision.engine, undefined, decision.loop);
@@ -351,7 +353,7 @@ function planJob(plan: CallPlan, deferCopies = false): PlannedJob | OnCallingThr
 }
 
 /** The job of {@link planJob}, on the engine decided. */
-function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, deferCopies: boolean, startedAt: number): PlannedJob {
+function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, startedAt: number): PlannedJob {
   const splittable = canSplitLoop(plan);
   const total = loopSize(plan);
   let runner: RunnerSource;
@@ -368,7 +370,6 @@ function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, d
   // Operands whose own memory is shared are copied by the threads, chunk by chunk as they run
   // them, in parallel and from cache (for the JS runner none is staged: it reads shared memory).
   const copies = staged.chunkCopies(plan, threadCopiesIn);
-  if (!deferCopies) staged.copyIn();
   const { args, layout } = prepareRunnerArgs(stagedPlan);
   let evictedRunners: readonly number[] = [];
   if (!wasm) ({ runner, evicted: evictedRunners } = runnerSourceFor(stagedPlan, layout));
@@ -472,17 +473,47 @@ function assertParallelAvailable(): void {
   if (why !== undefined) throw new TargetUnavailableError(why);
 }
 
+/**
+ * Inputs read in loop order are copied chunk by chunk, each chunk opened to the workers as soon as
+ * its inputs are in (`InputPipeline`): the pipeline of a job, where it has one. (Not for a job with
+ * limits, which the pool runs apart, nor one of a single chunk.)
+ */
+function inputPipelineOf(plan: CallPlan, planned: PlannedJob): InputPipeline | undefined {
+  if (planned.job.singleChunk || planned.job.limits || !pipelineCopies) return undefined;
+  const inputs = planned.staged.pipelineInputs(plan);
+  if (inputs) probes.pipelinedJob?.();
+  return inputs;
+}
+
 function runSync(plan: CallPlan): void {
   assertParallelAvailable();
   // Behind a call with a limit, which may be stuck until its limit passes (and this thread, blocked,
   // would never see that pass): run on this thread instead, with the same results.
   if (isSmall(plan) || pool?.busyWithLimitedJob) return runOnCallingThread(plan);
-  const planned = planJob(plan);
+  const planned = planJob(plan, false);
   if (!('job' in planned)) return runOnCallingThread(plan, planned);
+  // The pool makes the pipeline's copies on this thread once the workers are woken, before this
+  // thread claims chunks itself: they compute the first chunks while it copies the rest.
+  const inputs = inputPipelineOf(plan, planned);
+  try {
+    planned.staged.copyIn();
+  } catch (error) {
+    planned.staged.abandon(); // an input detached: nothing ran, nothing is copied back
+    endTrial(planned, false);
+    throw error;
+  }
   let outcome: JobOutcome | undefined;
   try {
-    outcome = planned.pool.runSync(planned.job);
+    outcome = planned.pool.runSync(inputs ? { ...planned.job, inputs } : planned.job);
+    if (inputs?.error !== undefined) {
+      // An input detached while it was copied: the chunks after it did not run; nothing is copied back.
+      planned.staged.abandon();
+      outcome = undefined;
+      throw inputs.error;
+    }
   } finally {
+    // The job never began (the pool refused it): an arena never copied into is not copied back.
+    if (inputs && !inputs.sharedRangesIn) planned.staged.abandon();
     planned.staged.finish(outcome?.ok === true);
     endTrial(planned, outcome?.ok === true);
     recordPoolTime(plan, planned, outcome);
@@ -504,9 +535,7 @@ async function run(plan: CallPlan): Promise<void> {
     if (planned.placed) await yieldToEventLoop();
     return;
   }
-  // Inputs read in loop order are copied chunk by chunk while the workers run the chunks already in.
-  // (Not for a job with limits, which the pool runs apart, nor one of a single chunk.)
-  const inputs = planned.job.singleChunk || planned.job.limits || !pipelineCopies ? undefined : planned.staged.pipelineInputs(plan);
+  const inputs = inputPipelineOf(plan, planned);
   try {
     await planned.staged.copyInYielding();
   } catch (error) {
@@ -516,7 +545,6 @@ async function run(plan: CallPlan): Promise<void> {
   }
   let outcome: JobOutcome | undefined;
   try {
-    if (inputs) probes.pipelinedJob?.();
     outcome = await planned.pool.run(inputs ? { ...planned.job, inputs } : planned.job);
     if (inputs?.error !== undefined) {
       // An input detached while it was copied: the chunks after it did not run; nothing is copied back.

@@ -57,7 +57,7 @@ export interface Job {
   readonly singleChunk?: boolean;
   /** Staged operands each thread copies in before and back after each chunk it runs. */
   readonly copies?: readonly ChunkCopy[];
-  /** Inputs the calling thread copies in while the chunks run (async jobs only): chunks wait for theirs. */
+  /** Inputs the calling thread copies in while the chunks run (in a sync job, before it claims chunks): chunks wait for theirs. */
   readonly inputs?: InputPipeline;
 }
 
@@ -195,6 +195,12 @@ export class WorkerPool {
       this.finish(this.current);
     }
     const running = this.start(job, false);
+    if (job.inputs) {
+      // This thread is about to block: it makes every copy now, each chunk opened to the workers
+      // as soon as its inputs are in, and then claims chunks itself.
+      this.beginInputs(running, job.inputs);
+      job.inputs.finishNow();
+    }
     this.claimChunks(running);
     this.waitSync(running);
     return this.finish(running);
@@ -220,12 +226,7 @@ export class WorkerPool {
         return { ok: false, error: new WorkerError('No worker of the parallel target could take this call (every worker has stopped); the pool replaces them, so the call can be retried.') };
       }
       if (job.inputs) {
-        const { int32, float64 } = this.control;
-        job.inputs.begin(int32[Slot.chunks]!, float64[CHUNK_SIZE_F64]!, float64[TOTAL_F64]!, (ready) => {
-          if (this.current !== running) return;
-          Atomics.store(int32, Slot.inputsReady, ready);
-          Atomics.notify(int32, Slot.inputsReady);
-        });
+        this.beginInputs(running, job.inputs);
       } else if (this.waitBriefly()) {
         return this.finish(running);
       }
@@ -519,6 +520,16 @@ export class WorkerPool {
       return true;
     });
     return running;
+  }
+
+  /** Starts a job's input copies, which open its chunks to the threads as their inputs come in. */
+  private beginInputs(running: RunningJob, inputs: InputPipeline): void {
+    const { int32, float64 } = this.control;
+    inputs.begin(int32[Slot.chunks]!, float64[CHUNK_SIZE_F64]!, float64[TOTAL_F64]!, (ready) => {
+      if (this.current !== running) return;
+      Atomics.store(int32, Slot.inputsReady, ready);
+      Atomics.notify(int32, Slot.inputsReady);
+    });
   }
 
   /** The calling thread's share: it claims chunks like a worker until none are left. */

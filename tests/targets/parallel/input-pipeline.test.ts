@@ -188,6 +188,20 @@ describe('awaited calls on ordinary inputs', () => {
     expect(mismatches(got, want)).toBe(0);
   });
 
+  it('run sync calls so too: the calling thread copies chunk by chunk while the workers compute, then claims chunks', () => {
+    pipelinedJobs(true);
+    for (const Type of [Float64Array, Int32Array] as { from(a: ArrayLike<number>): Data; new (n: number): Data }[]) {
+      const x = Type.from(Array.from({ length: n + 2 }, (_, i) => (i % 777) - 100)).subarray(2);
+      const y = Type.from(Array.from({ length: n }, (_, i) => (i * 5) % 301));
+      const want = cpu.sync(-2, x, y) as Data;
+      expect(mismatches(parallel.sync(-2, x, y) as Data, want)).toBe(0);
+      const out = new Type(n);
+      parallel.sync(-2, x, y, { out });
+      expect(mismatches(out, want)).toBe(0);
+    }
+    expect(pipelinedJobs()).toBe(4);
+  });
+
   it('let a sync call behind them run (it copies the rest of their inputs before it blocks)', async () => {
     const x = Float64Array.from({ length: n }, (_, i) => i);
     const y = new Float64Array(n).fill(1);
