@@ -144,7 +144,7 @@ for (const name of only) {
       ab(givenCopiedFirst, ordinaryGiven), ab(freshCopiedFirst, ordinaryFresh), formatRatio(ordinaryFresh! / sharedGiven!),
       sabFresh === undefined ? '—' : formatSeconds(sabFresh), ab(sabFreshNoThreadCopies, sabFresh), ab(freshNoThreadCopies, ordinaryFresh),
     ]);
-    process.stderr.write(`${name} ${target} done\n`);
+    process.stderr.write(`| ${rows.at(-1)!.join(' | ')} |\n`); // as it goes: the table follows at the end
   }
 }
 await shutdown();
