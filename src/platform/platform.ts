@@ -35,6 +35,8 @@ export interface PoolWorkerInit {
   readonly resourceLimits?: { readonly maxOldGenerationSizeMb?: number; readonly maxYoungGenerationSizeMb?: number };
   /** The worker's script, when the user gave one (`setParallelOptions({ workerUrl })`). */
   readonly workerUrl?: ScriptUrl;
+  /** Shared memory the worker releases before it collects its heap (Node only; worker.ts says why). */
+  readonly collectAfterBytes?: number;
   /** The worker said it is ready. */
   onReady(): void;
   /** The worker threw or failed to load. */

@@ -112,6 +112,8 @@ export interface PoolOptions {
   readonly minChunk?: number;
   /** Heap limits of each worker (tests use a small one to provoke running out of memory). */
   readonly resourceLimits?: PoolWorkerInit['resourceLimits'];
+  /** Shared memory a worker releases before it collects its heap (tests lower it; worker.ts says why). */
+  readonly collectAfterBytes?: number;
   /** The worker script, where the default (`worker.js` beside the library) does not fit a bundle. */
   readonly workerUrl?: ScriptUrl;
 }
@@ -396,6 +398,7 @@ export class WorkerPool {
       index,
       name: `ufunc parallel worker ${index}`,
       ...(this.options.resourceLimits ? { resourceLimits: this.options.resourceLimits } : {}),
+      ...(this.options.collectAfterBytes !== undefined ? { collectAfterBytes: this.options.collectAfterBytes } : {}),
       ...(this.options.workerUrl !== undefined ? { workerUrl: this.options.workerUrl } : {}),
       onReady: () => {
         started = true;

@@ -35,7 +35,7 @@ function startWorker(init: PoolWorkerInit, options: WorkerOptions): Worker {
 
 export function startNodeWorker(init: PoolWorkerInit): PoolWorkerHandle {
   const { port1, port2 } = new MessageChannel();
-  const data: NodeWorkerData = { control: init.control, index: init.index, port: port2 };
+  const data: NodeWorkerData = { control: init.control, index: init.index, port: port2, ...(init.collectAfterBytes !== undefined ? { collectAfterBytes: init.collectAfterBytes } : {}) };
   const worker = startWorker(init, {
     workerData: data,
     transferList: [port2],

@@ -31,6 +31,12 @@ export class WorkerCore {
   private readonly argumentSets = new Map<number, ArgumentSet>();
   /** The current job's staged operands to copy chunk by chunk (a `copies` message before it). */
   private copies: readonly ChunkCopy[] = [];
+  /**
+   * Bytes of shared memory this worker stopped referencing (argument sets forgotten, a job's
+   * copies done) since its host last collected its heap (`collected()`): until then its objects
+   * for that memory keep it alive, whoever else dropped it.
+   */
+  releasedBytes = 0;
 
   /**
    * @param buffer the pool's control block
@@ -84,11 +90,17 @@ export class WorkerCore {
       case 'copies':
         this.copies = message.copies;
         return;
-      case 'forget':
+      case 'forget': {
         for (const id of message.runners) this.runners.delete(id);
-        if (message.argumentSets === 'all') this.argumentSets.clear();
-        else for (const id of message.argumentSets) this.argumentSets.delete(id);
+        const ids = message.argumentSets === 'all' ? [...this.argumentSets.keys()] : message.argumentSets;
+        for (const id of ids) {
+          const set = this.argumentSets.get(id);
+          if (!set) continue;
+          this.argumentSets.delete(id);
+          for (const data of set.message.data) this.releasedBytes += (data as { byteLength?: number } | null)?.byteLength ?? 0;
+        }
         return;
+      }
       case 'crash':
         return this.exit(70);
       case 'exhaust-memory': {
@@ -113,6 +125,7 @@ export class WorkerCore {
       control.writeError(index, 0, error);
       control.lowerErrorChunk(0);
     } finally {
+      for (const { from } of this.copies) this.releasedBytes += from.byteLength;
       this.copies = [];
     }
     if (Atomics.compareExchange(int32, this.stateSlot, WorkerState.busy, WorkerState.idle) === WorkerState.busy) {

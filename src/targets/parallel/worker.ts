@@ -7,18 +7,29 @@
  * This file is the package's `ufunc/worker` entry under the `node` condition: a bundle places it
  * beside itself as `worker.js`.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { markWorkerDead, type WorkerMessage, WorkerState } from './protocol.js';
 import { WorkerCore } from './worker-core.js';
+
+/**
+ * By default a worker collects its heap once it has released this much shared memory: a collection
+ * costs milliseconds (more under load), and this many bytes of results cost far longer to compute;
+ * the memory results hold through the workers stays bounded by about this much.
+ */
+const COLLECT_AFTER_BYTES = 256 * 1024 * 1024;
 
 /** What a Node worker receives at start. */
 export interface NodeWorkerData {
   readonly control: SharedArrayBuffer;
   readonly index: number;
   readonly port: MessagePort;
+  /** Shared memory this worker releases before it collects its heap (@default COLLECT_AFTER_BYTES). */
+  readonly collectAfterBytes?: number;
 }
 
-const { control: buffer, index, port } = workerData as NodeWorkerData;
+const { control: buffer, index, port, collectAfterBytes = COLLECT_AFTER_BYTES } = workerData as NodeWorkerData;
 const core = new WorkerCore(buffer, index, (code) => process.exit(code));
 const { int32, stateSlot, mailboxSlot } = core;
 
@@ -33,6 +44,31 @@ function readMailbox(): void {
     core.handle(entry.message as WorkerMessage);
   }
 }
+
+/**
+ * A full collection of this worker's heap (undefined where Node refuses the flag). Why: every
+ * result a parallel call allocates is a `SharedArrayBuffer` of its own, which reaches this worker
+ * in a message, and this worker's object for it keeps the memory alive until its heap is collected.
+ * This thread never returns to its event loop and allocates almost nothing, and V8 does not count
+ * shared memory toward starting a collection, so it never collected on its own: every result
+ * stayed resident until the pool shut down, whatever the calling thread dropped.
+ * `--expose-gc` is on only while `gc` is read (a process-wide V8 flag), unless it already was.
+ */
+function heapCollector(): (() => void) | undefined {
+  const exposed = (globalThis as { gc?: () => void }).gc;
+  if (exposed) return exposed;
+  try {
+    setFlagsFromString('--expose-gc');
+    try {
+      return runInNewContext('gc') as () => void;
+    } finally {
+      setFlagsFromString('--no-expose-gc');
+    }
+  } catch {
+    return undefined;
+  }
+}
+const collectHeap = heapCollector();
 
 // `process.exit` in a worker stops only this thread, and runs this first: a calling thread blocked
 // in `Atomics.wait` learns of the death at once instead of at its next liveness check.
@@ -50,6 +86,10 @@ for (;;) {
       failure = error;
     }
     core.runJob(failure);
+    if (collectHeap && core.releasedBytes >= collectAfterBytes) {
+      collectHeap();
+      core.releasedBytes = 0;
+    }
   }
   // Counted out by the pool (it took this thread for dead, or is terminating it): leave.
   else if (state === WorkerState.dead) process.exit(0);

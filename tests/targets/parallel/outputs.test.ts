@@ -2,6 +2,7 @@
 import { expect, it } from 'vitest';
 import { getParallelOptions, guvectorize, isShared, setEngineMode, vectorize, type NDArray } from '../../../src/index.js';
 import { isInWasmMemory } from '../../../src/targets/cpu/wasm/index.js';
+import { __testing } from '../../../src/targets/parallel/index.js';
 
 it('allocates large outputs in shared memory, small ones in ordinary memory', async () => {
   const { threshold } = getParallelOptions();
@@ -91,5 +92,40 @@ it("chains calls on the Wasm engine: a result (shared memory outside the Wasm me
     }
   } finally {
     setEngineMode(before);
+  }
+});
+
+it('lets the memory of dropped results go: a worker collects its heap once it has released enough shared memory', async () => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const held = async (collectAfterBytes: number) => {
+    await __testing.resetPool({ collectAfterBytes });
+    // The Wasm engine: its results reach the workers only for the call (the JS engine's argument sets keep the last few).
+    // On the workers whatever placement.ts measures (this cheap kernel could move to the calling thread).
+    const placement = __testing.measuredPlacement(false);
+    const before = setEngineMode('wasm');
+    try {
+      const n = getParallelOptions().threshold * 8;
+      const relu = vectorize(['float32(float32)'], { target: 'parallel' })((x: number) => (x > 0 ? x : 0));
+      const x = new Float32Array(n).fill(-1);
+      await relu(x);
+      gc();
+      const start = process.memoryUsage().arrayBuffers;
+      for (let i = 0; i < 40; i++) await relu(x); // each result dropped
+      gc();
+      return (process.memoryUsage().arrayBuffers - start) / (n * 4);
+    } finally {
+      setEngineMode(before);
+      __testing.measuredPlacement(placement);
+    }
+  };
+  try {
+    // Results' worth of memory still held after the calling thread collected.
+    expect(await held(1 << 20)).toBeLessThan(8);
+    expect(await held(Infinity)).toBeGreaterThan(30); // never collecting: the workers held every result
+  } finally {
+    await __testing.resetPool();
   }
 });
