@@ -6,15 +6,18 @@
  * (forced: the engine whose code changed) and on the engine each library chooses. Sides are timed
  * in turns, sample by sample, so that the machine's noise falls on all of them alike; a sample is
  * the process's CPU time per call over calls lasting ≥ 20 ms (on a loaded machine CPU time moves
- * less than wall time), and the figure per side is the median over samples. `new-g1` is this
+ * less than wall time), and the figures per side are the median and the least over samples (other
+ * work on the machine only adds time, so the least is the steadiest figure on a loaded machine). `new-g1` is this
  * checkout with one block of rows per step (emit-rows.ts `__testing.setRowGroups(1)`): what the
  * groups of rows side by side are worth, apart from anything else that differs from the base.
  *
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
  *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared]
+ *   npx tsx bench/rows-ab.ts --shared     # no base: this checkout with its rule against one group per step
  *
- * Checks every side's result against the base's Wasm result, bit for bit.
+ * Checks every side's result against the first side's, bit for bit. Prints each row as it is
+ * measured, then the table.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -31,7 +34,6 @@ const shared = argv.includes('--shared');
 const only = flag('--only')?.split(',');
 const engines = (flag('--engines') ?? 'wasm').split(',') as ('wasm' | 'chosen')[];
 const baseDir = flag('--base');
-if (!baseDir) throw new Error('usage: npx tsx bench/rows-ab.ts --base DIR [--rounds N] [--only a,b] [--quick] [--engines wasm,chosen]');
 
 type Guvectorize = (signatures: string[], layout: string, options?: object) => (kernel: (...args: never[]) => void) => (...args: unknown[]) => unknown;
 interface Library {
@@ -276,10 +278,10 @@ interface Side {
   readonly groups?: number;
 }
 
-const base = await load(baseDir);
 const fresh = await load(resolve(new URL('..', import.meta.url).pathname));
-const sides: Side[] = [{ name: 'base', lib: base }, { name: 'new', lib: fresh }];
-if (fresh.setRowGroups) sides.push({ name: 'new-g1', lib: fresh, groups: 1 });
+// Without a base, the reference side is this checkout with one group of rows per step.
+const sides: Side[] = baseDir ? [{ name: 'base', lib: await load(baseDir) }, { name: 'new', lib: fresh }] : [{ name: 'new-g1', lib: fresh, groups: 1 }, { name: 'new', lib: fresh }];
+if (baseDir && fresh.setRowGroups) sides.push({ name: 'new-g1', lib: fresh, groups: 1 });
 
 const rows: string[][] = [];
 for (const k of KERNELS) {
@@ -336,6 +338,8 @@ for (const k of KERNELS) {
       }
     }
     const medians = perSample.map(median);
+    // Other work on the machine only adds time: the least sample is the steadiest on a loaded one.
+    const least = perSample.map((x) => Math.min(...x));
     const explained = (() => {
       const c = calls[1]!;
       c.side.lib.setEngineMode(engine === 'wasm' ? 'wasm' : 'auto');
@@ -343,7 +347,7 @@ for (const k of KERNELS) {
     })();
     rows.push([
       k.name + (k.corpus ? '' : ' *'), engine, ...medians.map(formatSeconds),
-      ...medians.slice(1).map((m) => `${(m / medians[0]!).toFixed(2)}×`), same.every(Boolean) ? 'ok' : `differs: ${sides.filter((_, i) => !same[i]).map((s) => s.name).join(', ')}`, explained,
+      ...medians.slice(1).map((m) => `${(m / medians[0]!).toFixed(2)}×`), ...least.slice(1).map((m) => `${(m / least[0]!).toFixed(2)}×`), same.every(Boolean) ? 'ok' : `differs: ${sides.filter((_, i) => !same[i]).map((s) => s.name).join(', ')}`, explained,
     ]);
     console.log(rows[rows.length - 1]!.join(' | '));
   }
@@ -354,5 +358,5 @@ for (const s of sides) {
 }
 console.log(`\n${rounds} samples per side, in turns; CPU time per call; * = outside the corpus. ${shared ? 'Operands in Wasm memory (sharedArray, into a given out).' : 'Ordinary typed arrays, outputs allocated by the call.'}\n`);
 const right = (header: string) => ({ header, align: 'right' as const });
-console.log(markdownTable([{ header: 'kernel' }, { header: 'engine' }, ...sides.map((s) => right(s.name)), ...sides.slice(1).map((s) => right(`${s.name} ÷ base`)), { header: 'bits' }, { header: 'new: explain' }], rows));
+console.log(markdownTable([{ header: 'kernel' }, { header: 'engine' }, ...sides.map((s) => right(s.name)), ...sides.slice(1).map((s) => right(`${s.name} ÷ ${sides[0]!.name}`)), ...sides.slice(1).map((s) => right(`least: ${s.name} ÷ ${sides[0]!.name}`)), { header: 'bits' }, { header: 'new: explain' }], rows));
 process.exit(0);

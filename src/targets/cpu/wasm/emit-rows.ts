@@ -8,7 +8,8 @@
  * scalars, array elements, and what depends on them). Uniform values stay scalar — so loops,
  * index arithmetic and bounds checks run once for all lanes, by the scalar emitter — and are
  * splatted where they meet varying ones. Varying values live in v128 lanes. Every array index
- * must be uniform: then element `[i]` of the lanes' rows is one 16-byte slot.
+ * must be uniform: then element `[i]` of the lanes' rows is one slot of 16 bytes (8 where 2 rows
+ * hold 32-bit values: lanes 0–1).
  *
  * Rows are copied, lane-interleaved, into a scratch area of the thread (slot `i` holds element `i`
  * of each lane's row), the body runs on the slots with plain v128 loads and stores, and the rows
@@ -531,6 +532,12 @@ export class RowSimdEmitter extends SimdEmitter {
     }
   }
 
+  /** The slot at the address on the stack: 16 bytes, or 8 into lanes 0–1 (slotBytesOf). */
+  private loadSlot(a: WasmArray): void {
+    if (a.shift === 3) this.e.simd(SimdOp.v128_load64_zero).code.u32(3).u32(0);
+    else this.e.simd(SimdOp.v128_load).code.u32(4).u32(0);
+  }
+
   /** A uniform scalar of type `t` on the stack becomes a vector (bool: a lane mask). */
   splatUniform(t: DType): void {
     if (t === 'bool') {
@@ -553,7 +560,7 @@ export class RowSimdEmitter extends SimdEmitter {
     if (x.kind === 'index') {
       const a = this.e.arrays.get(x.array)!;
       this.e.get(this.e.address(x.array, a, x.indices, x.loc));
-      this.e.simd(SimdOp.v128_load).code.u32(4).u32(0);
+      this.loadSlot(a);
       return;
     }
     super.expr(x);
@@ -601,11 +608,13 @@ export class RowSimdEmitter extends SimdEmitter {
           const m = e.local(ValType.v128);
           e.set(m);
           e.get(address);
-          e.simd(SimdOp.v128_load).code.u32(4).u32(0);
+          this.loadSlot(a);
           e.get(m);
           this.simd(SimdOp.v128_bitselect);
         }
-        e.simd(SimdOp.v128_store).code.u32(4).u32(0);
+        // An 8-byte slot takes lanes 0–1 (the 2 rows' 32-bit values).
+        if (a.shift === 3) e.simd(SimdOp.v128_store64_lane).code.u32(3).u32(0).byte(0);
+        else e.simd(SimdOp.v128_store).code.u32(4).u32(0);
         return;
       }
       case 'if':
@@ -720,6 +729,8 @@ interface RowOperand {
   readonly slot?: number;
   /** Array operands: the scratch address per group (the first is `slot`). */
   readonly slots?: readonly number[];
+  /** Array operands: bytes of one slot (one element of every lane's row): see {@link slotBytesOf}. */
+  readonly slotBytes?: 8 | 16;
   readonly elems?: number;
   readonly aliased?: number;
   /** Array operands: another operand shares this one's slots. */
@@ -756,7 +767,7 @@ export function emitRowVectorLoop(
 ): void {
   const simd = new RowSimdEmitter(e, ctx, plan.lanes, plan);
   const saved = new Map(e.arrays);
-  const operands = rowOperands(e, kernel, layout, plan.lanes * plan.groups, locals.step, saved, plan.groups);
+  const operands = rowOperands(e, kernel, layout, plan, locals.step, saved);
   e.open('block');
   const loop: RowLoop = { e, kernel, layout, plan, locals, saved, operands, arrays: operands.filter((o) => o.src), exit: e.depth() - 1 };
   // Checks, once per call of run: any failure leaves every row to the scalar loop.
@@ -777,9 +788,9 @@ export function emitRowVectorLoop(
  * bytes (set here), a row address per lane, and for arrays their slots' address, element count
  * and alias flags.
  */
-function rowOperands(
-  e: FunctionEmitter, kernel: TypedKernel, layout: MemoryLayout, lanes: number, step: RunLocals['step'], saved: ReadonlyMap<Variable, WasmArray>, groups: number,
-): RowOperand[] {
+function rowOperands(e: FunctionEmitter, kernel: TypedKernel, layout: MemoryLayout, plan: RowPlan, step: RunLocals['step'], saved: ReadonlyMap<Variable, WasmArray>): RowOperand[] {
+  const { groups } = plan;
+  const lanes = plan.lanes * groups;
   const operands: RowOperand[] = [];
   kernel.params.forEach((v, i) => {
     const s = layout.inner[i];
@@ -792,13 +803,23 @@ function rowOperands(
     const lane = Array.from({ length: lanes }, () => e.local(ValType.i32));
     if (isArrayType(v.type)) {
       const slots = Array.from({ length: groups }, () => e.local(ValType.i32));
-      operands.push({ index: i, v, dtype, shift, src: saved.get(v)!, stepBytes, lane, slot: slots[0]!, slots, elems: e.local(ValType.i32), aliased: e.local(ValType.i32), shared: e.local(ValType.i32) });
+      const slotBytes = slotBytesOf(plan, dtype);
+      operands.push({ index: i, v, dtype, shift, src: saved.get(v)!, stepBytes, lane, slot: slots[0]!, slots, slotBytes, elems: e.local(ValType.i32), aliased: e.local(ValType.i32), shared: e.local(ValType.i32) });
     } else operands.push({ index: i, v, dtype, shift, stepBytes, lane });
   });
   return operands;
 }
 
 const dimLocal = (d: WasmArray['dims'][number]) => (d as { local: number }).local;
+
+/**
+ * Bytes of an array operand's slot: 16, or 8 where 2 rows per vector hold 32-bit lanes (float32,
+ * int32, uint32, and 8- and 16-bit integers, which lanes hold as int32): such a slot is lanes 0–1
+ * only, so copies store and the body loads half the bytes (`load64_zero`, `store64_lane`).
+ */
+function slotBytesOf(plan: RowPlan, dtype: DType): 8 | 16 {
+  return plan.lanes === 2 && DTYPES[dtype].bytes <= 4 ? 8 : 16;
+}
 
 /**
  * Bytes of the row scratch each group of rows has: its local arrays, then its rows' slots. Groups
@@ -824,7 +845,8 @@ const memarg = (e: FunctionEmitter, align: number) => e.code.u32(align).u32(0);
  * @returns per array operand, the local holding the bytes one row spans (0 when empty)
  */
 function exitUnlessRowsFitScratch({ e, plan, locals: { count }, arrays, exit }: RowLoop, rowScratch: number): Map<RowOperand, number> {
-  const capSlots = (groupRegionBytes(plan) - plan.localBytes) / 16;
+  // In units of 8 bytes: an 8-byte slot is one, a 16-byte slot two (at an even unit, 16-byte aligned).
+  const capUnits = (groupRegionBytes(plan) - plan.localBytes) / 8;
   e.get(count).i32(plan.lanes * plan.groups).op(Op.i32_lt_u).br(exit, true);
   const used = e.local(ValType.i32);
   e.i32(0).set(used);
@@ -834,12 +856,14 @@ function exitUnlessRowsFitScratch({ e, plan, locals: { count }, arrays, exit }: 
     // elems = Π dims, each checked against the scratch capacity first (no i32 overflow).
     e.i32(1).set(o.elems!);
     for (const d of a.dims) {
-      e.get(dimLocal(d)).i32(capSlots).op(Op.i32_gt_u).br(exit, true);
+      e.get(dimLocal(d)).i32(capUnits).op(Op.i32_gt_u).br(exit, true);
       e.get(o.elems!).get(dimLocal(d)).op(Op.i32_mul).set(o.elems!);
     }
-    e.get(o.elems!).i32(capSlots).op(Op.i32_gt_u).br(exit, true);
-    e.get(rowScratch).i32(plan.localBytes).op(Op.i32_add).get(used).i32(4).op(Op.i32_shl).op(Op.i32_add).set(o.slot!);
-    e.get(used).get(o.elems!).op(Op.i32_add).tee(used).i32(capSlots).op(Op.i32_gt_u).br(exit, true);
+    e.get(o.elems!).i32(capUnits).op(Op.i32_gt_u).br(exit, true);
+    const units = o.slotBytes! / 8;
+    if (units === 2) e.get(used).i32(1).op(Op.i32_add).i32(-2).op(Op.i32_and).set(used);
+    e.get(rowScratch).i32(plan.localBytes).op(Op.i32_add).get(used).i32(3).op(Op.i32_shl).op(Op.i32_add).set(o.slot!);
+    e.get(used).get(o.elems!).i32(units).op(Op.i32_mul).op(Op.i32_add).tee(used).i32(capUnits).op(Op.i32_gt_u).br(exit, true);
     e.i32(0).set(o.aliased!);
     e.i32(0).set(o.shared!);
     // Negative steps or strides: not vectorised (the overlap tests below assume ascending rows).
@@ -923,7 +947,7 @@ function exitUnlessOutputsApart({ e, plan, locals: { pointer, count }, arrays, e
 /**
  * Binds the kernel's arrays to the row scratch for the vector body, per group of rows: local
  * arrays lane-interleaved at fixed offsets of the group's region, array operands at the group's
- * slots (contiguous, one slot of 16 bytes per element).
+ * slots (contiguous, one slot of 8 or 16 bytes per element: {@link slotBytesOf}).
  */
 function bindToScratch({ e, kernel, plan, saved, arrays }: RowLoop, rowScratch: number): Map<Variable, WasmArray>[] {
   return Array.from({ length: plan.groups }, (_, g) => {
@@ -936,7 +960,7 @@ function bindToScratch({ e, kernel, plan, saved, arrays }: RowLoop, rowScratch: 
     for (const o of arrays) {
       const a = o.src!;
       const strides: WasmArray['strides'][number][] = a.dims.length === 2 ? [dimLocal(a.dims[1]!), 'unit'] : a.dims.map(() => 'unit' as const);
-      bound.set(o.v, { base: o.slots![g]!, strides, dims: a.dims, dtype: o.dtype, shift: 4 });
+      bound.set(o.v, { base: o.slots![g]!, strides, dims: a.dims, dtype: o.dtype, shift: o.slotBytes === 8 ? 3 : 4 });
     }
     return bound;
   });
@@ -1075,6 +1099,9 @@ class RowCopy {
   private readonly group: number;
   private readonly rowVectors: number[];
   private readonly slotVectors: number[];
+  /** Bytes of a slot (slotBytesOf), and the v128s that `group` slots fill. */
+  private readonly slotBytes: number;
+  private readonly slotVectorCount: number;
 
   /** Per group of rows, the operand as that group sees it (its rows' addresses). */
   private readonly views: RowOperand[];
@@ -1089,8 +1116,10 @@ class RowCopy {
     this.slot = e.local(ValType.i32);
     this.bytes = 1 << o.shift;
     this.group = 16 / this.bytes;
+    this.slotBytes = o.slotBytes ?? 16;
+    this.slotVectorCount = (this.group * this.slotBytes) / 16;
     this.rowVectors = Array.from({ length: lanes }, () => e.local(ValType.v128));
-    this.slotVectors = Array.from({ length: this.group }, () => e.local(ValType.v128));
+    this.slotVectors = Array.from({ length: this.slotVectorCount }, () => e.local(ValType.v128));
   }
 
   emit(): void {
@@ -1146,16 +1175,17 @@ class RowCopy {
   /** One element of every lane's row, and its slot, for each group of rows. */
   private element(): void {
     const { e, o, v, offset, slot, lanes, groupBytes } = this;
+    const half = this.slotBytes === 8;
     this.views.forEach((view, g) => {
       if (this.into) {
         loadLanes(e, lanes, view, offset, v);
         e.get(slot).get(v);
-        e.simd(SimdOp.v128_store);
-        e.code.u32(4).u32(g * groupBytes);
+        if (half) e.simd(SimdOp.v128_store64_lane).code.u32(3).u32(g * groupBytes).byte(0);
+        else e.simd(SimdOp.v128_store).code.u32(4).u32(g * groupBytes);
       } else {
         e.get(slot);
-        e.simd(SimdOp.v128_load);
-        e.code.u32(4).u32(g * groupBytes);
+        if (half) e.simd(SimdOp.v128_load64_zero).code.u32(3).u32(g * groupBytes);
+        else e.simd(SimdOp.v128_load).code.u32(4).u32(g * groupBytes);
         e.set(v);
         for (let l = 0; l < lanes; l++) {
           // Narrow elements keep their lane's low bytes: the kernel's store converted the value.
@@ -1167,7 +1197,7 @@ class RowCopy {
         }
       }
     });
-    e.get(slot).i32(16).op(Op.i32_add).set(slot);
+    e.get(slot).i32(this.slotBytes).op(Op.i32_add).set(slot);
   }
 
   /** `group` consecutive elements of every lane's row, and their `group` slots, for each group of rows. */
@@ -1182,13 +1212,13 @@ class RowCopy {
           e.set(rowVectors[l]!);
         }
         this.transpose(rowVectors, slotVectors, true);
-        for (let i = 0; i < group; i++) {
+        for (let i = 0; i < this.slotVectorCount; i++) {
           e.get(slot).get(slotVectors[i]!);
           e.simd(SimdOp.v128_store);
           e.code.u32(4).u32(g * groupBytes + 16 * i);
         }
       } else {
-        for (let i = 0; i < group; i++) {
+        for (let i = 0; i < this.slotVectorCount; i++) {
           e.get(slot);
           e.simd(SimdOp.v128_load);
           e.code.u32(4).u32(g * groupBytes + 16 * i);
@@ -1202,19 +1232,31 @@ class RowCopy {
         }
       }
     });
-    e.get(slot).i32(16 * group).op(Op.i32_add).set(slot);
+    e.get(slot).i32(this.slotBytes * group).op(Op.i32_add).set(slot);
   }
 
   /**
    * Transposes `from` (lanes × group, or group × lanes) into `to`. 4 lanes × 4 f32: two rounds
-   * of shuffles; 2 lanes × 2 f64: one; 2 lanes × 4 f32 (lanes 0–1 of each slot, as the 2-row
-   * code keeps 32-bit values) rows → slots pairs (i, 4 + i), slots → rows picks lane 0 of
-   * slots 0–3 and lane 1 of slots 0–3.
+   * of shuffles; 2 lanes × 2 f64: one; 2 lanes × 4 32-bit elements into 4 slots of 8 bytes (2-row
+   * code keeps 32-bit values in lanes 0–1), two v128s of slots: one round.
    */
   private transpose(from: readonly number[], to: readonly number[], toSlots: boolean): void {
     const { e } = this;
     const shuffle = (x: number, y: number, picks: readonly number[], size: number) => this.shuffle(x, y, picks, size);
-    if (this.bytes === 8) {
+    if (this.slotBytes === 8) {
+      // 2 rows × 4 32-bit elements ↔ 4 slots of 8 bytes in 2 v128s: [a0 b0 a1 b1], [a2 b2 a3 b3].
+      if (toSlots) {
+        shuffle(from[0]!, from[1]!, [0, 4, 1, 5], 4);
+        e.set(to[0]!);
+        shuffle(from[0]!, from[1]!, [2, 6, 3, 7], 4);
+        e.set(to[1]!);
+      } else {
+        shuffle(from[0]!, from[1]!, [0, 2, 4, 6], 4);
+        e.set(to[0]!);
+        shuffle(from[0]!, from[1]!, [1, 3, 5, 7], 4);
+        e.set(to[1]!);
+      }
+    } else if (this.bytes === 8) {
       shuffle(from[0]!, from[1]!, [0, 2], 8);
       e.set(to[0]!);
       shuffle(from[0]!, from[1]!, [1, 3], 8);
@@ -1237,22 +1279,7 @@ class RowCopy {
       e.set(to[2]!);
       shuffle(t[1]!, t[3]!, [2, 3, 6, 7], 4);
       e.set(to[3]!);
-    } else if (toSlots) {
-      for (let i = 0; i < 4; i++) {
-        shuffle(from[0]!, from[1]!, [i, 4 + i, i, 4 + i], 4);
-        e.set(to[i]!);
-      }
-    } else {
-      const t = [e.local(ValType.v128), e.local(ValType.v128)];
-      shuffle(from[0]!, from[1]!, [0, 4, 1, 5], 4); // a0 a1 b0 b1
-      e.set(t[0]!);
-      shuffle(from[2]!, from[3]!, [0, 4, 1, 5], 4); // a2 a3 b2 b3
-      e.set(t[1]!);
-      shuffle(t[0]!, t[1]!, [0, 1, 4, 5], 4);
-      e.set(to[0]!);
-      shuffle(t[0]!, t[1]!, [2, 3, 6, 7], 4);
-      e.set(to[1]!);
-    }
+    } else throw new Error('2 rows of 32-bit elements have 8-byte slots (slotBytesOf)');
   }
 
   /** Pushes shuffle(x, y) picking `picks` (element indices of x ++ y, in elements of `size` bytes). */

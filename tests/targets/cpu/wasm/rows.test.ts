@@ -388,7 +388,7 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
   it.each([1, 3].flatMap((groups) => CASES.map((c) => [groups, c.name, c] as const)))('%i groups of rows per step: %s', (groups, _, c) => {
     rowTesting.setRowGroups(groups);
     checkCase(c, 20, 30);
-  });
+  }, 30_000);
 
   it('explain tells how many groups of rows run side by side: two where a loop carries a per-row value, one where a loop is masked', () => {
     const dot = guvectorize(['void(float32[:], float32[:], float32[:])'], '(n),(n)->()')((a: Vector, b: Vector, out: Vector) => {
