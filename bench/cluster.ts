@@ -4,7 +4,8 @@
  * Dask with Numba over the same store (bench/peers/dask_zarr.py).
  *
  *   npx tsx bench/cluster.ts [--size 0.25GiB] [--chunk 8MiB] [--workers 1,2] [--reps 3] [--dir DIR]
- *       [--kinds compute,memory] [--steps 32] [--part P/Q] [--worker-concurrency N] [--local 1]
+ *       [--kinds compute,memory] [--steps 32|auto] [--kernel-seconds 75] [--part P/Q]
+ *       [--worker-concurrency N] [--local 1]
  *       [--peer 1] [--peer-workers 1,2] [--python python3] [--wheels DIR] [--out FILE.md]
  *
  * Each figure is the median wall time of `reps` calls of `mapChunks(f, [x], y, { cluster })` into a
@@ -25,7 +26,12 @@
  *
  * `--steps N`: the compute-bound kernel's iterations per element (32 by default): its cost per
  * chunk is about N times that of the memory-bound one's arithmetic, so N sets how long one worker
- * takes over a large array while the kernel still outweighs reading and writing its chunk.
+ * takes over a large array while the kernel still outweighs reading and writing its chunk. With
+ * `--steps auto`, N is chosen on this machine before anything else runs: the kernel alone on one
+ * chunk is timed at 2 and at 10 steps in this process, and N is where the line through the two
+ * gives `--kernel-seconds` (75 by default) for all the chunks — so one worker's pass takes about as
+ * long on a slower or faster host, or after the kernel compiler changes. Both sides run the N
+ * chosen (the table says which).
  *
  * The peer runs under `--python` (python3 by default). On a machine without Dask or zarr-python and
  * no network (the GPU host), `--wheels DIR` installs the wheels in DIR (bench/peers/
@@ -51,8 +57,9 @@ const sizeBytes = args.has('gib') ? Number(args.get('gib')) * 2 ** 30 : parseSiz
 const chunkBytes = args.has('chunk-mib') ? Number(args.get('chunk-mib')) * 2 ** 20 : parseSize(args.get('chunk') ?? '8MiB');
 const workerCounts = (args.get('workers') ?? '1,2').split(',').map(Number).filter((w) => w > 0);
 const peerCounts = (args.get('peer-workers') ?? args.get('workers') ?? '1,2').split(',').map(Number).filter((w) => w > 0);
-const steps = Number(args.get('steps') ?? 32);
-if (!Number.isInteger(steps) || steps < 1) throw new Error(`--steps is a positive integer; found '${args.get('steps')}'.`);
+const stepsArg = args.get('steps') ?? '32';
+if (stepsArg !== 'auto' && !(Number.isInteger(Number(stepsArg)) && Number(stepsArg) >= 1)) throw new Error(`--steps is a positive integer or auto; found '${stepsArg}'.`);
+const kernelSeconds = Number(args.get('kernel-seconds') ?? 75);
 const reps = Number(args.get('reps') ?? 3);
 /** Chunks each worker holds at once (`ufunc worker --concurrency`); undefined: the worker's default. */
 const workerConcurrency = args.has('worker-concurrency') ? Number(args.get('worker-concurrency')) : undefined;
@@ -84,22 +91,50 @@ function formatSize(bytes: number): string {
   return bytes >= 2 ** 30 ? `${+(bytes / 2 ** 30).toFixed(3)} GiB` : `${+(bytes / 2 ** 20).toFixed(3)} MiB`;
 }
 
-/** The kernels, in the language's JS and (for the peer) as their Numba twins in dask_zarr.py. */
-const KERNELS = {
-  compute: vectorize(['float32(float32)'], { env: { steps } })((x) => {
+/** The compute-bound kernel with `steps` iterations per element (its Numba twin is in dask_zarr.py). */
+function computeKernel(steps: number) {
+  return vectorize(['float32(float32)'], { env: { steps } })((x) => {
     let s = x;
     for (let k = 0; k < steps; k++) s = s * 0.999 + 0.5 / (1 + s * s);
     return s;
-  }),
-  memory: vectorize(['float32(float32)'])((x) => 2 * x + 1),
-};
+  });
+}
+const memoryKernel = vectorize(['float32(float32)'])((x) => 2 * x + 1);
+const KINDS = ['compute', 'memory'];
+
+/** The median time of `f` on one chunk of the input's values in this process, in ms, and the runs. */
+async function kernelAlone(f: (x: Float32Array) => Promise<unknown>): Promise<{ ms: number; runs: number[] }> {
+  const one = new Float32Array(chunk).map((_, i) => (i % 10007) / 1000);
+  // Past the engine's calibration: its first calls of a shape time both engines, JavaScript's
+  // several times slower (src/targets/cpu/engine-calibration.ts).
+  for (let r = 0; r < 12; r++) await f(one);
+  const runs: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const s = performance.now();
+    await f(one);
+    runs.push(performance.now() - s);
+  }
+  return { ms: median(runs), runs };
+}
+
+/** `--steps`, or with `auto` the steps that make the compute kernel alone take `--kernel-seconds` over `chunks` chunks here. */
+async function chooseSteps(chunks: number): Promise<number> {
+  if (stepsArg !== 'auto') return Number(stepsArg);
+  const [lo, hi] = [2, 10];
+  const a = (await kernelAlone(computeKernel(lo))).ms;
+  const b = (await kernelAlone(computeKernel(hi))).ms;
+  const perStep = Math.max((b - a) / (hi - lo), 1e-3);
+  const chosen = Math.max(1, Math.min(1024, Math.round(((kernelSeconds * 1000) / chunks - (a - perStep * lo)) / perStep)));
+  console.error(`bench/cluster: the compute kernel alone on one chunk: ${a.toFixed(2)} ms at ${lo} steps, ${b.toFixed(2)} ms at ${hi}: ${chosen} steps for ${kernelSeconds} s over ${chunks} chunks`);
+  return chosen;
+}
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
 }
 
-const unknownKind = kinds.find((k) => !(k in KERNELS));
+const unknownKind = kinds.find((k) => !KINDS.includes(k));
 if (unknownKind !== undefined) throw new Error(`--kinds lists compute and memory (in the order to run them); found '${unknownKind}'.`);
 
 /** The input array `x` of the store: generated once per size and chunking, then reused (`--dir`). */
@@ -220,10 +255,12 @@ async function main(): Promise<void> {
   const load = loadavg().map((l) => l.toFixed(2)).join(', ');
   const redis = await startRedis();
   const root = path.join(dir, 'store.zarr');
-  console.error(`bench/cluster: ${n} float32 (${formatSize(n * 4)}) in chunks of ${chunk} (${formatSize(chunk * 4)}) at ${root}; ${cpus().length} cores; compute kernel ${steps} steps`);
+  console.error(`bench/cluster: ${n} float32 (${formatSize(n * 4)}) in chunks of ${chunk} (${formatSize(chunk * 4)}) at ${root}; ${cpus().length} cores`);
   const x = await partOf(root, await inputArray(root));
   const warm = await createZarr(root, 'warm', { shape: [4 * chunk], chunkShape: [chunk], dtype: 'float32' });
   const chunks = Math.ceil(x.shape[0]! / chunk);
+  const steps = kinds.includes('compute') ? await chooseSteps(chunks) : Number(stepsArg === 'auto' ? 32 : stepsArg);
+  const kernels: Record<string, typeof memoryKernel> = { compute: computeKernel(steps), memory: memoryKernel };
   const results: Result[] = [];
   const report = { n: x.shape[0], chunk, chunks, steps, part: `${part.index}/${part.of}`, workerConcurrency: workerConcurrency ?? 'default', cores: cpus().length, cpu: cpus()[0]?.model, results: [] as unknown[] };
   const partNote = part.of === 1 ? '' : `, part ${part.index}/${part.of} of a ${formatSize(n * 4)} array`;
@@ -253,22 +290,12 @@ async function main(): Promise<void> {
     if (args.has('out')) writeFileSync(args.get('out')!, `${table()}\n\n\`\`\`json\n${JSON.stringify(report, null, 1)}\n\`\`\`\n`);
   };
   const peer = withPeer && peerCounts.length > 0 ? peerPython() : undefined;
-  for (const [kind, f] of kinds.map((k) => [k, KERNELS[k as keyof typeof KERNELS]] as const)) {
+  for (const [kind, f] of kinds.map((k) => [k, kernels[k]!] as const)) {
     let kernelMs: number | undefined;
     if (workerCounts.length > 0 || withLocal) {
-      // The kernel alone on one chunk, in this process.
-      const one = new Float32Array(chunk).map((_, i) => (i % 10007) / 1000);
-      // Past the engine's calibration: its first calls of a shape time both engines, JavaScript's
-      // several times slower (src/targets/cpu/engine-calibration.ts).
-      for (let r = 0; r < 12; r++) await f(one);
-      const kernelTimes: number[] = [];
-      for (let r = 0; r < 5; r++) {
-        const s = performance.now();
-        await f(one);
-        kernelTimes.push(performance.now() - s);
-      }
-      kernelMs = median(kernelTimes);
-      record({ kind, who: 'ours', label: 'the kernel alone on one chunk, this process', medianMs: kernelMs }, { kernelMsPerChunk: kernelMs, runs: kernelTimes });
+      const alone = await kernelAlone(f);
+      kernelMs = alone.ms;
+      record({ kind, who: 'ours', label: 'the kernel alone on one chunk, this process', medianMs: kernelMs }, { kernelMsPerChunk: kernelMs, runs: alone.runs });
     }
     if (withLocal) {
       const local: number[] = [];

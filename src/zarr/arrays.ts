@@ -201,9 +201,11 @@ export async function writeBox(a: ZarrArray, region: readonly (Range | undefined
 
 /**
  * A new C-order box of `shape` for `dtype`, of zeros; with `shared`, in a `SharedArrayBuffer`
- * (from `lease` where given).
+ * (from `lease` where given: then of zeros only where `overwritten` is false — a buffer used again
+ * holds an earlier chunk's values, which an output that every loop index writes whole does not need
+ * cleared).
  */
-export function allocateBox(dtype: DType, shape: readonly number[], shared = false, lease?: ChunkLease): Box {
+export function allocateBox(dtype: DType, shape: readonly number[], shared = false, lease?: ChunkLease, overwritten = false): Box {
   const n = shape.reduce((a, b) => a * b, 1);
   const Ctor = { bool: Uint8Array, int8: Int8Array, int16: Int16Array, int32: Int32Array, int64: BigInt64Array, uint8: Uint8Array, uint8c: Uint8ClampedArray, uint16: Uint16Array, uint32: Uint32Array, uint64: BigUint64Array, float32: Float32Array, float64: Float64Array }[dtype];
   const stride: number[] = [];
@@ -213,6 +215,6 @@ export function allocateBox(dtype: DType, shape: readonly number[], shared = fal
     s *= shape[d]!;
   }
   const bytes = n * Ctor.BYTES_PER_ELEMENT;
-  const data = shared ? new (Ctor as new (buffer: SharedArrayBuffer) => TypedArray)(lease?.takeZeroed(bytes) ?? new SharedArrayBuffer(bytes)) : new Ctor(n);
+  const data = shared ? new (Ctor as new (buffer: SharedArrayBuffer) => TypedArray)((overwritten ? lease?.take(bytes) : lease?.takeZeroed(bytes)) ?? new SharedArrayBuffer(bytes)) : new Ctor(n);
   return { data: data as TypedArray, shape: [...shape], stride, ...(dtype === 'bool' && { dtype }) };
 }

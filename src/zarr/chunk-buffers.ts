@@ -52,7 +52,12 @@ export class ChunkLease {
   /** A buffer of zeros (an output, which a kernel may leave partly unwritten, like a new array). */
   takeZeroed(bytes: number): SharedArrayBuffer {
     const buffer = this.take(bytes);
-    new Uint8Array(buffer).fill(0);
+    // In the widest elements the length allows: V8 fills a SharedArrayBuffer element by element
+    // (relaxed atomic stores), so bytes take ~4× as long as 8-byte words (1.3 against 0.35 ms per
+    // 8 MiB on the 2-core VM).
+    if (bytes % 8 === 0) new Float64Array(buffer).fill(0);
+    else if (bytes % 4 === 0) new Uint32Array(buffer).fill(0);
+    else new Uint8Array(buffer).fill(0);
     return buffer;
   }
 

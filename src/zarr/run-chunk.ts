@@ -2,7 +2,7 @@
  * One unit of a chunked call: read each input's box of one output chunk, call the ufunc on them,
  * write each output's chunk. The local runner and the cluster's workers both run this.
  */
-import type { AsyncUfunc } from '../callable.js';
+import { type AsyncUfunc, definitionOf } from '../callable.js';
 import { parseLayout } from '../signature-parser/index.js';
 import { allocateBox, type Box, readBox, writeBox, type ZarrArray } from './arrays.js';
 import { chunkGrid, type ChunkGrid, loopRegion, operandRegion } from './chunk-grid.js';
@@ -104,7 +104,10 @@ async function runChunkWith(call: ChunkedCall, grid: ChunkGrid, coords: readonly
     where = isZarrArray(call.where) ? await readBox(call.where, operandRegion(call.where.shape, 0, region), read) : call.where;
     outs = await Promise.all(call.outputs.map((o, k) => readBox(o, outRegions[k]!, read)));
   } else {
-    outs = call.outputs.map((o, k) => allocateBox(o.dtype, outRegions[k]!.map((r, d) => (r ? r[1] - r[0] : o.shape[d]!)), read.shared, lease));
+    // A `vectorize` kernel returns each output's value at every loop index: it writes them whole. A
+    // gufunc's kernel may leave part of an output unwritten, which then reads zeros, as in a new array.
+    const overwritten = definitionOf(call.ufunc)?.kind === 'vectorize';
+    outs = call.outputs.map((o, k) => allocateBox(o.dtype, outRegions[k]!.map((r, d) => (r ? r[1] - r[0] : o.shape[d]!)), read.shared, lease, overwritten));
   }
   const readMs = lap();
   const ownMs = await kernel(call.ufunc, args, { out: outs.length === 1 ? outs[0]! : outs, ...(where !== undefined && { where }) });

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { guvectorize } from '../../src/api.js';
+import { guvectorize, vectorize } from '../../src/api.js';
 import { writeBox, allocateBox, readBox } from '../../src/zarr/arrays.js';
 import { chunkCoords } from '../../src/zarr/chunk-grid.js';
 import { ChunkBuffers } from '../../src/zarr/chunk-buffers.js';
@@ -27,6 +27,17 @@ describe('ChunkBuffers', () => {
     expect(second.take(32).byteLength).toBe(32); // another size: a buffer of its own
   });
 
+  it('zeroes outputs of every length, in words or bytes', () => {
+    const buffers = new ChunkBuffers();
+    for (const bytes of [6, 12, 40]) {
+      const lease = buffers.lease();
+      new Uint8Array(lease.take(bytes)).fill(255);
+      lease.release();
+      const zeroed = buffers.lease().takeZeroed(bytes);
+      expect(Array.from(new Uint8Array(zeroed))).toEqual(new Array(bytes).fill(0));
+    }
+  });
+
   it('runs chunks on reused buffers as on new ones, outputs a kernel leaves unwritten included', async () => {
     const root = mkdtempSync(path.join(tmpdir(), 'ufunc-chunk-buffers-'));
     // Writes only the first half of its output row: the rest must read 0, as in a new array.
@@ -45,5 +56,23 @@ describe('ChunkBuffers', () => {
     for (let i = 0; i < grid.count; i++) await runChunk(call, grid, chunkCoords(grid, i), { shared: true, buffers });
     const out = Array.from((await readBox(y, [[0, 6], [0, 4]])).data as Float32Array);
     expect(out).toEqual([101, 102, 0, 0, 105, 106, 0, 0, 109, 110, 0, 0, 113, 114, 0, 0, 117, 118, 0, 0, 121, 122, 0, 0]);
+  });
+
+  it('gives a vectorize kernel’s outputs buffers not cleared (it writes them whole), and the same bytes', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'ufunc-chunk-buffers-'));
+    const twice = vectorize(['float32(float32)'])((v: number) => 2 * v);
+    const x = await createZarr(root, 'x', { shape: [12], chunkShape: [4], dtype: 'float32' });
+    const data = allocateBox('float32', [12]);
+    (data.data as Float32Array).forEach((_, i, d) => (d[i] = i - 3));
+    await writeBox(x, [[0, 12]], data);
+    const y = await createZarr(root, 'y', { shape: [12], chunkShape: [4], dtype: 'float32' });
+    const call = { ufunc: twice, inputs: [x], outputs: [y] };
+    const grid = gridOf(call);
+    const buffers = new ChunkBuffers();
+    const dirty = buffers.lease();
+    for (let i = 0; i < 4; i++) new Float32Array(dirty.take(16)).fill(NaN);
+    dirty.release();
+    for (let i = 0; i < grid.count; i++) await runChunk(call, grid, chunkCoords(grid, i), { shared: true, buffers });
+    expect(Array.from((await readBox(y, [[0, 12]])).data as Float32Array)).toEqual([-6, -4, -2, 0, 2, 4, 6, 8, 10, 12, 14, 16]);
   });
 });
