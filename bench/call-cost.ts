@@ -200,6 +200,9 @@ const CASES: Case[] = [
   // Folds of 64 elements: the call's own cost where the GPU's work is nothing (also on lavapipe).
   foldCase('sum-64-awaited', CALLS, onDevice(64), sum),
   foldCase('cumsum-64-awaited', CALLS, onDevice(64), cumsum),
+  // Each followed by synchronize(): a submission and its completion per call (pace.ts's nearest CuPy
+  // figure, a 4,096-element call then `stream.synchronize()`, is 13–15 µs on an H100).
+  foldCase('sum-64-awaited', CALLS, onDevice(64), sum, true),
   foldCase('sum-4096-awaited', CALLS, onDevice(4096), sum),
   foldCase('rowsums-64x64-awaited', CALLS, onDevice(4096, [64, 64]), rowSums),
   foldCase('cumsum-4096-awaited', CALLS, onDevice(4096), cumsum),

@@ -6,7 +6,7 @@
  * Raw round trips (each awaited before the next, medians of several samples):
  * - `empty-submit`: `queue.submit([])` of an empty command buffer, then `onSubmittedWorkDone()`;
  * - `submit-scopes`: the same inside three pushed error scopes, all three pops and the work done
- *   awaited (what a batch of chain.ts does);
+ *   awaited (what a batch of chain.ts did); `submit-validation-scope`: inside one (what it does);
  * - `scopes-only`: three error scopes pushed and popped around nothing, the pops awaited;
  * - `dispatch`: one 1-workgroup dispatch of a trivial shader, then `onSubmittedWorkDone()`;
  * - `map-read`: a 256-byte copy into a MAP_READ buffer and its `mapAsync`/`unmap`;
@@ -174,6 +174,14 @@ const raw: Probe[] = [
       device.queue.submit([device.createCommandEncoder().finish()]);
       const popped = FILTERS.map(() => device.popErrorScope());
       return Promise.all([...popped, device.queue.onSubmittedWorkDone()]);
+    },
+  },
+  {
+    name: 'submit-validation-scope',
+    call: () => {
+      device.pushErrorScope('validation');
+      device.queue.submit([device.createCommandEncoder().finish()]);
+      return Promise.all([device.popErrorScope(), device.queue.onSubmittedWorkDone()]);
     },
   },
   {
