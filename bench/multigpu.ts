@@ -9,7 +9,8 @@
  *   limit raised so that nothing streams): what one call on ordinary typed arrays waits for;
  * - a streamed call: SAXPY over the same host arrays under a memory limit of STREAM_LIMIT per
  *   device (chunks in flight), against the host↔device copy rates measured in the same run
- *   (`toDevice` and `toHost` of COPY_BYTES): the goal is ≥ 0.8× the copies alone.
+ *   (`set` and `toHost(into)` of COPY_BYTES into and out of an existing device array): the goal
+ *   is ≥ 0.8× the copies alone.
  * Every figure is the median of REPS runs after a warm-up; "2 vs 1" is the ratio of the medians.
  *
  *   npx tsx bench/multigpu.ts            # full sizes (the GPU host: bash .gpu/run.sh npx tsx bench/multigpu.ts)
@@ -201,15 +202,19 @@ mkdirSync(dir, { recursive: true });
 writeFileSync(`${dir}multigpu-${slug}${quick ? '-quick' : ''}.md`, `${report}\n`);
 shutdownDevice();
 
-/** Host→device and device→host bytes per second on device 0, by toDevice and toHost. */
+/** Host→device and device→host bytes per second on device 0: `set` and `toHost(into)` of an existing device array. */
 async function copyRate(): Promise<{ h2d: number; d2h: number }> {
   const data = values(COPY_BYTES / 4, 5);
   const back = new Float32Array(data.length);
   let h2dMs = 0;
   const d2hMs = await onDevice(0, async () => {
-    h2dMs = await wallMs(async () => (await toDevice(data)).destroy());
+    // Into and out of an existing device array: the copy alone, no device buffer made per copy.
     const d = await toDevice(data);
     try {
+      h2dMs = await wallMs(async () => {
+        await d.set(data);
+        await synchronize();
+      });
       return await wallMs(() => d.toHost(back));
     } finally {
       d.destroy();
