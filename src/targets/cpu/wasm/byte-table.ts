@@ -9,8 +9,8 @@
  * The results are the kernel's own, bit for bit (the same code computes them), so this holds for
  * any kernel of that shape, provided that computing it on a byte the call does not hold is
  * harmless: the kernel must have no loop (one might not end on a value the data lacks) and draw
- * no random numbers (its values depend on the element's place) — both already refused by the
- * vector loop (emit-simd.ts `simdShape`), which the table also needs to compute its values.
+ * no random numbers (its values depend on the element's place). The table also needs a vector
+ * loop (emit-simd.ts `simdShape`) to compute its values.
  */
 import { type DType, DTYPES } from '../../../dtypes.js';
 import type { TypedKernel } from '../../../compiler/ir.js';
@@ -37,7 +37,7 @@ export interface ByteTable {
  * @param shape the kernel's vector loop, or why it has none (then no table: see the module doc)
  */
 export function byteTable(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, shape: SimdShape | string, outOfLine: boolean): ByteTable | undefined {
-  if (kind !== 'vectorize' || typeof shape === 'string' || kernel.randomStream) return undefined;
+  if (kind !== 'vectorize' || typeof shape === 'string' || shape.loops || kernel.randomStream) return undefined;
   // 8- and 16-bit integer lanes compute 16 or 8 results per instruction: faster than a lookup.
   // 4 lanes of 32-bit arithmetic are too, unless a Math function takes many instructions.
   if (shape.intLanes || (shape.lanes === 4 && !outOfLine)) return undefined;

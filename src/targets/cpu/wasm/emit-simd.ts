@@ -16,7 +16,8 @@
  * lane by lane.
  *
  * Only kernels that fit are vectorised (see `simdShape`): vectorize kernels with a straight-line
- * or branching body (no loops or arrays; helpers are inlined), contiguous or broadcast operands.
+ * or branching body (no arrays; helpers are inlined), contiguous or broadcast operands, and loops
+ * whose trip count is the same for every element (element-loops.ts: uniform values stay scalar).
  * Any other kernel runs the scalar Wasm loop.
  */
 import { type DType, DTYPES } from '../../../dtypes.js';
@@ -31,6 +32,7 @@ import { integralSource, type IntLanesPlan, intLanesPlan } from './int-lanes.js'
 import { WASM_MATH } from './math-support.js';
 import { MATH_PORTS } from './math-ports.js';
 import { fitsIntegerType, type FloatRange, floatRange, truncatesToInt32 } from './float-ranges.js';
+import type { ElementLoops } from './element-loops.js';
 
 
 /** Integer types narrower than the lanes: held in them as exact int32 values. */
@@ -58,6 +60,8 @@ export interface SimdShape {
   readonly vectors: number;
   /** How narrow integer lanes compute, where `lanes` is 8 or 16. */
   readonly intLanes?: IntLanesPlan;
+  /** Which values vary per element, where the kernel has loops (element-loops.ts). */
+  readonly loops?: ElementLoops;
 }
 
 /**
@@ -76,11 +80,14 @@ export function callsOutOfLine(kernel: TypedKernel): boolean {
 }
 
 /**
- * How a kernel runs in lanes, or the reason it runs scalar.
+ * How a kernel runs in lanes, or the reason it runs scalar. A kernel with loops needs `loops`, its
+ * values split into uniform and varying ones (element-loops.ts): then only varying values take
+ * lanes, and each step of the loop is one vector.
  */
-export function simdShape(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layout: MemoryLayout): SimdShape | string {
-  const lanes = simdLanes(kernel, kind, layout);
+export function simdShape(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layout: MemoryLayout, loops?: ElementLoops): SimdShape | string {
+  const lanes = simdLanes(kernel, kind, layout, loops);
   if (typeof lanes === 'string') return lanes;
+  if (loops) return { lanes, vectors: 1, loops };
   // The narrowest operand in memory decides how many vectors a step takes.
   let bytes = 16;
   [...kernel.params.map((p) => p.type), kernel.returnType].forEach((t, i) => {
@@ -105,7 +112,7 @@ export function simdShape(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize'
 /**
  * The lanes a kernel runs in (4 or 2), or the reason it runs scalar.
  */
-function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layout: MemoryLayout): 4 | 2 | string {
+function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layout: MemoryLayout, loops?: ElementLoops): 4 | 2 | string {
   if (kind !== 'vectorize') return 'only vectorize kernels are vectorised so far';
   const out = layout.inner[layout.inner.length - 1];
   if (out !== 'unit' && out !== 'origin') return 'the output is not contiguous';
@@ -124,16 +131,19 @@ function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layou
   };
   const visit = (e: Expr): void => {
     seeType(e.type);
+    // A uniform value is computed once for every lane, by the scalar code: only its type matters
+    // where it meets varying values (it is splatted).
+    if (loops && !loops.varies(e)) return;
     switch (e.kind) {
       case 'index': case 'dim':
         refusal ??= 'it reads arrays';
         return;
       case 'call':
         // Helpers are inlined (SimdEmitter.inline): their bodies follow the kernel's rules.
-        for (const a of e.args) {
+        e.args.forEach((a, i) => {
           if (a.kind === 'array-ref') refusal ??= 'a helper takes an array';
-          else visit(a);
-        }
+          else assigned(e.helper.params[i]!, a);
+        });
         helper(e.helper);
         return;
       case 'unary': visit(e.arg); return;
@@ -167,14 +177,33 @@ function simdLanes(kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', layou
     if (h.returnType !== 'void') seeType(h.returnType);
     stmts(h.body);
   };
+  /** A value that stays scalar where uniform (a uniform variable's, a condition). */
+  const scalarOrLanes = (e: Expr): void => {
+    if (!loops || loops.varies(e)) visit(e);
+  };
+  const assigned = (v: Variable, value: Expr): void => {
+    if (loops && !loops.varying.has(v)) return scalarOrLanes(value);
+    seeType(v.type as DType);
+    visit(value);
+  };
   const stmts = (list: readonly Stmt[]): void => {
     for (const s of list) {
       switch (s.kind) {
         case 'call': visit(s.call); break;
-        case 'let': seeType(s.variable.type as DType); visit(s.init); break;
-        case 'assign': seeType(s.variable.type as DType); visit(s.value); break;
-        case 'if': visit(s.cond); stmts(s.then); stmts(s.otherwise); break;
+        case 'let': assigned(s.variable, s.init); break;
+        case 'assign': assigned(s.variable, s.value); break;
+        case 'if': scalarOrLanes(s.cond); stmts(s.then); stmts(s.otherwise); break;
         case 'return': if (s.value) visit(s.value); break;
+        case 'loop':
+          if (!loops) refusal ??= 'the kernel has a loop statement';
+          stmts(s.init);
+          if (s.cond) scalarOrLanes(s.cond);
+          stmts(s.body);
+          stmts(s.update);
+          break;
+        case 'break': case 'continue':
+          if (!loops) refusal ??= `the kernel has a ${s.kind} statement`;
+          break;
         default: refusal ??= `the kernel has a ${s.kind === 'local-array' ? 'local array' : s.kind} statement`;
       }
     }
@@ -191,9 +220,9 @@ export class SimdEmitter {
   /** The lanes the current statement applies to; undefined: all (top level, nothing returned). */
   protected mask: number | undefined;
   /** Lanes that returned (of the kernel, or of the helper being inlined). */
-  private done: number;
-  private anyDone = false;
-  private allReturned = false;
+  protected done: number;
+  protected anyDone = false;
+  protected allReturned = false;
 
   constructor(
     protected readonly e: FunctionEmitter,
@@ -272,10 +301,9 @@ export class SimdEmitter {
    * lanes that left keep their values. `test` pushes the condition: a lane mask when
    * `varying`, else one i32 for every lane.
    *
-   * Per-row code (emit-rows.ts) runs such loops: there the loop counters stay uniform scalars.
-   * Element-wise kernels with loops run the scalar loop: with every value in lanes, the counters
-   * too (float64 by the language's rule 1), the masked loop measured 2–2.3× slower than scalar
-   * Wasm (a 10-step Horner loop, a Collatz-like while loop; 65,536 elements, 2 runs).
+   * Per-row code (emit-rows.ts) runs such loops, and element-wise code where a test or benchmark
+   * asks (element-loops.ts: by default an element-wise kernel whose loops end per element runs
+   * the scalar loop, which measured faster); the loop counters stay uniform scalars.
    */
   protected maskedLoop(s: Extract<Stmt, { kind: 'loop' }>, varying: boolean, test: () => void): void {
     const e = this.e;
@@ -336,6 +364,11 @@ export class SimdEmitter {
     this.e.set(this.result);
     this.constant(false, 'bool');
     this.e.set(this.done);
+  }
+
+  /** The statements of a function: the kernel's body, or an inlined helper's. */
+  body(list: readonly Stmt[]): void {
+    this.stmts(list);
   }
 
   stmts(list: readonly Stmt[]): void {
@@ -811,13 +844,15 @@ export class SimdEmitter {
 
   /**
    * A helper call, inlined: its parameters are fresh variables, its body runs under the caller's
-   * mask with a result and a returned-lanes mask of its own (a helper that ends without `return`
-   * gives what undefined converts to), and the result is left on the stack.
+   * active lanes (those that have not returned) with a result and a returned-lanes mask of its own
+   * (a helper that ends without `return` gives what undefined converts to), and the result is left
+   * on the stack.
    */
   private inlineHelper(x: Extract<Expr, { kind: 'call' }>): void {
     const h = x.helper;
-    h.params.forEach((p, i) => this.assign(this.varLocal(p), x.args[i] as Expr, true));
-    const saved = { result: this.result, done: this.done, anyDone: this.anyDone, allReturned: this.allReturned };
+    h.params.forEach((p, i) => this.stmt({ kind: 'let', variable: p, init: x.args[i] as Expr, loc: x.loc }));
+    const saved = { result: this.result, done: this.done, anyDone: this.anyDone, allReturned: this.allReturned, mask: this.mask };
+    if (this.activeMask()) this.e.set((this.mask = this.e.local(ValType.v128)));
     const t = h.returnType === 'void' ? 'int32' : h.returnType;
     this.result = this.e.local(ValType.v128);
     this.done = this.e.local(ValType.v128);
@@ -827,12 +862,13 @@ export class SimdEmitter {
     this.e.set(this.result);
     this.constant(false, 'bool');
     this.e.set(this.done);
-    this.stmts(h.body);
+    this.body(h.body);
     const result = this.result;
     this.result = saved.result;
     this.done = saved.done;
     this.anyDone = saved.anyDone;
     this.allReturned = saved.allReturned;
+    this.mask = saved.mask;
     this.e.get(result);
   }
 

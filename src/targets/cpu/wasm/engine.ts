@@ -15,7 +15,7 @@ import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../memory-layou
 import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
 import { type CompiledModule, compileKernelModule } from './module.js';
 import { ROW_SCRATCH_BYTES, rowPlan } from './emit-rows.js';
-import { simdShape } from './emit-simd.js';
+import { vectorizeShape } from './element-loops.js';
 import { BYTE_TABLE_MIN_ELEMENTS } from './byte-table.js';
 import { MATH_PORTS } from './math-ports.js';
 import { blockMemory, type BlockKernel, blockStagingBytes, runInBlocks } from './block-staging.js';
@@ -180,7 +180,7 @@ function slowMathOf(kernel: TypedKernel): SlowMath {
 const scalarLoops = new ExecutableCache<MemoryLayout, string | null>({
   layoutKey,
   compile(spec, layout) {
-    const lanes = spec.kind === 'vectorize' ? simdShape(spec.kernel, 'vectorize', layout) : rowPlan(spec.kernel, layout);
+    const lanes = spec.kind === 'vectorize' ? vectorizeShape(spec.kernel, layout) : rowPlan(spec.kernel, layout);
     return typeof lanes === 'string' ? lanes : null;
   },
 }, { scopedByKernel: true });

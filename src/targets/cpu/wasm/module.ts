@@ -17,9 +17,10 @@ import type { MemoryLayout } from '../memory-layout.js';
 import { type FuncType, ModuleBuilder, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { type CoreAxisNames, counterBounds, findLoopCounters } from './loop-counters.js';
 import type { CallPlan } from '../../../plan.js';
-import { callsOutOfLine, SimdEmitter, type SimdShape, simdShape } from './emit-simd.js';
+import { callsOutOfLine, SimdEmitter, type SimdShape } from './emit-simd.js';
 import { type ByteTable, byteTable, emitByteTable } from './byte-table.js';
 import { IntLanesEmitter } from './emit-int-lanes.js';
+import { LoopSimdEmitter, vectorizeShape } from './element-loops.js';
 import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
 import { isPortFunction, MATH_PORTS, PORT_FUNCTIONS, scalarEntry } from './math-ports.js';
 import { WASM_MATH } from './math-support.js';
@@ -200,7 +201,7 @@ function emit(
 
   // Per-row kernels: the row plan, and the row scratch area after the local arrays' (emit-rows.ts).
   const row = kind === 'guvectorize' ? rowPlan(kernel, layout) : undefined;
-  const shape = kind === 'vectorize' ? simdShape(kernel, kind, layout) : typeof row === 'string' ? row : { lanes: row!.lanes, vectors: row!.groups };
+  const shape = kind === 'vectorize' ? vectorizeShape(kernel, layout) : typeof row === 'string' ? row : { lanes: row!.lanes, vectors: row!.groups };
   let rows: { plan: RowPlan; offset: number } | undefined;
   if (row !== undefined && typeof row !== 'string') {
     rows = { plan: row, offset: Math.ceil(scratchBytes / 16) * 16 };
@@ -356,7 +357,8 @@ function emitVectorLoop(
   const { lanes, vectors } = shape;
   const perStep = lanes * vectors;
   const result = e.local(ValType.v128);
-  const simd = shape.intLanes ? new IntLanesEmitter(e, ctx, result, shape.intLanes) : new SimdEmitter(e, ctx, lanes, result);
+  const simd = shape.intLanes ? new IntLanesEmitter(e, ctx, result, shape.intLanes)
+    : shape.loops ? new LoopSimdEmitter(e, ctx, lanes as 4 | 2, result, shape.loops) : new SimdEmitter(e, ctx, lanes, result);
   const returnType = kernel.returnType as DType;
   e.open('block');
   const exit = e.depth() - 1;
@@ -367,21 +369,25 @@ function emitVectorLoop(
     kernel.params.forEach((v, i) => {
       const dtype = v.type as DType;
       const s = layout.inner[i];
+      // A uniform operand of a kernel with loops stays scalar (element-loops.ts).
+      const uniform = shape.loops !== undefined && !shape.loops.varying.has(v);
       if (s === 'scalar') {
         e.get(step[i]!);
-        simd.splat(dtype);
+        if (uniform) e.set(e.varLocal(v));
+        else simd.splat(dtype);
       } else if (s === 'broadcast') {
         e.get(pointer[i]!);
         e.load(dtype);
-        simd.splat(dtype);
+        if (uniform) e.set(e.varLocal(v));
+        else simd.splat(dtype);
       } else {
         e.get(pointer[i]!);
         loadLanes(e, dtype, lanes, part * lanes * DTYPES[dtype].bytes);
       }
-      e.set(simd.varLocal(v));
+      if (!uniform) e.set(simd.varLocal(v));
     });
     simd.begin(undefinedValue(returnType), returnType);
-    simd.stmts(kernel.body);
+    simd.body(kernel.body);
     e.get(pointer[nin]!).get(result);
     storeLanes(e, returnType, lanes, part * lanes * DTYPES[returnType].bytes);
   }
