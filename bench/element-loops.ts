@@ -154,6 +154,31 @@ const KERNELS: LoopKernel[] = [
     },
   },
   {
+    name: 'break-growth',
+    what: 'a uniform loop of 64 that elements leave by a `break` (masked), float64',
+    make: () => vectorize(['float64(float64)'])((x: number) => {
+      let s = x;
+      for (let i = 0; i < 64; i++) {
+        s = s * 1.1 + 0.25;
+        if (s > 100) break;
+      }
+      return s;
+    }) as Ufunc,
+    inputs: (n) => [spread(n, -3, 90, Float64Array)],
+    loop: ([x]) => {
+      const out = new Float64Array(x!.length);
+      for (let k = 0; k < x!.length; k++) {
+        let s = x![k]!;
+        for (let i = 0; i < 64; i++) {
+          s = s * 1.1 + 0.25;
+          if (s > 100) break;
+        }
+        out[k] = s;
+      }
+      return out;
+    },
+  },
+  {
     name: 'mandelbrot',
     what: "the corpus's Mandelbrot (uniform loop of 100, a per-element `return`), float32 in, int32 out",
     make: () => vectorize(['int32(float32, float32)'])((cr: number, ci: number) => {

@@ -11,7 +11,8 @@
  *
  * A loop whose condition varies per element, or with a `break` or `continue` under a condition
  * that does, runs while any lane still loops, under the mask of those that do
- * (SimdEmitter.maskedLoop). A `return` inside a loop or a uniform `if` records the lanes that
+ * (SimdEmitter.maskedLoop) — where asked: by default such kernels run the scalar loop (see
+ * {@link vectorizeShape}). A `return` inside a loop or a uniform `if` records the lanes that
  * return (as a `return` under a varying condition does) and leaves the function once every lane
  * has returned; the lanes that returned also leave the masked loops they were in.
  *
@@ -35,9 +36,10 @@ export interface ElementLoops {
 }
 
 /**
- * Which element-wise loops lanes take: `uniform` (the default) those whose trip count is the same
- * for every element; `all` masked ones too (tests and benchmarks: see {@link vectorizeShape});
- * `none` none (benchmarks: the scalar loop, as before lanes took loops).
+ * Which element-wise loops lanes take: `uniform` (the default) those that every element runs for
+ * the same number of iterations; `all` those that elements leave at different iterations too
+ * (tests and benchmarks: see {@link vectorizeShape}); `none` none (benchmarks: the scalar loop, as
+ * before lanes took loops).
  */
 type LanesTake = 'uniform' | 'all' | 'none';
 let lanesTake: LanesTake = 'uniform';
@@ -49,17 +51,20 @@ export const __testing = {
 
 /**
  * How a vectorize kernel runs in lanes for a memory layout, or why it runs scalar (emit-simd.ts).
- * A kernel whose loops may end at a different iteration per element — a condition or a `break`
- * that varies per element, a `return` inside a loop — runs the scalar loop: the masked loop in
- * lanes measured 1.1–1.5× slower than it (bench/element-loops.ts escape-count and mandelbrot,
- * whose varying values are float64 by the language's rule 1, so 2 lanes).
+ * A kernel with a loop that elements may leave at different iterations — a condition, `break` or
+ * `continue` that varies per element, a `return` inside a loop — runs the scalar loop by default:
+ * in lanes every vector runs until its last lane leaves, and each iteration also tests, masks and
+ * blends. bench/element-loops.ts (2-core VM, 2^18 elements, 5-7 rounds): an escape-time `while`
+ * 1.12× the scalar loop's time, a growth loop left by `break` 1.58×, but Mandelbrot (a heavier
+ * iteration, left by `return`) 0.87–0.91×; the varying values of all three are float64 by the
+ * language's rule 1 (2 lanes). Telling them apart needs a cost model, not the kind of exit.
  */
 export function vectorizeShape(kernel: TypedKernel, layout: MemoryLayout): SimdShape | string {
   if (lanesTake === 'none' || !hasLoop(kernel)) return simdShape(kernel, 'vectorize', layout);
   const loops = elementLoops(kernel, layout);
   if (lanesTake === 'uniform') {
-    if (loops.masked.size) return 'a loop ends at a different iteration per element (in lanes it measured slower than the scalar loop)';
-    if (returnsInLoop(kernel)) return 'a `return` inside a loop ends it at a different iteration per element (in lanes it measured slower than the scalar loop)';
+    if (loops.masked.size) return 'elements leave a loop at different iterations (a condition, `break` or `continue` that varies per element; in lanes such loops measured slower than the scalar loop)';
+    if (returnsInLoop(kernel)) return 'elements leave a loop at different iterations (a `return` inside it; in lanes such loops measured slower than the scalar loop)';
   }
   return simdShape(kernel, 'vectorize', layout, loops);
 }

@@ -65,13 +65,14 @@ const CASES: Case[] = [
   { signature: 'float32(float32, float32)', kernel: (x, y) => { let s = 0; for (let i = 0; i < 3; i++) for (let j = 0; j <= i; j++) s += x > y ? x * j : y - i; return s; }, explain: 'SIMD, 2 lanes' },
   // A helper with a loop, called from a loop; a uniform value (a helper parameter) across it.
   { signature: 'float64(float64)', env: { clamp3 }, kernel: (x) => { let s = 0; for (let i = 0; i < 4; i++) s += clamp3(x * i); return s; }, explain: 'SIMD, 2 lanes' },
-  // Varying trip counts: the scalar loop by default.
-  { signature: 'int32(float32)', kernel: (c) => { let z = 0; let n = 0; while (n < 30 && z * z < 4) { z = z * z + c; n++; } return n; }, explain: 'scalar: a loop ends at a different iteration per element' },
-  { signature: 'float32(float32, int8)', kernel: (x, m) => { let s = x; for (let i = 0; i < m; i++) s = s * 0.5 + 1; return s; }, explain: 'scalar: a loop ends at a different iteration per element' },
-  { signature: 'float64(float64)', kernel: (x) => { let s = 0; for (let i = 0; i < 20; i++) { if (s > x) break; s += i; } return s; }, explain: 'scalar: a loop ends at a different iteration per element' },
-  { signature: 'float64(float64)', kernel: (x) => { let s = 0; for (let i = 0; i < 9; i++) { if (x > i) continue; s += i * x; } return s; }, explain: 'scalar: a loop ends at a different iteration per element' },
-  { signature: 'int32(float32, float32)', kernel: (cr, ci) => { let zr = 0; let zi = 0; for (let i = 0; i < 40; i++) { const t = zr * zr - zi * zi + cr; zi = 2 * zr * zi + ci; zr = t; if (zr * zr + zi * zi >= 4) return i; } return 40; }, explain: 'scalar: a `return` inside a loop' },
-  { signature: 'float64(float64)', kernel: (x) => { if (!(Math.abs(x) < 1e6)) return -1; let t = 0; let y = Math.abs(x) + 1; while (true) { if (y > 100) return t; y = y * 2 + 1; t++; } }, explain: 'scalar: a `return` inside a loop' },
+  // Loops that elements leave at different iterations (a varying condition, `break`, `continue`,
+  // a `return` inside): the scalar loop by default.
+  { signature: 'int32(float32)', kernel: (c) => { let z = 0; let n = 0; while (n < 30 && z * z < 4) { z = z * z + c; n++; } return n; }, explain: 'scalar: elements leave a loop at different iterations (a condition' },
+  { signature: 'float32(float32, int8)', kernel: (x, m) => { let s = x; for (let i = 0; i < m; i++) s = s * 0.5 + 1; return s; }, explain: 'scalar: elements leave a loop at different iterations (a condition' },
+  { signature: 'float64(float64)', kernel: (x) => { let s = 0; for (let i = 0; i < 20; i++) { if (s > x) break; s += i; } return s; }, explain: 'scalar: elements leave a loop at different iterations (a condition' },
+  { signature: 'float64(float64)', kernel: (x) => { let s = 0; for (let i = 0; i < 9; i++) { if (x > i) continue; s += i * x; } return s; }, explain: 'scalar: elements leave a loop at different iterations (a condition' },
+  { signature: 'int32(float32, float32)', kernel: (cr, ci) => { let zr = 0; let zi = 0; for (let i = 0; i < 40; i++) { const t = zr * zr - zi * zi + cr; zi = 2 * zr * zi + ci; zr = t; if (zr * zr + zi * zi >= 4) return i; } return 40; }, explain: 'scalar: elements leave a loop at different iterations (a `return`' },
+  { signature: 'float64(float64)', kernel: (x) => { if (!(Math.abs(x) < 1e6)) return -1; let t = 0; let y = Math.abs(x) + 1; while (true) { if (y > 100) return t; y = y * 2 + 1; t++; } }, explain: 'scalar: elements leave a loop at different iterations (a `return`' },
 ];
 
 function run(c: Case, mode: 'uniform' | 'all'): void {
