@@ -24,16 +24,8 @@ import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../..
 import type { MemoryLayout } from '../memory-layout.js';
 import { Op, SimdOp, ValType } from './encoder.js';
 import { emitLoop, type FunctionEmitter, type LoopLabels, type ModuleContext } from './emit-scalar.js';
-import { SimdEmitter, type SimdShape, simdShape } from './emit-simd.js';
+import { type ElementLoops, SimdEmitter, type SimdShape, simdShape } from './emit-simd.js';
 import { varies } from './emit-rows.js';
-
-/** Which values of an element-wise kernel with loops vary per element, and which loops run masked. */
-export interface ElementLoops {
-  readonly varying: ReadonlySet<Variable>;
-  /** Loops whose trip count differs per element (their condition varies, or a `break`/`continue` under one). */
-  readonly masked: ReadonlySet<Stmt>;
-  varies(e: Expr): boolean;
-}
 
 /**
  * Which element-wise loops lanes take: `uniform` (the default) those that every element runs for

@@ -32,7 +32,6 @@ import { integralSource, type IntLanesPlan, intLanesPlan } from './int-lanes.js'
 import { WASM_MATH } from './math-support.js';
 import { MATH_PORTS } from './math-ports.js';
 import { fitsIntegerType, type FloatRange, floatRange, truncatesToInt32 } from './float-ranges.js';
-import type { ElementLoops } from './element-loops.js';
 
 
 /** Integer types narrower than the lanes: held in them as exact int32 values. */
@@ -48,6 +47,17 @@ export function laneType(t: DType): DType {
 const NARROW_RANGE: Partial<Record<DType, readonly [number, number]>> = {
   int8: [-128, 127], uint8: [0, 255], uint8c: [0, 255], int16: [-32768, 32767], uint16: [0, 65535],
 };
+
+/**
+ * Which values of an element-wise kernel with loops vary per element, and which loops run masked
+ * (element-loops.ts works them out).
+ */
+export interface ElementLoops {
+  readonly varying: ReadonlySet<Variable>;
+  /** Loops whose trip count differs per element (their condition varies, or a `break`/`continue` under one). */
+  readonly masked: ReadonlySet<Stmt>;
+  varies(e: Expr): boolean;
+}
 
 /**
  * How an element-wise kernel runs in lanes: `lanes` elements per vector (4, or 2 where a value is

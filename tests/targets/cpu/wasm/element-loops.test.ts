@@ -52,6 +52,11 @@ interface Case {
 
 const steps = 6;
 const clamp3 = (v: number) => Math.min(Math.max(v, -3), 3);
+const powi = (base: number, n: number) => {
+  let r = 1;
+  for (let i = 0; i < n; i++) r *= base;
+  return r;
+};
 const CASES: Case[] = [
   // Uniform trip counts: counters and tests scalar, values in lanes (2 where a varying value is
   // float64: `let t = 1`, or a value times a counter, is float64 by the language's rule 1).
@@ -63,6 +68,13 @@ const CASES: Case[] = [
   { signature: 'int16(int16, int16)', kernel: (a, b) => { let s = a; for (let i = 0; i < 4; i++) { if (i > 2) break; s = s * 3 - b; } return s; }, explain: 'SIMD, 4 lanes' },
   { signature: 'uint8(uint8)', kernel: (a) => { let s = a; let j = 0; do { s = (s * 5 + 1) & 255; j++; } while (j < 3); return s; }, explain: 'SIMD, 4 lanes' },
   { signature: 'float32(float32, float32)', kernel: (x, y) => { let s = 0; for (let i = 0; i < 3; i++) for (let j = 0; j <= i; j++) s += x > y ? x * j : y - i; return s; }, explain: 'SIMD, 2 lanes' },
+  // A count assigned only uniform values, but under a varying condition: varying.
+  { signature: 'int32(float32)', kernel: (x) => { let c = 0; for (let i = 0; i < 7; i++) { if (x > i) c = c + 1; else c = c - 2; } return c; }, explain: 'SIMD, 2 lanes' },
+  // Helpers with loops: a uniform trip count passed as a parameter, a counter bound by a scalar
+  // operand; a `return` under a uniform condition, before a loop.
+  { signature: 'float32(float32)', env: { powi }, kernel: (x) => powi(x, 3) - powi(x * 0.5, 2), explain: 'SIMD, 2 lanes' },
+  { signature: 'float64(float64, int32)', env: { powi }, scalars: [1], kernel: (x, n) => { if (n > 6 || n < -6) return x; let s = 0; for (let i = 0; i < n; i++) s += powi(x, i); return s; }, explain: 'SIMD, 2 lanes' },
+  { signature: 'int32(int32, int16)', env: { powi }, kernel: (a, b) => { let s = b; for (let i = 0; i < 3; i++) s = s + a * powi(2, i); return s; }, explain: 'SIMD, 2 lanes' },
   // A helper with a loop, called from a loop; a uniform value (a helper parameter) across it.
   { signature: 'float64(float64)', env: { clamp3 }, kernel: (x) => { let s = 0; for (let i = 0; i < 4; i++) s += clamp3(x * i); return s; }, explain: 'SIMD, 2 lanes' },
   // Loops that elements leave at different iterations (a varying condition, `break`, `continue`,
