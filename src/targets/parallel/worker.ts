@@ -7,9 +7,8 @@
  * This file is the package's `ufunc/worker` entry under the `node` condition: a bundle places it
  * beside itself as `worker.js`.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { heapCollector } from './heap-collector.js';
 import { markWorkerDead, type WorkerMessage, WorkerState } from './protocol.js';
 import { WorkerCore } from './worker-core.js';
 
@@ -45,29 +44,6 @@ function readMailbox(): void {
   }
 }
 
-/**
- * A full collection of this worker's heap (undefined where Node refuses the flag). Why: every
- * result a parallel call allocates is a `SharedArrayBuffer` of its own, which reaches this worker
- * in a message, and this worker's object for it keeps the memory alive until its heap is collected.
- * This thread never returns to its event loop and allocates almost nothing, and V8 does not count
- * shared memory toward starting a collection, so it never collected on its own: every result
- * stayed resident until the pool shut down, whatever the calling thread dropped.
- * `--expose-gc` is on only while `gc` is read (a process-wide V8 flag), unless it already was.
- */
-function heapCollector(): (() => void) | undefined {
-  const exposed = (globalThis as { gc?: () => void }).gc;
-  if (exposed) return exposed;
-  try {
-    setFlagsFromString('--expose-gc');
-    try {
-      return runInNewContext('gc') as () => void;
-    } finally {
-      setFlagsFromString('--no-expose-gc');
-    }
-  } catch {
-    return undefined;
-  }
-}
 const collectHeap = heapCollector();
 
 // `process.exit` in a worker stops only this thread, and runs this first: a calling thread blocked
