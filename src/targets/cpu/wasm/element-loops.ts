@@ -200,17 +200,10 @@ export class LoopSimdEmitter extends SimdEmitter {
     super(e, ctx, lanes, result);
   }
 
-  /** A uniform scalar of type `t` on the stack becomes a vector (bool: a lane mask). */
-  splatUniform(t: DType): void {
-    if (t === 'bool') {
-      if (this.lanes === 2) {
-        this.e.op(Op.i64_extend_i32_u);
-        this.simd(SimdOp.i64x2_splat).simd(SimdOp.i64x2_neg);
-      } else this.simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_neg);
-      return;
-    }
+  /** SimdEmitter's, refusing a uniform float64 in 4 lanes (simdShape counts only varying values' types). */
+  override splatUniform(t: DType): void {
     if (t === 'float64' && this.lanes !== 2) throw new Error('a uniform float64 value meets 4 lanes (simdShape sees its type)');
-    this.splat(t);
+    super.splatUniform(t);
   }
 
   override body(list: readonly Stmt[]): void {

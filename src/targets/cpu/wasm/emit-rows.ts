@@ -538,18 +538,6 @@ export class RowSimdEmitter extends SimdEmitter {
     else this.e.simd(SimdOp.v128_load).code.u32(4).u32(0);
   }
 
-  /** A uniform scalar of type `t` on the stack becomes a vector (bool: a lane mask). */
-  splatUniform(t: DType): void {
-    if (t === 'bool') {
-      if (this.lanes === 2) {
-        this.e.op(Op.i64_extend_i32_u);
-        this.simd(SimdOp.i64x2_splat).simd(SimdOp.i64x2_neg);
-      } else this.simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_neg);
-      return;
-    }
-    this.splat(t);
-  }
-
   override expr(x: Expr): void {
     if (x.kind === 'call') return this.inline(x, true);
     if (!this.varies(x)) {

@@ -267,6 +267,21 @@ export class SimdEmitter {
     this.simd(t === 'float64' ? SimdOp.f64x2_splat : t === 'float32' ? SimdOp.f32x4_splat : SimdOp.i32x4_splat);
   }
 
+  /**
+   * A uniform scalar of type `t` on the stack becomes a vector (bool: a lane mask): where a value
+   * computed once for all lanes (emit-rows.ts, element-loops.ts) meets one that varies per lane.
+   */
+  splatUniform(t: DType): void {
+    if (t === 'bool') {
+      if (this.lanes === 2) {
+        this.e.op(Op.i64_extend_i32_u);
+        this.simd(SimdOp.i64x2_splat).simd(SimdOp.i64x2_neg);
+      } else this.simd(SimdOp.i32x4_splat).simd(SimdOp.i32x4_neg);
+      return;
+    }
+    this.splat(t);
+  }
+
   /** A vector of `value` in every lane, as a `v128.const` (which loops hoist: FunctionEmitter.hoistConstants). */
   constant(value: number | boolean, t: DType): void {
     const bytes = new Uint8Array(16);
