@@ -31,6 +31,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { keepGpuBusy } from './lib/gpu-warm.js';
 import { median } from './lib/timing.js';
 
 const argv = process.argv.slice(2);
@@ -219,19 +220,6 @@ const CASES: Case[] = [
       ].map((c): Case => ({ ...c, gpuBound: true }))),
 ];
 
-/** Back-to-back SAXPY passes over 2^24 elements on the device for `ms` (see {@link GPU_WARM_MS}). */
-async function keepGpuBusy(ms: number): Promise<void> {
-  const n = 1 << 24;
-  const [bx, by] = await Promise.all([toDevice(fill(n, 3)), toDevice(fill(n, 5))]);
-  const bz = await deviceArray([n], 'float32');
-  await saxpy(2, bx, by, { out: bz }); // (the first call of a process may wait for the gpu target to load)
-  const end = performance.now() + ms;
-  do {
-    for (let k = 0; k < 20; k++) void saxpy(2, bx, by, { out: bz });
-    await synchronize();
-  } while (performance.now() < end);
-  for (const a of [bx, by, bz]) a.destroy();
-}
 
 interface Row {
   readonly name: string;
@@ -251,7 +239,7 @@ for (const c of CASES) {
   const firstMs = performance.now() - t0;
   const firstUs = (firstMs / c.calls) * 1e3;
   for (let w = 0; w < 2; w++) await chain();
-  if (c.gpuBound && GPU_WARM_MS > 0) await keepGpuBusy(GPU_WARM_MS);
+  if (c.gpuBound && GPU_WARM_MS > 0) await keepGpuBusy(GPU_WARM_MS, { saxpy, toDevice, deviceArray, synchronize });
   const repeats = Math.max(1, Math.ceil(SAMPLE_MS / firstMs));
   const calls = repeats * c.calls;
   const walls: number[] = [];

@@ -23,6 +23,7 @@
  *   bash .gpu/run.sh node --import tsx bench/sync-probe.ts --n 4096,16777216   # GPU host
  */
 import { readFileSync } from 'node:fs';
+import { keepGpuBusy } from './lib/gpu-warm.js';
 import { median } from './lib/timing.js';
 import { timeKernels } from '../src/targets/gpu/runtime/kernel-timing.js';
 import { acquireDevice, describeAdapter, setIdleReleaseMs } from '../src/targets/gpu/runtime/device.js';
@@ -252,18 +253,6 @@ const fill = (n: number) => Float32Array.from({ length: n }, (_, i) => (i % 17) 
  * passes (a GPU's clocks follow its recent load; bench/call-cost.ts does the same).
  */
 const GPU_WARM_MS = Number(flag('--gpu-warm-ms') ?? 0);
-async function keepGpuBusy(ms: number): Promise<void> {
-  const n = 1 << 24;
-  const [bx, by] = await Promise.all([toDevice(fill(n)), toDevice(fill(n))]);
-  const bz = await deviceArray([n], 'float32');
-  await saxpy(2, bx, by, { out: bz }); // (the first call of a process may wait for the gpu target to load)
-  const end = performance.now() + ms;
-  do {
-    for (let k = 0; k < 20; k++) void saxpy(2, bx, by, { out: bz });
-    await synchronize();
-  } while (performance.now() < end);
-  for (const a of [bx, by, bz]) a.destroy();
-}
 async function libraryCases(round: string): Promise<void> {
   for (const n of SIZES) {
     const calls = Math.max(20, Math.min(CALLS, Math.round((CALLS * 65536) / n)));
@@ -284,7 +273,7 @@ async function libraryCases(round: string): Promise<void> {
       [`cumsum-${n}-synced`, () => add.accumulate(x)],
     ];
     for (const [name, fn] of cases) {
-      if (GPU_WARM_MS > 0 && n >= 1 << 20) await keepGpuBusy(GPU_WARM_MS);
+      if (GPU_WARM_MS > 0 && n >= 1 << 20) await keepGpuBusy(GPU_WARM_MS, { saxpy, toDevice, deviceArray, synchronize });
       await time({ name: `${name}${round}`, calls, call: synced(fn) }, await kernelTime(fn));
     }
     // The same sum with error scopes made free (pushes ignored, pops resolved at once): what the
