@@ -627,6 +627,11 @@ async function copyChunkToStaging(ctx: GpuContext, pool: StagingPool<GPUBuffer>,
  */
 interface StagingPool<T> {
   readonly free: Map<number, T[]>;
+  /**
+   * The same free entries, least recently given back first: what a full pool destroys to keep the
+   * entry given back (see {@link giveStaging}).
+   */
+  readonly recency: T[];
   bytes: number;
   /**
    * Sizes of whole-transfer staging buffers a transfer could have used: the next transfer that
@@ -681,7 +686,7 @@ function destroyStaging(ctx: GpuContext, buffer: GPUBuffer, direction: 'read' | 
 }
 
 function newPool<T>(sizeOf: (entry: T) => number, destroy: (entry: T) => void, settling: (entry: T) => Promise<unknown> | undefined): StagingPool<T> {
-  const pool: StagingPool<T> = { free: new Map(), bytes: 0, wanted: new Set(), idle: new IdleWait(() => emptyStaging(pool)), sizeOf, destroy, settling };
+  const pool: StagingPool<T> = { free: new Map(), recency: [], bytes: 0, wanted: new Set(), idle: new IdleWait(() => emptyStaging(pool)), sizeOf, destroy, settling };
   return pool;
 }
 
@@ -702,6 +707,7 @@ function emptyStaging<T>(pool: StagingPool<T>): void {
   }
   for (const list of pool.free.values()) for (const entry of list) pool.destroy(entry);
   pool.free.clear();
+  pool.recency.length = 0;
   pool.bytes = 0;
   pool.wanted.clear();
 }
@@ -729,8 +735,16 @@ function stagingSize(length: number): number {
 
 function takeFromPool<T>(pool: StagingPool<T>, size: number): T | undefined {
   const reused = pool.free.get(size)?.pop();
-  if (reused !== undefined) pool.bytes -= size;
+  if (reused !== undefined) forget(pool, reused, size);
   return reused;
+}
+
+/** Takes an entry, already removed from its size's list, out of the pool's accounts. */
+function forget<T>(pool: StagingPool<T>, entry: T, size: number): void {
+  pool.bytes -= size;
+  // Taken entries are mostly the most recent: search from the end.
+  const at = pool.recency.lastIndexOf(entry);
+  if (at >= 0) pool.recency.splice(at, 1);
 }
 
 function takeReadStaging(ctx: GpuContext, pool: StagingPool<GPUBuffer>, length: number): GPUBuffer {
@@ -759,34 +773,58 @@ function takeMappedSlot(ctx: GpuContext, pool: StagingPool<WriteSlot>, length: n
   if (list) {
     for (let i = list.length - 1; i >= 0; i--) {
       if (!list[i]!.mapped) continue;
-      pool.bytes -= size;
-      return list.splice(i, 1)[0]!;
+      const slot = list.splice(i, 1)[0]!;
+      forget(pool, slot, size);
+      return slot;
     }
   }
   return newWriteSlot(ctx, size);
 }
 
 /**
- * Keeps a staging buffer for the next transfer, or destroys it when the pool is full — once its
- * mapping has settled, if one is pending. Destroying a buffer whose mapping is pending aborts the
- * mapping, and dawn.node settles such a mapping's promise from a later turn of the event loop
- * (AsyncRunner::Reject): processes that did so for many staging buffers, two devices streaming
- * through a staging pool too small for their chunks, died (docs/gpu.md, "Copies between host and
- * device": segmentation faults, once V8's "Check failed: node->IsInUse()" under
- * napi_reject_deferred), and none did with the destruction deferred.
+ * Keeps a staging buffer for the next transfer. A pool that would exceed its bytes destroys its
+ * least recently given back entries first, whatever their size, rather than the one given back: the
+ * sizes in use now are kept, and sizes that earlier calls used and later ones do not leave. (Keeping
+ * what it had made a pool full of one kind of call's staging buffers destroy, and so re-create in
+ * every call, those of the kind of call that came next: two 128 MiB buffers per two-device Hermite
+ * call on an H200 after SAXPY rows, bench/results/multigpu-nvidia-h200x2-session5.md.) An entry
+ * larger than the whole pool is destroyed.
  */
 function giveStaging<T>(pool: StagingPool<T>, entry: T): void {
   const size = pool.sizeOf(entry);
-  if (pool.bytes + size > stagingPoolMaxBytes) {
-    const settling = pool.settling(entry);
-    if (!settling) pool.destroy(entry);
-    else void settling.then(() => pool.destroy(entry), () => pool.destroy(entry));
+  if (size > stagingPoolMaxBytes) {
+    retire(pool, entry);
     return;
+  }
+  while (pool.bytes + size > stagingPoolMaxBytes && pool.recency.length > 0) {
+    const oldest = pool.recency.shift()!;
+    const oldSize = pool.sizeOf(oldest);
+    const list = pool.free.get(oldSize)!;
+    list.splice(list.indexOf(oldest), 1);
+    if (list.length === 0) pool.free.delete(oldSize);
+    pool.bytes -= oldSize;
+    retire(pool, oldest);
   }
   const list = pool.free.get(size);
   if (list) list.push(entry);
   else pool.free.set(size, [entry]);
+  pool.recency.push(entry);
   pool.bytes += size;
+}
+
+/**
+ * Destroys an entry the pool does not keep — once its mapping has settled, if one is pending.
+ * Destroying a buffer whose mapping is pending aborts the mapping, and dawn.node settles such a
+ * mapping's promise from a later turn of the event loop (AsyncRunner::Reject): processes that did so
+ * for many staging buffers, two devices streaming through a staging pool too small for their
+ * chunks, died (docs/gpu.md, "Copies between host and device": segmentation faults, once V8's
+ * "Check failed: node->IsInUse()" under napi_reject_deferred), and none did with the destruction
+ * deferred.
+ */
+function retire<T>(pool: StagingPool<T>, entry: T): void {
+  const settling = pool.settling(entry);
+  if (!settling) pool.destroy(entry);
+  else void settling.then(() => pool.destroy(entry), () => pool.destroy(entry));
 }
 
 /**
