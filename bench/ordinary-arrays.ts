@@ -2,9 +2,15 @@
  * Where the time of a call on ordinary typed arrays goes (issue 20, item 4), per corpus kernel and
  * target, against the same call with every array in shared (Wasm) memory:
  *
- *   npx tsx bench/ordinary-arrays.ts [--quick] [--sync] [--only poly5,saxpy-f64] [--targets cpu,parallel] [--out FILE.md]
+ *   npx tsx bench/ordinary-arrays.ts [--quick] [--sync] [--only poly5,saxpy-f64] [--targets cpu,parallel] [--engines auto,js,wasm] [--out FILE.md]
  *
- * With --sync every call is `f.sync(...)` (else awaited).
+ * With --sync every call is `f.sync(...)` (else awaited). With --engines, the cpu target's rows are
+ * repeated per engine (`setEngineMode`; `auto` is the library's choice): the JS engine writes the
+ * arrays where they lie, the Wasm engine copies ordinary ones through its memory block by block,
+ * so the two split a call's time differently between copies, the kernel and the fresh output.
+ * The header says whether this process's `malloc` asks for transparent huge pages
+ * (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`), which decides what a fresh output's pages cost
+ * (bench/results/fresh-output-*.md).
  *
  * On the parallel target, more variants in the same turns: `ordinary → given` and
  * `ordinary → fresh` with the inputs copied whole before the workers start (as before
@@ -30,7 +36,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ready, sharedArray, shutdown } from '../src/index.js';
+import { ready, setEngineMode, sharedArray, shutdown } from '../src/index.js';
 import { __testing as parallelTesting } from '../src/targets/parallel/index.js';
 import { formatRatio, formatSeconds } from './lib/format.js';
 import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js';
@@ -44,6 +50,7 @@ const sync = args.includes('--sync');
 const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const only = (flag('--only') ?? 'poly5,saxpy-f64,sigmoid,row-dot').split(',');
 const targets = (flag('--targets') ?? 'cpu,parallel').split(',') as ('cpu' | 'parallel')[];
+const engines = (flag('--engines') ?? 'auto').split(',') as ('auto' | 'js' | 'wasm')[];
 const samples = quick ? 5 : 15;
 const machine = describeMachine({ summary: 'not used by this benchmark' });
 const outFile = flag('--out') ?? fileURLToPath(new URL(`./results/ordinary-arrays-${machineSlug(machine)}${sync ? "-sync" : ""}${quick ? "-quick" : ""}.md`, import.meta.url));
@@ -103,7 +110,10 @@ for (const name of only) {
   const ordinary = operands.map(argOf);
   const shared = operands.map((a) => (typeof a === 'number' ? a : argOf({ data: toShared(a.data), shape: a.shape })));
   const sab = operands.map((a) => (typeof a === 'number' ? a : argOf({ data: toSab(a.data), shape: a.shape })));
-  for (const target of targets) {
+  const runs = targets.flatMap((t): ['cpu' | 'parallel', 'auto' | 'js' | 'wasm'][] => (t === 'cpu' ? engines.map((e) => [t, e]) : [[t, 'auto']]));
+  for (const [target, engine] of runs) {
+    setEngineMode(engine);
+    const label = target === 'cpu' && engines.length > 1 ? `cpu, ${engine === 'auto' ? 'chosen' : engine === 'js' ? 'JS' : 'Wasm'}` : target;
     const ufunc = kernel.makeUfunc(target);
     const f = sync ? async (...a: Parameters<typeof ufunc.sync>) => ufunc.sync(...a) : ufunc;
     const first = await f(...ordinary);
@@ -140,12 +150,13 @@ for (const name of only) {
     ]);
     const ab = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? '—' : `${formatSeconds(a)} (${formatRatio(b / a)})`);
     rows.push([
-      name, target, formatSeconds(sharedGiven!), formatSeconds(sharedFresh!), formatSeconds(ordinaryGiven!), formatSeconds(ordinaryFresh!), formatSeconds(alloc!), formatSeconds(refill!), formatSeconds(inputsCopied!),
+      name, label, formatSeconds(sharedGiven!), formatSeconds(sharedFresh!), formatSeconds(ordinaryGiven!), formatSeconds(ordinaryFresh!), formatSeconds(alloc!), formatSeconds(refill!), formatSeconds(inputsCopied!),
       ab(givenCopiedFirst, ordinaryGiven), ab(freshCopiedFirst, ordinaryFresh), formatRatio(ordinaryFresh! / sharedGiven!),
       sabFresh === undefined ? '—' : formatSeconds(sabFresh), ab(sabFreshNoThreadCopies, sabFresh), ab(freshNoThreadCopies, ordinaryFresh),
     ]);
     process.stderr.write(`| ${rows.at(-1)!.join(' | ')} |\n`); // as it goes: the table follows at the end
   }
+  setEngineMode('auto');
 }
 await shutdown();
 const right = (header: string) => ({ header, align: 'right' as const });

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 
 import { formatBytes } from './format.js';
+import { hugePageNote } from './huge-pages.js';
 
 export interface Machine {
   /** From /proc/cpuinfo's `model name` (os.cpus() elsewhere). */
@@ -23,6 +24,8 @@ export interface Machine {
    * cores (another build, another benchmark) and the numbers are worth less.
    */
   readonly loadAverage: number;
+  /** Whether fresh typed arrays get huge pages (huge-pages.ts): what a fresh output's first writes cost. */
+  readonly memoryPages?: string;
 }
 
 function cpuModel(): string {
@@ -52,6 +55,7 @@ export function describeMachine(gpu: { summary: string; hardwareName?: string })
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     node: process.version,
     loadAverage: os.loadavg()[0],
+    memoryPages: hugePageNote(),
     gpu: gpu.summary,
     ...(gpu.hardwareName ? { gpuName: gpu.hardwareName } : {}),
   };
@@ -85,5 +89,6 @@ export function machineMarkdown(machine: Machine): string {
     `- OS: ${machine.os}; Node ${machine.node}`,
     `- load average (1 min) when the run started: ${machine.loadAverage.toFixed(2)}${machine.loadAverage > 0.5 * machine.cores ? ' (busy: other work shared the cores, so times are inflated and noisy)' : ''}`,
     `- GPU (WebGPU adapter): ${machine.gpu}`,
+    ...(machine.memoryPages ? [`- memory pages: ${machine.memoryPages}`] : []),
   ].join('\n');
 }
