@@ -9,7 +9,10 @@
  * less than wall time), and the figures per side are the median and the least over samples (other
  * work on the machine only adds time, so the least is the steadiest figure on a loaded machine). `new-g1` is this
  * checkout with one block of rows per step (emit-rows.ts `__testing.setRowGroups(1)`): what the
- * groups of rows side by side are worth, apart from anything else that differs from the base.
+ * groups of rows side by side are worth, apart from anything else that differs from the base;
+ * `new-f64` is this checkout keeping every float64 local in float64 (emit-rows.ts
+ * `__testing.setNarrowDoubles(false)`): what holding int32- and float32-valued doubles in 32-bit
+ * lanes (exact-doubles.ts, 4 rows per vector instead of 2) is worth.
  *
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
@@ -41,6 +44,7 @@ interface Library {
   readonly sharedArray: (length: number, dtype: string) => ArrayBufferView & ArrayLike<number>;
   readonly setEngineMode: (mode: 'auto' | 'wasm' | 'js') => void;
   readonly setRowGroups?: (groups: number | undefined) => void;
+  readonly setNarrowDoubles?: (on: boolean) => void;
 }
 
 async function load(dir: string): Promise<Library> {
@@ -48,7 +52,7 @@ async function load(dir: string): Promise<Library> {
   const index = await at('src/index.ts');
   const engine = await at('src/targets/cpu/wasm/index.ts');
   const rows = await at('src/targets/cpu/wasm/emit-rows.ts');
-  return { guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups };
+  return { guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups, setNarrowDoubles: rows.__testing?.setNarrowDoubles };
 }
 
 type Dtype = 'float32' | 'float64' | 'int32' | 'int16' | 'uint8';
@@ -248,6 +252,34 @@ const KERNELS: RowKernel[] = [
     },
     inputs: (s) => [{ dtype: 'int16', shape: [ROWS * s, ROW], low: -32768, high: 32767 }],
   },
+  {
+    name: 'argmax-f32', corpus: false, signature: 'void(float32[:], int32[:])', layout: '(n)->()',
+    kernel: (x: V, out: V) => {
+      let m = -Infinity;
+      let at = -1;
+      for (let i = 0; i < x.length; i++) {
+        if (x[i]! > m) {
+          m = x[i]!;
+          at = i;
+        }
+      }
+      out[0] = at;
+    },
+    inputs: (s) => [{ dtype: 'float32', shape: [ROWS * s, ROW], low: -100, high: 100 }],
+  },
+  {
+    name: 'range-u8', corpus: false, signature: 'void(uint8[:], uint8[:])', layout: '(n)->()',
+    kernel: (x: V, out: V) => {
+      let lo = 255;
+      let hi = 0;
+      for (let i = 0; i < x.length; i++) {
+        lo = Math.min(lo, x[i]!);
+        hi = Math.max(hi, x[i]!);
+      }
+      out[0] = hi - lo;
+    },
+    inputs: (s) => [{ dtype: 'uint8', shape: [ROWS * s, ROW], low: 0, high: 255 }],
+  },
 ];
 
 const ARRAYS = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array };
@@ -276,12 +308,15 @@ interface Side {
   readonly name: string;
   readonly lib: Library;
   readonly groups?: number;
+  /** false: float64 locals stay float64 even where they hold only int32 or float32 values (exact-doubles.ts). */
+  readonly narrow?: boolean;
 }
 
 const fresh = await load(resolve(new URL('..', import.meta.url).pathname));
 // Without a base, the reference side is this checkout with one group of rows per step.
 const sides: Side[] = baseDir ? [{ name: 'base', lib: await load(baseDir) }, { name: 'new', lib: fresh }] : [{ name: 'new-g1', lib: fresh, groups: 1 }, { name: 'new', lib: fresh }];
 if (baseDir && fresh.setRowGroups) sides.push({ name: 'new-g1', lib: fresh, groups: 1 });
+if (fresh.setNarrowDoubles) sides.push({ name: 'new-f64', lib: fresh, narrow: false });
 
 const rows: string[][] = [];
 for (const k of KERNELS) {
@@ -291,6 +326,7 @@ for (const k of KERNELS) {
     // Each side's ufunc is built with its library set as it will be timed (the row plan is fixed at compile).
     const calls = sides.map((side) => {
       side.lib.setRowGroups?.(side.groups);
+      side.lib.setNarrowDoubles?.(side.narrow ?? true);
       side.lib.setEngineMode(engine === 'wasm' ? 'wasm' : 'auto');
       const f = side.lib.guvectorize([k.signature], k.layout)(k.kernel) as unknown as { sync: (...a: unknown[]) => unknown; explain: (...a: unknown[]) => string };
       let args = inputs;
@@ -313,6 +349,7 @@ for (const k of KERNELS) {
       const run = () => {
         side.lib.setEngineMode(engine === 'wasm' ? 'wasm' : 'auto');
         side.lib.setRowGroups?.(side.groups);
+        side.lib.setNarrowDoubles?.(side.narrow ?? true);
         return f.sync(...args);
       };
       return { side, run, f, args };
@@ -355,6 +392,7 @@ for (const k of KERNELS) {
 for (const s of sides) {
   s.lib.setEngineMode('auto');
   s.lib.setRowGroups?.(undefined);
+  s.lib.setNarrowDoubles?.(true);
 }
 console.log(`\n${rounds} samples per side, in turns; CPU time per call; * = outside the corpus. ${shared ? 'Operands in Wasm memory (sharedArray, into a given out).' : 'Ordinary typed arrays, outputs allocated by the call.'}\n`);
 const right = (header: string) => ({ header, align: 'right' as const });

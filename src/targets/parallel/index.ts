@@ -410,14 +410,14 @@ function explain(plan: CallPlan): string {
   const onWorkers = threadsOf(plan);
   if (choice.engine === 'js') return `${onWorkers} JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
   const { layout } = prepareRunnerArgs(plan);
-  let module: { readonly lanes: number | string; readonly vectors: number; readonly byteTable: boolean };
+  let module: Parameters<typeof wasmVariant>[1];
   try {
     module = wasmKernelFor(plan, layout).module;
   } catch (error) {
     if (error instanceof WasmMemoryFull) return `${onWorkers} JavaScript: ${error.message}${fastmathNote(plan.kernel)}`;
     throw error;
   }
-  return `${onWorkers} WebAssembly (${wasmVariant(plan, module.lanes, module.vectors, module.byteTable)}): ${choice.reason}${fastmathNote(plan.kernel)}`;
+  return `${onWorkers} WebAssembly (${wasmVariant(plan, module)}): ${choice.reason}${fastmathNote(plan.kernel)}`;
 }
 
 /**

@@ -41,6 +41,7 @@ import { emitLoop, type FunctionEmitter, type LoopLabels, type ModuleContext, si
 import { laneType as laneTypeOf, SimdEmitter } from './emit-simd.js';
 import { WASM_MATH } from './math-support.js';
 import { analyseCoverage } from '../../../compiler/passes/output-coverage.js';
+import { narrowExactDoubles } from './exact-doubles.js';
 
 /** Bytes of each thread's scratch area for lane-interleaved rows and local arrays. */
 export const ROW_SCRATCH_BYTES = 64 * 1024;
@@ -96,6 +97,12 @@ function exitUnlessDistinctElements(e: FunctionEmitter, a: WasmArray, dimLocal: 
 
 /** How a per-row kernel is vectorised (see the file comment). */
 export interface RowPlan {
+  /**
+   * The kernel the lanes run: the kernel itself, or where that fills 4 lanes instead of 2, its
+   * form with float64 locals that hold only int32 or float32 values held in those types
+   * (exact-doubles.ts; the scalar loop runs the kernel itself, with the same results).
+   */
+  readonly kernel: TypedKernel;
   readonly lanes: 4 | 2;
   /**
    * Blocks of `lanes` rows per step of the loop (see {@link rowGroups}), each with its own slots
@@ -160,6 +167,14 @@ class Refusal extends Error {}
 
 /** The row plan of a guvectorize kernel for a memory layout, or why it runs scalar (a phrase). */
 export function rowPlan(kernel: TypedKernel, layout: MemoryLayout): RowPlan | string {
+  const plan = tryAnalyse(kernel, layout);
+  if (typeof plan === 'string' || plan.lanes === 4 || !narrowDoubles) return plan;
+  const narrowed = narrowExactDoubles(kernel);
+  const full = narrowed === kernel ? plan : tryAnalyse(narrowed, layout);
+  return typeof full !== 'string' && full.lanes === 4 ? full : plan;
+}
+
+function tryAnalyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan | string {
   try {
     return analyse(kernel, layout);
   } catch (error) {
@@ -363,7 +378,7 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
   }
   for (const v of varying) if (v.type === 'float64') wide = true;
   const chains = chainLoops(kernel.body);
-  return { lanes: wide ? 2 : 4, groups: rowGroups(kernel, masked, chains), varying, written, covered: coveredRows(kernel, written), masked, chains, localOffsets, localBytes };
+  return { kernel, lanes: wide ? 2 : 4, groups: rowGroups(kernel, masked, chains), varying, written, covered: coveredRows(kernel, written), masked, chains, localOffsets, localBytes };
 }
 
 /**
@@ -402,6 +417,8 @@ function containsChain(list: readonly Stmt[], loops: ReadonlySet<Stmt>): boolean
 
 /** Set by tests and benchmarks (`__testing.setRowGroups`): the groups of every plan made after. */
 let groupsOverride: number | undefined;
+/** Cleared by tests and benchmarks (`__testing.setNarrowDoubles`): plans made after keep every float64 local. */
+let narrowDoubles = true;
 
 /**
  * How many blocks of rows run side by side: 2 where a loop carries a value along the row, or
@@ -435,6 +452,10 @@ export const __testing = {
   /** Sets the groups of row plans made from now on (1: one block of rows per step); undefined restores the rule. */
   setRowGroups(groups: number | undefined): void {
     groupsOverride = groups;
+  },
+  /** Whether row plans made from now on hold float64 locals exactly as int32 or float32 where that fills 4 lanes (exact-doubles.ts). */
+  setNarrowDoubles(on: boolean): void {
+    narrowDoubles = on;
   },
 };
 
@@ -751,8 +772,9 @@ interface RowLoop {
  * kernel writes back to the rows.
  */
 export function emitRowVectorLoop(
-  e: FunctionEmitter, ctx: ModuleContext, kernel: TypedKernel, layout: MemoryLayout, plan: RowPlan, locals: RunLocals, rowScratch: number,
+  e: FunctionEmitter, ctx: ModuleContext, layout: MemoryLayout, plan: RowPlan, locals: RunLocals, rowScratch: number,
 ): void {
+  const { kernel } = plan;
   const simd = new RowSimdEmitter(e, ctx, plan.lanes, plan);
   const saved = new Map(e.arrays);
   const operands = rowOperands(e, kernel, layout, plan, locals.step, saved);

@@ -563,6 +563,11 @@ export class FunctionEmitter {
         this.close();
         return;
       case 'cast':
+        if (e.type === 'int32' && e.value.type === 'float64' && isInt32Exact(e.value, this.ctx.counters)) {
+          // An int32 value as a double (a counter, say): its conversion back is the value itself.
+          this.int32(e.value);
+          return;
+        }
         this.expr(e.value);
         this.cast(e.value.type, e.type);
         return;

@@ -363,19 +363,21 @@ export function explainPlan(plan: CallPlan, elements: number, choice: EngineChoi
   const elided = plan.kind === 'guvectorize' && checked < checks.length
     ? ` Bounds checks: ${checked} of ${checks.length} array index axes; the others are in bounds by their loops.`
     : '';
-  return `WebAssembly (${wasmVariant(plan, kernel.module.lanes, kernel.module.vectors, kernel.module.byteTable)}): ${choice.reason}${elided}${fastmathNote(plan.kernel)}`;
+  return `WebAssembly (${wasmVariant(plan, kernel.module)}): ${choice.reason}${elided}${fastmathNote(plan.kernel)}`;
 }
 
 /**
  * How a compiled kernel's loop runs, in words: SIMD (elements or rows per vector, and vectors per
  * step) or scalar, and why scalar (`lanes` is then the reason).
  */
-export function wasmVariant(plan: CallPlan, lanes: number | string, vectors = 1, byteTable = false): string {
+export function wasmVariant(plan: CallPlan, module: Pick<CompiledModule, 'lanes' | 'vectors' | 'byteTable' | 'exactLocals'>): string {
+  const { lanes, vectors, byteTable, exactLocals } = module;
   if (typeof lanes !== 'number') return `scalar: ${lanes}`;
   const table = byteTable ? `; a call of ≥ ${BYTE_TABLE_MIN_ELEMENTS.toLocaleString('en-US')} elements computes the kernel's 256 results (a function of one byte) and looks each element up` : '';
   if (plan.kind === 'vectorize') return (vectors === 1 ? `SIMD, ${lanes} lanes` : `SIMD, ${lanes} lanes × ${vectors} vectors per step`) + table;
   const side = vectors === 1 ? '' : ` × ${vectors} vectors of rows side by side per step, the last rows ${lanes} at a time`;
-  return `SIMD, ${lanes} rows per vector${side}; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
+  const exact = exactLocals ? ` (float64 locals that only ever hold 32-bit values held so: ${exactLocals})` : '';
+  return `SIMD, ${lanes} rows per vector${exact}${side}; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
 }
 
 /** {@link wasmKernelFor}, or undefined when the Wasm memory has no room for the kernel's local arrays. */

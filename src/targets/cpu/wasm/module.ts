@@ -22,6 +22,7 @@ import { type ByteTable, byteTable, emitByteTable } from './byte-table.js';
 import { IntLanesEmitter } from './emit-int-lanes.js';
 import { LoopSimdEmitter, vectorizeShape } from './element-loops.js';
 import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
+import { describeNarrowedLocals } from './exact-doubles.js';
 import { isPortFunction, MATH_PORTS, PORT_FUNCTIONS, scalarEntry } from './math-ports.js';
 import { WASM_MATH } from './math-support.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
@@ -44,6 +45,8 @@ export interface CompiledModule {
   readonly vectors: number;
   /** Whether calls of enough elements look the results up in a table of 256 (byte-table.ts). */
   readonly byteTable: boolean;
+  /** The float64 locals a per-row kernel's lanes hold as int32 or float32 (exact-doubles.ts), in words; empty for none. */
+  readonly exactLocals: string;
 }
 
 /** Collects the local arrays declared in a body (at any depth). */
@@ -215,7 +218,8 @@ function emit(
   }
   builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows, tables), exportName: 'run' });
   const lanes = typeof shape === 'string' ? shape : shape.lanes;
-  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors, byteTable: table !== undefined };
+  const exactLocals = rows && rows.plan.kernel !== kernel ? describeNarrowedLocals(kernel, rows.plan.kernel) : '';
+  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors, byteTable: table !== undefined, exactLocals };
 }
 
 /** The element type of operand `i` (a vectorize kernel's output follows its parameters). */
@@ -285,10 +289,10 @@ function emitRun(
     const rowScratch = e.local(ValType.i32);
     e.get(e.scratch).i32(rows.offset).op(Op.i32_add).set(rowScratch);
     e.hoistConstants(() => {
-      emitRowVectorLoop(e, ctx, kernel, layout, rows.plan, { pointer, step, k, count }, rowScratch);
+      emitRowVectorLoop(e, ctx, layout, rows.plan, { pointer, step, k, count }, rowScratch);
       // Then one block of rows per step: the tail the groups leave (fewer rows than a step), or all
       // rows where they do not fit a group's share of the scratch.
-      if (rows.plan.groups > 1) emitRowVectorLoop(e, ctx, kernel, layout, { ...rows.plan, groups: 1 }, { pointer, step, k, count }, rowScratch);
+      if (rows.plan.groups > 1) emitRowVectorLoop(e, ctx, layout, { ...rows.plan, groups: 1 }, { pointer, step, k, count }, rowScratch);
     });
   } else if (typeof shape !== 'string') e.hoistConstants(() => emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count));
 

@@ -21,6 +21,7 @@ afterEach(() => {
   setEngineMode(initialMode);
   blockTesting.setBlockBytes(undefined);
   rowTesting.setRowGroups(undefined);
+  rowTesting.setNarrowDoubles(true);
 });
 afterAll(async () => {
   setParallelOptions({ threshold: DEFAULT_THRESHOLD });
@@ -87,6 +88,13 @@ function sumOf(x: Vector): number {
     s += x[i]!;
   }
   return s;
+}
+
+/** A difference of integers in a float64 local that holds only int32 values. */
+function spread(a: number, b: number): number {
+  let d = 0;
+  d = (a - b) | 0;
+  return d | 0;
 }
 
 interface Case {
@@ -329,6 +337,90 @@ const CASES: Case[] = [
     inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'uint32', core: 0 }],
     lanes: 2,
   },
+  // float64 locals that hold only int32 or float32 values (exact-doubles.ts): 4 rows per vector.
+  {
+    name: 'an int32 sum of int16 rows in a float64 local (`s = (s + x[i]) | 0`), minus a per-row offset',
+    signature: 'void(int16[:], int16, int32[:])',
+    layout: '(n),()->()',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) s = (s + x[i]! * 3 - k) | 0;
+      out[0] = s - k;
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'int16', core: 0 }],
+    lanes: 4,
+  },
+  {
+    name: 'float32 rows: a running maximum from -Infinity, its index (a loop counter), a threshold',
+    signature: 'void(float32[:], float32, float32[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, t: number, out: Vector) => {
+      let m = -Infinity;
+      let at = -1;
+      let above = 0;
+      for (let i = 0; i < x.length; i++) {
+        if (x[i]! > m) {
+          m = x[i]!;
+          at = i;
+        }
+        if (x[i]! >= t) above = Math.max(above, i);
+      }
+      for (let i = 0; i < x.length; i++) out[i] = i === 0 ? at : i === 1 ? above : x[i]! - m;
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float32', core: 0 }],
+    lanes: 4,
+  },
+  {
+    name: 'float32 rows: extremes from ±Infinity, -0 and selects, rounded, in float32 arithmetic',
+    signature: 'void(float32[:], float32[:])',
+    layout: '(n)->(n)',
+    kernel: ((x: Vector, out: Vector) => {
+      let lo = Infinity;
+      let hi = -0;
+      for (let i = 0; i < x.length; i++) {
+        lo = Math.min(lo, Math.floor(x[i]!));
+        hi = x[i]! < 0 ? hi : Math.max(hi, -Math.abs(Math.round(x[i]!)));
+      }
+      for (let i = 0; i < x.length; i++) out[i] = i === 0 ? lo : i === 1 ? hi : (hi > lo ? lo : hi) - x[i]!;
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }],
+    lanes: 4,
+  },
+  {
+    name: 'uint8 rows: their range from literals 255 and 0, stored wrapped, and a sum in a helper',
+    signature: 'void(uint8[:], uint8, uint8[:])',
+    layout: '(n),()->(n)',
+    env: { spread },
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      let lo = 255;
+      let hi = 0;
+      for (let i = 0; i < x.length; i++) {
+        lo = Math.min(lo, x[i]!);
+        hi = Math.max(hi, x[i]!);
+      }
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! - lo + k + spread(hi | 0, lo | 0);
+    }) as never,
+    inputs: [{ dtype: 'uint8', core: 1 }, { dtype: 'uint8', core: 0 }],
+    lanes: 4,
+  },
+  {
+    name: 'float64 locals that are no int32 (a NaN literal, a plain sum, a product of counters): 2 rows per vector',
+    signature: 'void(int16[:], int32[:])',
+    layout: '(n)->(n)',
+    kernel: ((x: Vector, out: Vector) => {
+      let first = NaN;
+      let s = 0;
+      let p = 1;
+      for (let i = 0; i < x.length; i++) {
+        if (first !== first && x[i]! > 0) first = x[i]!;
+        s += x[i]!;
+        p = (p * (i + 1)) % 1000;
+        out[i] = s + p + first;
+      }
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }],
+    lanes: 2,
+  },
 ];
 
 function compare(w: unknown, j: unknown): void {
@@ -389,6 +481,32 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     rowTesting.setRowGroups(groups);
     checkCase(c, 20, 30);
   }, 30_000);
+
+  it('explain names the float64 locals held as int32 or float32, which fill 4 lanes instead of 2; without them the same results in 2', () => {
+    const define = () =>
+      guvectorize(['void(int16[:], float32[:], int32[:])'], '(n),(n)->()')((x: Vector, y: Vector, out: Vector) => {
+        let s = 0;
+        let m = -Infinity;
+        for (let i = 0; i < x.length; i++) {
+          s = (s + x[i]!) | 0;
+          m = Math.max(m, y[i]!);
+        }
+        out[0] = m > 0 ? s : -s;
+      });
+    const x = { data: Int16Array.from({ length: 64 * 9 }, (_, i) => (i * 7919) % 65536 - 32768), shape: [64, 9] };
+    const y = { data: Float32Array.from({ length: 64 * 9 }, (_, i) => Math.sin(i) - 0.5), shape: [64, 9] };
+    const narrowed = define();
+    setEngineMode('wasm');
+    expect(narrowed.explain(x, y)).toMatch(/^WebAssembly \(SIMD, 4 rows per vector \(float64 locals that only ever hold 32-bit values held so: `s` as int32, `m` as float32\) × 2 vectors/);
+    const [narrow, js] = wasmAndJs(() => narrowed.sync(x, y));
+    rowTesting.setNarrowDoubles(false);
+    const doubles = define();
+    setEngineMode('wasm');
+    expect(doubles.explain(x, y)).toMatch(/^WebAssembly \(SIMD, 2 rows per vector × 2 vectors/);
+    const [wide] = wasmAndJs(() => doubles.sync(x, y));
+    compare(narrow, js);
+    compare(wide, js);
+  });
 
   it('explain tells how many groups of rows run side by side: two where a loop carries a per-row value, one where a loop is masked', () => {
     const dot = guvectorize(['void(float32[:], float32[:], float32[:])'], '(n),(n)->()')((a: Vector, b: Vector, out: Vector) => {
