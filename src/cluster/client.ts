@@ -130,14 +130,19 @@ export async function runOnCluster(call: ChunkedCall, grid: ChunkGrid, options: 
   };
   let timer: NodeJS.Timeout | undefined;
   let connected = false;
+  // The last time the jobs' states were asked for: a reconcile waits a second after the last event
+  // *and* after the last reconcile — while long jobs send no events, asking again at once would
+  // read every pending job's state back to back (thousands of Redis commands per chunk).
+  let lastReconcile = performance.now();
   const loop = (): void => {
-    const quiet = performance.now() - lastNews;
+    const quiet = (): number => performance.now() - Math.max(lastNews, lastReconcile);
     timer = setTimeout(() => {
-      if (performance.now() - lastNews < RECONCILE_MS) return loop();
+      if (quiet() < RECONCILE_MS) return loop();
       reconcile().catch(() => undefined).finally(() => {
+        lastReconcile = performance.now();
         if (pending.size > 0) loop();
       });
-    }, Math.max(10, RECONCILE_MS - quiet));
+    }, Math.max(10, RECONCILE_MS - quiet()));
   };
   try {
     await whenReachable(Promise.all([events.waitUntilReady(), redis.ping()]), options.url, () => lastError, options.connectTimeoutMs);

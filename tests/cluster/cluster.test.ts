@@ -92,6 +92,32 @@ describe.skipIf(!hasRedis)('a cluster of workers over Redis', () => {
     expect(workers.filter((w) => /job .*: 2 chunks/.test(w.output())).length).toBeGreaterThan(1);
   }, 120_000);
 
+  it('asks Redis for its jobs’ states at most once a second while no job finishes', async () => {
+    // No worker serves this queue for the first seconds: the caller hears nothing and reconciles —
+    // once a second, not back to back (each pass reads every pending job: HGETALL and its state).
+    const q = `${queue}-late`;
+    const x = await input(root, 'xl', 4 * 256, 256);
+    const out = await createZarr(root, 'outl', { shape: x.shape, chunkShape: x.chunkShape, dtype: 'float32' });
+    const client = new Redis(redis.url);
+    const hgetall = async (): Promise<number> => Number(/^cmdstat_hgetall:calls=(\d+)/m.exec(await client.info('commandstats'))?.[1] ?? 0);
+    let late: ReturnType<typeof startWorker> | undefined;
+    try {
+      const before = await hgetall();
+      const started = performance.now();
+      const timer = setTimeout(() => (late = startWorker(redis.url, root, q)), 3000);
+      await mapChunks(vectorize(['float32(float32)'])((v) => v - 1), [x], out, { cluster: { url: redis.url, queue: q } });
+      clearTimeout(timer);
+      const seconds = (performance.now() - started) / 1000;
+      expect(seconds).toBeGreaterThan(3);
+      // 4 pending jobs, at most one pass a second (and one at the end): before the fix, a pass ran
+      // every 10 ms once the first quiet second was over — hundreds of HGETALLs here.
+      expect((await hgetall()) - before).toBeLessThanOrEqual(4 * (Math.ceil(seconds) + 1));
+    } finally {
+      late?.kill('SIGKILL');
+      client.disconnect();
+    }
+  }, 120_000);
+
   it('keeps a worker serving when whatever read its output has gone (stdout closed: EPIPE)', async () => {
     const q = `${queue}-unread`;
     const w = startWorker(redis.url, root, q);
