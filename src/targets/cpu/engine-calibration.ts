@@ -55,6 +55,37 @@ const STILL_WARMING = 0.8;
 const FIRST_RECHECK = 16;
 const RECHECK_GROWTH = 4;
 
+/**
+ * Starts timing a trial on the calling thread; the function returned gives its seconds so far: the
+ * lower of the wall-clock time and the process's CPU time, where the platform tells the latter
+ * (Node's `process.cpuUsage`; browsers do not). On a machine shared with other work the wall clock
+ * also counts the time the thread waited for a core, which falls on some trials and not others and
+ * so on one engine more than the other (the 2-core VM under two busy loops: the same 6.3 ms of CPU
+ * time took 13–24 ms); the CPU time does not. It counts every thread of the process, so where
+ * others work meanwhile (V8 compiling or collecting, a pool job) it exceeds the wall time, which
+ * then counts. For calls on the calling thread only: a pool job's CPU time is the sum of its threads'.
+ */
+export function startTrialClock(): () => number {
+  const wallStart = performance.now();
+  const cpuStart = cpuUsage?.();
+  return () => {
+    const wall = (performance.now() - wallStart) / 1000;
+    if (!cpuStart) return wall;
+    const cpu = cpuUsage!(cpuStart);
+    return Math.min(wall, (cpu.user + cpu.system) / 1e6);
+  };
+}
+
+/** Microseconds of CPU time in user and kernel mode (Node's `process.cpuUsage`). */
+interface CpuUsage {
+  readonly user: number;
+  readonly system: number;
+}
+const cpuUsage: ((since?: CpuUsage) => CpuUsage) | undefined = (() => {
+  const proc = (globalThis as { process?: { cpuUsage?: (since?: CpuUsage) => CpuUsage } }).process;
+  return typeof proc?.cpuUsage === 'function' ? proc.cpuUsage.bind(proc) : undefined;
+})();
+
 /** What was measured for one call shape. */
 export interface Calibration {
   /** The engine `chooseEngine` guessed for this shape. */

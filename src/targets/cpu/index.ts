@@ -5,7 +5,7 @@ import { limitExceeded } from '../../cancellation.js';
 import { ArgumentError, CallTimeoutError } from '../../errors.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { chooseEngine, explainPlan, surelyJs, runWasm } from './wasm/index.js';
-import { decideEngine, measuredChoice, recordTrial } from './engine-calibration.js';
+import { decideEngine, measuredChoice, recordTrial, startTrialClock } from './engine-calibration.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler, Target } from '../target.js';
 import { generateRunner, instantiateRunner } from './js/codegen.js';
@@ -68,11 +68,11 @@ function runOnThisThread(plan: CallPlan): void {
   }
   // A trial (engine-calibration.ts): timed whole; a Wasm call that fell back to JS (no room in the
   // Wasm memory) is not recorded.
-  const start = performance.now();
+  const elapsed = startTrialClock();
   let seconds: number | undefined;
   try {
     const ran = decision.engine === 'wasm' && runWasm(plan) ? 'wasm' : (runJs(plan, n), 'js');
-    if (ran === decision.engine) seconds = (performance.now() - start) / 1000;
+    if (ran === decision.engine) seconds = elapsed();
   } finally {
     recordTrial(decision.trial, decision.engine, seconds, decision.loop);
   }

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TypedKernel } from '../../../src/compiler/ir.js';
-import { engineForCall, MIN_TIMED_ELEMENTS, recordTrial } from '../../../src/targets/cpu/engine-calibration.js';
+import { engineForCall, MIN_TIMED_ELEMENTS, recordTrial, startTrialClock } from '../../../src/targets/cpu/engine-calibration.js';
 import { engineMode, setEngineMode } from '../../../src/targets/cpu/wasm/index.js';
 import { guvectorize, ready, sharedArray, vectorize } from '../../../src/index.js';
 import { __testing as parallelTesting } from '../../../src/targets/parallel/index.js';
@@ -115,6 +115,26 @@ describe('calibration of one call shape', () => {
     const again = engineForCall(k, 's', 'js', big);
     expect(again).toMatchObject({ engine: 'js' });
     expect(again.trial?.trials).toEqual([]);
+  });
+});
+
+describe('the trial clock', () => {
+  it('counts the time the thread computes, not the time it waits for a core (Node: the lower of wall and CPU time)', () => {
+    // A thread that does not run (here: blocked, as when other processes hold the cores) adds
+    // wall-clock time but no CPU time: a trial's time leaves it out.
+    const blocked = startTrialClock();
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30);
+    expect(blocked()).toBeLessThan(0.01);
+    // Computing counts: a loop that computes for 20 ms of CPU time reads as that, and never more than the wall time.
+    const busy = startTrialClock();
+    const start = performance.now();
+    const cpuStart = process.cpuUsage();
+    let x = 0;
+    for (let cpu = process.cpuUsage(cpuStart); cpu.user + cpu.system < 20_000; cpu = process.cpuUsage(cpuStart)) x += Math.sqrt(x + 1);
+    expect(x).toBeGreaterThan(0);
+    const seconds = busy();
+    expect(seconds).toBeGreaterThan(0.015);
+    expect(seconds).toBeLessThanOrEqual((performance.now() - start) / 1000 + 1e-4);
   });
 });
 

@@ -1,0 +1,184 @@
+/**
+ * How well the cpu target's engine choice by measurement (src/targets/cpu/engine-calibration.ts)
+ * chooses: per kernel, fresh ufuncs are calibrated as users' first calls calibrate them (a dozen
+ * calls with ordinary typed arrays, outputs allocated by the call), optionally while other
+ * processes load the machine (`--load N` busy loops, as on a shared machine); then, with no load,
+ * the JS and Wasm engines are timed forced (`setEngineMode`), in turns, and each calibration's
+ * choice is judged: time of the engine it chose ÷ time of the faster. Goal (issue 20): ≤ 1.1× on
+ * every kernel. Kernels: the corpus (bench/corpus/kernels.ts) and a few written here, outside it.
+ *
+ *   npx tsx bench/engine-choice.ts [--load N] [--calibrations K] [--only a,b] [--quick] [--base DIR]
+ *
+ * `--base DIR`: also a base checkout's library (its src/ and bench/corpus/, e.g.
+ * `git archive main src bench/corpus package.json tsconfig.json | tar -x -C DIR` and a node_modules
+ * link), calibrated in turns with this one under the same load: an A/B of the choice.
+ *
+ * The judging times are the process's CPU time per call (the least over samples: other work on
+ * the machine only adds time), so the verdict does not move with the load the calibration had.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { callArgument, makeInput } from './corpus/inputs.js';
+import type { CorpusKernel, Operand } from './corpus/kernels.js';
+import { formatRatio, formatSeconds } from './lib/format.js';
+import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js';
+import { markdownTable } from './lib/markdown.js';
+import { mulberry32 } from '../tests/random.js';
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+const quick = argv.includes('--quick');
+const load = Number(flag('--load') ?? 0);
+const calibrations = Number(flag('--calibrations') ?? (quick ? 1 : 3));
+const only = flag('--only')?.split(',');
+const baseDir = flag('--base');
+/** Calls that calibrate a fresh ufunc: more than engine-calibration.ts's trials take (4–8). */
+const CALIBRATING_CALLS = 12;
+const SAMPLES = quick ? 3 : 7;
+
+type Ufunc = ((...args: unknown[]) => Promise<unknown>) & { explain: (...args: unknown[]) => string };
+interface Library {
+  readonly name: string;
+  readonly setEngineMode: (mode: 'auto' | 'js' | 'wasm') => 'auto' | 'js' | 'wasm';
+  readonly kernels: readonly Kernel[];
+  readonly shutdown: () => Promise<void>;
+}
+/** A kernel as one library builds it. */
+interface Kernel {
+  readonly name: string;
+  readonly corpus: boolean;
+  readonly size: number;
+  readonly make: () => Ufunc;
+  readonly inputs: CorpusKernel['inputs'];
+}
+
+type Vectorize = (signatures: string[], options?: object) => (kernel: (...args: never[]) => unknown) => Ufunc;
+type Guvectorize = (signatures: string[], layout: string, options?: object) => (kernel: (...args: never[]) => void) => Ufunc;
+type V = { [i: number]: number; length: number };
+const N = 1 << 20;
+
+/** Kernels outside the corpus: the choice must hold for kernels nobody measured it on. */
+function outside(vectorize: Vectorize, guvectorize: Guvectorize): Kernel[] {
+  const arr = (dtype: 'float32' | 'float64' | 'int32', shape: number[], low: number, high: number) => ({ dtype, shape, low, high });
+  return [
+    { name: 'softplus-f64', corpus: false, size: N, make: () => vectorize(['float64(float64)'])((x: number) => Math.log1p(Math.exp(x))), inputs: (n) => [arr('float64', [n], -8, 8)] },
+    { name: 'smoothstep-f32', corpus: false, size: N, make: () => vectorize(['float32(float32, float32, float32)'])((e0: number, e1: number, x: number) => { const t = Math.min(Math.max((x - e0) / (e1 - e0), 0), 1); return t * t * (3 - 2 * t); }), inputs: (n) => [{ scalar: 0.2, dtype: 'float32' }, { scalar: 0.8, dtype: 'float32' }, arr('float32', [n], 0, 1)] },
+    { name: 'xorshift-i32', corpus: false, size: N, make: () => vectorize(['int32(int32)'])((x: number) => { let h = x ^ (x << 13); h ^= h >> 17; return h ^ (h << 5); }), inputs: (n) => [arr('int32', [n], -1e9, 1e9)] },
+    { name: 'collatz-steps', corpus: false, size: N / 4, make: () => vectorize(['int32(int32)'])((x: number) => { let n = x; let steps = 0; while (n > 1 && steps < 500) { n = n % 2 === 0 ? n / 2 : 3 * n + 1; steps++; } return steps; }), inputs: (n) => [arr('int32', [n], 1, 10000)] },
+    { name: 'row-norm-f64', corpus: false, size: N / 64, make: () => guvectorize(['void(float64[:], float64[:])'], '(n)->()')((x: V, out: V) => { let s = 0; for (let i = 0; i < x.length; i++) s += x[i]! * x[i]!; out[0] = Math.sqrt(s); }), inputs: (n) => [arr('float64', [n, 64], -1, 1)] },
+    { name: 'one-long-row-f32', corpus: false, size: 1, make: () => guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')((x: V, out: V) => { let acc = 0; for (let i = 0; i < x.length; i++) { acc = acc * 0.5 + x[i]!; out[i] = acc; } }), inputs: (n) => [arr('float32', [n, N], -1, 1)] },
+  ];
+}
+
+async function load_(dir: string, name: string): Promise<Library> {
+  const at = (path: string) => import(pathToFileURL(resolve(dir, path)).href);
+  const index = await at('src/index.ts');
+  const { CORPUS } = (await at('bench/corpus/kernels.ts')) as { CORPUS: CorpusKernel[] };
+  const corpus: Kernel[] = CORPUS.map((k) => ({ name: k.name, corpus: true, size: Math.max(1, Math.round(quick ? k.fullSize / 16 : k.fullSize)), make: () => k.makeUfunc('cpu') as unknown as Ufunc, inputs: k.inputs }));
+  const more = outside(index.vectorize as Vectorize, index.guvectorize as Guvectorize).map((k) => ({ ...k, size: quick && k.size > 1 ? k.size / 16 : k.size }));
+  const kernels = [...corpus, ...more].filter((k) => !only || only.includes(k.name));
+  return { name, setEngineMode: index.setEngineMode, kernels, shutdown: index.shutdown };
+}
+
+const here = fileURLToPath(new URL('..', import.meta.url));
+const libraries = [await load_(here, 'this checkout'), ...(baseDir ? [await load_(baseDir, 'base')] : [])];
+const names = libraries[0]!.kernels.map((k) => k.name);
+
+/** `n` processes that keep a core busy each, until stopped. */
+function busyLoops(n: number): ChildProcess[] {
+  return Array.from({ length: n }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+}
+
+/** Seconds of the process's CPU time. */
+const cpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+interface Verdict {
+  readonly js: number;
+  readonly wasm: number;
+  readonly chosen: ('js' | 'wasm')[];
+}
+
+const started = performance.now();
+const verdicts = libraries.map(() => new Map<string, Verdict>());
+for (const name of names) {
+  const next = mulberry32(7);
+  const kernels = libraries.map((l) => l.kernels.find((k) => k.name === name)!);
+  const args = kernels[0]!.inputs(kernels[0]!.size).map((r) => callArgument(makeInput(r, next) as Operand | number));
+  // Calibrations in turns across libraries, each a fresh ufunc's first calls, under the load asked for.
+  const chosen = libraries.map((): ('js' | 'wasm')[] => []);
+  const loops = busyLoops(load);
+  try {
+    for (let c = 0; c < calibrations; c++) {
+      for (const [i, k] of kernels.entries()) {
+        const f = k.make();
+        for (let call = 0; call < CALIBRATING_CALLS; call++) await f(...args);
+        chosen[i]!.push(f.explain(...args).startsWith('JavaScript') ? 'js' : 'wasm');
+      }
+    }
+  } finally {
+    for (const p of loops) p.kill();
+  }
+  // The engines forced, with no load: CPU time per call, the least over samples taken in turns.
+  for (const [i, k] of kernels.entries()) {
+    const lib = libraries[i]!;
+    const f = k.make();
+    const best = { js: Infinity, wasm: Infinity };
+    for (let s = 0; s < SAMPLES + 1; s++) {
+      for (const mode of ['js', 'wasm'] as const) {
+        const before = lib.setEngineMode(mode);
+        try {
+          const t = cpuSeconds();
+          await f(...args);
+          if (s > 0) best[mode] = Math.min(best[mode], cpuSeconds() - t); // the first of each: warm-up
+        } finally {
+          lib.setEngineMode(before);
+        }
+      }
+    }
+    verdicts[i]!.set(name, { ...best, chosen: chosen[i]! });
+    const worst = Math.max(...chosen[i]!.map((e) => best[e] / Math.min(best.js, best.wasm)));
+    process.stderr.write(`${name} (${lib.name}): JS ${formatSeconds(best.js)}, Wasm ${formatSeconds(best.wasm)}, chose ${chosen[i]!.join(' ')}: worst ${formatRatio(worst)}\n`);
+  }
+}
+
+const ratioOf = (v: Verdict, e: 'js' | 'wasm') => v[e] / Math.min(v.js, v.wasm);
+const rows = names.map((name) => {
+  const k = libraries[0]!.kernels.find((x) => x.name === name)!;
+  return [name, k.corpus ? 'yes' : 'no', ...verdicts.flatMap((m) => {
+    const v = m.get(name)!;
+    return [formatSeconds(v.js), formatSeconds(v.wasm), v.chosen.join(' '), formatRatio(Math.max(...v.chosen.map((e) => ratioOf(v, e))))];
+  })];
+});
+const summary = libraries.map((l, i) => {
+  const all = [...verdicts[i]!.values()].flatMap((v) => v.chosen.map((e) => ratioOf(v, e)));
+  const within = all.filter((r) => r <= 1.1).length;
+  return `- ${l.name}: ${within} of ${all.length} calibrations chose an engine within 1.1× of the faster; worst ${formatRatio(Math.max(...all))}`;
+});
+const machine = describeMachine({ summary: 'not used by this benchmark' });
+const columns = [{ header: 'kernel' }, { header: 'corpus' }, ...libraries.flatMap((l) => {
+  const p = libraries.length > 1 ? `${l.name}: ` : '';
+  return [{ header: `${p}JS`, align: 'right' as const }, { header: `${p}Wasm`, align: 'right' as const }, { header: `${p}chosen` }, { header: `${p}worst chosen ÷ best`, align: 'right' as const }];
+})];
+const report = [
+  `# Engine choice by measurement: chosen ÷ best engine${quick ? ' (quick run: sizes ÷ 16)' : ''}`,
+  '',
+  `\`npx tsx bench/engine-choice.ts ${argv.join(' ')}\`, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  '',
+  machineMarkdown(machine),
+  '',
+  `Each kernel: ${calibrations} fresh ufunc(s) per library calibrated by ${CALIBRATING_CALLS} calls with ordinary typed arrays${load ? ` while ${load} busy loop(s) ran` : ''}; then JS and Wasm forced, CPU time per call, the least of ${SAMPLES} samples in turns. "chosen": each calibration's engine; "worst chosen ÷ best": the worst of them against the faster engine (goal ≤ 1.1×).`,
+  '',
+  ...summary,
+  '',
+  markdownTable(columns, rows),
+  '',
+].join('\n');
+console.log(report);
+const out = flag('--out') ?? fileURLToPath(new URL(`./results/engine-choice-${machineSlug(machine)}${quick ? '-quick' : only ? '-partial' : ''}.md`, import.meta.url));
+writeFileSync(out, report);
+for (const l of libraries) await l.shutdown();
