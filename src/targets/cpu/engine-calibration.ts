@@ -40,13 +40,18 @@ const MIN_TRIAL_SECONDS = 20e-6;
 
 /**
  * Trials alternate the guess and the other engine: at least two each, and more (up to four each)
- * while an engine is still getting faster — its latest call under 0.8× its best before — as a Wasm
+ * while the two are close ({@link UNDECIDED}) or an engine is still getting faster — its latest call under 0.8× its best before — as a Wasm
  * kernel does until V8 has tiered it up (its second call measured 25 ms where later ones take
  * 0.6 ms: a one-row pairwise-distance call on the 2-core VM).
  */
 const MIN_TRIALS = 4;
 const MAX_TRIALS = 8;
 const STILL_WARMING = 0.8;
+/**
+ * Trials go on (up to four each) while the engines' best times are within this factor of each
+ * other: one noisy trial then decides more often, and the slower engine's extra trials cost little.
+ */
+const UNDECIDED = 1.25;
 /**
  * After the choice, the losing engine and the winner are timed once more after 16 large calls of the
  * shape, then after 64, 256, …: a choice made while something else loaded the machine is corrected
@@ -188,7 +193,7 @@ export function recordTrial(c: Calibration, engine: Engine, seconds: number | un
   if (engine !== (c.trials.length % 2 === 0 ? c.guess : other(c.guess))) return;
   c.trials.push({ engine, secondsPerIndex: seconds / loop });
   if (c.trials.length < MIN_TRIALS || c.trials.length % 2 === 1) return;
-  if (c.trials.length < MAX_TRIALS && (stillWarming(c, 'js') || stillWarming(c, 'wasm'))) return;
+  if (c.trials.length < MAX_TRIALS && (stillWarming(c, 'js') || stillWarming(c, 'wasm') || undecided(c))) return;
   c.winner = bestOf(c, 'wasm') < bestOf(c, 'js') ? 'wasm' : 'js';
 }
 
@@ -211,6 +216,12 @@ function bestOf(c: Calibration, engine: Engine): number {
 
 function count(c: Calibration, engine: Engine): number {
   return c.trials.filter((t) => t.engine === engine).length;
+}
+
+/** Whether the engines' best times are too close for the few trials so far to tell them apart. */
+function undecided(c: Calibration): boolean {
+  const [js, wasm] = [bestOf(c, 'js'), bestOf(c, 'wasm')];
+  return Math.max(js, wasm) < UNDECIDED * Math.min(js, wasm);
 }
 
 /** Whether an engine's latest trial was well under its best before (it is still warming up). */

@@ -65,6 +65,33 @@ describe('calibration of one call shape', () => {
     expect(engineForCall(k2, 's', 'js', big)).toEqual({ engine: 'js' });
   });
 
+  it('tries both engines up to four calls each while their best times are within 1.25× of each other', () => {
+    const k = kernel();
+    // A noisy first pair makes the faster engine (Wasm, 2) look slower; the later trials show it.
+    const times: Record<string, number[]> = { js: [2.4, 2.4, 2.4, 2.4], wasm: [2.7, 2.6, 2, 2] };
+    let calls = 0;
+    for (;;) {
+      const d = engineForCall(k, 's', 'js', big);
+      if (!d.trial) break;
+      calls++;
+      recordTrial(d.trial, d.engine, times[d.engine]!.shift()!, big);
+    }
+    expect(calls).toBe(8);
+    expect(engineForCall(k, 's', 'js', big)).toEqual({ engine: 'wasm' });
+    // Apart by more than 1.25×: decided after two each.
+    const k2 = kernel();
+    const apart: Record<string, number[]> = { js: [3, 3], wasm: [2.3, 2.3] };
+    calls = 0;
+    for (;;) {
+      const d = engineForCall(k2, 's', 'js', big);
+      if (!d.trial) break;
+      calls++;
+      recordTrial(d.trial, d.engine, apart[d.engine]!.shift()!, big);
+    }
+    expect(calls).toBe(4);
+    expect(engineForCall(k2, 's', 'js', big)).toEqual({ engine: 'wasm' });
+  });
+
   it('re-checks the choice after 16 large calls, then 64 later, and corrects a choice made under load', () => {
     const k = kernel();
     // Measured while the machine was busy: Wasm looked faster.
