@@ -5,7 +5,12 @@
  * kernel with one long row can win in Wasm by 3×), so where both engines can run a call, the guess
  * is checked: the first calls of each *call shape* large enough to time alternate the engines —
  * guess, other, guess, other (more while one is still warming up) — each timed as a whole, and every
- * later call of that shape runs the engine with the lower best time per loop index.
+ * later call of that shape runs the engine with the lower best time per loop index. Where the Wasm
+ * engine has a second variant for the call — element-wise loops that elements leave at different
+ * iterations (escape-time `while`, `break`, a `return` in a loop) run one element at a time, or in
+ * masked SIMD lanes until a vector's last element leaves (element-loops.ts): faster for some
+ * kernels, slower for others — on the calling thread that variant is a third candidate, timed in
+ * the same rotation.
  *
  * A call shape is what the speed of the two engines depends on besides the size of the call: the
  * target (calling thread or workers), the memory layout class the code is specialised on (which
@@ -17,7 +22,8 @@
  * before.
  *
  * What it costs: the first four to eight large calls of a shape each run whole on one engine, so two
- * to four of them run the slower one, and then one call in 16, 64, 256, … re-checks the choice;
+ * to four of them run the slower one (six to twelve calls with the masked variant, four to eight of
+ * them on the slower two), and then one call in 16, 64, 256, … re-checks the choice;
  * nothing is measured on small calls (a 1-element call looks nothing up). The best time of each engine counts: the first calls on an engine pay its warm-up
  * (compiling, JIT tiers, Wasm tier-up), later ones run warm.
  */
@@ -28,7 +34,8 @@ import type { EngineChoice } from './wasm/engine.js';
 import { isInWasmMemory } from './wasm/memory.js';
 import { layoutKey, type MemoryLayout, prepareRunnerArgs } from './memory-layout.js';
 
-export type Engine = 'js' | 'wasm';
+/** A candidate: the JS engine, the Wasm engine, or the Wasm engine with loops in masked lanes (see above). */
+export type Engine = 'js' | 'wasm' | 'wasm-masked';
 
 /**
  * Calls that touch fewer elements than this ({@link touchedElements}) are not trials: too short to
@@ -39,13 +46,14 @@ export const MIN_TIMED_ELEMENTS = 1 << 14;
 const MIN_TRIAL_SECONDS = 20e-6;
 
 /**
- * Trials alternate the guess and the other engine: at least two each, and more (up to four each)
- * while the two are close ({@link UNDECIDED}) or an engine is still getting faster — its latest call under 0.8× its best before — as a Wasm
- * kernel does until V8 has tiered it up (its second call measured 25 ms where later ones take
- * 0.6 ms: a one-row pairwise-distance call on the 2-core VM).
+ * Trials rotate through the candidates (the guess first): at least two rounds, and more (up to
+ * four) while the two fastest are close ({@link UNDECIDED}) or a candidate is still getting faster —
+ * its latest call under 0.8× its best before — as a Wasm kernel does until V8 has tiered it up (its
+ * second call measured 25 ms where later ones take 0.6 ms: a one-row pairwise-distance call on the
+ * 2-core VM).
  */
-const MIN_TRIALS = 4;
-const MAX_TRIALS = 8;
+const MIN_ROUNDS = 2;
+const MAX_ROUNDS = 4;
 const STILL_WARMING = 0.8;
 /**
  * Trials go on (up to four each) while the engines' best times are within this factor of each
@@ -95,6 +103,8 @@ const cpuUsage: ((since?: CpuUsage) => CpuUsage) | undefined = (() => {
 export interface Calibration {
   /** The engine `chooseEngine` guessed for this shape. */
   readonly guess: Engine;
+  /** What is timed, in the order of each round: the guess, the other engine, and any variant. */
+  readonly candidates: readonly Engine[];
   /** Seconds per loop index (element, or row) of each timed call, in order. */
   readonly trials: { readonly engine: Engine; readonly secondsPerIndex: number }[];
   /** Set once every trial has run. */
@@ -104,7 +114,7 @@ export interface Calibration {
   /** Large calls since the choice, and after how many the next re-check (a trial of each engine) runs. */
   callsSinceChoice: number;
   nextRecheck: number;
-  /** The engines of the re-check under way, in order (the loser first). */
+  /** The candidates of the re-check under way, in order (the losers first). */
   recheck: Engine[];
 }
 
@@ -137,12 +147,24 @@ export function callShapeKey(plan: CallPlan, layout: MemoryLayout, where: string
   return `${where}|${layoutKey(layout)}|${foreign}|${cores}`;
 }
 
-function calibrationFor(kernel: TypedKernel, key: string, guess: Engine): Calibration {
+function calibrationFor(kernel: TypedKernel, key: string, candidates: readonly Engine[]): Calibration {
   let byShape = calibrations.get(kernel);
   if (!byShape) calibrations.set(kernel, (byShape = new Map()));
   let c = byShape.get(key);
-  if (!c) byShape.set(key, (c = { guess, trials: [], callsSinceChoice: 0, nextRecheck: FIRST_RECHECK, recheck: [] }));
+  if (!c) byShape.set(key, (c = { guess: candidates[0]!, candidates, trials: [], callsSinceChoice: 0, nextRecheck: FIRST_RECHECK, recheck: [] }));
   return c;
+}
+
+const none = (): readonly Engine[] => [];
+
+/** The candidates of a call: the guess, the other engine, then the variants offered. */
+function candidatesOf(guess: Engine, variants: readonly Engine[]): readonly Engine[] {
+  return [guess, guess === 'js' ? 'wasm' : 'js', ...variants];
+}
+
+/** The candidate whose trial is due next. */
+function due(c: Calibration): Engine {
+  return c.candidates[c.trials.length % c.candidates.length]!;
 }
 
 /** What was measured for a shape so far, if anything (for `explain`). */
@@ -165,20 +187,22 @@ export interface EngineForCall {
  * @param key - the call's shape ({@link callShapeKey})
  * @param guess - `chooseEngine`'s answer
  * @param touched - the elements the call touches ({@link touchedElements})
+ * @param variants - candidates besides the two engines ('wasm-masked' where the Wasm loop has that
+ *   variant), asked for when the shape's calibration starts
  */
-export function engineForCall(kernel: TypedKernel, key: string, guess: Engine, touched: number): EngineForCall {
+export function engineForCall(kernel: TypedKernel, key: string, guess: Engine, touched: number, variants: () => readonly Engine[] = none): EngineForCall {
   const known = calibrations.get(kernel)?.get(key);
   if (known?.winner) {
     if (touched < MIN_TIMED_ELEMENTS || known.pending) return { engine: known.winner };
     if (known.recheck.length === 0 && ++known.callsSinceChoice < known.nextRecheck) return { engine: known.winner };
-    if (known.recheck.length === 0) known.recheck.push(other(known.winner), known.winner);
+    if (known.recheck.length === 0) known.recheck.push(...known.candidates.filter((e) => e !== known.winner), known.winner);
     known.pending = true;
     return { engine: known.recheck[0]!, trial: known };
   }
   if (touched < MIN_TIMED_ELEMENTS || known?.pending) return { engine: known?.winner ?? guess };
-  const c = known ?? calibrationFor(kernel, key, guess);
+  const c = known ?? calibrationFor(kernel, key, candidatesOf(guess, variants()));
   c.pending = true;
-  return { engine: c.trials.length % 2 === 0 ? c.guess : other(c.guess), trial: c };
+  return { engine: due(c), trial: c };
 }
 
 /**
@@ -189,12 +213,13 @@ export function recordTrial(c: Calibration, engine: Engine, seconds: number | un
   c.pending = false;
   if (c.winner) return recordRecheck(c, engine, seconds, loop);
   if (seconds === undefined || seconds < MIN_TRIAL_SECONDS) return;
-  // Alternation holds: a call whose engine was not the one due (a Wasm call that ran JS) records nothing.
-  if (engine !== (c.trials.length % 2 === 0 ? c.guess : other(c.guess))) return;
+  // The rotation holds: a call whose engine was not the one due (a Wasm call that ran JS) records nothing.
+  if (engine !== due(c)) return;
   c.trials.push({ engine, secondsPerIndex: seconds / loop });
-  if (c.trials.length < MIN_TRIALS || c.trials.length % 2 === 1) return;
-  if (c.trials.length < MAX_TRIALS && (stillWarming(c, 'js') || stillWarming(c, 'wasm') || undecided(c))) return;
-  c.winner = bestOf(c, 'wasm') < bestOf(c, 'js') ? 'wasm' : 'js';
+  const rounds = c.trials.length / c.candidates.length;
+  if (rounds < MIN_ROUNDS || !Number.isInteger(rounds)) return;
+  if (rounds < MAX_ROUNDS && (c.candidates.some((e) => stillWarming(c, e)) || undecided(c))) return;
+  c.winner = fastest(c);
 }
 
 /** Records a re-check's trial; after its last, the choice again from every time measured. */
@@ -204,9 +229,14 @@ function recordRecheck(c: Calibration, engine: Engine, seconds: number | undefin
   c.recheck.shift();
   c.trials.push({ engine, secondsPerIndex: seconds / loop });
   if (c.recheck.length > 0) return;
-  c.winner = bestOf(c, 'wasm') < bestOf(c, 'js') ? 'wasm' : 'js';
+  c.winner = fastest(c);
   c.callsSinceChoice = 0;
   c.nextRecheck *= RECHECK_GROWTH;
+}
+
+/** The candidate with the lowest best time (the earlier in the rotation on a tie). */
+function fastest(c: Calibration): Engine {
+  return c.candidates.reduce((a, b) => (bestOf(c, b) < bestOf(c, a) ? b : a));
 }
 
 /** The lowest time per loop index measured for an engine (Infinity where none). */
@@ -218,10 +248,10 @@ function count(c: Calibration, engine: Engine): number {
   return c.trials.filter((t) => t.engine === engine).length;
 }
 
-/** Whether the engines' best times are too close for the few trials so far to tell them apart. */
+/** Whether the two fastest candidates' best times are too close for the few trials so far to tell them apart. */
 function undecided(c: Calibration): boolean {
-  const [js, wasm] = [bestOf(c, 'js'), bestOf(c, 'wasm')];
-  return Math.max(js, wasm) < UNDECIDED * Math.min(js, wasm);
+  const [first, second] = c.candidates.map((e) => bestOf(c, e)).sort((a, b) => a - b);
+  return second! < UNDECIDED * first!;
 }
 
 /** Whether an engine's latest trial was well under its best before (it is still warming up). */
@@ -244,36 +274,46 @@ export interface EngineDecision extends EngineForCall {
  * @param elements - its loop size
  * @param where - who runs it: 'cpu' (the calling thread) or 'parallel' (the workers)
  * @param guess - chooseEngine's answer for the call as `where` runs it
+ * @param variants - candidates besides the two engines, where `where` offers any
  */
-export function decideEngine(plan: CallPlan, elements: number, where: string, guess: EngineChoice): EngineDecision {
+export function decideEngine(plan: CallPlan, elements: number, where: string, guess: EngineChoice, variants?: () => readonly Engine[]): EngineDecision {
   if (!guess.guess) return { engine: guess.engine, loop: elements };
   const touched = touchedElements(plan, elements);
-  return { ...engineForCall(plan.kernel, callShapeKey(plan, prepareRunnerArgs(plan).layout, where), guess.engine, touched), loop: elements };
+  return { ...engineForCall(plan.kernel, callShapeKey(plan, prepareRunnerArgs(plan).layout, where), guess.engine, touched, variants), loop: elements };
 }
 
 /**
  * chooseEngine's answer with what was measured for the call's shape, for `explain`: the measured
  * winner and its figures, or the guess and what is being measured.
  */
-export function measuredChoice(plan: CallPlan, elements: number, where: string, guess: EngineChoice): EngineChoice {
+export function measuredChoice(plan: CallPlan, elements: number, where: string, guess: EngineChoice, variants: () => readonly Engine[] = none): EngineChoice {
   if (!guess.guess) return guess;
   const c = calibrationOf(plan.kernel, callShapeKey(plan, prepareRunnerArgs(plan).layout, where));
   const unit = plan.kind === 'vectorize' ? 'element' : 'row';
-  const best = (e: Engine) => {
-    const t = bestOf(c!, e);
-    return Number.isFinite(t) ? `${formatSeconds(t)} per ${unit}` : 'not yet timed';
-  };
+  const named = (c: Calibration) => CANDIDATES.filter((e) => c.candidates.includes(e));
+  const figures = (c: Calibration) => named(c).map((e) => {
+    const t = bestOf(c, e);
+    return `${CANDIDATE_NAMES[e]} ${Number.isFinite(t) ? `${formatSeconds(t)} per ${unit}` : 'not yet timed'}`;
+  }).join(', ');
   if (c?.winner) {
-    return { engine: c.winner, reason: `chosen by measurement: JS ${best('js')}, Wasm ${best('wasm')} (the best of ${count(c, 'js')} and ${count(c, 'wasm')} timed calls of this call shape). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}` };
+    const counts = named(c).map((e) => count(c, e));
+    const reason = `chosen by measurement: ${figures(c)} (the best of ${counts.slice(0, -1).join(', ')} and ${counts.at(-1)} timed calls of this call shape). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}`;
+    return c.winner === 'wasm-masked' ? { engine: 'wasm', maskedLoops: true, reason } : { engine: c.winner, reason };
   }
   if (c && c.trials.length > 0) {
-    return { ...guess, reason: `${guess.reason} (A guess until measured: ${c.trials.length} timed calls of this call shape so far, JS ${best('js')}, Wasm ${best('wasm')}.)` };
+    return { ...guess, reason: `${guess.reason} (A guess until measured: ${c.trials.length} timed calls of this call shape so far, ${figures(c)}.)` };
   }
+  const variant = variants().includes('wasm-masked') ? ' (and the Wasm engine with its loops in masked lanes)' : '';
   const note = touchedElements(plan, elements) >= MIN_TIMED_ELEMENTS
-    ? `A guess until measured: the first ${MIN_TRIALS} or more calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements alternate the engines, and later calls run the faster.`
-    : `A guess: calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements are timed on both engines, and the faster then runs every call of the shape.`;
+    ? `A guess until measured: the first ${MIN_ROUNDS * (variant ? 3 : 2)} or more calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements take the engines${variant} in turn, and later calls run the fastest.`
+    : `A guess: calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements are timed on both engines${variant}, and the fastest then runs every call of the shape.`;
   return { ...guess, reason: `${guess.reason} (${note})` };
 }
+
+/** The candidates in the order `explain` gives their figures. */
+const CANDIDATES: readonly Engine[] = ['js', 'wasm', 'wasm-masked'];
+/** Each candidate as `explain` names it. */
+const CANDIDATE_NAMES: Record<Engine, string> = { js: 'JS', wasm: 'Wasm', 'wasm-masked': 'Wasm with loops in masked lanes' };
 
 /** 3 significant digits in ns, µs or ms. */
 function formatSeconds(seconds: number): string {
@@ -281,6 +321,3 @@ function formatSeconds(seconds: number): string {
   return `${value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2)} ${unit}`;
 }
 
-function other(engine: Engine): Engine {
-  return engine === 'js' ? 'wasm' : 'js';
-}

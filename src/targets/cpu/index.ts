@@ -5,7 +5,8 @@ import { limitExceeded } from '../../cancellation.js';
 import { ArgumentError, CallTimeoutError } from '../../errors.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { chooseEngine, explainPlan, surelyJs, runWasm } from './wasm/index.js';
-import { decideEngine, measuredChoice, recordTrial, startTrialClock } from './engine-calibration.js';
+import { maskedLoopsVariant } from './wasm/engine.js';
+import { decideEngine, type Engine, measuredChoice, recordTrial, startTrialClock } from './engine-calibration.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler, Target } from '../target.js';
 import { generateRunner, instantiateRunner } from './js/codegen.js';
@@ -61,9 +62,9 @@ function runOnThisThread(plan: CallPlan): void {
   const deadline = plan.limits?.deadline;
   if (deadline !== undefined) return runWithDeadline(plan, n, deadline);
   if (surelyJs(plan, n)) return runJs(plan, n);
-  const decision = decideEngine(plan, n, 'cpu', chooseEngine(plan, n, undefined, true));
+  const decision = decideEngine(plan, n, 'cpu', chooseEngine(plan, n, undefined, true), () => variantsOf(plan));
   if (!decision.trial) {
-    if (decision.engine !== 'wasm' || !runWasm(plan)) runJs(plan, n);
+    if (decision.engine === 'js' || !runWasm(plan, 0, undefined, decision.engine === 'wasm-masked')) runJs(plan, n);
     return;
   }
   // A trial (engine-calibration.ts): timed whole; a Wasm call that fell back to JS (no room in the
@@ -71,11 +72,16 @@ function runOnThisThread(plan: CallPlan): void {
   const elapsed = startTrialClock();
   let seconds: number | undefined;
   try {
-    const ran = decision.engine === 'wasm' && runWasm(plan) ? 'wasm' : (runJs(plan, n), 'js');
+    const ran = decision.engine !== 'js' && runWasm(plan, 0, undefined, decision.engine === 'wasm-masked') ? decision.engine : (runJs(plan, n), 'js');
     if (ran === decision.engine) seconds = elapsed();
   } finally {
     recordTrial(decision.trial, decision.engine, seconds, decision.loop);
   }
+}
+
+/** The candidates a call offers calibration besides the two engines: the Wasm loop's masked-lanes variant, where it has one. */
+function variantsOf(plan: CallPlan): readonly Engine[] {
+  return maskedLoopsVariant(plan) ? ['wasm-masked'] : [];
 }
 
 /**
@@ -88,7 +94,7 @@ export function runSettledEngine(plan: CallPlan): void {
   const n = loopSize(plan);
   if (n === 0) return;
   const choice = measuredChoice(plan, n, 'cpu', chooseEngine(plan, n, undefined, true));
-  if (choice.engine !== 'wasm' || !runWasm(plan)) runJs(plan, n);
+  if (choice.engine !== 'wasm' || !runWasm(plan, 0, undefined, choice.maskedLoops)) runJs(plan, n);
 }
 
 /**
@@ -134,7 +140,7 @@ export const cpuTarget: Target = {
   memory: 'host',
   explain: (plan) => {
     const n = loopSize(plan);
-    return explainPlan(plan, n, measuredChoice(plan, n, 'cpu', chooseEngine(plan, n, undefined, true)));
+    return explainPlan(plan, n, measuredChoice(plan, n, 'cpu', chooseEngine(plan, n, undefined, true), () => variantsOf(plan)));
   },
   run,
   runSync: runOnThisThread,

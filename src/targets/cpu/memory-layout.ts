@@ -25,6 +25,12 @@ export interface MemoryLayout {
    * says so (`| 0`), and V8 then indexes with integer arithmetic instead of checking doubles.
    */
   readonly int32Indices: boolean;
+  /**
+   * The Wasm engine runs element-wise loops that elements leave at different iterations in masked
+   * SIMD lanes rather than one element at a time (element-loops.ts): a variant that calibration
+   * times beside the others (engine-calibration.ts), absent on layouts of the JS engine.
+   */
+  readonly maskedLoops?: true;
 }
 
 /** The data a runner reads, in plain arrays (also what is posted to workers). */
@@ -89,6 +95,7 @@ export function layoutKey(layout: MemoryLayout): number | string {
   let code = layout.rank * 2 + (layout.int32Indices ? 1 : 0);
   for (const step of layout.inner) code = code * 5 + STEP_CODES[step];
   for (const axes of layout.coreUnit) for (const unit of axes) code = code * 2 + (unit ? 1 : 0);
+  code = code * 2 + (layout.maskedLoops ? 1 : 0);
   if (code < 2 ** 50) return code;
-  return `${layout.rank}|${layout.int32Indices}|${layout.inner.join(',')}|${layout.coreUnit.map((c) => c.map((u) => (u ? '1' : 's')).join('')).join(',')}`;
+  return `${layout.rank}|${layout.int32Indices}|${layout.inner.join(',')}|${layout.coreUnit.map((c) => c.map((u) => (u ? '1' : 's')).join('')).join(',')}${layout.maskedLoops ? '|masked' : ''}`;
 }

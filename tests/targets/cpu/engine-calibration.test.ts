@@ -92,6 +92,33 @@ describe('calibration of one call shape', () => {
     expect(engineForCall(k2, 's', 'js', big)).toEqual({ engine: 'wasm' });
   });
 
+  it('takes a variant offered as a third candidate in the rotation, and re-checks every loser', () => {
+    const k = kernel();
+    const times: Record<string, number[]> = { js: [3, 3, 3], wasm: [4, 4, 4], 'wasm-masked': [2, 2, 9] };
+    const seen: string[] = [];
+    let asked = 0;
+    const variants = () => (asked++, ['wasm-masked'] as const);
+    for (;;) {
+      const d = engineForCall(k, 's', 'wasm', big, variants);
+      if (!d.trial) break;
+      seen.push(d.engine);
+      recordTrial(d.trial, d.engine, times[d.engine]!.shift()!, big);
+    }
+    expect(asked).toBe(1); // once, when the shape's calibration starts
+    expect(seen).toEqual(['wasm', 'js', 'wasm-masked', 'wasm', 'js', 'wasm-masked']);
+    expect(engineForCall(k, 's', 'wasm', big, variants)).toEqual({ engine: 'wasm-masked' }); // large call 2 since the choice (the loop's last was 1)
+    for (let i = 3; i < 16; i++) expect(engineForCall(k, 's', 'wasm', big, variants).trial).toBeUndefined();
+    // The re-check: both losers, then the winner (whose slow call does not undo its best).
+    const recheck: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const d = engineForCall(k, 's', 'wasm', big, variants);
+      recheck.push(d.engine);
+      recordTrial(d.trial!, d.engine, times[d.engine]!.shift()!, big);
+    }
+    expect(recheck).toEqual(['wasm', 'js', 'wasm-masked']);
+    expect(engineForCall(k, 's', 'wasm', big, variants)).toEqual({ engine: 'wasm-masked' });
+  });
+
   it('re-checks the choice after 16 large calls, then 64 later, and corrects a choice made under load', () => {
     const k = kernel();
     // Measured while the machine was busy: Wasm looked faster.
@@ -187,6 +214,38 @@ describe('explain, through the public API', () => {
     expect(f.explain(small)).toMatch(/chosen by measurement/);
     // Arrays in Wasm memory are another call shape (nothing is copied for Wasm there).
     expect(f.explain(sharedArray(1000), { out: sharedArray(1000) })).toMatch(/A guess/);
+  }, 60_000);
+
+  it('times a Wasm loop that elements leave at different iterations also in masked lanes, with the same results whichever runs', async () => {
+    setEngineMode('auto');
+    // An escape-time loop: each element leaves at its own iteration.
+    const f = vectorize(['int32(float64)'])((c: number) => {
+      let z = 0;
+      let n = 0;
+      while (n < 40 && z * z < 4) {
+        z = z * z + c;
+        n++;
+      }
+      return n;
+    });
+    const xs = new Float64Array(4 * MIN_TIMED_ELEMENTS).map((_, i) => -2 + (((i * 7919) % 4096) / 4096) * 2.5);
+    expect(f.explain(xs)).toMatch(/WebAssembly \(scalar: elements leave a loop at different iterations .*take the engines \(and the Wasm engine with its loops in masked lanes\) in turn/);
+    const results = [];
+    for (let i = 0; i < 14; i++) results.push(await f(xs));
+    expect(f.explain(xs)).toMatch(/chosen by measurement: JS [\d.]+ [nµm]s per element, Wasm [\d.]+ [nµm]s per element, Wasm with loops in masked lanes [\d.]+ [nµm]s per element \(the best of \d, \d and \d timed calls of this call shape\)/);
+    // If the masked variant won, `explain` shows the loop in lanes.
+    if (/^WebAssembly/.test(f.explain(xs))) expect(f.explain(xs)).toMatch(/^WebAssembly \((SIMD, \d lanes|scalar)/);
+    for (const r of results) expect(r).toEqual(results[0]);
+    setEngineMode('js');
+    expect(await f(xs)).toEqual(results[0]);
+    // A kernel whose loops every element runs alike has no such variant.
+    setEngineMode('auto');
+    const g = vectorize(['float64(float64)'])((x: number) => {
+      let s = 0;
+      for (let i = 0; i < 4; i++) s += x * i;
+      return s;
+    });
+    expect(g.explain(xs)).not.toMatch(/masked/);
   }, 60_000);
 
   it('measures per-row kernels per core size, and the parallel target apart from the cpu', async () => {

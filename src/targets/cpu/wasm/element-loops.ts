@@ -44,21 +44,38 @@ export const __testing = {
 /**
  * How a vectorize kernel runs in lanes for a memory layout, or why it runs scalar (emit-simd.ts).
  * A kernel with a loop that elements may leave at different iterations — a condition, `break` or
- * `continue` that varies per element, a `return` inside a loop — runs the scalar loop by default:
- * in lanes every vector runs until its last lane leaves, and each iteration also tests, masks and
- * blends. bench/element-loops.ts (2-core VM, 2^18 elements, 5-7 rounds): an escape-time `while`
- * 1.12× the scalar loop's time, a growth loop left by `break` 1.58×, but Mandelbrot (a heavier
- * iteration, left by `return`) 0.87–0.91×; the varying values of all three are float64 by the
- * language's rule 1 (2 lanes). Telling them apart needs a cost model, not the kind of exit.
+ * `continue` that varies per element, a `return` inside a loop — runs the scalar loop unless the
+ * layout asks for masked lanes (`maskedLoops`): in lanes every vector runs until its last lane
+ * leaves, and each iteration also tests, masks and blends, which pays for some kernels and not
+ * others (bench/element-loops.ts, 2-core VM: an escape-time `while` 1.12× the scalar loop's time, a
+ * growth loop left by `break` 1.58×, Mandelbrot 0.87–0.91×), so calibration times both variants
+ * on large calls (engine-calibration.ts, {@link hasMaskedVariant}).
  */
 export function vectorizeShape(kernel: TypedKernel, layout: MemoryLayout): SimdShape | string {
   if (lanesTake === 'none' || !hasLoop(kernel)) return simdShape(kernel, 'vectorize', layout);
   const loops = elementLoops(kernel, layout);
-  if (lanesTake === 'uniform') {
-    if (loops.masked.size) return 'elements leave a loop at different iterations (a condition, `break` or `continue` that varies per element; in lanes such loops measured slower than the scalar loop)';
-    if (returnsInLoop(kernel)) return 'elements leave a loop at different iterations (a `return` inside it; in lanes such loops measured slower than the scalar loop)';
+  if (lanesTake === 'uniform' && !layout.maskedLoops) {
+    const exits = varyingExits(kernel, loops);
+    if (exits) return `elements leave a loop at different iterations (${exits}); on the calling thread, large calls also time it in masked lanes and run that where it measures faster`;
   }
   return simdShape(kernel, 'vectorize', layout, loops);
+}
+
+/** How elements leave a loop at different iterations in a kernel, in words, or undefined where they do not. */
+function varyingExits(kernel: TypedKernel, loops: ElementLoops): string | undefined {
+  if (loops.masked.size) return 'a condition, `break` or `continue` that varies per element';
+  if (returnsInLoop(kernel)) return 'a `return` inside it';
+  return undefined;
+}
+
+/**
+ * Whether a kernel's loop in lanes for a layout differs from its default by the masked-lanes
+ * variant: elements leave a loop at different iterations, and the kernel can run in lanes.
+ */
+export function hasMaskedVariant(kernel: TypedKernel, layout: MemoryLayout): boolean {
+  if (lanesTake !== 'uniform' || layout.maskedLoops || !hasLoop(kernel)) return false;
+  const loops = elementLoops(kernel, layout);
+  return varyingExits(kernel, loops) !== undefined && typeof simdShape(kernel, 'vectorize', layout, loops) !== 'string';
 }
 
 /** Whether the kernel or a helper returns from inside a loop. */

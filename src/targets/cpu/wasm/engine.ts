@@ -15,7 +15,7 @@ import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../memory-layou
 import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
 import { type CompiledModule, compileKernelModule } from './module.js';
 import { ROW_SCRATCH_BYTES, rowPlan } from './emit-rows.js';
-import { vectorizeShape } from './element-loops.js';
+import { hasMaskedVariant, vectorizeShape } from './element-loops.js';
 import { BYTE_TABLE_MIN_ELEMENTS } from './byte-table.js';
 import { MATH_PORTS } from './math-ports.js';
 import { blockMemory, type BlockKernel, blockStagingBytes, runInBlocks } from './block-staging.js';
@@ -52,6 +52,8 @@ export interface EngineChoice {
   readonly engine: 'wasm' | 'js';
   readonly reason: string;
   readonly guess?: true;
+  /** The Wasm engine runs its loops that elements leave at different iterations in masked lanes (measured faster: engine-calibration.ts). */
+  readonly maskedLoops?: true;
 }
 
 /** A choice that measurement may overrule, where the mode leaves the choice to the library. */
@@ -198,6 +200,27 @@ const scalarLoops = new ExecutableCache<MemoryLayout, string | null>({
 function portRunsScalar(plan: CallPlan): string | undefined {
   const { layout } = prepareRunnerArgs(plan);
   return scalarLoops.get(plan, layout) ?? undefined;
+}
+
+/** Per kernel and memory layout: whether its Wasm loop has the masked-lanes variant ({@link maskedLoopsVariant}). */
+const maskedVariants = new ExecutableCache<MemoryLayout, boolean>({
+  layoutKey,
+  compile: (spec, layout) => spec.kind === 'vectorize' && hasMaskedVariant(spec.kernel, layout),
+}, { scopedByKernel: true });
+
+/**
+ * Whether a call's Wasm loop runs one element at a time only because elements leave a loop at
+ * different iterations, and so has a variant with those loops in masked SIMD lanes
+ * (element-loops.ts) that calibration times beside the engines: which is faster depends on the
+ * kernel (how heavy an iteration is against the lanes' masking, how far apart the elements' exits are).
+ */
+export function maskedLoopsVariant(plan: CallPlan): boolean {
+  return maskedVariants.get(plan, prepareRunnerArgs(plan).layout);
+}
+
+/** The layout a Wasm call compiles for: the call's, with loops in masked lanes where asked. */
+function wasmLayoutOf(layout: MemoryLayout, maskedLoops: boolean | undefined): MemoryLayout {
+  return maskedLoops ? { ...layout, maskedLoops: true } : layout;
 }
 
 /** Whether an expression is a float32 `Math.exp` that `fastmath` computes inline in float32 (fast-exp.ts). */
@@ -350,7 +373,7 @@ export function surelyJs(plan: CallPlan, elements: number): boolean {
  */
 export function explainPlan(plan: CallPlan, elements: number, choice: EngineChoice = chooseEngine(plan, elements, undefined, true)): string {
   if (choice.engine === 'js') return `JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
-  const { layout } = prepareRunnerArgs(plan);
+  const layout = wasmLayoutOf(prepareRunnerArgs(plan).layout, choice.maskedLoops);
   let kernel: WasmKernel;
   try {
     kernel = wasmKernelFor(plan, layout);
@@ -497,12 +520,16 @@ interface Staged {
  * out. Operands that view the same buffer are copied as one range, so aliasing (an input that is
  * also the output, overlapping slices) behaves as in place.
  *
+ * @param maskedLoops - run loops that elements leave at different iterations in masked lanes
+ *   ({@link maskedLoopsVariant}; the same results)
  * @returns false, having run nothing, when the Wasm memory cannot hold the call's copies or the
  *   kernel's local arrays: the caller then runs the JS engine (same results), so a full memory
  *   never reaches users as an error.
  */
-export function runWasm(plan: CallPlan, start = 0, end?: number): boolean {
-  const { args, layout } = prepareRunnerArgs(plan);
+export function runWasm(plan: CallPlan, start = 0, end?: number, maskedLoops = false): boolean {
+  const prepared = prepareRunnerArgs(plan);
+  const args = prepared.args;
+  const layout = wasmLayoutOf(prepared.layout, maskedLoops);
   const kernel = wasmKernelIfRoom(plan, layout);
   if (!kernel) return false;
   const ops = plan.operands;
