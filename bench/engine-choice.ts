@@ -6,6 +6,9 @@
  * the JS and Wasm engines are timed forced (`setEngineMode`), in turns, and each calibration's
  * choice is judged: time of the engine it chose ÷ time of the faster. Goal (issue 20): ≤ 1.1× on
  * every kernel. Kernels: the corpus (bench/corpus/kernels.ts) and a few written here, outside it.
+ * A kernel whose elements leave a loop at different iterations has a third form, its Wasm loop in
+ * masked lanes (element-loops.ts), timed forced too (`__testing.setLanesTake('all')`) and judged
+ * alike ("Wasm masked").
  *
  *   npx tsx bench/engine-choice.ts [--load N] [--calibrations K] [--only a,b] [--quick] [--base DIR]
  *
@@ -39,9 +42,11 @@ const CALIBRATING_CALLS = 12;
 const SAMPLES = quick ? 3 : 7;
 
 type Ufunc = ((...args: unknown[]) => Promise<unknown>) & { explain: (...args: unknown[]) => string };
+type Form = 'js' | 'wasm' | 'wasm-masked';
 interface Library {
   readonly name: string;
   readonly setEngineMode: (mode: 'auto' | 'js' | 'wasm') => 'auto' | 'js' | 'wasm';
+  readonly setLanesTake: (which: 'uniform' | 'all') => void;
   readonly kernels: readonly Kernel[];
   readonly shutdown: () => Promise<void>;
 }
@@ -66,6 +71,8 @@ function outside(vectorize: Vectorize, guvectorize: Guvectorize): Kernel[] {
     { name: 'softplus-f64', corpus: false, size: N, make: () => vectorize(['float64(float64)'])((x: number) => Math.log1p(Math.exp(x))), inputs: (n) => [arr('float64', [n], -8, 8)] },
     { name: 'smoothstep-f32', corpus: false, size: N, make: () => vectorize(['float32(float32, float32, float32)'])((e0: number, e1: number, x: number) => { const t = Math.min(Math.max((x - e0) / (e1 - e0), 0), 1); return t * t * (3 - 2 * t); }), inputs: (n) => [{ scalar: 0.2, dtype: 'float32' }, { scalar: 0.8, dtype: 'float32' }, arr('float32', [n], 0, 1)] },
     { name: 'xorshift-i32', corpus: false, size: N, make: () => vectorize(['int32(int32)'])((x: number) => { let h = x ^ (x << 13); h ^= h >> 17; return h ^ (h << 5); }), inputs: (n) => [arr('int32', [n], -1e9, 1e9)] },
+    { name: 'escape-f64', corpus: false, size: N / 2, make: () => vectorize(['int32(float64)'])((c: number) => { let z = 0; let n = 0; while (n < 60 && z * z < 4) { z = z * z + c; n++; } return n; }), inputs: (n) => [arr('float64', [n], -2, 0.25)] },
+    { name: 'growth-break-f32', corpus: false, size: N / 2, make: () => vectorize(['float32(float32)'])((x: number) => { let s = x; for (let i = 0; i < 64; i++) { if (s > 1000) break; s = s * 1.5 + 1; } return s; }), inputs: (n) => [arr('float32', [n], 0, 500)] },
     { name: 'collatz-steps', corpus: false, size: N / 4, make: () => vectorize(['int32(int32)'])((x: number) => { let n = x; let steps = 0; while (n > 1 && steps < 500) { n = n % 2 === 0 ? n / 2 : 3 * n + 1; steps++; } return steps; }), inputs: (n) => [arr('int32', [n], 1, 10000)] },
     { name: 'row-norm-f64', corpus: false, size: N / 64, make: () => guvectorize(['void(float64[:], float64[:])'], '(n)->()')((x: V, out: V) => { let s = 0; for (let i = 0; i < x.length; i++) s += x[i]! * x[i]!; out[0] = Math.sqrt(s); }), inputs: (n) => [arr('float64', [n, 64], -1, 1)] },
     { name: 'one-long-row-f32', corpus: false, size: 1, make: () => guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')((x: V, out: V) => { let acc = 0; for (let i = 0; i < x.length; i++) { acc = acc * 0.5 + x[i]!; out[i] = acc; } }), inputs: (n) => [arr('float32', [n, N], -1, 1)] },
@@ -75,11 +82,12 @@ function outside(vectorize: Vectorize, guvectorize: Guvectorize): Kernel[] {
 async function load_(dir: string, name: string): Promise<Library> {
   const at = (path: string) => import(pathToFileURL(resolve(dir, path)).href);
   const index = await at('src/index.ts');
+  const loops = await at('src/targets/cpu/wasm/element-loops.ts');
   const { CORPUS } = (await at('bench/corpus/kernels.ts')) as { CORPUS: CorpusKernel[] };
   const corpus: Kernel[] = CORPUS.map((k) => ({ name: k.name, corpus: true, size: Math.max(1, Math.round(quick ? k.fullSize / 16 : k.fullSize)), make: () => k.makeUfunc('cpu') as unknown as Ufunc, inputs: k.inputs }));
   const more = outside(index.vectorize as Vectorize, index.guvectorize as Guvectorize).map((k) => ({ ...k, size: quick && k.size > 1 ? k.size / 16 : k.size }));
   const kernels = [...corpus, ...more].filter((k) => !only || only.includes(k.name));
-  return { name, setEngineMode: index.setEngineMode, kernels, shutdown: index.shutdown };
+  return { name, setEngineMode: index.setEngineMode, setLanesTake: loops.__testing.setLanesTake, kernels, shutdown: index.shutdown };
 }
 
 const here = fileURLToPath(new URL('..', import.meta.url));
@@ -97,11 +105,27 @@ const cpuSeconds = () => {
   return (u.user + u.system) / 1e6;
 };
 
-interface Verdict {
-  readonly js: number;
-  readonly wasm: number;
-  readonly chosen: ('js' | 'wasm')[];
+/** Seconds per call of each form (Infinity: the kernel has no such form), and each calibration's choice. */
+type Verdict = Record<Form, number> & { readonly chosen: Form[] };
+
+/** The form a calibrated call runs, from `explain`: a Wasm loop in lanes where the scalar form gives that reason is the masked form. */
+function formOf(explained: string, scalarExplained: string): Form {
+  if (explained.startsWith('JavaScript')) return 'js';
+  return /^WebAssembly \(SIMD/.test(explained) && /^WebAssembly \(scalar: elements leave a loop/.test(scalarExplained) ? 'wasm-masked' : 'wasm';
 }
+
+/** What `explain` says of a call with the Wasm engine forced (the scalar form where there are two). */
+function scalarExplain(lib: Library, f: Ufunc, args: unknown[]): string {
+  const before = lib.setEngineMode('wasm');
+  try {
+    return f.explain(...args);
+  } finally {
+    lib.setEngineMode(before);
+  }
+}
+
+/** A form's time ÷ the fastest form's. */
+const ratioOf = (v: Record<Form, number>, e: Form) => v[e] / Math.min(v.js, v.wasm, v['wasm-masked']);
 
 const started = performance.now();
 const verdicts = libraries.map(() => new Map<string, Verdict>());
@@ -110,14 +134,14 @@ for (const name of names) {
   const kernels = libraries.map((l) => l.kernels.find((k) => k.name === name)!);
   const args = kernels[0]!.inputs(kernels[0]!.size).map((r) => callArgument(makeInput(r, next) as Operand | number));
   // Calibrations in turns across libraries, each a fresh ufunc's first calls, under the load asked for.
-  const chosen = libraries.map((): ('js' | 'wasm')[] => []);
+  const chosen = libraries.map((): Form[] => []);
   const loops = busyLoops(load);
   try {
     for (let c = 0; c < calibrations; c++) {
       for (const [i, k] of kernels.entries()) {
         const f = k.make();
         for (let call = 0; call < CALIBRATING_CALLS; call++) await f(...args);
-        chosen[i]!.push(f.explain(...args).startsWith('JavaScript') ? 'js' : 'wasm');
+        chosen[i]!.push(formOf(f.explain(...args), scalarExplain(libraries[i]!, f, args)));
       }
     }
   } finally {
@@ -127,31 +151,35 @@ for (const name of names) {
   for (const [i, k] of kernels.entries()) {
     const lib = libraries[i]!;
     const f = k.make();
-    const best = { js: Infinity, wasm: Infinity };
+    // The masked form on a ufunc of its own: compiled kernels are cached per layout, not per `setLanesTake`.
+    const masked = k.make();
+    const best: Record<Form, number> = { js: Infinity, wasm: Infinity, 'wasm-masked': Infinity };
+    const forms: Form[] = /^WebAssembly \(scalar: elements leave a loop/.test(scalarExplain(lib, f, args)) ? ['js', 'wasm', 'wasm-masked'] : ['js', 'wasm'];
     for (let s = 0; s < SAMPLES + 1; s++) {
-      for (const mode of ['js', 'wasm'] as const) {
-        const before = lib.setEngineMode(mode);
+      for (const form of forms) {
+        const before = lib.setEngineMode(form === 'js' ? 'js' : 'wasm');
+        if (form === 'wasm-masked') lib.setLanesTake('all');
         try {
           const t = cpuSeconds();
-          await f(...args);
-          if (s > 0) best[mode] = Math.min(best[mode], cpuSeconds() - t); // the first of each: warm-up
+          await (form === 'wasm-masked' ? masked : f)(...args);
+          if (s > 0) best[form] = Math.min(best[form], cpuSeconds() - t); // the first of each: warm-up
         } finally {
           lib.setEngineMode(before);
+          lib.setLanesTake('uniform');
         }
       }
     }
     verdicts[i]!.set(name, { ...best, chosen: chosen[i]! });
-    const worst = Math.max(...chosen[i]!.map((e) => best[e] / Math.min(best.js, best.wasm)));
-    process.stderr.write(`${name} (${lib.name}): JS ${formatSeconds(best.js)}, Wasm ${formatSeconds(best.wasm)}, chose ${chosen[i]!.join(' ')}: worst ${formatRatio(worst)}\n`);
+    const worst = Math.max(...chosen[i]!.map((e) => ratioOf(best, e)));
+    process.stderr.write(`${name} (${lib.name}): JS ${formatSeconds(best.js)}, Wasm ${formatSeconds(best.wasm)}${Number.isFinite(best['wasm-masked']) ? `, Wasm masked ${formatSeconds(best['wasm-masked'])}` : ''}, chose ${chosen[i]!.join(' ')}: worst ${formatRatio(worst)}\n`);
   }
 }
 
-const ratioOf = (v: Verdict, e: 'js' | 'wasm') => v[e] / Math.min(v.js, v.wasm);
 const rows = names.map((name) => {
   const k = libraries[0]!.kernels.find((x) => x.name === name)!;
   return [name, k.corpus ? 'yes' : 'no', ...verdicts.flatMap((m) => {
     const v = m.get(name)!;
-    return [formatSeconds(v.js), formatSeconds(v.wasm), v.chosen.join(' '), formatRatio(Math.max(...v.chosen.map((e) => ratioOf(v, e))))];
+    return [formatSeconds(v.js), formatSeconds(v.wasm), Number.isFinite(v['wasm-masked']) ? formatSeconds(v['wasm-masked']) : '—', v.chosen.join(' '), formatRatio(Math.max(...v.chosen.map((e) => ratioOf(v, e))))];
   })];
 });
 const summary = libraries.map((l, i) => {
@@ -162,7 +190,7 @@ const summary = libraries.map((l, i) => {
 const machine = describeMachine({ summary: 'not used by this benchmark' });
 const columns = [{ header: 'kernel' }, { header: 'corpus' }, ...libraries.flatMap((l) => {
   const p = libraries.length > 1 ? `${l.name}: ` : '';
-  return [{ header: `${p}JS`, align: 'right' as const }, { header: `${p}Wasm`, align: 'right' as const }, { header: `${p}chosen` }, { header: `${p}worst chosen ÷ best`, align: 'right' as const }];
+  return [{ header: `${p}JS`, align: 'right' as const }, { header: `${p}Wasm`, align: 'right' as const }, { header: `${p}Wasm masked`, align: 'right' as const }, { header: `${p}chosen` }, { header: `${p}worst chosen ÷ best`, align: 'right' as const }];
 })];
 const report = [
   `# Engine choice by measurement: chosen ÷ best engine${quick ? ' (quick run: sizes ÷ 16)' : ''}`,
@@ -171,7 +199,7 @@ const report = [
   '',
   machineMarkdown(machine),
   '',
-  `Each kernel: ${calibrations} fresh ufunc(s) per library calibrated by ${CALIBRATING_CALLS} calls with ordinary typed arrays${load ? ` while ${load} busy loop(s) ran` : ''}; then JS and Wasm forced, CPU time per call, the least of ${SAMPLES} samples in turns. "chosen": each calibration's engine; "worst chosen ÷ best": the worst of them against the faster engine (goal ≤ 1.1×).`,
+  `Each kernel: ${calibrations} fresh ufunc(s) per library calibrated by ${CALIBRATING_CALLS} calls with ordinary typed arrays${load ? ` while ${load} busy loop(s) ran` : ''}; then JS, Wasm and (where the kernel has it) Wasm with its loops in masked lanes forced, CPU time per call, the least of ${SAMPLES} samples in turns. "chosen": each calibration's form; "worst chosen ÷ best": the worst of them against the fastest form (goal ≤ 1.1×).`,
   '',
   ...summary,
   '',

@@ -69,18 +69,20 @@ const FIRST_RECHECK = 16;
 const RECHECK_GROWTH = 4;
 
 /**
- * Starts timing a trial on the calling thread; the function returned gives its seconds so far: the
- * lower of the wall-clock time and the process's CPU time, where the platform tells the latter
- * (Node's `process.cpuUsage`; browsers do not). On a machine shared with other work the wall clock
+ * Starts timing a trial on the calling thread; the function returned gives its seconds so far: with
+ * `cpu`, the lower of the wall-clock time and the process's CPU time, where the platform tells the
+ * latter (Node's `process.cpuUsage`; browsers do not), else the wall-clock time. On a machine shared with other work the wall clock
  * also counts the time the thread waited for a core, which falls on some trials and not others and
  * so on one engine more than the other (the 2-core VM under two busy loops: the same 6.3 ms of CPU
  * time took 13–24 ms); the CPU time does not. It counts every thread of the process, so where
  * others work meanwhile (V8 compiling or collecting, a pool job) it exceeds the wall time, which
  * then counts. For calls on the calling thread only: a pool job's CPU time is the sum of its threads'.
+ * Reading the CPU time costs a few µs (2–9 on the 2-core VM), so it is read only for trials of
+ * shapes whose last trial lasted {@link CPU_CLOCKED_SECONDS} or more ({@link Calibration.cpuClock}).
  */
-export function startTrialClock(): () => number {
+export function startTrialClock(cpu: boolean): () => number {
   const wallStart = performance.now();
-  const cpuStart = cpuUsage?.();
+  const cpuStart = cpu ? cpuUsage?.() : undefined;
   return () => {
     const wall = (performance.now() - wallStart) / 1000;
     if (!cpuStart) return wall;
@@ -88,6 +90,9 @@ export function startTrialClock(): () => number {
     return Math.min(wall, (cpu.user + cpu.system) / 1e6);
   };
 }
+
+/** A trial at least this long reads the CPU time next time (see {@link startTrialClock}). */
+const CPU_CLOCKED_SECONDS = 1e-3;
 
 /** Microseconds of CPU time in user and kernel mode (Node's `process.cpuUsage`). */
 interface CpuUsage {
@@ -116,6 +121,8 @@ export interface Calibration {
   nextRecheck: number;
   /** The candidates of the re-check under way, in order (the losers first). */
   recheck: Engine[];
+  /** The last trial lasted long enough that the next one reads the CPU time too ({@link startTrialClock}). */
+  cpuClock?: boolean;
 }
 
 const calibrations = new WeakMap<TypedKernel, Map<string, Calibration>>();
@@ -211,6 +218,7 @@ export function engineForCall(kernel: TypedKernel, key: string, guess: Engine, t
  */
 export function recordTrial(c: Calibration, engine: Engine, seconds: number | undefined, loop: number): void {
   c.pending = false;
+  if (seconds !== undefined) c.cpuClock = seconds >= CPU_CLOCKED_SECONDS;
   if (c.winner) return recordRecheck(c, engine, seconds, loop);
   if (seconds === undefined || seconds < MIN_TRIAL_SECONDS) return;
   // The rotation holds: a call whose engine was not the one due (a Wasm call that ran JS) records nothing.

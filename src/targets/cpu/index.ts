@@ -69,7 +69,7 @@ function runOnThisThread(plan: CallPlan): void {
   }
   // A trial (engine-calibration.ts): timed whole; a Wasm call that fell back to JS (no room in the
   // Wasm memory) is not recorded.
-  const elapsed = startTrialClock();
+  const elapsed = startTrialClock(decision.trial.cpuClock === true);
   let seconds: number | undefined;
   try {
     const ran = decision.engine !== 'js' && runWasm(plan, 0, undefined, decision.engine === 'wasm-masked') ? decision.engine : (runJs(plan, n), 'js');

@@ -176,11 +176,11 @@ describe('the trial clock', () => {
   it('counts the time the thread computes, not the time it waits for a core (Node: the lower of wall and CPU time)', () => {
     // A thread that does not run (here: blocked, as when other processes hold the cores) adds
     // wall-clock time but no CPU time: a trial's time leaves it out.
-    const blocked = startTrialClock();
+    const blocked = startTrialClock(true);
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30);
     expect(blocked()).toBeLessThan(0.01);
     // Computing counts: a loop that computes for 20 ms of CPU time reads as that, and never more than the wall time.
-    const busy = startTrialClock();
+    const busy = startTrialClock(true);
     const start = performance.now();
     const cpuStart = process.cpuUsage();
     let x = 0;
@@ -189,6 +189,22 @@ describe('the trial clock', () => {
     const seconds = busy();
     expect(seconds).toBeGreaterThan(0.015);
     expect(seconds).toBeLessThanOrEqual((performance.now() - start) / 1000 + 1e-4);
+    // Without `cpu` (a shape whose trials are short: reading the CPU time costs µs), the wall clock.
+    const wall = startTrialClock(false);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30);
+    expect(wall()).toBeGreaterThanOrEqual(0.029);
+  });
+
+  it('reads the CPU time for a shape once a trial of it lasted 1 ms or more', () => {
+    const k = {} as TypedKernel;
+    const big = MIN_TIMED_ELEMENTS;
+    const first = engineForCall(k, 's', 'js', big);
+    expect(first.trial!.cpuClock).toBeUndefined();
+    recordTrial(first.trial!, first.engine, 2e-3, big);
+    const second = engineForCall(k, 's', 'js', big);
+    expect(second.trial!.cpuClock).toBe(true);
+    recordTrial(second.trial!, second.engine, 0.5e-3, big);
+    expect(engineForCall(k, 's', 'js', big).trial!.cpuClock).toBe(false);
   });
 });
 
