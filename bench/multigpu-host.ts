@@ -2,15 +2,16 @@
  * Calls on host arrays on 1 and 2 devices, and where their time goes: SAXPY over host
  * Float32Arrays into a host `out` (nothing streamed: the memory limit raised), and the same call
  * streamed under a per-device memory limit, for each chunk size asked for (`--chunk-mib`: MiB of
- * host operands a chunk, its arrays together, `setChunkBytes`; `whole` is the path before calls
- * were chunked for throughput: one piece per device when it fits, chunks of a third of the limit
- * when streamed).
+ * host operands a chunk, its arrays together, `setChunkBytes`; `auto`, the library's own choice:
+ * pieces above the host's memcpy threshold, runtime/host-copy.ts, and staging pools as large as
+ * the chunks in flight need; `whole` is the path before calls were chunked for throughput: one
+ * piece per device when it fits, chunks of a third of the limit when streamed).
  * Each row is the median of REPS calls after a warm-up; then one call per row is traced
  * (runtime/transfer-trace.ts): per device, its chunks, the host's copies into and out of staging
  * memory (the one JS thread does them for every device), and the staging buffers created.
  *
  *   npx tsx bench/multigpu-host.ts --quick                    # lavapipe: small sizes
- *   npx tsx bench/multigpu-host.ts --saxpy-log2 28 --chunk-mib 192,384,768,whole --limit-gib 2 --events
+ *   npx tsx bench/multigpu-host.ts --saxpy-log2 28 --chunk-mib auto,192,576,whole --limit-gib 2 --events
  *   npx tsx bench/multigpu-host.ts --quick --shared             # arrays in SharedArrayBuffers
  *   npx tsx bench/multigpu-host.ts --quick --hermite            # also the Hermite ()->(16) table
  *   npx tsx bench/multigpu-host.ts --quick --readbacks in-call,after   # A/B of how outputs come back
@@ -28,6 +29,7 @@ import { setGpuOptions, sharedArray, synchronize, toDevice, vectorize } from '..
 import { describeAdapter, setIdleReleaseMs, shutdownDevice } from '../src/targets/gpu/runtime/device.js';
 import { setStagingPoolLimit } from '../src/targets/gpu/runtime/buffers.js';
 import { setHostOutputReadback } from '../src/targets/gpu/runtime/dispatch.js';
+import { pieceTarget } from '../src/targets/gpu/runtime/host-copy.js';
 import { IN_FLIGHT, setChunkBytes } from '../src/targets/gpu/runtime/streaming.js';
 import { setTransferTrace, type TransferEvent } from '../src/targets/gpu/runtime/transfer-trace.js';
 import { hermiteUfuncs } from '../examples/hermite.js';
@@ -38,7 +40,7 @@ const args = process.argv.slice(2);
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const quick = args.includes('--quick');
 const SAXPY_N = 2 ** Number(option('--saxpy-log2') ?? (quick ? 22 : 30));
-const CHUNKS = (option('--chunk-mib') ?? (quick ? '6,whole' : '192,whole')).split(',');
+const CHUNKS = (option('--chunk-mib') ?? (quick ? 'auto,6,whole' : 'auto,192')).split(',');
 const LIMIT = Number(option('--limit-gib') ?? (quick ? 1 / 256 : 2)) * 2 ** 30;
 const DEVICE_COUNTS = (option('--devices') ?? '1,2').split(',').map(Number);
 const REPS = Number(option('--reps') ?? 3);
@@ -129,14 +131,14 @@ const rows: Row[] = [];
 let check = 'ok';
 
 for (const work of works) for (const chunk of CHUNKS) {
-  setChunkBytes(chunk === 'whole' ? 2 ** 50 : Number(chunk) * 2 ** 20);
+  setChunkBytes(chunk === 'auto' ? undefined : chunk === 'whole' ? 2 ** 50 : Number(chunk) * 2 ** 20);
   // The staging pools hold the pieces of the chunks in flight (rounded up to powers of two), so
-  // that every chunk size reuses its staging buffers as the default's do within the default 1 GiB.
-  setStagingPoolLimit(chunk === 'whole' ? undefined : Math.max(2 ** 30, 2 * IN_FLIGHT * Number(chunk) * 2 ** 20));
+  // that every chunk size reuses its staging buffers (`auto`: as the library sizes them itself).
+  setStagingPoolLimit(chunk === 'whole' || chunk === 'auto' ? undefined : Math.max(2 ** 30, 2 * IN_FLIGHT * Number(chunk) * 2 ** 20));
   for (const [mode, limit] of [['host', NO_STREAMING], ['streamed', LIMIT]] as const) for (const readback of READBACKS) {
     setHostOutputReadback(readback);
     const how = READBACKS.length > 1 ? (readback === 'in-call' ? ', read back in the call' : ', read back after it (earlier path)') : '';
-    const row: Row = { bytes: work.bytes, up: work.up, down: work.down, work: `${work.name}, ${mode === 'host' ? `from ${SHARED ? 'shared ' : ''}host arrays` : `${SHARED ? 'shared, ' : ''}streamed under ${fmtBytes(LIMIT)} per device`}, chunks of ${chunk === 'whole' ? 'the whole part' : `≤ ${chunk} MiB of operands`}${how}`, ms: [], traces: [] };
+    const row: Row = { bytes: work.bytes, up: work.up, down: work.down, work: `${work.name}, ${mode === 'host' ? `from ${SHARED ? 'shared ' : ''}host arrays` : `${SHARED ? 'shared, ' : ''}streamed under ${fmtBytes(LIMIT)} per device`}, chunks of ${chunk === 'whole' ? 'the whole part' : chunk === 'auto' ? `the library's choice (pieces ≥ ${fmtBytes(pieceTarget())})` : `≤ ${chunk} MiB of operands`}${how}`, ms: [], traces: [] };
     rows.push(row);
     for (const devices of DEVICE_COUNTS) {
       setGpuOptions({ devices, memoryLimit: limit });

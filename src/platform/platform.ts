@@ -126,6 +126,13 @@ export interface Platform {
    * V8's inspector and the script's source map); undefined where the host cannot tell (a page).
    */
   functionOrigin(fn: Function): FunctionOrigin | undefined;
+  /**
+   * The size in bytes from which the host's `memcpy` copies with non-temporal stores (glibc on
+   * x86-64: `glibc.cpu.x86_non_temporal_threshold`), about twice as fast for large copies: the
+   * gpu target sizes the pieces of its host copies above it where arrays are that large
+   * (targets/gpu/runtime/streaming.ts). Undefined where it cannot be told (a page, another libc).
+   */
+  hostCopyThreshold?(): number | undefined;
 }
 
 let installed: Platform | undefined;

@@ -4,9 +4,9 @@
  * after calls of another size stop creating staging buffers (pinned host memory) once warm. Two
  * devices on lavapipe's one adapter, each its own pools; creations counted through the transfer trace.
  */
-import { afterAll, afterEach, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { getGpuOptions, type NDArray, setGpuOptions, vectorize } from '../../../src/index.js';
-import { setStagingPoolLimit, stagingPoolStats } from '../../../src/targets/gpu/runtime/buffers.js';
+import { expectStagingInFlight, setStagingPoolLimit, stagingPoolMaxBytes, stagingPoolStats } from '../../../src/targets/gpu/runtime/buffers.js';
 import { acquireDevice, onDevice, resetDevice, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { setChunkBytes } from '../../../src/targets/gpu/runtime/streaming.js';
 import { setTransferTrace, type TransferEvent } from '../../../src/targets/gpu/runtime/transfer-trace.js';
@@ -98,5 +98,20 @@ describeGpu('staging pools under alternating calls (two devices on one adapter)'
       kept.push(stagingPoolStats(ctx).read.sizes.map((s) => s / MiB));
     }
     expect(kept).toEqual([[1], [1, 2], [2, 4], [1, 4], [1, 4]]);
+  });
+});
+
+describe('the staging pools grow to what a chunked call holds at once', () => {
+  it('keeps at least 1 GiB a direction, and the staging of the chunks in flight where that is more; a set limit is kept as set', () => {
+    expect(stagingPoolMaxBytes('write')).toBeGreaterThanOrEqual(2 ** 30);
+    // Chunks of a SAXPY with 200 MiB pieces (above a 181 MiB memcpy threshold), 3 in flight: two
+    // inputs a chunk, each through a 256 MiB staging buffer; one output.
+    expectStagingInFlight([200 * MiB, 200 * MiB], [200 * MiB], 3);
+    expect(stagingPoolMaxBytes('write')).toBe(3 * 2 * 256 * MiB);
+    expect(stagingPoolMaxBytes('read')).toBe(2 ** 30); // 3 × 256 MiB: under the least it keeps
+    expectStagingInFlight([MiB], [MiB], 3); // smaller calls do not shrink it
+    expect(stagingPoolMaxBytes('write')).toBe(3 * 2 * 256 * MiB);
+    setStagingPoolLimit(0);
+    expect(stagingPoolMaxBytes('write')).toBe(0);
   });
 });

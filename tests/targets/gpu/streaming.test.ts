@@ -3,12 +3,14 @@
  * dimensions, several in flight (streaming.ts): same results as the cpu target, device memory held
  * within the limit. A small limit makes small arrays stream, as a GPU's memory would large ones.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ArgumentError, type DeviceArray, deviceArray, getGpuOptions, guvectorize, type NDArray, setGpuOptions, toDevice, vectorize } from '../../../src/index.js';
 import { bufferPoolStats } from '../../../src/targets/gpu/runtime/buffer-pool.js';
 import { acquireDevice, setIdleReleaseMs, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { deviceCount } from '../../../src/targets/gpu/runtime/gpu-options.js';
 import { chunkBudget, hostOperandBytes, IN_FLIGHT, loopChunks, setChunkBytes } from '../../../src/targets/gpu/runtime/streaming.js';
+import { pieceTarget } from '../../../src/targets/gpu/runtime/host-copy.js';
+import { platform, type Platform } from '../../../src/platform/platform.js';
 import { streamingStats } from '../../call-paths.js';
 import type { CallPlan } from '../../../src/plan.js';
 import { hermiteUfuncs } from '../../../examples/hermite.js';
@@ -94,7 +96,65 @@ describe('chunkBudget', () => {
     expect(chunkBudget(plan(64 * KiB, 'none'), 2 ** 30)).toBeUndefined(); // device outputs: returns once recorded
     expect(chunkBudget(plan(64 * KiB, 'host', { timeout: 1000 }), 2 ** 30)).toBeUndefined(); // the limit is the whole call's
     setChunkBytes(undefined);
-    expect(chunkBudget(plan(64 * KiB, 'host'), 2 ** 30)).toBeUndefined(); // 512 KiB is under the default chunk
+    expect(chunkBudget(plan(64 * KiB, 'host'), 2 ** 30)).toBeUndefined(); // 512 KiB is under two pieces of the host's
+  });
+
+  describe('derived from the host copy threshold (setChunkBytes not set)', () => {
+    const THRESHOLD = 100 * KiB;
+    afterEach(() => vi.restoreAllMocks());
+    /** A call of float32 inputs and one output of `outBytes` bytes an element (a Hermite-like row: 64). */
+    const call = (n: number, nin: number, outElements = 1): CallPlan =>
+      ({
+        kind: 'vectorize', kernel: {} as never, kernelKey: 'k', loopShape: [n], nin, boundsCheck: true,
+        operands: [
+          ...Array.from({ length: nin }, (_, j) => ({ dtype: 'float32', data: new Float32Array(n).fill(j), offset: 0, loopStrides: [1], coreShape: [], coreStrides: [] })),
+          { dtype: 'float32', data: new Float32Array(n * outElements), offset: 0, loopStrides: [outElements], coreShape: outElements > 1 ? [outElements] : [], coreStrides: outElements > 1 ? [1] : [] },
+        ],
+      }) as CallPlan;
+    /** The bytes of each chunk's largest host operand when the call runs in chunks of `budget`. */
+    const largestPieces = (p: CallPlan, budget: number) =>
+      [...loopChunks(p, budget)].map((part) => Math.max(...part.operands.map((o) => o.loopStrides[0]! * part.loopShape[0]! * 4)));
+
+    it('pieces of the largest operand above the threshold, as many chunks as that allows, for a SAXPY and a table of rows', () => {
+      vi.spyOn(platform() as Required<Platform>, 'hostCopyThreshold').mockReturnValue(THRESHOLD);
+      expect(pieceTarget()).toBe(Math.ceil(THRESHOLD * 1.1));
+      for (const [p, arrayBytes] of [
+        [call(256 * KiB, 2), 1024 * KiB], // SAXPY: three arrays of 1 MiB
+        [call(777_777, 1), 4 * 777_777], // one input, an odd length
+        [call(16 * KiB, 1, 16), 1024 * KiB], // rows of 16: a 64 KiB input, a 1 MiB output
+      ] as const) {
+        const budget = chunkBudget(p, 2 ** 30)!;
+        expect(budget).toBeDefined();
+        const pieces = largestPieces(p, budget);
+        for (const piece of pieces) expect(piece).toBeGreaterThanOrEqual(THRESHOLD);
+        // As many chunks as keep the pieces at the target (within the pool's size classes, 25% apart).
+        expect(pieces.length).toBeGreaterThanOrEqual(Math.floor(arrayBytes / (1.25 * pieceTarget())));
+      }
+    });
+
+    it('never fewer chunks than the memory limit needs, even with pieces below the threshold; one piece for arrays under two pieces', () => {
+      vi.spyOn(platform() as Required<Platform>, 'hostCopyThreshold').mockReturnValue(THRESHOLD);
+      const p = call(256 * KiB, 2); // 3 MiB of host operands
+      const limit = 768 * KiB; // chunks of at most 256 KiB: pieces of ~85 KiB
+      const budget = chunkBudget(p, limit)!;
+      expect(budget).toBeLessThanOrEqual(limit / IN_FLIGHT);
+      for (const part of loopChunks(p, budget)) expect(hostOperandBytes(part)).toBeLessThanOrEqual(limit / IN_FLIGHT);
+      expect(chunkBudget(call(50 * KiB, 2), 2 ** 30)).toBeUndefined(); // 200 KiB arrays: under two pieces of 110 KiB
+    });
+
+    it("the Node platform reads glibc's threshold as this process uses it (Linux x86-64), and says nothing elsewhere", () => {
+      const threshold = platform().hostCopyThreshold?.();
+      if (process.platform === 'linux' && process.arch === 'x64') {
+        // glibc derives it from the caches: a few MiB to a few hundred (181 MiB on the 2-core CI VM).
+        expect(threshold).toBeGreaterThanOrEqual(2 ** 20);
+        expect(threshold).toBeLessThan(2 ** 32);
+      } else expect(threshold).toBeUndefined();
+    });
+
+    it('pieces of 64 MiB where the threshold is not known', () => {
+      vi.spyOn(platform() as Required<Platform>, 'hostCopyThreshold').mockReturnValue(undefined);
+      expect(pieceTarget()).toBe(64 * 2 ** 20);
+    });
   });
 });
 

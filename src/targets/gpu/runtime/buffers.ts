@@ -26,6 +26,7 @@ import { flushChain, recordReadback } from './chain.js';
 import { asDeviceError } from './device-errors.js';
 import { runScoped, scopedSectionsPending, type GpuContext } from './device.js';
 import { IdleWait } from '../../../platform/platform.js';
+import { pieceTarget } from './host-copy.js';
 import { trace, tracing } from './transfer-trace.js';
 import type { GPUBuffer, GPUCommandEncoder, GPUDevice } from './webgpu-types.js';
 
@@ -40,25 +41,70 @@ const DOWNLOADS_IN_FLIGHT = 2;
 const STAGING_MIN_BYTES = 4096;
 /** A transfer of at least this many bytes may go through one staging buffer of its own size. */
 const WHOLE_STAGING_MIN_BYTES = 32 * 2 ** 20;
-/** The largest staging buffer, and so the largest chunk, of such a transfer. */
-const WHOLE_STAGING_MAX_BYTES = 256 * 2 ** 20;
 /**
- * Host-visible memory a device's staging pool keeps between transfers, per direction: the staging
- * buffers of the chunks a chunked call has in flight (streaming.ts: 3 chunks, two 64 MiB inputs
- * each for a SAXPY, and room for larger chunks), so that they are reused from chunk to chunk
- * rather than created anew.
+ * The largest staging buffer, and so the largest chunk, of such a transfer: 256 MiB, or on a host
+ * whose memcpy threshold is higher, the power of two that holds a piece above it (host-copy.ts), so
+ * that such pieces are copied whole.
  */
-const STAGING_POOL_MAX_BYTES = 4 * WHOLE_STAGING_MAX_BYTES;
-let stagingPoolMaxBytes = STAGING_POOL_MAX_BYTES;
+function wholeStagingMaxBytes(): number {
+  return (wholeStagingMax ??= Math.max(256 * 2 ** 20, stagingSize(pieceTarget())));
+}
+let wholeStagingMax: number | undefined;
+/**
+ * Host-visible memory a device's staging pool keeps between transfers, per direction, at least:
+ * the staging buffers of the chunks a chunked call has in flight (streaming.ts), so that they are
+ * reused from chunk to chunk rather than created anew. A chunked call that needs more says so
+ * ({@link expectStagingInFlight}).
+ */
+const STAGING_POOL_MIN_BYTES = 2 ** 30;
+/** Set by {@link setStagingPoolLimit}: the pools' bytes, whatever calls need; undefined: see STAGING_POOL_MIN_BYTES. */
+let stagingPoolFixedBytes: number | undefined;
+/** The most staging bytes per direction that a chunked call has said it holds at once. */
+const stagingInFlight = { read: 0, write: 0 };
 
 /**
- * Sets how many bytes each staging pool keeps (for tests, which make it overflow with small
- * transfers; undefined: the default, 1 GiB).
+ * Sets how many bytes each staging pool keeps, whatever calls need (for tests, which make it
+ * overflow with small transfers, and benchmarks; undefined: the default, at least 1 GiB and what
+ * chunked calls hold at once).
  *
  * @param bytes bytes ≥ 0, or undefined
  */
 export function setStagingPoolLimit(bytes: number | undefined): void {
-  stagingPoolMaxBytes = bytes ?? STAGING_POOL_MAX_BYTES;
+  stagingPoolFixedBytes = bytes;
+}
+
+/**
+ * The bytes each staging pool keeps now, per direction (see {@link setStagingPoolLimit} and
+ * {@link expectStagingInFlight}).
+ *
+ * @example
+ * stagingPoolMaxBytes('write'); // 1073741824 before any large chunked call
+ */
+export function stagingPoolMaxBytes(direction: 'read' | 'write'): number {
+  return stagingPoolFixedBytes ?? Math.max(STAGING_POOL_MIN_BYTES, stagingInFlight[direction]);
+}
+
+/**
+ * Says that a chunked call will hold, at once on one device, `copies` transfers of each of these
+ * byte counts per direction (its host inputs and outputs, once per chunk in flight): the staging
+ * pools keep as many bytes (with the staging sizes such transfers take, when they repeat), so its
+ * staging buffers are reused from chunk to chunk. Per direction, the most any call said, for the
+ * process: the pools keep only what transfers give back, and empty when idle.
+ *
+ * @param uploads bytes of each host input of one chunk
+ * @param downloads bytes of each host output of one chunk
+ * @param copies chunks in flight
+ */
+export function expectStagingInFlight(uploads: readonly number[], downloads: readonly number[], copies: number): void {
+  const held = (bytes: number, direction: 'read' | 'write') => {
+    if (direction === 'write' ? bytes < STAGED_UPLOAD_MIN_BYTES : bytes === 0) return 0;
+    if (bytes < WHOLE_STAGING_MIN_BYTES) return direction === 'write' ? writeSlotSize(bytes) * Math.ceil(bytes / TRANSFER_CHUNK_BYTES) : stagingSize(Math.min(bytes, TRANSFER_CHUNK_BYTES)) * DOWNLOADS_IN_FLIGHT;
+    const chunk = Math.min(bytes, wholeStagingMaxBytes());
+    return stagingSize(chunk) * Math.ceil(bytes / chunk);
+  };
+  const sum = (list: readonly number[], direction: 'read' | 'write') => list.reduce((total, bytes) => total + held(bytes, direction), 0);
+  stagingInFlight.write = Math.max(stagingInFlight.write, copies * sum(uploads, 'write'));
+  stagingInFlight.read = Math.max(stagingInFlight.read, copies * sum(downloads, 'read'));
 }
 /** Free staging buffers are destroyed after this long without a transfer in their direction. */
 export const STAGING_IDLE_MS = 2000;
@@ -503,9 +549,11 @@ export const LEAN_READBACK_MAX_BYTES = 2 ** 20;
  * path's copy is submitted only once the JS thread has seen the call's work done, and that thread
  * spends its turns copying other chunks into and out of staging memory, so each chunk's results
  * waited a second round trip, with the copy engine idle (bench/multigpu-host.ts traces). The
- * largest whole-transfer staging buffer ({@link WHOLE_STAGING_MAX_BYTES}).
+ * largest whole-transfer staging buffer (256 MiB, or more where the host's memcpy threshold is higher).
  */
-export const CALL_LEAN_READBACK_MAX_BYTES = WHOLE_STAGING_MAX_BYTES;
+export function callLeanReadbackMaxBytes(): number {
+  return wholeStagingMaxBytes();
+}
 
 /** A small read-back whose copy is queued (see {@link startLeanReadback}). */
 export interface LeanReadback {
@@ -532,7 +580,7 @@ export interface LeanReadback {
  * raw copy and mapping take 36–40; this path takes 53 (A/B in one process, means of 6 rounds).
  *
  * Applies only when the range is small (`maxBytes`: {@link LEAN_READBACK_MAX_BYTES}, or for a call's
- * host outputs {@link CALL_LEAN_READBACK_MAX_BYTES}), valid, the pool has a
+ * host outputs {@link callLeanReadbackMaxBytes}), valid, the pool has a
  * staging buffer of its size (one that a read-back used before: so the copy can only fail for
  * reasons that fail the device, never for a bad buffer of ours), and no `runScoped` section is
  * running or queued on the device (its work must reach the queue first). Otherwise returns
@@ -626,6 +674,7 @@ async function copyChunkToStaging(ctx: GpuContext, pool: StagingPool<GPUBuffer>,
  * downloads, mapped MAP_WRITE slots for uploads.
  */
 interface StagingPool<T> {
+  readonly direction: 'read' | 'write';
   readonly free: Map<number, T[]>;
   /**
    * The same free entries, least recently given back first: what a full pool destroys to keep the
@@ -660,10 +709,10 @@ function stagingPoolOf(ctx: GpuContext, direction: 'read' | 'write'): StagingPoo
   let read = readPools.get(ctx.device);
   let write = writePools.get(ctx.device);
   if (direction === 'read' && !read) {
-    readPools.set(ctx.device, (read = newPool<GPUBuffer>((b) => b.size, (b) => destroyStaging(ctx, b, 'read'), () => undefined)));
+    readPools.set(ctx.device, (read = newPool<GPUBuffer>('read', (b) => b.size, (b) => destroyStaging(ctx, b, 'read'), () => undefined)));
   }
   if (direction === 'write' && !write) {
-    writePools.set(ctx.device, (write = newPool<WriteSlot>((s) => s.buffer.size, (s) => destroyStaging(ctx, s.buffer, 'write'), (s) => (s.pending ? s.ready : undefined))));
+    writePools.set(ctx.device, (write = newPool<WriteSlot>('write', (s) => s.buffer.size, (s) => destroyStaging(ctx, s.buffer, 'write'), (s) => (s.pending ? s.ready : undefined))));
   }
   // A transfer either way keeps both pools: a loop of calls uploads at the start of each call and
   // reads back at its end, and a slow kernel between must not empty the other direction's pool.
@@ -685,8 +734,13 @@ function destroyStaging(ctx: GpuContext, buffer: GPUBuffer, direction: 'read' | 
   buffer.destroy();
 }
 
-function newPool<T>(sizeOf: (entry: T) => number, destroy: (entry: T) => void, settling: (entry: T) => Promise<unknown> | undefined): StagingPool<T> {
-  const pool: StagingPool<T> = { free: new Map(), recency: [], bytes: 0, wanted: new Set(), idle: new IdleWait(() => emptyStaging(pool)), sizeOf, destroy, settling };
+function newPool<T>(
+  direction: 'read' | 'write',
+  sizeOf: (entry: T) => number,
+  destroy: (entry: T) => void,
+  settling: (entry: T) => Promise<unknown> | undefined,
+): StagingPool<T> {
+  const pool: StagingPool<T> = { direction, free: new Map(), recency: [], bytes: 0, wanted: new Set(), idle: new IdleWait(() => emptyStaging(pool)), sizeOf, destroy, settling };
   return pool;
 }
 
@@ -722,7 +776,7 @@ function emptyStaging<T>(pool: StagingPool<T>): void {
  */
 function chunkBytesFor<T>(pool: StagingPool<T>, span: number): number {
   if (span < WHOLE_STAGING_MIN_BYTES) return TRANSFER_CHUNK_BYTES;
-  const chunk = Math.min(span, WHOLE_STAGING_MAX_BYTES);
+  const chunk = Math.min(span, wholeStagingMaxBytes());
   const size = stagingSize(chunk);
   if ((pool.free.get(size)?.length ?? 0) > 0 || pool.wanted.has(size)) return chunk;
   pool.wanted.add(size);
@@ -792,11 +846,11 @@ function takeMappedSlot(ctx: GpuContext, pool: StagingPool<WriteSlot>, length: n
  */
 function giveStaging<T>(pool: StagingPool<T>, entry: T): void {
   const size = pool.sizeOf(entry);
-  if (size > stagingPoolMaxBytes) {
+  if (size > stagingPoolMaxBytes(pool.direction)) {
     retire(pool, entry);
     return;
   }
-  while (pool.bytes + size > stagingPoolMaxBytes && pool.recency.length > 0) {
+  while (pool.bytes + size > stagingPoolMaxBytes(pool.direction) && pool.recency.length > 0) {
     const oldest = pool.recency.shift()!;
     const oldSize = pool.sizeOf(oldest);
     const list = pool.free.get(oldSize)!;

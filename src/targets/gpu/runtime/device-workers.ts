@@ -43,7 +43,7 @@ export type DeviceWorkerRequest =
 /** The calling thread's settings that decide how a part runs, sent with each. */
 export interface WorkerSettings {
   readonly memoryLimit: number;
-  readonly chunkBytes: number;
+  readonly chunkBytes: number | undefined;
   readonly idleReleaseMs: number;
 }
 

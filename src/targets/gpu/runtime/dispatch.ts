@@ -18,7 +18,7 @@
 import { DTYPES, type TypedArray } from '../../../dtypes.js';
 import { type CallLimits, type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
 import { bufferBytes, pressureYield, releaseBuffer, takeBuffer } from './buffer-pool.js';
-import { CALL_LEAN_READBACK_MAX_BYTES, downloadBuffer, type LeanReadback, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload, stageUploadWith, startLeanReadback } from './buffers.js';
+import { callLeanReadbackMaxBytes, downloadBuffer, type LeanReadback, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload, stageUploadWith, startLeanReadback } from './buffers.js';
 import { tableBuffer } from './table-buffers.js';
 import { type DeviceOperandView, layoutCall, type CallLayout } from '../codegen/call-layout.js';
 import { beginCall, type CallRef, checkCalls, endCall, flushChain, noteWrite, taintsOf } from './chain.js';
@@ -339,10 +339,10 @@ function record(ctx: GpuContext, plan: CallPlan, hostBuffers: HostBuffer[], call
   }
   // Outputs are copied out in the call's own submission, mapped right behind it: one submission
   // and one wait per call instead of a second submission once the first is done (bench/call-cost.ts;
-  // for a call in chunks, buffers.ts CALL_LEAN_READBACK_MAX_BYTES). The first such call of a size
+  // for a call in chunks, buffers.ts callLeanReadbackMaxBytes). The first such call of a size
   // takes downloadBuffer, which pools the staging buffer that later calls use.
   const leans = useLeanReadbacks
-    ? hostOutputs.map((h) => (h.placement.length > 0 ? startLeanReadback(ctx, h.buffer!, 0, h.bytes, CALL_LEAN_READBACK_MAX_BYTES) : undefined))
+    ? hostOutputs.map((h) => (h.placement.length > 0 ? startLeanReadback(ctx, h.buffer!, 0, h.bytes, callLeanReadbackMaxBytes()) : undefined))
     : [];
   rec.batch.submit();
   // Held until the results are back: an idle release must not take the device mid-download.

@@ -27,9 +27,11 @@ import { sizeOf } from '../../../layout.js';
 import { type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
 import { probes } from '../../../probes.js';
 import { sizeClass } from './buffer-pool.js';
+import { expectStagingInFlight } from './buffers.js';
 import { flushChain } from './chain.js';
 import { currentSlot, liveDevice } from './device.js';
 import { getGpuOptions } from './gpu-options.js';
+import { pieceTarget } from './host-copy.js';
 import { type HostPlacement, placeHostOperand } from './host-operands.js';
 import { trace, tracing } from './transfer-trace.js';
 
@@ -40,32 +42,32 @@ import { trace, tracing } from './transfer-trace.js';
 export const IN_FLIGHT = 3;
 
 /**
- * The most host-operand bytes of one chunk, whatever the memory limit: 64 MiB an operand for a
- * SAXPY. The host copies into and out of staging memory are the cost of a call on host arrays
- * (one thread does them all, for every device); smaller chunks start the first kernel sooner and
- * leave less to read back after the last, larger ones pay fewer per-chunk costs, and IN_FLIGHT
- * chunks' staging buffers must fit in the staging pools (buffers.ts) to be reused rather than
- * created for each chunk. SAXPY 2^28 from host arrays on an H200: 623 ms in chunks of 192 MiB,
- * 790 in chunks of 384 (bench/results/multigpu-host-nvidia-h200x2.md).
+ * How large chunks are: sized so that the largest host operand of each is copied in one piece of
+ * {@link pieceTarget} bytes, above the host's memcpy threshold (host-copy.ts), and a call is cut
+ * into as many chunks as that allows — more chunks overlap more of the copies with each other and
+ * with the kernel — but never fewer than the memory limit needs (IN_FLIGHT chunks must fit under
+ * it). SAXPY 2^28 from host arrays on an H200: 444 ms in 6 chunks of ~171 MiB pieces, 512 ms in 4
+ * of 256 MiB, 612–622 ms in 16 of 64 MiB (bench/results/multigpu-nvidia-h200x2-session5.md).
+ * {@link setChunkBytes} sets the most host-operand bytes of one chunk instead (undefined here: derived).
  */
-const DEFAULT_CHUNK_BYTES = 3 * 64 * 2 ** 20;
-let chunkBytes = DEFAULT_CHUNK_BYTES;
+let chunkBytes: number | undefined;
 
 /**
- * Sets the most host-operand bytes of one chunk (for benchmarks comparing chunk sizes, and for
- * tests, which make small calls run in chunks).
+ * Sets the most host-operand bytes of one chunk, instead of deriving it from the host's copy
+ * threshold (for benchmarks comparing chunk sizes, and for tests, which make small calls run in
+ * chunks).
  *
- * @param bytes a number of bytes > 0, or undefined for the default (192 MiB)
+ * @param bytes a number of bytes > 0, or undefined to derive it (the default)
  * @returns the previous value
  */
-export function setChunkBytes(bytes: number | undefined): number {
+export function setChunkBytes(bytes: number | undefined): number | undefined {
   const previous = chunkBytes;
-  chunkBytes = bytes === undefined ? DEFAULT_CHUNK_BYTES : Math.max(1, bytes);
+  chunkBytes = bytes === undefined ? undefined : Math.max(1, bytes);
   return previous;
 }
 
-/** The most host-operand bytes of one chunk now (passed to the gpu workers with each part of a call). */
-export function currentChunkBytes(): number {
+/** The chunk bytes set by {@link setChunkBytes}, or undefined (passed to the gpu workers with each part of a call). */
+export function currentChunkBytes(): number | undefined {
   return chunkBytes;
 }
 
@@ -74,16 +76,7 @@ export function currentChunkBytes(): number {
  * size classes (what it will actually allocate).
  */
 export function hostOperandBytes(plan: CallPlan): number {
-  const seen: HostPlacement[] = [];
-  let bytes = 0;
-  for (const o of plan.operands) {
-    if (o.scalar !== undefined || isDeviceResident(o.data)) continue;
-    const p = placeHostOperand(o, plan.loopShape);
-    if (seen.some((s) => s.data === p.data && s.low === p.low && s.high === p.high && s.mode === p.mode)) continue;
-    seen.push(p);
-    bytes += p.length === 0 ? 0 : sizeClass(p.length * DTYPES[o.dtype].bytes);
-  }
-  return bytes;
+  return hostOperandShares(plan).total;
 }
 
 /**
@@ -156,8 +149,9 @@ export function needsStreaming(plan: CallPlan, limit = getGpuOptions().memoryLim
  * The host-operand bytes of each chunk when the call is to run in chunks, else undefined: a call
  * whose host operands exceed the memory limit, and a call with host outputs (so it waits for its
  * results anyway), no `timeout` or `signal` (they apply to the call as a whole), whose host
- * operands exceed one chunk. Chunks take at most `limit / IN_FLIGHT` bytes and at most the chunk
- * bytes ({@link setChunkBytes}).
+ * operands make at least two chunks whose largest pieces are {@link pieceTarget} bytes. Chunks take
+ * at most `limit / IN_FLIGHT` bytes; where the arrays allow, as many chunks as keep the pieces at
+ * that size. With {@link setChunkBytes}, at most that many bytes each.
  *
  * @param plan the call
  * @param limit bytes allowed (default: the `memoryLimit` option)
@@ -174,10 +168,45 @@ export function chunkBudget(plan: CallPlan, limit = getGpuOptions().memoryLimit)
     if (j >= plan.nin) hostOutputs = true;
   }
   if (bound === 0) return undefined;
-  const budget = Math.max(1, Math.min(Math.floor(limit / IN_FLIGHT), chunkBytes));
-  if (needsStreaming(plan, limit)) return budget;
-  if (!hostOutputs || bound <= chunkBytes || plan.limits || plan.loopShape.length === 0 || loopSize(plan) === 0) return undefined;
-  return hostOperandBytes(plan) > chunkBytes ? budget : undefined;
+  const maxChunk = Math.max(1, Math.floor(limit / IN_FLIGHT));
+  const streamed = needsStreaming(plan, limit);
+  if (!streamed && (!hostOutputs || plan.limits || plan.loopShape.length === 0 || loopSize(plan) === 0)) return undefined;
+  if (chunkBytes !== undefined) {
+    const budget = Math.min(maxChunk, chunkBytes);
+    if (streamed) return budget;
+    return bound > chunkBytes && hostOperandBytes(plan) > chunkBytes ? budget : undefined;
+  }
+  const piece = pieceTarget();
+  // Two chunks with pieces at the target need at least twice the target (a cheap test first).
+  if (!streamed && bound < 2 * piece) return undefined;
+  const { total, largest } = hostOperandShares(plan);
+  const chunks = Math.max(Math.ceil(total / maxChunk), Math.floor(largest / piece));
+  if (chunks <= 1 || plan.loopShape.length === 0) return streamed ? maxChunk : undefined;
+  // The bytes of a slice of the outer dimension that makes that many chunks, in size classes as
+  // loopChunks counts them (a budget of total / chunks would be cut again into smaller pieces).
+  const rows = plan.loopShape[0]!;
+  const slice = hostOperandBytes(sliceLoop(plan, 0, 0, Math.max(1, Math.ceil(rows / chunks))));
+  return Math.max(1, Math.min(maxChunk, slice));
+}
+
+/**
+ * The device bytes of the call's host operands ({@link hostOperandBytes}, in size classes) and
+ * the host bytes of the largest of them.
+ */
+function hostOperandShares(plan: CallPlan): { total: number; largest: number } {
+  const seen: HostPlacement[] = [];
+  let total = 0;
+  let largest = 0;
+  for (const o of plan.operands) {
+    if (o.scalar !== undefined || isDeviceResident(o.data)) continue;
+    const p = placeHostOperand(o, plan.loopShape);
+    if (seen.some((s) => s.data === p.data && s.low === p.low && s.high === p.high && s.mode === p.mode)) continue;
+    seen.push(p);
+    const bytes = p.length * DTYPES[o.dtype].bytes;
+    total += bytes === 0 ? 0 : sizeClass(bytes);
+    largest = Math.max(largest, bytes);
+  }
+  return { total, largest };
 }
 
 /**
@@ -201,6 +230,7 @@ export async function runStreamed(plan: CallPlan, run: (part: CallPlan) => Promi
   for (const part of loopChunks(separated, budget)) {
     while (inFlight.length >= IN_FLIGHT) await inFlight.shift()!.catch(() => {});
     if (index > 0) await Promise.resolve();
+    else expectChunkStaging(part);
     if (failure) break;
     const chunk = runChunk(part, run, index++).catch((error: unknown) => {
       failure ??= { error };
@@ -210,6 +240,20 @@ export async function runStreamed(plan: CallPlan, run: (part: CallPlan) => Promi
   }
   await Promise.all(inFlight);
   if (failure) throw failure.error;
+}
+
+/**
+ * Tells the staging pools what chunks like `part` hold, IN_FLIGHT at once (buffers.ts), so that
+ * they keep those staging buffers for the next chunks.
+ */
+function expectChunkStaging(part: CallPlan): void {
+  const uploads: number[] = [];
+  const downloads: number[] = [];
+  part.operands.forEach((o, j) => {
+    if (o.scalar !== undefined || isDeviceResident(o.data)) return;
+    (j < part.nin ? uploads : downloads).push(placeHostOperand(o, part.loopShape).length * DTYPES[o.dtype].bytes);
+  });
+  expectStagingInFlight(uploads, downloads, IN_FLIGHT);
 }
 
 /**
