@@ -38,7 +38,7 @@ import { analyseCoverage } from '../../../compiler/passes/output-coverage.js';
 import type { CallPlan } from '../../../plan.js';
 import type { RunnerArgs } from '../memory-layout.js';
 import { buffer as sharedBuffer, isInWasmMemory } from './memory.js';
-import { drive, type DriveSpec, type WasmRun } from './runner.js';
+import { driver, type DriveSpec, type WasmRun } from './runner.js';
 import { type WasmMemory, WebAssemblyApi } from './wasm-api.js';
 
 /**
@@ -207,12 +207,20 @@ export function runInBlocks(plan: CallPlan, args: RunnerArgs, kernel: BlockKerne
   for (const r of operands) if (!sources.has(r.source)) sources.set(r.source, new Uint8Array(r.source));
   const blockShape = [...shape];
   const blockArgs: RunnerArgs = { ...args, loopShape: blockShape };
+  const runBlock = driver(kernel.spec, blockArgs, kernel.run, 16);
   const addresses = new Array<number>(plan.operands.length);
   const lo = new Array<number>(operands.length);
   const hi = new Array<number>(operands.length);
   const order = operands.map((_, k) => k);
+  // Buffers in the order of their first operand; ranges sort by buffer, then by address.
+  const rank = operands.map((r) => operands.findIndex((o) => o.source === r.source));
   const rangeOf = new Array<Range>(operands.length);
   const ranges: Range[] = [];
+  // Range objects reused from block to block. The loop allocates nothing of its own per block
+  // (beside the views it copies through): short-lived objects per block, beside a fresh output's
+  // new external memory, set V8 off on more full collections
+  // (bench/results/ordinary-arrays-cpu-engines-intel-xeon-2c.md).
+  const spare: Range[] = [];
   for (let a0 = 0; a0 < rows; a0 += steps) {
       const count = Math.min(steps, rows - a0);
       blockShape[0] = count;
@@ -224,9 +232,10 @@ export function runInBlocks(plan: CallPlan, args: RunnerArgs, kernel: BlockKerne
         lo[k] = Math.min(first, last) + r.below;
         hi[k] = Math.max(first, last) + r.above;
       }
-      if (operands.length > 1) order.sort((x, y) => (operands[x]!.source === operands[y]!.source ? lo[x]! - lo[y]! : sourceRank(sources, operands[x]!.source) - sourceRank(sources, operands[y]!.source)));
+      sortByPlace(order, rank, lo);
       ranges.length = 0;
-      for (const k of order) {
+      for (let o = 0; o < order.length; o++) {
+        const k = order[o]!;
         const r = operands[k]!;
         const last = ranges[ranges.length - 1];
         if (last && last.source === r.source && lo[k]! < last.hi) {
@@ -234,12 +243,19 @@ export function runInBlocks(plan: CallPlan, args: RunnerArgs, kernel: BlockKerne
           last.copyIn = true; // shared by two operands: what one does not write, the other may read
           last.copyOut ||= r.output;
         } else {
-          ranges.push({ source: r.source, lo: lo[k]!, hi: hi[k]!, copyIn: !r.overwritten, copyOut: r.output, staged: 0 });
+          const g = spare[ranges.length] ?? (spare[ranges.length] = { source: r.source, lo: 0, hi: 0, copyIn: false, copyOut: false, staged: 0 });
+          g.source = r.source;
+          g.lo = lo[k]!;
+          g.hi = hi[k]!;
+          g.copyIn = !r.overwritten;
+          g.copyOut = r.output;
+          ranges.push(g);
         }
         rangeOf[k] = ranges[ranges.length - 1]!;
       }
       let cursor = scratch;
-      for (const g of ranges) {
+      for (let q = 0; q < ranges.length; q++) {
+        const g = ranges[q]!;
         // Keep each range's alignment modulo 16 (vector loads and stores of the kernel stay aligned as they are in memory).
         cursor = ((cursor + 15) & ~15) + (g.lo & 15);
         g.staged = cursor;
@@ -251,14 +267,14 @@ export function runInBlocks(plan: CallPlan, args: RunnerArgs, kernel: BlockKerne
         addresses[operands[k]!.operand] = g.staged + (operands[k]!.origin + a0 * operands[k]!.step0 - g.lo);
       }
       try {
-        drive(kernel.spec, blockArgs, kernel.run, 16, addresses, 0, count * inner);
+        runBlock(addresses, 0, count * inner);
       } catch (error) {
         // Outputs not copied in hold stale scratch bytes, and the others hold this block's partial
         // writes: run the block again from the arrays (unchanged by it) with every range copied in,
         // so that what goes back is what the JS engine writes before the error.
         for (const g of ranges) memory.set(sources.get(g.source)!.subarray(g.lo, g.hi), g.staged);
         try {
-          drive(kernel.spec, blockArgs, kernel.run, 16, addresses, 0, count * inner);
+          runBlock(addresses, 0, count * inner);
         } catch (again) {
           copyBack(ranges, sources, memory);
           throw again;
@@ -272,17 +288,26 @@ export function runInBlocks(plan: CallPlan, args: RunnerArgs, kernel: BlockKerne
 }
 
 function copyBack(ranges: readonly Range[], sources: ReadonlyMap<ArrayBufferLike, Uint8Array>, memory: Uint8Array): void {
-  for (const g of ranges) if (g.copyOut) sources.get(g.source)!.set(memory.subarray(g.staged, g.staged + g.hi - g.lo), g.lo);
+  for (let q = 0; q < ranges.length; q++) {
+    const g = ranges[q]!;
+    if (g.copyOut) sources.get(g.source)!.set(memory.subarray(g.staged, g.staged + g.hi - g.lo), g.lo);
+  }
 }
 
-/** A stable order of buffers (their first appearance among the call's operands). */
-function sourceRank(sources: ReadonlyMap<ArrayBufferLike, Uint8Array>, source: ArrayBufferLike): number {
-  let k = 0;
-  for (const s of sources.keys()) {
-    if (s === source) return k;
-    k++;
+/**
+ * Sorts operand indices by buffer (`rank`), then by the block's first byte (`lo`), in place and
+ * stably: an insertion sort over a handful of operands, which allocates nothing (see `spare`).
+ */
+function sortByPlace(order: number[], rank: readonly number[], lo: readonly number[]): void {
+  for (let i = 1; i < order.length; i++) {
+    const k = order[i]!;
+    let j = i - 1;
+    while (j >= 0 && (rank[order[j]!]! > rank[k]! || (rank[order[j]!]! === rank[k]! && lo[order[j]!]! > lo[k]!))) {
+      order[j + 1] = order[j]!;
+      j--;
+    }
+    order[j + 1] = k;
   }
-  return k;
 }
 
 /**

@@ -68,10 +68,17 @@ export function wasmRunner(spec: DriveSpec, run: WasmRun, scratch: number): Runn
 
 /** Calls `run` once per row of the innermost loop dimension of `[start, end)`. */
 export function drive(spec: DriveSpec, args: RunnerArgs, run: WasmRun, scratch: number, addresses: readonly number[], start: number, end: number): void {
-  if (end <= start) return;
+  if (end > start) driver(spec, args, run, scratch)(addresses, start, end);
+}
+
+/**
+ * `drive` for many ranges of one call (the blocks of block-staging.ts): what does not change
+ * between them — core shapes and strides, scalars — is gathered once, and the parameter list is
+ * reused, so that a range allocates nothing. `args.loopShape` is read at each range (a block
+ * changes its first dimension in place).
+ */
+export function driver(spec: DriveSpec, args: RunnerArgs, run: WasmRun, scratch: number): (addresses: readonly number[], start: number, end: number) => void {
   const nops = spec.inner.length;
-  const shape = args.loopShape;
-  const R = shape.length;
   const { bytes } = spec;
   const tail: number[] = [];
   for (let i = 0; i < nops; i++) {
@@ -81,7 +88,10 @@ export function drive(spec: DriveSpec, args: RunnerArgs, run: WasmRun, scratch: 
     }
   }
   const params: number[] = [];
-  const call = (rowBase: (i: number) => number, j0: number, count: number) => {
+  /** Per operand, the byte address of the current row's element 0. */
+  const rowBase = new Array<number>(nops).fill(0);
+  const idx: number[] = [];
+  const call = (R: number, j0: number, count: number) => {
     params.length = 0;
     for (let i = 0; i < nops; i++) {
       const step = spec.inner[i];
@@ -91,37 +101,45 @@ export function drive(spec: DriveSpec, args: RunnerArgs, run: WasmRun, scratch: 
         continue;
       }
       const inner = R === 0 ? 0 : args.loopStrides[i]![R - 1]! * bytes[i]!;
-      params.push(rowBase(i) + j0 * inner);
+      params.push(rowBase[i]! + j0 * inner);
       if (step === 'strided') params.push(inner);
     }
-    for (const t of tail) params.push(t);
+    for (let t = 0; t < tail.length; t++) params.push(tail[t]!);
     params.push(count, scratch);
     run(...params);
   };
-  if (R <= 1) {
-    call((i) => addresses[i]!, start, end - start);
-    return;
-  }
-  const idx = new Array<number>(R).fill(0);
-  for (let q = R - 1, rem = start; q >= 0; q--) {
-    idx[q] = rem % shape[q]!;
-    rem = (rem - idx[q]!) / shape[q]!;
-  }
-  const inner = shape[R - 1]!;
-  let k = start;
-  while (k < end) {
-    const j0 = idx[R - 1]!;
-    const count = Math.min(inner - j0, end - k);
-    call((i) => {
-      let b = addresses[i]!;
-      for (let q = 0; q < R - 1; q++) b += idx[q]! * args.loopStrides[i]![q]! * bytes[i]!;
-      return b;
-    }, j0, count);
-    k += count;
-    idx[R - 1] = 0;
-    for (let q = R - 2; q >= 0; q--) {
-      if (++idx[q]! < shape[q]!) break;
-      idx[q] = 0;
+  return (addresses, start, end) => {
+    if (end <= start) return;
+    const shape = args.loopShape;
+    const R = shape.length;
+    if (R <= 1) {
+      for (let i = 0; i < nops; i++) rowBase[i] = addresses[i]!;
+      call(R, start, end - start);
+      return;
     }
-  }
+    idx.length = R;
+    for (let q = R - 1, rem = start; q >= 0; q--) {
+      idx[q] = rem % shape[q]!;
+      rem = (rem - idx[q]!) / shape[q]!;
+    }
+    const inner = shape[R - 1]!;
+    let k = start;
+    while (k < end) {
+      const j0 = idx[R - 1]!;
+      const count = Math.min(inner - j0, end - k);
+      for (let i = 0; i < nops; i++) {
+        if (spec.inner[i] === 'scalar') continue;
+        let b = addresses[i]!;
+        for (let q = 0; q < R - 1; q++) b += idx[q]! * args.loopStrides[i]![q]! * bytes[i]!;
+        rowBase[i] = b;
+      }
+      call(R, j0, count);
+      k += count;
+      idx[R - 1] = 0;
+      for (let q = R - 2; q >= 0; q--) {
+        if (++idx[q]! < shape[q]!) break;
+        idx[q] = 0;
+      }
+    }
+  };
 }
