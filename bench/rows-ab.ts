@@ -280,6 +280,33 @@ const KERNELS: RowKernel[] = [
     },
     inputs: (s) => [{ dtype: 'uint8', shape: [ROWS * s, ROW], low: 0, high: 255 }],
   },
+  {
+    name: 'row-dot-fround', corpus: false, signature: 'void(float32[:], float32[:], float32[:])', layout: '(n),(n)->()',
+    kernel: (a: V, b: V, out: V) => {
+      let acc = 0;
+      for (let i = 0; i < a.length; i++) acc = Math.fround(acc + a[i]! * b[i]!);
+      out[0] = acc;
+    },
+    inputs: (s) => [{ dtype: 'float32', shape: [ROWS * s, ROW], low: -1, high: 1 }, { dtype: 'float32', shape: [ROWS * s, ROW], low: -1, high: 1 }],
+  },
+  {
+    name: 'row-sum-u8', corpus: false, signature: 'void(uint8[:], int32[:])', layout: '(n)->()',
+    kernel: (x: V, out: V) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) s += x[i]!;
+      out[0] = s;
+    },
+    inputs: (s) => [{ dtype: 'uint8', shape: [ROWS * s, ROW], low: 0, high: 255 }],
+  },
+  {
+    name: 'count-above-f32', corpus: false, signature: 'void(float32[:], float32, int32[:])', layout: '(n),()->()',
+    kernel: (x: V, t: number, out: V) => {
+      let c = 0;
+      for (let i = 0; i < x.length; i++) if (x[i]! > t) c++;
+      out[0] = c;
+    },
+    inputs: (s) => [{ dtype: 'float32', shape: [ROWS * s, ROW], low: -1, high: 1 }, { scalar: 0.25 }],
+  },
 ];
 
 const ARRAYS = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array };

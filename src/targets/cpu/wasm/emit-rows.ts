@@ -169,7 +169,8 @@ class Refusal extends Error {}
 export function rowPlan(kernel: TypedKernel, layout: MemoryLayout): RowPlan | string {
   const plan = tryAnalyse(kernel, layout);
   if (typeof plan === 'string' || plan.lanes === 4 || !narrowDoubles) return plan;
-  const narrowed = narrowExactDoubles(kernel);
+  // The vector loop runs rows whose every core size fits the scratch in 8-byte slots (exitUnlessRowsFitScratch).
+  const narrowed = narrowExactDoubles(kernel, ROW_SCRATCH_BYTES / 8);
   const full = narrowed === kernel ? plan : tryAnalyse(narrowed, layout);
   return typeof full !== 'string' && full.lanes === 4 ? full : plan;
 }

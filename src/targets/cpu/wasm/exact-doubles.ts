@@ -13,7 +13,10 @@
  * - an integer literal in int32 range (not −0: int32 has none);
  * - a conversion to float64 of int32, int16, int8, uint16, uint8 or uint8c;
  * - a bounded loop counter (loop-counters.ts: an integer in int32 range);
- * - an int32 local; `c ? a : b`, `Math.min`, `Math.max` of such values.
+ * - an int32 local; `c ? a : b`, `Math.min`, `Math.max` of such values;
+ * - or the local itself plus or minus such a value (`s += x[i]`, `count++`), where the steps'
+ *   bounds times their runs per row (loops running to a core size: at most `maxCore` trips in the
+ *   vector loop) keep every sum within int32 (findNarrowLocals).
  * It is *float32* (where not int32) by the same rules with float32 for int32: literals that
  * `Math.fround` keeps (±Infinity and −0 included, NaN not), conversions from float32 and from
  * 8- and 16-bit integers (exact in 24 bits), float32 locals, selects, `Math.min/max/abs/floor/
@@ -27,7 +30,7 @@
  *   (< 2⁵³) and the conversion keeps it modulo 2³² (or 2^bits), as int32 addition wraps;
  * - a conversion of `c ? a : b` is `c ? conversion of a : conversion of b`; of an int32 (as a
  *   double) to float32, the int32's own (one rounding either way);
- * - a conversion to float32 of `a op b` with float32 `a`, `b` and op one of + − × ÷ is the
+ * - a conversion to float32 (`Math.fround` too) of `a op b` with float32 `a`, `b` and op one of + − × ÷ is the
  *   float32 operation: rounding the double result to float32 gives the correctly rounded float32
  *   result (53 ≥ 2·24 + 2: double rounding is innocuous for these operations, which is why
  *   asm.js's `fround(a + b)` is a float32 addition).
@@ -37,7 +40,7 @@
 import type { DType } from '../../../dtypes.js';
 import type { Expr, HelperFunction, MathFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { childExprs, forEachStmt } from '../../../compiler/ir-walk.js';
-import { findLoopCounters } from './loop-counters.js';
+import { counterBounds, findLoopCounters } from './loop-counters.js';
 
 type Narrow = 'int32' | 'float32';
 
@@ -117,28 +120,92 @@ function modularInt32(e: Expr, depth: number, known: Known): Expr | undefined {
   return right ? { ...e, type: 'int32', left: left!, right } : undefined;
 }
 
+/** An assignment of a local: the value, and how many times at most it runs per row. */
+interface Assignment {
+  readonly value: Expr;
+  readonly runs: number;
+}
+
+/**
+ * Every assignment (and `let`) of a float64 local, with a bound on its runs per row: the product
+ * of its loops' trip counts where each is a counter running to a core size of an array operand
+ * (at most `maxCore` in the vector loop, which checks every operand's core sizes against its
+ * scratch first), else unbounded. Statements in helpers count as unbounded.
+ */
+function assignmentsOf(kernel: TypedKernel, counters: ReadonlySet<Variable>, maxCore: number): { values: Map<Variable, Assignment[]>; refused: Set<Variable> } {
+  const values = new Map<Variable, Assignment[]>();
+  const refused = new Set<Variable>();
+  const bounds = counterBounds(kernel, counters);
+  const add = (v: Variable, value: Expr, runs: number) => values.set(v, [...(values.get(v) ?? []), { value, runs }]);
+  const walk = (list: readonly Stmt[], runs: number): void => {
+    for (const s of list) {
+      if (s.kind === 'let' && s.variable.type === 'float64' && !counters.has(s.variable)) add(s.variable, s.init, runs);
+      else if (s.kind === 'assign') add(s.variable, s.value, runs);
+      else if (s.kind === 'draw') refused.add(s.variable);
+      else if (s.kind === 'if') {
+        walk(s.then, runs);
+        walk(s.otherwise, runs);
+      } else if (s.kind === 'loop') {
+        const counter = s.init[0]?.kind === 'let' ? bounds.get(s.init[0].variable) : undefined;
+        const trips = counter && kernel.params.includes(counter.array) ? maxCore : Infinity;
+        walk(s.init, runs);
+        walk(s.body, runs * trips);
+        walk(s.update, runs * trips);
+      }
+    }
+  };
+  walk(kernel.body, 1);
+  for (const h of kernel.helpers) walk(h.body, Infinity);
+  return { values, refused };
+}
+
+/** A bound on |value| of an int32-exact double (narrow's rules): 2³¹ where nothing smaller is known. */
+function magnitude(e: Expr): number {
+  const ranges: Partial<Record<DType, number>> = { int8: 128, uint8: 255, uint8c: 255, int16: 32768, uint16: 65535 };
+  if (e.kind === 'const') return Math.abs(e.value as number);
+  if (e.kind === 'cast') return ranges[e.value.type] ?? 2 ** 31;
+  if (e.kind === 'select') return Math.max(magnitude(e.then), magnitude(e.otherwise));
+  if (e.kind === 'math') return Math.max(...e.args.map(magnitude));
+  return 2 ** 31;
+}
+
+/** The step `e` of an assignment `v = v ± e`, `v = e + v` or `v = e − v`, or undefined. */
+function stepOf(value: Expr, v: Variable): Expr | undefined {
+  if (value.kind !== 'binary' || (value.op !== '+' && value.op !== '-')) return undefined;
+  const isV = (x: Expr) => x.kind === 'var' && x.variable === v;
+  return isV(value.left) ? value.right : isV(value.right) ? value.left : undefined;
+}
+
 /**
  * The float64 locals of a kernel that hold only int32 or only float32 values: a fixpoint that
- * starts from every candidate and drops those assigned anything else.
+ * starts from every candidate and drops those assigned anything else. A local is int32 also where
+ * it is stepped (`s += x[i]`, `count++`) by int32 values whose bound, times the step's runs per
+ * row, plus its other values' bound, stays below 2³¹: then no sum leaves int32, and int32 addition
+ * is the double's.
  */
-function findNarrowLocals(kernel: TypedKernel, counters: ReadonlySet<Variable>): Map<Variable, Narrow> {
-  const values = new Map<Variable, Expr[]>();
-  const refused = new Set<Variable>();
-  for (const body of [kernel.body, ...kernel.helpers.map((h: HelperFunction) => h.body)]) {
-    forEachStmt(body, (s) => {
-      if (s.kind === 'let' && s.variable.type === 'float64' && !counters.has(s.variable)) values.set(s.variable, [...(values.get(s.variable) ?? []), s.init]);
-      else if (s.kind === 'assign') values.set(s.variable, [...(values.get(s.variable) ?? []), s.value]);
-      else if (s.kind === 'draw') refused.add(s.variable);
-    });
-  }
+function findNarrowLocals(kernel: TypedKernel, counters: ReadonlySet<Variable>, maxCore: number): Map<Variable, Narrow> {
+  const { values, refused } = assignmentsOf(kernel, counters, maxCore);
   // Assigned without a `let` of their own here: parameters (of helpers too), counters.
   const candidates = [...values.keys()].filter((v) => v.type === 'float64' && !refused.has(v) && !counters.has(v) && !kernel.params.includes(v) && !kernel.helpers.some((h) => h.params.includes(v)));
   const narrowed = new Map<Variable, Narrow>();
+  const holds = (v: Variable, to: Narrow, known: Known): boolean => {
+    let reset = 0;
+    let stepped = 0;
+    for (const { value, runs } of values.get(v)!) {
+      if (narrow(value, to, known)) reset = Math.max(reset, magnitude(value));
+      else {
+        const step = to === 'int32' ? stepOf(value, v) : undefined;
+        if (!step || !narrow(step, to, known)) return false;
+        stepped += runs * magnitude(step);
+      }
+    }
+    return stepped === 0 || reset + stepped < 2 ** 31;
+  };
   for (const to of ['int32', 'float32'] as const) {
     const held = new Set(candidates.filter((v) => !narrowed.has(v)));
     for (let size = -1; size !== held.size;) {
       size = held.size;
-      for (const v of held) if (!values.get(v)!.every((x) => narrow(x, to, { counters, local: (w) => held.has(w) }))) held.delete(v);
+      for (const v of held) if (!holds(v, to, { counters, local: (w) => held.has(w) })) held.delete(v);
     }
     for (const v of held) narrowed.set(v, to);
   }
@@ -150,9 +217,9 @@ function findNarrowLocals(kernel: TypedKernel, counters: ReadonlySet<Variable>):
  * in those types, and the operations where they meet computed there; the very kernel where it has
  * none.
  */
-export function narrowExactDoubles(kernel: TypedKernel): TypedKernel {
+export function narrowExactDoubles(kernel: TypedKernel, maxCore: number): TypedKernel {
   const known: Known = { counters: findLoopCounters(kernel) };
-  const kinds = findNarrowLocals(kernel, known.counters);
+  const kinds = findNarrowLocals(kernel, known.counters, maxCore);
   if (kinds.size === 0) return kernel;
   const renamed = new Map<Variable, Variable>([...kinds].map(([v, t]) => [v, { ...v, type: t }]));
   const helpers = new Map<HelperFunction, HelperFunction>();
@@ -172,7 +239,15 @@ export function narrowExactDoubles(kernel: TypedKernel): TypedKernel {
       case 'unary': return { ...e, arg: expr(e.arg) };
       case 'binary': case 'logical': return { ...e, left: expr(e.left), right: expr(e.right) };
       case 'select': return { ...e, cond: expr(e.cond), then: expr(e.then), otherwise: expr(e.otherwise) };
-      case 'math': return { ...e, args: e.args.map(expr) };
+      case 'math': {
+        const args = e.args.map(expr);
+        if (e.fn === 'fround' && args[0]!.type === 'float64') {
+          // `Math.fround(x)` is x's conversion to float32 (`s = Math.fround(s + x[i])`).
+          const converted = conversion({ kind: 'cast', type: 'float32', value: args[0]!, loc: e.loc }, args[0]!);
+          if (!(converted.kind === 'cast' && converted.value === args[0])) return converted;
+        }
+        return { ...e, args };
+      }
       case 'index': return { ...e, indices: e.indices.map(expr) };
       case 'call': return { ...e, helper: helpers.get(e.helper) ?? e.helper, args: e.args.map((a) => (a.kind === 'array-ref' ? a : expr(a))) };
       case 'compare': {
@@ -215,11 +290,18 @@ export function narrowExactDoubles(kernel: TypedKernel): TypedKernel {
     }
     return { ...e, value };
   };
+  /** `v ± e` of an int32 local stepped within int32 (findNarrowLocals), as an int32 operation. */
+  const steppedInt32 = (value: Expr): Expr | undefined => {
+    if (value.kind !== 'binary' || (value.op !== '+' && value.op !== '-')) return undefined;
+    const left = narrow(value.left, 'int32', known);
+    const right = left && narrow(value.right, 'int32', known);
+    return right ? { ...value, type: 'int32', left: left!, right } : undefined;
+  };
   const assigned = (v: Variable, value: Expr): [Variable, Expr] => {
     const r = renamed.get(v);
     const rewritten = expr(value);
     if (!r) return [v, rewritten];
-    const held = narrow(rewritten, r.type as Narrow, known);
+    const held = narrow(rewritten, r.type as Narrow, known) ?? steppedInt32(rewritten);
     if (!held) throw new Error(`internal: \`${v.name}\` holds ${r.type} values by findNarrowLocals, but an assignment does not narrow`);
     return [r, held];
   };

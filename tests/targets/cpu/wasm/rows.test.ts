@@ -404,7 +404,64 @@ const CASES: Case[] = [
     lanes: 4,
   },
   {
-    name: 'float64 locals that are no int32 (a NaN literal, a plain sum, a product of counters): 2 rows per vector',
+    name: 'int16 rows: `s += x[i]` and `c++` under a per-row condition, stepped within int32 by a loop along the row',
+    signature: 'void(int16[:], int16, int32[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      let s = 0;
+      let c = 0;
+      for (let i = 0; i < x.length; i++) {
+        s += x[i]!;
+        if (x[i]! > k) c++;
+        else s -= k;
+      }
+      for (let i = 0; i < x.length; i++) out[i] = i === 0 ? s : c - i;
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'int16', core: 0 }],
+    lanes: 4,
+  },
+  {
+    name: 'float32 accumulation written with Math.fround (`acc = Math.fround(acc + a[i] * b[i])`): float32 operations in 4 lanes',
+    signature: 'void(float32[:], float32[:], float32[:])',
+    layout: '(n),(n)->(n)',
+    kernel: ((a: Vector, b: Vector, out: Vector) => {
+      let acc = 0;
+      let run = Math.fround(0.1);
+      for (let i = 0; i < a.length; i++) {
+        acc = Math.fround(acc + a[i]! * b[i]!);
+        run = Math.fround(run / (b[i]! - 0.5));
+        out[i] = acc - run;
+      }
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float32', core: 1 }],
+    lanes: 4,
+  },
+  {
+    name: 'sums whose steps run an unbounded number of times per row (a loop to a scalar count): 2 rows per vector',
+    signature: 'void(int16[:], uint8, int32[:])',
+    layout: '(n),()->()',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      let s = 0;
+      for (let i = 0; i < k; i++) s += x.length > 0 ? x[0]! : 1;
+      out[0] = s;
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'uint8', core: 0 }],
+    lanes: 2,
+  },
+  {
+    name: 'sums over nested loops along the row (2^13 · 2^13 steps of 2^15 could pass 2^31): 2 rows per vector',
+    signature: 'void(int16[:], int32[:])',
+    layout: '(n)->()',
+    kernel: ((x: Vector, out: Vector) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) for (let j = 0; j < x.length; j++) s += x[j]!;
+      out[0] = s;
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }],
+    lanes: 2,
+  },
+  {
+    name: 'float64 locals that are no int32 (a NaN literal, a product of counters): 2 rows per vector',
     signature: 'void(int16[:], int32[:])',
     layout: '(n)->(n)',
     kernel: ((x: Vector, out: Vector) => {
