@@ -5,12 +5,14 @@
  * (printed here, from `ld.so --list-tunables`); a streamed call copies each operand of a chunk in
  * one piece (64 MiB for a SAXPY in chunks of 192 MiB), `toDevice` in pieces of up to 256 MiB. Each
  * size is timed in this process and in a child process started with the threshold lowered to
- * LOWERED (GLIBC_TUNABLES is read at process start only).
+ * LOWERED (GLIBC_TUNABLES is read at process start only). Last, the whole in one piece into a new
+ * array, as `toHost()` makes one (its page faults).
  *
  *   npx tsx bench/host-copy-pieces.ts            # 1 GiB copied per reading, medians of 5
  *   npx tsx bench/host-copy-pieces.ts --quick    # 256 MiB
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { markdownTable } from './lib/markdown.js';
 import { median } from './lib/timing.js';
@@ -37,6 +39,24 @@ function rates(): number[] {
   });
 }
 
+/**
+ * GB/s of copying TOTAL bytes in one piece into an array made for it (`new Uint8Array` + `set`:
+ * what `toHost()` without `into` does after the staging copy), medians of REPS: the new array's
+ * pages are faulted in as they are first written (4 KiB at a time unless the kernel backs it
+ * with huge pages), where the table's rows write into an array touched before.
+ */
+function newArrayRate(): number {
+  const from = new Uint8Array(TOTAL).fill(7);
+  const times: number[] = [];
+  for (let r = 0; r <= REPS; r++) {
+    const t0 = performance.now();
+    const to = new Uint8Array(TOTAL);
+    to.set(from);
+    if (r > 0) times.push(performance.now() - t0);
+  }
+  return TOTAL / median(times) / 1e6;
+}
+
 if (process.argv.includes('--child')) {
   console.log(JSON.stringify(rates()));
 } else {
@@ -56,4 +76,11 @@ if (process.argv.includes('--child')) {
       PIECES_MIB.map((mib, i) => [`${mib} MiB`, own[i]!.toFixed(2), lowered[i]?.toFixed(2) ?? `child failed: ${child.stderr.slice(-200)}`]),
     ),
   );
+  let hugePages = 'not readable';
+  try {
+    hugePages = readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8').trim();
+  } catch {
+    // not Linux
+  }
+  console.log(`${TOTAL / 2 ** 20} MiB in one piece into a new array: ${newArrayRate().toFixed(2)} GB/s (transparent huge pages: ${hugePages})`);
 }

@@ -37,7 +37,7 @@ const bits = (x: Float32Array) => new Uint32Array(x.buffer, x.byteOffset, x.leng
 const firstDifference = (a: Uint32Array, b: Uint32Array) => (a.length !== b.length ? 0 : a.findIndex((v, i) => v !== b[i]));
 
 describeGpu('staging pools under alternating calls (two devices on one adapter)', () => {
-  it('after calls of another size filled the pools, alternating SAXPY and Hermite calls create no staging buffers once warm', async () => {
+  it('after calls of another size filled the pools, alternating SAXPY and Hermite calls create their read-back buffers once, not in every call', async () => {
     // Per device: the earlier SAXPY leaves three 4 MiB read-back staging buffers; then a small SAXPY
     // (one 2 MiB read-back) and the Hermite table (two chunks, 8 MiB read-backs) alternate. Both fit
     // the 20 MiB pool together but not beside the earlier buffers: a pool keeping what it had
@@ -55,13 +55,10 @@ describeGpu('staging pools under alternating calls (two devices on one adapter)'
     const xs = values(MiB);
     const rows = values(393_216); // 12 MiB of table per device, in two chunks
     const first = { saxpy: new Uint32Array(0), hermite: new Uint32Array(0) };
-    const createdPerRound: number[] = [];
     const warm = created.length;
     for (let round = 0; round < 6; round++) {
-      const before = created.length;
       const line = (await saxpy(2, xs, xs)) as Float32Array;
       const table = (await hermite(rows, { dims: { n: 16 } })) as NDArray;
-      createdPerRound.push(created.length - before);
       if (round === 0) {
         first.saxpy = bits(line).slice();
         first.hermite = bits(table.data as Float32Array).slice();
@@ -70,19 +67,17 @@ describeGpu('staging pools under alternating calls (two devices on one adapter)'
         expect(firstDifference(bits(table.data as Float32Array), first.hermite)).toBe(-1);
       }
     }
-    // How many of the Hermite chunks are in flight at once depends on timing, so the second 8 MiB
-    // buffer of a device may come in a later round; but no device creates more than its calls
-    // hold at once (one 2 MiB and two 8 MiB read-backs), and the last rounds create nothing.
+    // How many of a device's two Hermite chunks hold a read-back buffer at once depends on timing
+    // (one, or both), and so does how soon the earlier calls' 4 MiB buffers must make room; what
+    // does not is that no device creates more read-back buffers over all rounds than its calls hold
+    // at once — one 2 MiB and at most two 8 MiB — where a pool keeping what it had created one or
+    // two 8 MiB buffers in every round (6 or more).
     for (const device of [0, 1]) {
       const reads = created.slice(warm).filter((e) => e.device === device && e.direction === 'read');
-      expect(reads.length).toBeLessThanOrEqual(3);
-    }
-    expect(createdPerRound.slice(3)).toEqual([0, 0, 0]);
-    for (const device of [0, 1]) {
+      expect(reads.map((e) => e.bytes / MiB).sort((a, b) => a - b)).toEqual(reads.length === 2 ? [2, 8] : [2, 8, 8]);
       const pools = await onDevice(device, async () => stagingPoolStats(await acquireDevice()));
       expect(pools.read.bytes).toBeLessThanOrEqual(limit);
-      expect(pools.read.sizes).toContain(8 * MiB);
-      expect(pools.read.sizes).not.toContain(4 * MiB); // the earlier calls' size, given up
+      expect(pools.read.sizes).toContain(8 * MiB); // given back last: the most recent
     }
   });
 
