@@ -29,7 +29,8 @@
  *   Int16Array) of sums, differences and negations of int32 values computes in int32: the double is exact
  *   (< 2⁵³) and the conversion keeps it modulo 2³² (or 2^bits), as int32 addition wraps;
  * - a conversion of `c ? a : b` is `c ? conversion of a : conversion of b`; of an int32 (as a
- *   double) to float32, the int32's own (one rounding either way);
+ *   double) to an integer type (uint8c's clamp included) or to float32, the int32's own (the same
+ *   value; one rounding either way);
  * - a conversion to float32 (`Math.fround` too) of `a op b` with float32 `a`, `b` and op one of + − × ÷ is the
  *   float32 operation: rounding the double result to float32 gives the correctly rounded float32
  *   result (53 ≥ 2·24 + 2: double rounding is innocuous for these operations, which is why
@@ -48,6 +49,8 @@ const INT32_SOURCES = new Set<DType>(['int32', 'int16', 'int8', 'uint16', 'uint8
 const FLOAT32_SOURCES = new Set<DType>(['float32', 'int16', 'int8', 'uint16', 'uint8', 'uint8c']);
 /** Integer conversions that keep a value modulo 2^bits (uint8c clamps and bool compares: not these). */
 const MODULAR_TARGETS = new Set<DType>(['int32', 'uint32', 'int16', 'uint16', 'int8', 'uint8']);
+/** Integer types a conversion of an int32 reaches directly (uint8c clamps it, as it clamps the double). */
+const INT_TARGETS = new Set<DType>([...MODULAR_TARGETS, 'uint8c']);
 /** Math functions of float32 values whose result float32 holds, equal to the float64 one. */
 const FLOAT32_CLOSED = new Set<MathFunction>(['min', 'max', 'abs', 'floor', 'ceil', 'trunc', 'round']);
 const INT32_CLOSED = new Set<MathFunction>(['min', 'max']);
@@ -91,7 +94,8 @@ function narrow(e: Expr, to: Narrow, known: Known): Expr | undefined {
       return otherwise ? { ...e, type: to, then: then!, otherwise } : undefined;
     }
     case 'math': {
-      if (!(to === 'int32' ? INT32_CLOSED : FLOAT32_CLOSED).has(e.fn)) return undefined;
+      // (`Math.max()` with no argument is −Infinity, no int32.)
+      if (!(to === 'int32' ? INT32_CLOSED : FLOAT32_CLOSED).has(e.fn) || e.args.length === 0) return undefined;
       const args = e.args.map((a) => narrow(a, to, known));
       return args.every((a) => a) ? { ...e, type: to, args: args as Expr[] } : undefined;
     }
@@ -267,21 +271,22 @@ export function narrowExactDoubles(kernel: TypedKernel, maxCore: number): TypedK
     }
   };
   /** A conversion from float64, computed in int32 or float32 where that is exact (file comment). */
-  const conversion = (e: Extract<Expr, { kind: 'cast' }>, value: Expr): Expr => {
-    if (value.type !== 'float64' || !readsNarrowed(value)) return { ...e, value };
+  const conversion = (e: Extract<Expr, { kind: 'cast' }>, value: Expr, inSelect = false): Expr => {
+    // A select's branches all convert: one left a double would keep the select in float64 lanes.
+    if (value.type !== 'float64' || !(inSelect || readsNarrowed(value))) return { ...e, value };
+    // An int32 as a double converts as the int32 does (to float32: one rounding either way).
+    if (value.kind === 'cast' && value.value.type === 'int32' && (INT_TARGETS.has(e.type) || e.type === 'float32')) return e.type === 'int32' ? value.value : { ...e, value: value.value };
     if (MODULAR_TARGETS.has(e.type)) {
       const m = modularInt32(value, MODULAR_DEPTH, known);
       if (m) return e.type === 'int32' ? m : { ...e, value: m };
     }
     if (value.kind === 'select') {
-      const branch = (x: Expr) => conversion({ ...e, value: x }, x);
+      const branch = (x: Expr) => conversion({ ...e, value: x }, x, true);
       return { ...value, type: e.type, then: branch(value.then), otherwise: branch(value.otherwise) };
     }
     if (e.type === 'float32') {
       const exact = narrow(value, 'float32', known);
       if (exact) return exact;
-      // An int32 as a double converts to float32 as the int32 does: one rounding either way.
-      if (value.kind === 'cast' && value.value.type === 'int32') return { ...e, value: value.value };
       if (value.kind === 'binary' && ['+', '-', '*', '/'].includes(value.op)) {
         const left = narrow(value.left, 'float32', known);
         const right = left && narrow(value.right, 'float32', known);

@@ -50,7 +50,12 @@ function valuesOf(dtype: DType): fc.Arbitrary<number> {
     case 'int16':
       return fc.oneof(fc.integer({ min: -32768, max: 32767 }), fc.constantFrom(-32768, 32767, 0, -1));
     case 'uint8':
+    case 'uint8c':
       return fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(0, 255));
+    case 'int8':
+      return fc.oneof(fc.integer({ min: -128, max: 127 }), fc.constantFrom(-128, 127, 0, -1));
+    case 'uint16':
+      return fc.oneof(fc.integer({ min: 0, max: 65535 }), fc.constantFrom(0, 65535, 32768));
     default:
       throw new Error(dtype);
   }
@@ -418,6 +423,48 @@ const CASES: Case[] = [
       for (let i = 0; i < x.length; i++) out[i] = i === 0 ? s : c - i;
     }) as never,
     inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'int16', core: 0 }],
+    lanes: 4,
+  },
+  {
+    name: 'int8 rows: a sum and a maximum held as int32, stored clamped into uint8c, a uint16 scalar',
+    signature: 'void(int8[:], uint16, uint8c[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      let s = 0;
+      let hi = -1000;
+      for (let i = 0; i < x.length; i++) {
+        s += x[i]!;
+        hi = Math.max(hi, x[i]!);
+      }
+      for (let i = 0; i < x.length; i++) out[i] = i === 0 ? s : i === 1 ? hi : x[i]! + k;
+    }) as never,
+    inputs: [{ dtype: 'int8', core: 1 }, { dtype: 'uint16', core: 0 }],
+    lanes: 4,
+  },
+  {
+    name: 'int16 rows: a maximum from -Infinity held as float32, rows divided by it in float32',
+    signature: 'void(int16[:], float32[:])',
+    layout: '(n)->(n)',
+    kernel: ((x: Vector, out: Vector) => {
+      let m = -Infinity;
+      for (let i = 0; i < x.length; i++) m = Math.max(m, x[i]!);
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! / m;
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }],
+    lanes: 4,
+  },
+  {
+    name: 'uint16 rows: a running sum stored wrapped into int8',
+    signature: 'void(uint16[:], int8[:])',
+    layout: '(n)->(n)',
+    kernel: ((x: Vector, out: Vector) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) {
+        s += x[i]!;
+        out[i] = s - x[i]! * 3;
+      }
+    }) as never,
+    inputs: [{ dtype: 'uint16', core: 1 }],
     lanes: 4,
   },
   {
