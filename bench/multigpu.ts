@@ -16,6 +16,8 @@
  *   npx tsx bench/multigpu.ts            # full sizes (the GPU host: bash .gpu/run.sh npx tsx bench/multigpu.ts)
  *   npx tsx bench/multigpu.ts --quick    # small sizes; on lavapipe the two "devices" share the CPU
  *   npx tsx bench/multigpu.ts --saxpy-log2 28   # full sizes but SAXPY over 2²⁸ elements
+ *   npx tsx bench/multigpu.ts --resident-only   # the device-resident rows alone (SAXPY 2³⁰'s host rows
+ *                                               # take ~9 s a call: bench/multigpu-host.ts measures those)
  *
  * Prints one table and writes it to bench/results/multigpu-<adapter>.md. Without CuPy (no python3
  * that imports it, or fewer CUDA devices) the CuPy column says why.
@@ -34,6 +36,8 @@ const quick = process.argv.includes('--quick');
 /** `--saxpy-log2 28`: a smaller SAXPY than the full 2³⁰ (e.g. to fit a host with less memory). */
 const saxpyLog2At = process.argv.indexOf('--saxpy-log2');
 const SAXPY_N = saxpyLog2At >= 0 ? 2 ** Number(process.argv[saxpyLog2At + 1]) : quick ? 1 << 20 : 2 ** 30;
+/** Only the device-resident rows (and CuPy's), none from host arrays or streamed. */
+const residentOnly = process.argv.includes('--resident-only');
 const HERMITE_ROWS = quick ? 1 << 14 : 1 << 24;
 const HERMITE_N = 16;
 const REPS = 3;
@@ -142,6 +146,7 @@ for (const devices of DEVICE_COUNTS) {
   for (const a of [dx, dy, dz, dh, dt]) a.destroy();
 
   step(`${devices} device(s): resident Hermite ${fmtMs(rows[1]!.ms.at(-1)!)} ms`);
+  if (residentOnly) continue;
   rows[2]!.ms.push(await wallMs(() => saxpy(2, xs, ys, { out: zs })));
   step(`${devices} device(s): host SAXPY ${fmtMs(rows[2]!.ms.at(-1)!)} ms`);
   rows[3]!.ms.push(await wallMs(() => hermite(hx, { out: { data: table, shape: [HERMITE_ROWS, HERMITE_N] } })));
@@ -168,7 +173,8 @@ if (cupy.ok) {
 }
 
 const header = ['work', ...DEVICE_COUNTS.map((d) => `${d} device${d > 1 ? 's' : ''} (ms)`), '2 vs 1', 'GB/s on 2', 'CuPy 1 / 2 (ms)'];
-const body = rows.map((r) => [
+const shown = residentOnly ? rows.slice(0, 2) : rows;
+const body = shown.map((r) => [
   r.work,
   ...r.ms.map(fmtMs),
   `${(r.ms[0]! / r.ms[1]!).toFixed(2)}×`,
@@ -176,7 +182,7 @@ const body = rows.map((r) => [
   r.cupyMs ? r.cupyMs.map((m) => (m === undefined ? '–' : fmtMs(m))).join(' / ') : '–',
 ]);
 // The streamed call against its copies alone: 8 bytes per element up, 4 down, at the rates measured here.
-const streamGoal = DEVICE_COUNTS.map((d, k) => {
+const streamGoal = residentOnly ? [] : DEVICE_COUNTS.map((d, k) => {
   const { h2d, d2h } = copyRates[k]!;
   const copiesMs = ((8 * SAXPY_N) / h2d + (4 * SAXPY_N) / d2h) * 1e3;
   return `${d} device(s): copies alone ${fmtMs(copiesMs)} ms (h2d ${(h2d / 1e9).toFixed(2)} GB/s, d2h ${(d2h / 1e9).toFixed(2)} GB/s per device, one at a time) → streamed call at ${(copiesMs / rows[4]!.ms[k]!).toFixed(2)}× the copy rate`;
@@ -192,7 +198,7 @@ const lines = [
   `- GPU use during the device-resident SAXPY row (nvidia-smi, highest utilization per GPU): ${gpuUse.join('; ')}`,
   `- CuPy: ${cupy.ok ? `${cupy.value.device}, ${cupy.value.devices} CUDA device(s); two devices = each half on its own device (cp.cuda.Device), timed together${cupy.value.check ? `; ${cupy.value.check}` : ''}` : cupy.reason}`,
   '',
-  'Command: `npx tsx bench/multigpu.ts' + (quick ? ' --quick' : '') + '` (GPU host: `bash .gpu/run.sh npx tsx bench/multigpu.ts`).',
+  'Command: `npx tsx bench/multigpu.ts' + (quick ? ' --quick' : '') + (residentOnly ? ' --resident-only' : '') + '` (GPU host: `bash .gpu/run.sh npx tsx bench/multigpu.ts`).',
 ];
 const report = lines.join('\n');
 console.log(report);
@@ -267,7 +273,7 @@ function runCupy(): { ok: true; value: CupyReport } | { ok: false; reason: strin
   const python = findPython(['cupy', 'numpy']);
   if (!python.ok) return python;
   const script = fileURLToPath(new URL('./peers/cupy_multigpu.py', import.meta.url));
-  const run = spawnSync(python.value, [script, String(SAXPY_N), String(HERMITE_ROWS), String(REPS), String(BACK_TO_BACK)], {
+  const run = spawnSync(python.value, [script, String(SAXPY_N), String(HERMITE_ROWS), String(REPS), String(BACK_TO_BACK), ...(residentOnly ? ['resident-only'] : [])], {
     encoding: 'utf8',
     timeout: 1_200_000,
     maxBuffer: 16 * 2 ** 20,

@@ -7,7 +7,8 @@ of the same launches; host rows
 are one call from NumPy arrays into a NumPy output (upload, kernel, download per device, the
 devices' transfers issued from one thread on their own streams). Prints one JSON object.
 
-usage: cupy_multigpu.py SAXPY_N HERMITE_ROWS REPS BACK_TO_BACK
+usage: cupy_multigpu.py SAXPY_N HERMITE_ROWS REPS BACK_TO_BACK [resident-only]
+(resident-only: the device-resident rows alone, as bench/multigpu.ts --resident-only)
 """
 
 import json
@@ -45,6 +46,7 @@ def median_wall(run, reps):
 
 def main():
     saxpy_n, rows, reps, back_to_back = (int(a) for a in sys.argv[1:5])
+    resident_only = sys.argv[5:6] == ["resident-only"]
     import cupy as cp
 
     count = cp.cuda.runtime.getDeviceCount()
@@ -134,6 +136,10 @@ def main():
 
         report["saxpy_resident_ms"].append(resident(launch_saxpy))
         report["hermite_resident_ms"].append(resident(launch_hermite))
+        if resident_only:
+            del state, kernels
+            cp.get_default_memory_pool().free_all_blocks()
+            continue
         report["saxpy_host_ms"].append(median_wall(from_host_saxpy, reps))
         report["hermite_host_ms"].append(median_wall(from_host_hermite, reps))
         if not np.allclose(zs, a * xs + ys, rtol=1e-6, atol=1e-6):
