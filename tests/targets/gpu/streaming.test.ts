@@ -100,14 +100,15 @@ describe('chunkBudget', () => {
   });
 
   describe('derived from the host copy threshold (setChunkBytes not set)', () => {
-    const THRESHOLD = 100 * KiB;
+    const MiB = 2 ** 20;
+    const THRESHOLD = 2 * MiB;
     afterEach(() => vi.restoreAllMocks());
-    /** A call of float32 inputs and one output of `outBytes` bytes an element (a Hermite-like row: 64). */
+    /** A call of float32 inputs and one float32 output of `outElements` elements a loop index (a Hermite-like row: 16). */
     const call = (n: number, nin: number, outElements = 1): CallPlan =>
       ({
         kind: 'vectorize', kernel: {} as never, kernelKey: 'k', loopShape: [n], nin, boundsCheck: true,
         operands: [
-          ...Array.from({ length: nin }, (_, j) => ({ dtype: 'float32', data: new Float32Array(n).fill(j), offset: 0, loopStrides: [1], coreShape: [], coreStrides: [] })),
+          ...Array.from({ length: nin }, () => ({ dtype: 'float32', data: new Float32Array(n), offset: 0, loopStrides: [1], coreShape: [], coreStrides: [] })),
           { dtype: 'float32', data: new Float32Array(n * outElements), offset: 0, loopStrides: [outElements], coreShape: outElements > 1 ? [outElements] : [], coreStrides: outElements > 1 ? [1] : [] },
         ],
       }) as CallPlan;
@@ -119,11 +120,11 @@ describe('chunkBudget', () => {
       vi.spyOn(platform() as Required<Platform>, 'hostCopyThreshold').mockReturnValue(THRESHOLD);
       expect(pieceTarget()).toBe(Math.ceil(THRESHOLD * 1.1));
       for (const [p, arrayBytes] of [
-        [call(256 * KiB, 2), 1024 * KiB], // SAXPY: three arrays of 1 MiB
-        [call(777_777, 1), 4 * 777_777], // one input, an odd length
-        [call(16 * KiB, 1, 16), 1024 * KiB], // rows of 16: a 64 KiB input, a 1 MiB output
+        [call(4 * MiB, 2), 16 * MiB], // SAXPY: three arrays of 16 MiB
+        [call(3_111_111, 2), 4 * 3_111_111], // an odd length
+        [call(MiB, 1, 16), 64 * MiB], // rows of 16: a 4 MiB input, a 64 MiB output
       ] as const) {
-        const budget = chunkBudget(p, 2 ** 30)!;
+        const budget = chunkBudget(p, 2 ** 34)!;
         expect(budget).toBeDefined();
         const pieces = largestPieces(p, budget);
         for (const piece of pieces) expect(piece).toBeGreaterThanOrEqual(THRESHOLD);
@@ -134,12 +135,17 @@ describe('chunkBudget', () => {
 
     it('never fewer chunks than the memory limit needs, even with pieces below the threshold; one piece for arrays under two pieces', () => {
       vi.spyOn(platform() as Required<Platform>, 'hostCopyThreshold').mockReturnValue(THRESHOLD);
-      const p = call(256 * KiB, 2); // 3 MiB of host operands
-      const limit = 768 * KiB; // chunks of at most 256 KiB: pieces of ~85 KiB
+      const p = call(4 * MiB, 2); // 48 MiB of host operands
+      const limit = 12 * MiB; // chunks of at most 4 MiB: pieces of ~1.3 MiB
       const budget = chunkBudget(p, limit)!;
       expect(budget).toBeLessThanOrEqual(limit / IN_FLIGHT);
       for (const part of loopChunks(p, budget)) expect(hostOperandBytes(part)).toBeLessThanOrEqual(limit / IN_FLIGHT);
-      expect(chunkBudget(call(50 * KiB, 2), 2 ** 30)).toBeUndefined(); // 200 KiB arrays: under two pieces of 110 KiB
+      const threshold = vi.spyOn(platform() as Required<Platform>, 'hostCopyThreshold').mockReturnValue(16 * MiB);
+      expect(chunkBudget(call(8 * MiB, 2), 2 ** 34)).toBeUndefined(); // 32 MiB arrays: under two pieces of 17.6 MiB
+      threshold.mockReturnValue(THRESHOLD).mockClear();
+      // 24 MiB of operands (pieces of 2.2 MiB would fit): too small to cut for speed; the threshold not even read.
+      expect(chunkBudget(call(2 * MiB, 2), 2 ** 34)).toBeUndefined();
+      expect(threshold).not.toHaveBeenCalled();
     });
 
     it("the Node platform reads glibc's threshold as this process uses it (Linux x86-64), and says nothing elsewhere", () => {

@@ -42,6 +42,12 @@ import { trace, tracing } from './transfer-trace.js';
 export const IN_FLIGHT = 3;
 
 /**
+ * Host operands under this many bytes are not cut into chunks for speed (two staging chunks' worth:
+ * buffers.ts copies in 16 MiB pieces below 32 MiB in any case).
+ */
+const SMALLEST_CHUNKED_BYTES = 32 * 2 ** 20;
+
+/**
  * How large chunks are: sized so that the largest host operand of each is copied in one piece of
  * {@link pieceTarget} bytes, above the host's memcpy threshold (host-copy.ts), and a call is cut
  * into as many chunks as that allows — more chunks overlap more of the copies with each other and
@@ -176,6 +182,8 @@ export function chunkBudget(plan: CallPlan, limit = getGpuOptions().memoryLimit)
     if (streamed) return budget;
     return bound > chunkBytes && hostOperandBytes(plan) > chunkBytes ? budget : undefined;
   }
+  // Calls too small to gain from chunks return before the host's threshold is first read (a process start).
+  if (!streamed && bound < SMALLEST_CHUNKED_BYTES) return undefined;
   const piece = pieceTarget();
   // Two chunks with pieces at the target need at least twice the target (a cheap test first).
   if (!streamed && bound < 2 * piece) return undefined;
