@@ -145,7 +145,8 @@ export function planOutputs({ def, target, ops, types, resultTypes, sched, coreS
       const tempView: ArrayOperand = { kind: 'array', data: temp, dtype, shape: fullShape, strides: cOrderStrides(fullShape), offset: 0, plain: false, original: undefined };
       return viewOf(tempView, dtype, loopRank, core.length, coreShapes[k]!);
     }
-    return viewOf(dest, dtype, loopRank, core.length, coreShapes[k]!);
+    const view = viewOf(dest, dtype, loopRank, core.length, coreShapes[k]!);
+    return given ? view : { ...view, fresh: true };
   });
   return { views, staged, deviceStaged, deviceOutputs, allocated, fused };
 }

@@ -345,7 +345,9 @@ function sameLayout(x: StridedLayout, planned: StridedLayout): boolean {
   return x.offset === planned.offset && sameAxes(x.shape, planned.shape) && sameAxes(x.strides, planned.strides);
 }
 
-function withoutData({ data: _, ...view }: OperandView): TemplateView {
+// A template serves later calls with a given `out` too: whether this call allocated its output
+// (`fresh`) is not part of it.
+function withoutData({ data: _, fresh: _fresh, ...view }: OperandView): TemplateView {
   return view;
 }
 

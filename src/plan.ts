@@ -17,6 +17,11 @@ export interface OperandView extends LoopOperandLayout {
   readonly data: TypedArray | DeviceResident;
   /** A JS scalar passed by value: every loop index reads this (data is a 1-element array holding it). */
   readonly scalar?: number | bigint | boolean;
+  /**
+   * An output the call allocated itself: all zeros when the call starts, so a copy of its old
+   * contents (block staging, for a kernel not known to write every element) can be a clear instead.
+   */
+  readonly fresh?: true;
 }
 
 /** Data that lives on a device; only the gpu target reads it. */

@@ -25,6 +25,9 @@
  * - Outputs that a block writes whole (a contiguous vectorize output; a contiguous per-row output
  *   that the kernel writes whole before reading it, compiler/passes/output-coverage.ts) are not
  *   copied in, unless another operand shares their range.
+ * - A contiguous output the call allocated itself (`fresh`: zeros until a block writes it back, and
+ *   no two blocks' ranges of it overlap) is cleared in the scratch rather than copied in: reading a
+ *   new array's untouched pages maps them once and writing the results back faults them again.
  * - An error in a block (an index out of bounds): earlier blocks are written back; the failing
  *   block is run again from the arrays' current contents with every range copied in, and what it
  *   wrote before the error goes back — exactly what the JS engine leaves written — before the
@@ -102,6 +105,8 @@ interface Reach {
   readonly output: boolean;
   /** A block writes every byte of this operand's range (see the module comment). */
   readonly overwritten: boolean;
+  /** Its range holds zeros until its block writes it back: cleared in the scratch, not copied in. */
+  readonly zeroed: boolean;
 }
 
 const coveredOutputs = new WeakMap<TypedKernel, Map<number, boolean>>();
@@ -146,9 +151,10 @@ function reaches(plan: CallPlan, args: RunnerArgs): Reach[] | undefined {
     }
     const output = i >= plan.nin;
     const step0 = strides[0]! * b;
-    const contiguousRows = shape.length === 1 && (plan.kind === 'vectorize'
+    const contiguous = shape.length === 1 && (plan.kind === 'vectorize'
       ? strides[0] === 1
-      : o.coreShape.length === 1 && o.coreStrides[0] === 1 && strides[0] === o.coreShape[0] && writesRowWhole(plan.kernel, i));
+      : o.coreShape.length === 1 && o.coreStrides[0] === 1 && strides[0] === o.coreShape[0]);
+    const contiguousRows = contiguous && (plan.kind === 'vectorize' || writesRowWhole(plan.kernel, i));
     out.push({
       operand: i,
       source: isInWasmMemory(data) ? sharedBuffer() : data.buffer,
@@ -158,6 +164,7 @@ function reaches(plan: CallPlan, args: RunnerArgs): Reach[] | undefined {
       above,
       output,
       overwritten: output && contiguousRows,
+      zeroed: output && contiguous && !contiguousRows && o.fresh === true,
     });
   }
   return out;
@@ -169,6 +176,8 @@ interface Range {
   lo: number;
   hi: number;
   copyIn: boolean;
+  /** Cleared in the scratch instead of copied in (an allocated output's zeros). */
+  zeroIn: boolean;
   copyOut: boolean;
   staged: number;
 }
@@ -241,13 +250,15 @@ export function runInBlocks(plan: CallPlan, args: RunnerArgs, kernel: BlockKerne
         if (last && last.source === r.source && lo[k]! < last.hi) {
           last.hi = Math.max(last.hi, hi[k]!);
           last.copyIn = true; // shared by two operands: what one does not write, the other may read
+          last.zeroIn = false;
           last.copyOut ||= r.output;
         } else {
-          const g = spare[ranges.length] ?? (spare[ranges.length] = { source: r.source, lo: 0, hi: 0, copyIn: false, copyOut: false, staged: 0 });
+          const g = spare[ranges.length] ?? (spare[ranges.length] = { source: r.source, lo: 0, hi: 0, copyIn: false, zeroIn: false, copyOut: false, staged: 0 });
           g.source = r.source;
           g.lo = lo[k]!;
           g.hi = hi[k]!;
-          g.copyIn = !r.overwritten;
+          g.copyIn = !r.overwritten && !r.zeroed;
+          g.zeroIn = r.zeroed;
           g.copyOut = r.output;
           ranges.push(g);
         }
@@ -261,6 +272,7 @@ export function runInBlocks(plan: CallPlan, args: RunnerArgs, kernel: BlockKerne
         g.staged = cursor;
         cursor += g.hi - g.lo;
         if (g.copyIn) memory.set(sources.get(g.source)!.subarray(g.lo, g.hi), g.staged);
+        else if (g.zeroIn) memory.fill(0, g.staged, g.staged + (g.hi - g.lo));
       }
       for (let k = 0; k < operands.length; k++) {
         const g = rangeOf[k]!;

@@ -86,6 +86,37 @@ describe('foreign arrays staged in blocks', () => {
     );
   });
 
+  it('an output the call allocates is zeros where the kernel does not write it; a given `out` keeps its values there', () => {
+    // Writes from w on only (and not provably the whole row): the allocated output's staging is
+    // cleared rather than copied in (block-staging.ts); a given out must still be copied in. The
+    // same ufunc serves both, in turns, so a cached plan of one kind of call cannot leak into the other.
+    const f = guvectorize(['void(float64[:], int32, float64[:])'], '(n),()->(n)')((x: Vector, w: number, out: Vector) => {
+      for (let i = w; i < x.length; i++) out[i] = x[i]! * 2;
+    });
+    fc.assert(
+      fc.property(blockSizes, fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 9 }), fc.integer({ min: 0, max: 10 }), fc.array(doubles, { minLength: 1, maxLength: 30 }), (bytes, rows, n, w, values) => {
+        const run = () => {
+          const x = { data: Float64Array.from({ length: rows * n }, (_, i) => values[i % values.length]!), shape: [rows, n] };
+          const fresh = f.sync(x, w) as unknown as { data: Float64Array };
+          const out = { data: new Float64Array(rows * n).fill(7), shape: [rows, n] };
+          f.sync(x, w, { out });
+          const again = f.sync(x, w) as unknown as { data: Float64Array };
+          return [...fresh.data, ...out.data, ...again.data];
+        };
+        const [wasm, js] = wasmAndJs(run, { blockBytes: bytes });
+        expectSameArrays(wasm as number[], js as number[]);
+        const all = js as number[];
+        for (let r = 0; r < rows; r++) {
+          for (let i = 0; i < Math.min(w, n); i++) {
+            expect(all[r * n + i]).toBe(0);
+            expect(all[rows * n + r * n + i]).toBe(7);
+          }
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('keep an output that is also an input in place when a third operand lies between them in the buffer', () => {
     // out[i] reads x[i − 1] after out[i − 1] was written over it: only one staged copy of the
     // shared rows gives JS's result, whatever the operands' order in the buffer.
