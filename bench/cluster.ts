@@ -46,7 +46,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { vectorize } from '../src/api.js';
+import { computeKernel, memoryKernel } from './lib/cluster-kernels.js';
 import { allocateBox, writeBox } from '../src/zarr/arrays.js';
 import { createZarr, mapChunks, openZarr, type ZarrArray } from '../src/zarr/index.js';
 import { startRedis } from '../tests/cluster/redis-server.js';
@@ -91,15 +91,6 @@ function formatSize(bytes: number): string {
   return bytes >= 2 ** 30 ? `${+(bytes / 2 ** 30).toFixed(3)} GiB` : `${+(bytes / 2 ** 20).toFixed(3)} MiB`;
 }
 
-/** The compute-bound kernel with `steps` iterations per element (its Numba twin is in dask_zarr.py). */
-function computeKernel(steps: number) {
-  return vectorize(['float32(float32)'], { env: { steps } })((x) => {
-    let s = x;
-    for (let k = 0; k < steps; k++) s = s * 0.999 + 0.5 / (1 + s * s);
-    return s;
-  });
-}
-const memoryKernel = vectorize(['float32(float32)'])((x) => 2 * x + 1);
 const KINDS = ['compute', 'memory'];
 
 /** The median time of `f` on one chunk of the input's values in this process, in ms, and the runs. */
@@ -260,7 +251,7 @@ async function main(): Promise<void> {
   const warm = await createZarr(root, 'warm', { shape: [4 * chunk], chunkShape: [chunk], dtype: 'float32' });
   const chunks = Math.ceil(x.shape[0]! / chunk);
   const steps = kinds.includes('compute') ? await chooseSteps(chunks) : Number(stepsArg === 'auto' ? 32 : stepsArg);
-  const kernels: Record<string, typeof memoryKernel> = { compute: computeKernel(steps), memory: memoryKernel };
+  const kernels: Record<string, ReturnType<typeof memoryKernel>> = { compute: computeKernel(steps), memory: memoryKernel() };
   const results: Result[] = [];
   const report = { n: x.shape[0], chunk, chunks, steps, part: `${part.index}/${part.of}`, workerConcurrency: workerConcurrency ?? 'default', cores: cpus().length, cpu: cpus()[0]?.model, results: [] as unknown[] };
   const partNote = part.of === 1 ? '' : `, part ${part.index}/${part.of} of a ${formatSize(n * 4)} array`;

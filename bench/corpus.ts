@@ -128,7 +128,9 @@ interface Measured {
 
 /**
  * Median seconds per call of each of `calls`, timed in turns: a warm-up call each, then per sample a
- * batch of each (as many calls as make the slowest last ≥ 5 ms).
+ * batch of each (as many calls as make the slowest last ≥ 5 ms). Each sample starts the turn at the
+ * next call, so that no contender always follows the same one: a call can pay for the garbage the
+ * call before it left (fresh outputs of tens of MiB).
  */
 async function interleaved(calls: readonly (() => Promise<unknown>)[]): Promise<number[]> {
   const once = async (call: () => Promise<unknown>) => {
@@ -141,7 +143,9 @@ async function interleaved(calls: readonly (() => Promise<unknown>)[]): Promise<
   const batch = Math.max(1, Math.ceil(0.005 / Math.max(slowest, 1e-7)));
   const samples = calls.map((): number[] => []);
   for (let s = 0; s < timing.samples; s++) {
-    for (const [k, call] of calls.entries()) {
+    for (let turn = 0; turn < calls.length; turn++) {
+      const k = (turn + s) % calls.length;
+      const call = calls[k]!;
       const start = performance.now();
       for (let i = 0; i < batch; i++) await call();
       samples[k]!.push((performance.now() - start) / 1000 / batch);

@@ -15,7 +15,7 @@
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { vectorize } from '../src/api.js';
+import { computeKernel } from './lib/cluster-kernels.js';
 
 const argv = process.argv.slice(2);
 const flag = (name: string, fallback: string): string => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1]! : fallback);
@@ -24,11 +24,7 @@ const seconds = Number(flag('seconds', '8'));
 const CHUNK = 2 ** 21; // 8 MiB of float32, bench/cluster.ts's chunk
 
 if (argv.includes('--child')) {
-  const f = vectorize(['float32(float32)'], { env: { steps } })((x) => {
-    let s = x;
-    for (let k = 0; k < steps; k++) s = s * 0.999 + 0.5 / (1 + s * s);
-    return s;
-  });
+  const f = computeKernel(steps);
   const x = new Float32Array(CHUNK).map((_, i) => (i % 10007) / 1000);
   const out = new Float32Array(CHUNK);
   for (let i = 0; i < 8; i++) f(x, { out });
