@@ -16,6 +16,13 @@
  * that memory (engine.ts, `privateKernelFor`); operands that lie in the shared memory are staged
  * like the others.
  *
+ * That memory is never grown: where a block needs more room, a larger memory replaces it and the
+ * kernels are instantiated again over the new one. Growing a non-shared memory detaches its old
+ * buffer, and the first ArrayBuffer detached in a process makes V8 check every typed-array access
+ * of optimized JS for detachment from then on (its "ArrayBufferDetaching" protector), deoptimizing
+ * the JS code already optimized: a user's loop over typed arrays ran 1.3× slower for the rest of
+ * the process after the first Wasm call on ordinary arrays (bench/js-engine-isolation.ts).
+ *
  * Semantics are the whole-call staging's, which are the JS engine's:
  * - A block stages, per ArrayBuffer, the smallest byte ranges that hold everything the block's
  *   iterations can touch of each operand (loop steps, core extents, either sign of stride);
@@ -62,32 +69,32 @@ export function blockStagingBytes(): number {
 const MAX_PRIVATE_BYTES = 64 * 1024 * 1024;
 const PAGE = 65536;
 
-/** A kernel compiled for the private memory: its entry, drive spec, and bytes of scratch for local arrays. */
+/** A kernel compiled for the private memory: its drive spec, bytes of scratch for local arrays, and its entry over a given memory. */
 export interface BlockKernel {
-  readonly run: WasmRun;
   readonly spec: DriveSpec;
   readonly scratchBytes: number;
+  /** The kernel's entry instantiated over `memory` (the private memory as it is now: see `privateMemoryOf`). */
+  runIn(memory: WasmMemory): WasmRun;
 }
 
 let privateMemory: WasmMemory | undefined;
 
-/** The calling thread's private memory (not shared), which kernels compiled for blocks import. */
-export function blockMemory(): WasmMemory {
-  privateMemory ??= new WebAssemblyApi.Memory({ initial: 1, maximum: 65536 });
-  return privateMemory;
-}
-
-/** Grows the private memory to at least `bytes`; false where it cannot. */
-function ensurePrivateBytes(bytes: number): boolean {
-  const memory = blockMemory();
-  const have = memory.buffer.byteLength;
-  if (bytes <= have) return true;
+/**
+ * The calling thread's private memory (not shared), with room for at least `bytes`: replaced by a
+ * larger one where it has less, never grown (see the module comment); undefined where no memory
+ * that large can be made.
+ */
+function privateMemoryOf(bytes: number): WasmMemory | undefined {
+  const have = privateMemory?.buffer.byteLength ?? 0;
+  if (bytes <= have) return privateMemory;
   try {
-    memory.grow(Math.ceil((bytes - have) / PAGE));
-    return true;
+    // At least twice the old size, so that a few replacements reach any size a process needs.
+    const pages = Math.max(Math.ceil(bytes / PAGE), (2 * have) / PAGE, 16);
+    privateMemory = new WebAssemblyApi.Memory({ initial: pages, maximum: pages });
   } catch {
-    return false;
+    return undefined;
   }
+  return privateMemory;
 }
 
 /** One operand's part in a call: where its element 0 is, how its reach grows along loop dimension 0. */
@@ -209,14 +216,15 @@ export function runInBlocks(plan: CallPlan, args: RunnerArgs, kernel: BlockKerne
   const scratchBytes = (steps - 1) * perStep + fixed;
   // The private memory: the kernel's local arrays at 16, then the block's staged ranges.
   const scratch = 16 + Math.ceil(kernel.scratchBytes / 16) * 16;
-  if (scratch + scratchBytes > MAX_PRIVATE_BYTES || !ensurePrivateBytes(scratch + scratchBytes)) return false;
-  const memory = new Uint8Array(blockMemory().buffer);
+  const privateMemory = scratch + scratchBytes > MAX_PRIVATE_BYTES ? undefined : privateMemoryOf(scratch + scratchBytes);
+  if (!privateMemory) return false;
+  const memory = new Uint8Array(privateMemory.buffer);
 
   const sources = new Map<ArrayBufferLike, Uint8Array>();
   for (const r of operands) if (!sources.has(r.source)) sources.set(r.source, new Uint8Array(r.source));
   const blockShape = [...shape];
   const blockArgs: RunnerArgs = { ...args, loopShape: blockShape };
-  const runBlock = driver(kernel.spec, blockArgs, kernel.run, 16);
+  const runBlock = driver(kernel.spec, blockArgs, kernel.runIn(privateMemory), 16);
   const addresses = new Array<number>(plan.operands.length);
   const lo = new Array<number>(operands.length);
   const hi = new Array<number>(operands.length);
@@ -332,4 +340,6 @@ export const __testing = {
     blockBytes = bytes ?? DEFAULT_BLOCK_BYTES;
   },
   blockBytes: (): number => blockBytes,
+  /** The private memory as it is now (undefined before the first call in blocks). */
+  privateMemory: (): WasmMemory | undefined => privateMemory,
 };

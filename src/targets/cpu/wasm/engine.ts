@@ -18,10 +18,10 @@ import { ROW_SCRATCH_BYTES, rowPlan } from './emit-rows.js';
 import { hasMaskedVariant, vectorizeShape } from './element-loops.js';
 import { BYTE_TABLE_MIN_ELEMENTS } from './byte-table.js';
 import { MATH_PORTS } from './math-ports.js';
-import { blockMemory, type BlockKernel, blockStagingBytes, runInBlocks } from './block-staging.js';
+import { type BlockKernel, blockStagingBytes, runInBlocks } from './block-staging.js';
 import { drive, type DriveSpec, instantiateKernel, type WasmRun } from './runner.js';
 import { wasmRefusal } from './support.js';
-import { type WasmModule, WebAssemblyApi } from './wasm-api.js';
+import { type WasmMemory, type WasmModule, WebAssemblyApi } from './wasm-api.js';
 
 /** A compiled and instantiated kernel for one memory layout. */
 export interface WasmKernel {
@@ -502,8 +502,21 @@ function compilePrivateKernel(plan: CallPlan, wasmLayout: WasmLayout): BlockKern
   const { memory: layout, coreNames } = wasmLayout;
   const shared = wasmKernelFor(plan, layout);
   const module = compileKernelModule(plan.kernel, plan.kind, plan.nin, layout, coreNames, 'private');
-  const run = instantiateKernel(new WebAssemblyApi.Module(module.bytes), module.imports, module.sites, blockMemory());
-  return { run, spec: shared.spec, scratchBytes: module.scratchBytes };
+  const wasmModule = new WebAssemblyApi.Module(module.bytes);
+  // Instantiated over the private memory of the moment, again where a larger one replaced it.
+  let memory: WasmMemory | undefined;
+  let run: WasmRun | undefined;
+  return {
+    spec: shared.spec,
+    scratchBytes: module.scratchBytes,
+    runIn(privateMemory) {
+      if (privateMemory !== memory) {
+        run = instantiateKernel(wasmModule, module.imports, module.sites, privateMemory);
+        memory = privateMemory;
+      }
+      return run!;
+    },
+  };
 }
 
 /** Foreign arrays copied into Wasm memory for one call: by buffer, the byte range the call uses. */

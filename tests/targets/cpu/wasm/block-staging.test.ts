@@ -201,4 +201,28 @@ describe('foreign arrays staged in blocks', () => {
     const [w, j] = wasmAndJs(() => f.sync(2.5, x, y) as Float32Array, { blockBytes: undefined });
     expectSameArrays(w as Float32Array, j as Float32Array);
   });
+
+  it('replaces the private memory by a larger one where a block needs more room, and never detaches a buffer (V8 would slow typed-array code for the rest of the process)', () => {
+    setEngineMode('wasm');
+    const f = vectorize(['float64(float64, float64, float64)'])((a: number, x: number, y: number) => a * x - y);
+    const x = Float64Array.from({ length: 200_000 }, (_, i) => Math.sin(i) * 1e3);
+    const y = Float64Array.from({ length: 200_000 }, (_, i) => Math.cos(i) / 7);
+    blockTesting.setBlockBytes(4096);
+    const [small] = wasmAndJs(() => f.sync(0.5, x.subarray(0, 1000), y.subarray(0, 1000)) as Float64Array, { blockBytes: 4096 });
+    const before = blockTesting.privateMemory()!;
+    const buffer = before.buffer;
+    const bytes = buffer.byteLength;
+    // Blocks of 4 MiB: more than the memory holds now.
+    expect(bytes).toBeLessThan(4 << 20);
+    const [w, j] = wasmAndJs(() => f.sync(0.5, x, y) as Float64Array, { blockBytes: 4 << 20 });
+    expectSameArrays(w as Float64Array, j as Float64Array);
+    const after = blockTesting.privateMemory()!;
+    expect(after).not.toBe(before);
+    expect(after.buffer.byteLength).toBeGreaterThanOrEqual(4 << 20);
+    expect(buffer.byteLength).toBe(bytes); // not detached (a detached buffer reads 0 bytes)
+    // The kernel instantiated over the old memory runs over the new one: small calls again.
+    const [again, reference] = wasmAndJs(() => f.sync(0.5, x.subarray(0, 1000), y.subarray(0, 1000)) as Float64Array, { blockBytes: 4096 });
+    expectSameArrays(again as Float64Array, reference as Float64Array);
+    expectSameArrays(again as Float64Array, small as Float64Array);
+  });
 });
