@@ -33,8 +33,27 @@ import type { GPUBuffer, GPUCommandEncoder, GPUDevice } from './webgpu-types.js'
 /**
  * Bytes per `writeBuffer` call and per transfer chunk. Chunking keeps Dawn's own staging copy of
  * an upload bounded, and lets the mapping of one download chunk overlap the copy of the next.
+ * {@link setTransferChunkBytes} lowers it in tests, so that small transfers cross chunks.
  */
 const TRANSFER_CHUNK_BYTES = 16 * 2 ** 20;
+let transferChunkBytes = TRANSFER_CHUNK_BYTES;
+
+/**
+ * Sets the bytes per transfer chunk (for tests: transfers of a few KiB then cross chunk borders
+ * as transfers of tens of MiB do).
+ *
+ * @param bytes a power of two ≥ 4 KiB, or undefined for the default (16 MiB)
+ * @returns the previous value
+ * @throws ArgumentError for another value
+ */
+export function setTransferChunkBytes(bytes: number | undefined): number {
+  if (bytes !== undefined && (!Number.isSafeInteger(bytes) || bytes < STAGING_MIN_BYTES || (bytes & (bytes - 1)) !== 0)) {
+    throw new ArgumentError(`setTransferChunkBytes: expected a power of two >= ${STAGING_MIN_BYTES} bytes, or undefined, got ${bytes}`);
+  }
+  const previous = transferChunkBytes;
+  transferChunkBytes = bytes ?? TRANSFER_CHUNK_BYTES;
+  return previous;
+}
 /** Download chunks copied ahead of the one being read back. */
 const DOWNLOADS_IN_FLIGHT = 2;
 /** Staging buffers come in power-of-two sizes from here up. */
@@ -98,7 +117,7 @@ export function stagingPoolMaxBytes(direction: 'read' | 'write'): number {
 export function expectStagingInFlight(uploads: readonly number[], downloads: readonly number[], copies: number): void {
   const held = (bytes: number, direction: 'read' | 'write') => {
     if (direction === 'write' ? bytes < STAGED_UPLOAD_MIN_BYTES : bytes === 0) return 0;
-    if (bytes < WHOLE_STAGING_MIN_BYTES) return direction === 'write' ? writeSlotSize(bytes) * Math.ceil(bytes / TRANSFER_CHUNK_BYTES) : stagingSize(Math.min(bytes, TRANSFER_CHUNK_BYTES)) * DOWNLOADS_IN_FLIGHT;
+    if (bytes < WHOLE_STAGING_MIN_BYTES) return direction === 'write' ? writeSlotSize(bytes) * Math.ceil(bytes / transferChunkBytes) : stagingSize(Math.min(bytes, transferChunkBytes)) * DOWNLOADS_IN_FLIGHT;
     const chunk = Math.min(bytes, wholeStagingMaxBytes());
     return stagingSize(chunk) * Math.ceil(bytes / chunk);
   };
@@ -149,8 +168,8 @@ function writeBytes(queue: GPUQueue, buffer: GPUBuffer, at: number, bytes: Uint8
     queue.writeBuffer(buffer, at, bytes, from, size);
     return;
   }
-  for (let done = 0; done < size; done += TRANSFER_CHUNK_BYTES) {
-    const n = Math.min(TRANSFER_CHUNK_BYTES, size - done);
+  for (let done = 0; done < size; done += transferChunkBytes) {
+    const n = Math.min(transferChunkBytes, size - done);
     queue.writeBuffer(buffer, at + done, bytes.slice(from + done, from + done + n));
   }
 }
@@ -178,8 +197,8 @@ export function uploadToBuffer(ctx: GpuContext, data: ArrayBufferView, usage: GP
   const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   const { queue } = ctx.device;
   const whole = bytes.byteLength - (bytes.byteLength % 4); // not `& ~3`: byte counts pass 2^31
-  for (let at = 0; at < whole; at += TRANSFER_CHUNK_BYTES) {
-    writeBytes(queue, buffer, at, bytes, at, Math.min(TRANSFER_CHUNK_BYTES, whole - at));
+  for (let at = 0; at < whole; at += transferChunkBytes) {
+    writeBytes(queue, buffer, at, bytes, at, Math.min(transferChunkBytes, whole - at));
   }
   if (whole < bytes.byteLength) {
     // writeBuffer sizes must be multiples of 4: send the last 1–3 bytes zero-padded.
@@ -460,6 +479,39 @@ export async function downloadBuffer(
   into?: ArrayBufferView,
   ready?: Promise<unknown>,
 ): Promise<ArrayBufferView> {
+  // A bad length is refused by downloadBufferTo, with the other arguments' checks, in their order.
+  const length = Number.isSafeInteger(byteLength) && byteLength >= 0 ? byteLength : 0;
+  const result = into ?? new Uint8Array(length);
+  await downloadBufferTo(ctx, buffer, byteOffset, byteLength, new Uint8Array(result.buffer, result.byteOffset, Math.min(length, result.byteLength)), ready);
+  return result;
+}
+
+/**
+ * Where read-back bytes go: into a byte array, or to a function that takes them a piece at a time,
+ * straight out of the mapped staging memory (so a strided host view is scattered from there, with
+ * no array of the bytes in between).
+ *
+ * The function gets bytes `at … at + bytes.byteLength − 1` of the range read, in order, and may
+ * read them only during the call (they are the staging buffer's mapping). For a range that starts
+ * at a multiple of 4 bytes, `bytes` starts at byte 0 of an ArrayBuffer of its own (a typed array of
+ * any element size up to 4 may view it), and every piece but the last is a multiple of 4 KiB long.
+ */
+export type ReadbackSink = Uint8Array | ((bytes: Uint8Array, at: number) => void);
+
+/**
+ * {@link downloadBuffer} into a {@link ReadbackSink}.
+ *
+ * @param ctx the device `buffer` lives on
+ * @param buffer a buffer with `COPY_SRC` usage
+ * @param byteOffset where to start, in bytes
+ * @param byteLength how many bytes
+ * @param sink where the bytes go (a byte array: its first `byteLength` bytes)
+ * @param ready as for {@link downloadBuffer}: nothing reaches `sink` before it resolves
+ * @throws as {@link downloadBuffer}
+ * @example
+ * await downloadBufferTo(ctx, out, 0, n * 4, (bytes, at) => scatter(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4), at / 4));
+ */
+export async function downloadBufferTo(ctx: GpuContext, buffer: GPUBuffer, byteOffset: number, byteLength: number, sink: ReadbackSink, ready?: Promise<unknown>): Promise<void> {
   if (!Number.isSafeInteger(byteOffset) || !Number.isSafeInteger(byteLength) || byteOffset < 0 || byteLength < 0) {
     throw new ArgumentError(`downloadBuffer: expected a byte offset and length that are integers >= 0, got ${byteOffset} and ${byteLength}`);
   }
@@ -473,12 +525,10 @@ export async function downloadBuffer(
   if ((buffer.usage & GPUBufferUsage.COPY_SRC) === 0) {
     throw new ArgumentError('downloadBuffer: the buffer was created without GPUBufferUsage.COPY_SRC, so it cannot be read back');
   }
-  if (into && into.byteLength < byteLength) {
-    throw new ArgumentError(`downloadBuffer: the destination holds ${into.byteLength} bytes, fewer than the ${byteLength} requested`);
+  if (sink instanceof Uint8Array && sink.byteLength < byteLength) {
+    throw new ArgumentError(`downloadBuffer: the destination holds ${sink.byteLength} bytes, fewer than the ${byteLength} requested`);
   }
-  const result = into ?? new Uint8Array(byteLength);
-  if (byteLength === 0) return result;
-  const dest = new Uint8Array(result.buffer, result.byteOffset, byteLength);
+  if (byteLength === 0) return;
 
   const pool = stagingPoolOf(ctx, 'read');
   const chunkBytes = chunkBytesFor(pool, alignedEnd - alignedStart);
@@ -508,7 +558,7 @@ export async function downloadBuffer(
       const to = Math.min(chunkEnd, end);
       const started = tracing() ? performance.now() : 0;
       const mapped = staging.getMappedRange(0, chunkEnd - chunkStart);
-      dest.set(new Uint8Array(mapped, from - chunkStart, to - from), from - byteOffset);
+      deliver(sink, new Uint8Array(mapped, from - chunkStart, to - from), from - byteOffset);
       staging.unmap();
       if (started) trace({ kind: 'staging-to-host', t: started, device: ctx.slot, bytes: to - from, ms: performance.now() - started });
       giveStaging(pool, staging);
@@ -520,7 +570,12 @@ export async function downloadBuffer(
     }
     throw e;
   }
-  return result;
+}
+
+/** Hands bytes `at …` of a read-back to its sink. */
+function deliver(sink: ReadbackSink, bytes: Uint8Array, at: number): void {
+  if (sink instanceof Uint8Array) sink.set(bytes, at);
+  else sink(bytes, at);
 }
 
 /**
@@ -560,13 +615,13 @@ export interface LeanReadback {
   /**
    * Waits for `ready` and for the copy, then writes the bytes into `dest` — only when both passed.
    *
-   * @param dest where the bytes go (exactly the length read back)
+   * @param dest where the bytes go (a byte array exactly the length read back, or a function: {@link ReadbackSink})
    * @param ready the check of the calls that wrote the data: its rejection is thrown, `dest` untouched
    * @returns true when `dest` holds the data; false when the copy did not run (its submission
    *   failed, the device was lost) and nothing was written: the caller takes {@link downloadBuffer},
    *   which reads the data or throws the error that says why not
    */
-  finish(dest: Uint8Array, ready: Promise<unknown> | undefined): Promise<boolean>;
+  finish(dest: ReadbackSink, ready: Promise<unknown> | undefined): Promise<boolean>;
 }
 
 /**
@@ -628,7 +683,7 @@ export function startLeanReadback(
       }
       try {
         const started = tracing() ? performance.now() : 0;
-        dest.set(new Uint8Array(staging.getMappedRange(0, length), byteOffset - alignedStart, byteLength));
+        deliver(dest, new Uint8Array(staging.getMappedRange(0, length), byteOffset - alignedStart, byteLength), 0);
         staging.unmap();
         if (started) trace({ kind: 'staging-to-host', t: started, device: ctx.slot, bytes: byteLength, ms: performance.now() - started });
       } catch {
@@ -775,12 +830,12 @@ function emptyStaging<T>(pool: StagingPool<T>): void {
  * pay for creating a large buffer of pinned host memory.
  */
 function chunkBytesFor<T>(pool: StagingPool<T>, span: number): number {
-  if (span < WHOLE_STAGING_MIN_BYTES) return TRANSFER_CHUNK_BYTES;
+  if (span < WHOLE_STAGING_MIN_BYTES) return transferChunkBytes;
   const chunk = Math.min(span, wholeStagingMaxBytes());
   const size = stagingSize(chunk);
   if ((pool.free.get(size)?.length ?? 0) > 0 || pool.wanted.has(size)) return chunk;
   pool.wanted.add(size);
-  return TRANSFER_CHUNK_BYTES;
+  return transferChunkBytes;
 }
 
 function stagingSize(length: number): number {
@@ -808,7 +863,7 @@ function takeReadStaging(ctx: GpuContext, pool: StagingPool<GPUBuffer>, length: 
 
 /** Chunks up to 16 MiB share one slot size, so the pool does not fill with odd sizes. */
 function writeSlotSize(length: number): number {
-  return length <= TRANSFER_CHUNK_BYTES ? TRANSFER_CHUNK_BYTES : stagingSize(length);
+  return length <= transferChunkBytes ? transferChunkBytes : stagingSize(length);
 }
 
 function newWriteSlot(ctx: GpuContext, size: number): WriteSlot {

@@ -18,7 +18,7 @@
 import { DTYPES, type TypedArray } from '../../../dtypes.js';
 import { type CallLimits, type CallPlan, isDeviceResident, loopSize, type OperandView } from '../../../plan.js';
 import { bufferBytes, pressureYield, releaseBuffer, takeBuffer } from './buffer-pool.js';
-import { callLeanReadbackMaxBytes, downloadBuffer, type LeanReadback, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload, stageUploadWith, startLeanReadback } from './buffers.js';
+import { callLeanReadbackMaxBytes, downloadBufferTo, type LeanReadback, type ReadbackSink, STAGED_UPLOAD_MIN_BYTES, type StagedUpload, stageUpload, stageUploadWith, startLeanReadback } from './buffers.js';
 import { tableBuffer } from './table-buffers.js';
 import { type DeviceOperandView, layoutCall, type CallLayout } from '../codegen/call-layout.js';
 import { beginCall, type CallRef, checkCalls, endCall, flushChain, noteWrite, taintsOf } from './chain.js';
@@ -515,17 +515,24 @@ function deviceView(o: OperandView, isOutput: boolean, plan: CallPlan, hostBuffe
   };
 }
 
-/** Copies an output's device buffer back into the caller's array. */
 /**
  * Finishes a host output's lean read-back: its elements written into the caller's array once the
  * call checked out. False when the copy did not run (the caller then takes {@link bringBack}).
  */
 async function finishLean(lean: LeanReadback, h: HostBuffer, checked: Promise<unknown>): Promise<boolean> {
-  const p = h.placement;
-  const into = p.dense ? p.data.subarray(p.low, p.high + 1) : new (p.data.constructor as new (length: number) => TypedArray)(p.length);
-  if (!(await lean.finish(new Uint8Array(into.buffer, into.byteOffset, h.bytes), checked))) return false;
-  if (!p.dense) scatterResults(p, into);
-  return true;
+  return lean.finish(resultSink(h.placement), checked);
+}
+
+/**
+ * Where a host output's read-back goes: a dense region straight into the caller's array; a sparse
+ * one scattered into the view's elements straight out of the mapped staging memory, a piece at a
+ * time (no array of the results in between).
+ */
+function resultSink(p: HostPlacement): ReadbackSink {
+  const size = p.data.BYTES_PER_ELEMENT;
+  if (p.dense) return new Uint8Array(p.data.buffer, p.data.byteOffset + p.low * size, p.length * size);
+  const elementType = p.data.constructor as new (buffer: ArrayBufferLike, byteOffset: number, length: number) => TypedArray;
+  return (bytes, at) => scatterResults(p, new elementType(bytes.buffer, bytes.byteOffset, bytes.byteLength / size), at / size);
 }
 
 let useLeanReadbacks = true;
@@ -542,16 +549,10 @@ export function setHostOutputReadback(path: 'in-call' | 'after'): 'in-call' | 'a
   return previous;
 }
 
+/** Copies an output's device buffer back into the caller's array (the usual path: after the call's work is done). */
 async function bringBack(ctx: GpuContext, h: HostBuffer): Promise<void> {
-  const p = h.placement;
-  if (p.length === 0) return;
-  if (p.dense) {
-    await downloadBuffer(ctx, h.buffer!, 0, h.bytes, p.data.subarray(p.low, p.high + 1));
-    return;
-  }
-  const results = new (p.data.constructor as new (length: number) => TypedArray)(p.length);
-  await downloadBuffer(ctx, h.buffer!, 0, h.bytes, results);
-  scatterResults(p, results);
+  if (h.placement.length === 0) return;
+  await downloadBufferTo(ctx, h.buffer!, 0, h.bytes, resultSink(h.placement));
 }
 
 // How chain-fusion.ts records the calls it held: a repeated call (its layout and pipeline known:

@@ -10,6 +10,7 @@
 import type { TypedArray } from '../../../dtypes.js';
 import { type LoopOperandLayout, type Reach, reachOf } from '../../../layout.js';
 import type { OperandView } from '../../../plan.js';
+import { gatherRange, scatterRange, type StridedCopy, stridedCopy } from './strided-copy.js';
 
 /** One dimension of a view: loop dimensions first, then core dimensions. */
 interface Dim {
@@ -59,7 +60,7 @@ export function placeHostOperand(view: OperandView, loopShape: readonly number[]
   if (span <= SPAN_SLACK * distinct + 64) {
     return {
       data, mode: 'span', low, high, length: span, offset: view.offset - low,
-      loopStrides: view.loopStrides, coreStrides: view.coreStrides, hostOffset: view.offset, dims, dense: span === distinct,
+      loopStrides: view.loopStrides, coreStrides: view.coreStrides, hostOffset: view.offset, dims, dense: span === distinct && tilesSpan(dims),
     };
   }
   // Packed: C order over the dimensions that move; broadcast dimensions keep stride 0.
@@ -76,6 +77,22 @@ export function placeHostOperand(view: OperandView, loopShape: readonly number[]
     loopStrides: packedStrides.slice(0, loopRank), coreStrides: packedStrides.slice(loopRank),
     hostOffset: view.offset, dims, dense: false,
   };
+}
+
+/**
+ * Whether the view's elements are each a different element of its span: its moving dimensions,
+ * smallest stride first, nest as C order's do (each stride the product of the extents inside it).
+ * A view as many elements long as its span can still overlap itself (shape [9, 9], strides
+ * [−3, −7]), and then misses some of the span's elements, which a dense read-back would overwrite.
+ */
+function tilesSpan(dims: readonly Dim[]): boolean {
+  const moving = dims.filter((d) => d.stride !== 0 && d.extent > 1).sort((a, b) => Math.abs(a.stride) - Math.abs(b.stride));
+  let step = 1;
+  for (const d of moving) {
+    if (Math.abs(d.stride) !== step) return false;
+    step *= d.extent;
+  }
+  return true;
 }
 
 function emptyPlacement(view: OperandView, data: TypedArray, dims: Dim[]): HostPlacement {
@@ -98,7 +115,7 @@ export function uploadData(p: HostPlacement): TypedArray {
 
 /**
  * Gathers device elements `from … from + into.length − 1` of a `packed` placement (fewer where
- * the placement ends first) into `into`, a typed array of the placement's type: so a large
+ * the placement ends first) into `into`, a typed array of the placement's element size: so a large
  * placement can be gathered a piece at a time, straight into mapped staging memory.
  *
  * @param p a placement of mode `packed` (its device elements are its distinct elements in C order)
@@ -106,54 +123,30 @@ export function uploadData(p: HostPlacement): TypedArray {
  * @param from the first device element
  */
 export function gatherInto(p: HostPlacement, into: TypedArray, from: number): void {
-  const count = Math.min(into.length, p.length - from);
-  if (count <= 0) return;
-  const source = p.data as Uint8Array;
-  const dest = into as Uint8Array;
-  const moving = movingDims(p);
-  if (moving.length === 0) {
-    dest[0] = source[p.hostOffset]!;
-    return;
-  }
-  // Device strides decrease in C order: `from` splits into one index per moving dimension.
-  const index = new Array<number>(moving.length);
-  let host = p.hostOffset;
-  let rest = from - p.offset;
-  for (let k = 0; k < moving.length; k++) {
-    index[k] = Math.floor(rest / moving[k]!.device);
-    rest -= index[k]! * moving[k]!.device;
-    host += index[k]! * moving[k]!.stride;
-  }
-  const last = moving.length - 1;
-  const inner = moving[last]!;
-  let written = 0;
-  for (;;) {
-    const run = Math.min(inner.extent - index[last]!, count - written);
-    for (let r = 0; r < run; r++, host += inner.stride) dest[written++] = source[host]!;
-    if (written >= count) return;
-    // The inner dimension ran to its end: back to its start, one step along the next that moves.
-    host -= inner.extent * inner.stride;
-    index[last] = 0;
-    for (let axis = last - 1; axis >= 0; axis--) {
-      const d = moving[axis]!;
-      host += d.stride;
-      if (++index[axis]! < d.extent) break;
-      host -= d.extent * d.stride;
-      index[axis] = 0;
-    }
-  }
+  gatherRange(copyOf(p), p.data, into, from);
 }
 
 /**
- * Writes device results (`fromDevice`, the device buffer's elements) into the caller's array,
- * only into the elements of the view.
+ * Writes device results into the caller's array, only into the elements of the view.
+ *
+ * @param p the placement
+ * @param fromDevice device elements `from …` of the placement (all of them by default), of its element size
+ * @param from the device index of `fromDevice[0]`
  */
-export function scatterResults(p: HostPlacement, fromDevice: TypedArray): void {
+export function scatterResults(p: HostPlacement, fromDevice: TypedArray, from = 0): void {
   if (p.dense) {
-    (p.data as Uint8Array).set(fromDevice as Uint8Array, p.low);
+    // Bytes, not values: a set() between arrays of two classes converts each element.
+    const size = p.data.BYTES_PER_ELEMENT;
+    new Uint8Array(p.data.buffer, p.data.byteOffset + (p.low + from) * size).set(new Uint8Array(fromDevice.buffer, fromDevice.byteOffset, fromDevice.byteLength));
     return;
   }
-  walkDistinct(p, (host, device) => ((p.data as Uint8Array)[host] = (fromDevice as Uint8Array)[device]!));
+  scatterRange(copyOf(p), p.data, fromDevice, from);
+}
+
+/** The placement's view paired with its device elements. */
+function copyOf(p: HostPlacement): StridedCopy {
+  const deviceStrides = [...p.loopStrides, ...p.coreStrides];
+  return stridedCopy(p.dims.map((d, k) => ({ extent: d.extent, host: d.stride, device: deviceStrides[k]! })), p.hostOffset, p.offset);
 }
 
 /** Whether every byte of the elements a placement uploads is zero (then a fresh zeroed buffer will do). */
@@ -169,41 +162,4 @@ export function isAllZero(p: HostPlacement): boolean {
   }
   for (let i = whole * 4; i < bytes.length; i++) if (bytes[i] !== 0) return false;
   return true;
-}
-
-/**
- * Calls `visit(hostIndex, deviceIndex)` for every element of the view, each distinct element
- * once: broadcast dimensions are walked at index 0 only.
- */
-/** The dimensions along which the view moves (not broadcast, extent > 1), with their device strides. */
-function movingDims(p: HostPlacement): (Dim & { device: number })[] {
-  const deviceStrides = [...p.loopStrides, ...p.coreStrides];
-  return p.dims.map((d, k) => ({ ...d, device: deviceStrides[k]! })).filter((d) => d.stride !== 0 && d.extent > 1);
-}
-
-function walkDistinct(p: HostPlacement, visit: (host: number, device: number) => void): void {
-  const moving = movingDims(p);
-  const deviceOffset = p.offset;
-  if (moving.length === 0) {
-    visit(p.hostOffset, deviceOffset);
-    return;
-  }
-  const index = new Array<number>(moving.length).fill(0);
-  const inner = moving[moving.length - 1]!;
-  let host = p.hostOffset;
-  let device = deviceOffset;
-  for (;;) {
-    for (let i = 0, h = host, g = device; i < inner.extent; i++, h += inner.stride, g += inner.device) visit(h, g);
-    let axis = moving.length - 2;
-    for (; axis >= 0; axis--) {
-      const d = moving[axis]!;
-      host += d.stride;
-      device += d.device;
-      if (++index[axis]! < d.extent) break;
-      host -= d.extent * d.stride;
-      device -= d.extent * d.device;
-      index[axis] = 0;
-    }
-    if (axis < 0) return;
-  }
 }
