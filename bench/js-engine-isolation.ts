@@ -14,7 +14,8 @@
  *
  * `user-loop` is no ufunc: a hand-written loop over typed arrays, the user's own code in the same
  * process. Times: CPU ms of the process per call, the least of 9 after 3 warm-up calls, per
- * process; the ratio is of medians over the R processes of each side.
+ * process, and of the third call (calibration times a ufunc's first calls); the ratio is of
+ * medians over the R processes of each side.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
@@ -66,11 +67,11 @@ async function bundle(dir: string, name: string): Promise<string> {
 
 const libraries = [{ name: 'this checkout', file: await bundle(here, 'this') }, ...(baseDir ? [{ name: 'base', file: await bundle(baseDir, 'base') }] : [])];
 
-/** One process: the least CPU ms per call of `kernel`, and whether an ArrayBuffer was detached in it. */
-function runChild(file: string, kernel: string, before: string): { ms: number; detached: boolean } {
+/** One process: the least CPU ms per call of `kernel` after warm-up, the last warm-up call's, and whether an ArrayBuffer was detached in it. */
+function runChild(file: string, kernel: string, before: string): { ms: number; third: number; detached: boolean } {
   const out = execFileSync(process.execPath, ['--trace-protector-invalidation', file, kernel, before, String(divisor)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  const result = JSON.parse(out.trim().split('\n').at(-1)!) as { ms: number[] };
-  return { ms: Math.min(...result.ms), detached: out.includes('Invalidating protector cell ArrayBufferDetaching') };
+  const result = JSON.parse(out.trim().split('\n').at(-1)!) as { first: number[]; ms: number[] };
+  return { ms: Math.min(...result.ms), third: result.first.at(-1)!, detached: out.includes('Invalidating protector cell ArrayBufferDetaching') };
 }
 
 const started = performance.now();
@@ -80,6 +81,7 @@ for (const kernel of kernels) {
     const cells: string[] = [];
     for (const lib of libraries) {
       const alone: number[] = [];
+      const aloneThird: number[] = [];
       const after: number[] = [];
       let detachedAlone = 0;
       let detachedAfter = 0;
@@ -88,13 +90,14 @@ for (const kernel of kernels) {
         const a = runChild(lib.file, kernel, 'none');
         const b = runChild(lib.file, kernel, before);
         alone.push(a.ms);
+        aloneThird.push(a.third);
         after.push(b.ms);
         detachedAlone += a.detached ? 1 : 0;
         detachedAfter += b.detached ? 1 : 0;
       }
       const ratio = median(after) / median(alone);
-      cells.push(median(alone).toFixed(2), median(after).toFixed(2), formatRatio(ratio), `${detachedAlone}/${runs}, ${detachedAfter}/${runs}`);
-      process.stderr.write(`${kernel} after ${before} (${lib.name}): alone ${median(alone).toFixed(2)} ms [${alone.map((x) => x.toFixed(2)).join(' ')}], after ${median(after).toFixed(2)} ms [${after.map((x) => x.toFixed(2)).join(' ')}]: ${formatRatio(ratio)}; detached ${detachedAlone}/${runs}, ${detachedAfter}/${runs}\n`);
+      cells.push(median(aloneThird).toFixed(2), median(alone).toFixed(2), median(after).toFixed(2), formatRatio(ratio), `${detachedAlone}/${runs}, ${detachedAfter}/${runs}`);
+      process.stderr.write(`${kernel} after ${before} (${lib.name}): alone, third call ${median(aloneThird).toFixed(2)} ms [${aloneThird.map((x) => x.toFixed(2)).join(' ')}], after warm-up ${median(alone).toFixed(2)} ms [${alone.map((x) => x.toFixed(2)).join(' ')}], after ${median(after).toFixed(2)} ms [${after.map((x) => x.toFixed(2)).join(' ')}]: ${formatRatio(ratio)}; detached ${detachedAlone}/${runs}, ${detachedAfter}/${runs}\n`);
     }
     rows.push([kernel, before, ...cells]);
   }
@@ -103,7 +106,7 @@ for (const kernel of kernels) {
 const machine = describeMachine({ summary: 'not used by this benchmark' });
 const columns = [{ header: 'B (JS engine)' }, { header: 'A: run before' }, ...libraries.flatMap((l) => {
   const p = libraries.length > 1 ? `${l.name}: ` : '';
-  return [{ header: `${p}B alone, ms`, align: 'right' as const }, { header: `${p}B after A, ms`, align: 'right' as const }, { header: `${p}after ÷ alone`, align: 'right' as const }, { header: `${p}ArrayBuffer detached (alone, after)` }];
+  return [{ header: `${p}B alone, third call, ms`, align: 'right' as const }, { header: `${p}B alone, ms`, align: 'right' as const }, { header: `${p}B after A, ms`, align: 'right' as const }, { header: `${p}after ÷ alone`, align: 'right' as const }, { header: `${p}ArrayBuffer detached (alone, after)` }];
 })];
 const report = [
   `# The JS engine in a process where other work ran first${quick ? ' (quick run: sizes ÷ 16)' : ''}`,
@@ -112,7 +115,7 @@ const report = [
   '',
   machineMarkdown(machine),
   '',
-  `Per kernel B and per side, ${runs} pairs of fresh \`node\` processes in turns: B on the JS engine alone, and B after A (wasm: three Wasm calls of saxpy-f64 on 2^20 ordinary float64 elements; parallel: the same on the parallel target). CPU ms per call of B, the least of 9 after 3 warm-up calls, median over the processes. "ArrayBuffer detached": in how many processes V8 reported the ArrayBufferDetaching protector invalidated.`,
+  `Per kernel B and per side, ${runs} pairs of fresh \`node\` processes in turns: B on the JS engine alone, and B after A (wasm: three Wasm calls of saxpy-f64 on 2^20 ordinary float64 elements; parallel: the same on the parallel target). CPU ms per call of B, the least of 9 after 3 warm-up calls, median over the processes; "third call": B's third call in the process (a ufunc's first calls are calibration's trials). "ArrayBuffer detached": in how many processes V8 reported the ArrayBufferDetaching protector invalidated.`,
   '',
   markdownTable(columns, rows),
   '',

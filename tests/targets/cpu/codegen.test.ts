@@ -8,7 +8,7 @@ import { typeKernel } from '../../../src/compiler/lower.js';
 import { parseFunction } from '../../../src/compiler/parse.js';
 import type { DType } from '../../../src/dtypes.js';
 import type { Slice2 } from '../../../src/kernel-types.js';
-import { generateRunner, generateScalarFunction } from '../../../src/targets/cpu/js/codegen.js';
+import { generateRunner, generateScalarFunction, instantiateRunner } from '../../../src/targets/cpu/js/codegen.js';
 import { type MemoryLayout } from '../../../src/targets/cpu/memory-layout.js';
 import { mergeLoopDims } from '../../../src/layout.js';
 
@@ -112,5 +112,31 @@ describe('mergeLoopDims', () => {
     expect(mergeLoopDims([4, 5], [[5, 1], [0, 1]])).toEqual({ shape: [4, 5], strides: [[5, 1], [0, 1]] });
     expect(mergeLoopDims([4, 5], [[10, 2], [5, 1]])).toEqual({ shape: [20], strides: [[2], [1]] });
     expect(mergeLoopDims([3, 1, 2], [[2, 9, 1]])).toEqual({ shape: [6], strides: [[1]] });
+  });
+});
+
+describe('instantiated runners', () => {
+  it('prime themselves: before the first call, calls over an empty range run only the prologue (its reads of the arguments), and write nothing', () => {
+    const kernel = typeKernel(parseFunction((x: number) => x * 2), { params: ['float64'], returnType: 'float64', env: {} });
+    const { source, sites } = generateRunner({ kind: 'vectorize', kernel, nin: 1, boundsCheck: true }, { rank: 1, inner: ['unit', 'unit'], coreUnit: [[], []], int32Indices: true });
+    const primingCalls = Number(/primingCalls: (\d+) \};\n$/.exec(source)![1]);
+    expect(primingCalls).toBeGreaterThanOrEqual(16);
+    const runner = instantiateRunner(source, sites);
+    const x = Float64Array.of(1, 2, 3);
+    const out = new Float64Array(3).fill(-1);
+    let reads = 0;
+    const args = {
+      get data() {
+        reads++;
+        return [x, out];
+      },
+      offset: [0, 0], loopShape: [3], loopStrides: [[1], [1]], coreShape: [[], []], coreStrides: [[], []], scalars: [undefined, undefined],
+    };
+    runner(args, 1, 3);
+    expect(reads).toBe(2 * (primingCalls + 1)); // `$a.data` once per array operand in each prologue
+    expect([...out]).toEqual([-1, 4, 6]);
+    runner(args, 0, 1);
+    expect(reads).toBe(2 * (primingCalls + 2));
+    expect([...out]).toEqual([2, 4, 6]);
   });
 });

@@ -28,7 +28,8 @@ function undefinedAs(t: DType): string {
 /**
  * Generates the source of a runner.
  *
- * @returns the function body (for `new Function(...RUNTIME_NAMES, body)`) and the index-check sites
+ * @returns the function body (for `new Function(...RUNTIME_NAMES, body)`, which returns the runner
+ *   and its count of priming calls: {@link instantiateRunner}) and the index-check sites
  */
 export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 'boundsCheck'>, layout: MemoryLayout, deadlineChecks = false): { source: string; sites: IndexCheckSite[] } {
   const { kernel } = plan;
@@ -128,11 +129,29 @@ export function generateRunner(plan: Pick<CallPlan, 'kind' | 'kernel' | 'nin' | 
     ].join('\n');
   }
   if (deadlineChecks) head.unshift('$deadline = $a.deadline ?? Infinity;', DEADLINE_COUNTER);
+  const prologue = `  ${head.join('\n  ')}\n`;
+  const runner = `function ${safeName(kernel.name)}$run($a, $start, $end) {\n${prologue}${loop}}`;
+  const primingCalls = Math.min(MAX_PRIMING_CALLS, Math.ceil((PRIMING_FACTOR * runner.length) / prologue.length));
   const source =
     `"use strict";\n${deadlineChecks ? DEADLINE_SUPPORT : ''}${kernel.randomStream ? RANDOM_STATE : ''}${tables}${helpers}${localArrays}` +
-    `return function ${safeName(kernel.name)}$run($a, $start, $end) {\n  ${head.join('\n  ')}\n${loop}};\n`;
+    `return { runner: ${runner}, primingCalls: ${primingCalls} };\n`;
   return { source, sites: emitter.sites };
 }
+
+/**
+ * A runner's first call is preceded by calls over an empty range, which run only its prologue (the
+ * reads of `$a`), this many times its source's length over the prologue's: enough for V8 to give
+ * the runner its feedback vector, which V8 allocates only after a function has run bytecode worth 8×
+ * its size. Without it the first call reads `$a` before there is feedback to record, its loop is
+ * optimized mid-call (on-stack replacement), the whole function is then optimized with no feedback for
+ * those reads and deoptimizes on entry, and V8 went on entering the loop's on-stack-replacement code
+ * call after call: 2.5× slower for a loop with a bounds check (one row of 2^20, `acc = acc * 0.5 +
+ * x[i]`: 6–7 ms against 2.1–2.5 primed, in 3 of 4 processes; bench/results/js-engine-isolation-*.md).
+ * Primed with 16 calls it still stuck; 24 and more did not.
+ */
+const PRIMING_FACTOR = 16;
+/** At ~0.5 µs per empty call in V8's interpreter, at most ~1 ms once per runner. */
+const MAX_PRIMING_CALLS = 2000;
 
 function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9_$]/g, '_');
@@ -162,11 +181,19 @@ export function runtimeFunctions(sites: readonly IndexCheckSite[]): Record<strin
   };
 }
 
-/** Compiles generated source into a runner. */
+/** Compiles generated source into a runner, which primes itself on its first call (see {@link PRIMING_FACTOR}). */
 export function instantiateRunner(source: string, sites: readonly IndexCheckSite[]): Runner {
   const rt = runtimeFunctions(sites);
-  const factory = new Function(...Object.keys(rt), source) as (...fns: Function[]) => Runner;
-  return factory(...Object.values(rt));
+  const factory = new Function(...Object.keys(rt), source) as (...fns: Function[]) => { runner: Runner; primingCalls: number };
+  const { runner, primingCalls } = factory(...Object.values(rt));
+  let primed = false;
+  return (args, start, end) => {
+    if (!primed) {
+      primed = true;
+      for (let i = 0; i < primingCalls; i++) runner(args, start, start);
+    }
+    runner(args, start, end);
+  };
 }
 
 /**
