@@ -11,7 +11,7 @@
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
  *   npx tsx bench/host-gather.ts --base /tmp/base [--quick] [--log2 24] [--rounds 7]
- *   npx tsx bench/host-gather.ts              # this checkout only
+ *   npx tsx bench/host-gather.ts              # base: main a446b7c's loops (bench/lib/host-gather-base.ts)
  *
  * Each side's gathered and scattered elements are checked bit for bit against a plain loop over
  * unsigned words (the data holds float32 signalling NaNs): this checkout must match; a base that
@@ -50,7 +50,14 @@ async function load(name: string, dir: string): Promise<Side> {
   const m = await import(pathToFileURL(resolve(dir, 'src/targets/gpu/runtime/host-operands.ts')).href);
   return { name, placeHostOperand: m.placeHostOperand, gatherInto: m.gatherInto, scatterResults: m.scatterResults };
 }
-const sides = [await load('new', '.'), ...(baseDir ? [await load('base', baseDir)] : [])];
+/** The baseline: a base checkout's functions, or main a446b7c's loops kept in bench/lib (with placements from this checkout). */
+async function baseline(): Promise<Side> {
+  if (baseDir) return load('base', baseDir);
+  const loops = await import('./lib/host-gather-base.js');
+  const here = await load('base', '.');
+  return { name: 'base', placeHostOperand: here.placeHostOperand, gatherInto: loops.gatherInto as never, scatterResults: loops.scatterResults as never };
+}
+const sides = [await load('new', '.'), await baseline()];
 
 type Ctor = new (n: number) => TypedArray;
 interface Case {
@@ -194,20 +201,20 @@ for (const c of cases) {
 
 const headers = [
   'view', 'placement', 'MiB',
-  ...sides.map((s) => `gather ${s.name} GB/s`), ...(baseDir ? ['gather new ÷ base time'] : []),
-  ...sides.map((s) => `scatter ${s.name} GB/s`), ...(baseDir ? ['scatter new ÷ base time'] : []),
+  ...sides.map((s) => `gather ${s.name} GB/s`), 'gather new ÷ base time',
+  ...sides.map((s) => `scatter ${s.name} GB/s`), 'scatter new ÷ base time',
   'span copy GB/s', 'not bit for bit',
 ];
 const ratio = (m: Map<string, number>) => (m.has('new') && m.has('base') ? `${(m.get('new')! / m.get('base')!).toFixed(2)}×` : '');
-console.log(`\n# Host gather and scatter (bench/host-gather.ts${quick ? ' --quick' : ''}), 2^${log2} elements a view, median of ${rounds} rounds, sides in turns\n`);
+console.log(`\n# Host gather and scatter (bench/host-gather.ts${quick ? ' --quick' : ''}), 2^${log2} elements a view, median of ${rounds} rounds, sides in turns; base: ${baseDir ?? "main a446b7c's loops (bench/lib/host-gather-base.ts)"}\n`);
 console.log(`GB/s of the view's elements per second of CPU time; the span copy is a set() of the covering span (what a \`span\` placement uploads).\n`);
 console.log(
   markdownTable(
     headers.map((header, i) => ({ header, ...(i > 1 ? { align: 'right' as const } : {}) })),
     rows.map((r) => [
       r.name, r.mode, (r.bytes / 2 ** 20).toFixed(0),
-      ...sides.map((s) => gbps(r.bytes, r.gather.get(s.name))), ...(baseDir ? [ratio(r.gather)] : []),
-      ...sides.map((s) => gbps(r.bytes, r.scatter.get(s.name))), ...(baseDir ? [ratio(r.scatter)] : []),
+      ...sides.map((s) => gbps(r.bytes, r.gather.get(s.name))), ratio(r.gather),
+      ...sides.map((s) => gbps(r.bytes, r.scatter.get(s.name))), ratio(r.scatter),
       gbps(r.bytes, r.span), r.wrong.join(', '),
     ]),
   ),

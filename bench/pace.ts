@@ -245,6 +245,9 @@ if (!hostOnly) {
   // A sparse view (every third element), gathered on the host: straight into the staging memory.
   const every3 = { data: data(3 * HOST_N), shape: [HOST_N], strides: [3] };
   log({ name: `SAXPY ${HOST_N} host arrays, x every 3rd element, into \`out\``, ms: await wall(() => saxpy(2, every3, hy, { out: hz })) });
+  // A sparse output: results scattered into every third element, straight out of the read-back staging memory.
+  const out3 = { data: new Float32Array(3 * HOST_N), shape: [HOST_N], strides: [3] };
+  log({ name: `SAXPY ${HOST_N} host arrays, into every 3rd element of \`out\``, ms: await wall(() => saxpy(2, hx, hy, { out: out3 })) });
   // The inputs' upload alone, A/B against the earlier path (one `queue.writeBuffer` per input), in
   // alternating rounds: a kernel of one invocation that reads one element of each of two host
   // rows of HOST_N elements (the call uploads both rows whole), into a device `out`.

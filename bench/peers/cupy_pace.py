@@ -53,6 +53,13 @@ def main():
     timed(f"SAXPY {host_n} host arrays, into `out`", lambda: saxpy(a, cp.asarray(hx), cp.asarray(hy)).get(out=hz))
     every3 = data(3 * host_n)[::3]
     timed(f"SAXPY {host_n} host arrays, x every 3rd element, into `out`", lambda: saxpy(a, cp.asarray(every3), cp.asarray(hy)).get(out=hz))
+    # get(out=) takes a contiguous array only: a strided view is assigned what get() returns.
+    out3 = np.empty(3 * host_n, np.float32)[::3]
+
+    def into_every3():
+        out3[...] = saxpy(a, cp.asarray(hx), cp.asarray(hy)).get()
+
+    timed(f"SAXPY {host_n} host arrays, into every 3rd element of `out`", into_every3)
     timed(f"upload of 2 × {host_n} float32 in a call", lambda: (cp.asarray(hx), cp.asarray(hy)))
     dx, dy, dz = cp.asarray(hx), cp.asarray(hy), cp.empty(host_n, cp.float32)
     timed(f"SAXPY {host_n} device inputs, device out", lambda: saxpy(a, dx, dy, dz))

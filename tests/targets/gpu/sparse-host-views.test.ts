@@ -7,12 +7,14 @@
  * byte offsets, in-place calls, kernels that write only some elements, on both read-back paths
  * (in the call's submission and after it), below and above the staging threshold (1 MiB) with
  * staging chunks of a few KiB (setTransferChunkBytes), and in chunks of the loop (setChunkBytes).
+ * Also strided device views read back (`toHost()`: their span's elements picked out of the mapped
+ * staging pieces) and sparse host views uploaded (`toDevice`).
  */
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { DType, TypedArray } from '../../../src/dtypes.js';
 import { DTYPES } from '../../../src/dtypes.js';
-import { guvectorize, vectorize } from '../../../src/index.js';
+import { guvectorize, toDevice, vectorize } from '../../../src/index.js';
 import { setTransferChunkBytes } from '../../../src/targets/gpu/runtime/buffers.js';
 import { shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { setHostOutputReadback } from '../../../src/targets/gpu/runtime/dispatch.js';
@@ -163,6 +165,41 @@ describeGpu('sparse host views on the gpu', { timeout: 300_000 }, () => {
         expect(differences(cpuOut.data, gpuOut.data)).toEqual([]);
       }
     }
+  });
+});
+
+describeGpu('strided views to and from device arrays', { timeout: 300_000 }, () => {
+  it('toDevice of sparse host views and toHost of strided device views equal a plain loop, over many staging chunks and on the lean path', async () => {
+    const rows = 300;
+    const cols = 1100;
+    const data = filled('int16', rows * cols * 2, 14) as Int16Array; // 1.3 MiB
+    /** Elements of `data` viewed with shape/strides/offset, in C order. */
+    const plain = (source: ArrayLike<number>, shape: number[], strides: number[], offset: number) => {
+      const out: number[] = [];
+      const walk = (d: number, at: number): void => {
+        if (d === shape.length) out.push(source[at]!);
+        else for (let i = 0; i < shape[d]!; i++) walk(d + 1, at + i * strides[d]!);
+      };
+      walk(0, offset);
+      return out;
+    };
+    const whole = await toDevice({ data, shape: [rows, 2 * cols] });
+    const views: [number[], number[], number][] = [
+      [[rows, cols], [2 * cols, 2], 1], // every other column: the span read back, its elements picked
+      [[cols, rows], [1, 2 * cols], 0], // transposed
+      [[rows, cols], [-2 * cols, -1], (rows - 1) * 2 * cols + cols - 1], // both dimensions backwards
+      [[4, 3, cols], [0, 2 * cols, 1], 5], // broadcast along the first dimension
+    ];
+    for (const [shape, strides, offset] of views) {
+      const want = plain(data, shape, strides, offset);
+      // The first read-back of a size goes the usual way (16 KiB chunks); the second, at most 1 MiB, takes the lean path.
+      for (let k = 0; k < 2; k++) expect([...(await whole.view(shape, strides, offset).toHost())]).toEqual(want);
+      // A sparse host view, gathered before its upload.
+      const up = await toDevice({ data, shape, strides, offset });
+      expect([...(await up.toHost())]).toEqual(want);
+      up.destroy();
+    }
+    whole.destroy();
   });
 });
 

@@ -148,3 +148,56 @@ describe('scattering device results into a host view', () => {
     expect([...new BigUint64Array(home.buffer)]).toEqual([0n, 0x7ff4000000000000n, 0n, 1n, 0n, 0x7ff0000000000001n]);
   });
 });
+
+describe('copies between a strided view and C order (toDevice of a sparse view, toHost of a strided device array)', () => {
+  const strided = fc.array(fc.record({ extent: fc.integer({ min: 1, max: 7 }), stride: fc.integer({ min: -6, max: 6 }) }), { minLength: 1, maxLength: 4 });
+
+  /** The pairs (strided index, C index) in C order, and the strided side's offset making every index ≥ 0. */
+  function walk(dims: { extent: number; stride: number }[]): { offset: number; reach: number; pairs: [number, number][] } {
+    let low = 0;
+    let high = 0;
+    for (const { extent, stride } of dims) (stride < 0 ? (low += (extent - 1) * stride) : (high += (extent - 1) * stride));
+    const offset = -low;
+    const pairs: [number, number][] = [];
+    const go = (d: number, at: number) => {
+      if (d === dims.length) return void pairs.push([at, pairs.length]);
+      for (let i = 0; i < dims[d]!.extent; i++) go(d + 1, at + i * dims[d]!.stride);
+    };
+    go(0, offset);
+    return { offset, reach: high - low + 1, pairs };
+  }
+  const cStrides = (dims: { extent: number }[]) => dims.map((_, d) => dims.slice(d + 1).reduce((a, b) => a * b.extent, 1));
+
+  it('gathers a host view with broadcast and negative strides into C order, a piece at a time', () => {
+    fc.assert(
+      fc.property(strided, cuts, (dims, at) => {
+        const { offset, reach, pairs } = walk(dims);
+        const host = filled('uint16', reach, 5);
+        const want = new Uint16Array(pairs.length);
+        for (const [h, c] of pairs) want[c] = host[h] as number;
+        const copy = stridedCopy(dims.map((d, k) => ({ extent: d.extent, host: d.stride, device: cStrides(dims)[k]! })), offset, 0);
+        const got = new Uint16Array(pairs.length);
+        for (const [from, to] of pieces(got.length, at)) gatherRange(copy, host, got.subarray(from, to), from);
+        expect([...got]).toEqual([...want]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reads a device view with broadcast and negative strides back into C order, a piece of its span at a time', () => {
+    fc.assert(
+      fc.property(strided, cuts, (dims, at) => {
+        const { offset, reach, pairs } = walk(dims);
+        const span = filled('float32', reach, 6) as Float32Array;
+        const want = new Uint32Array(pairs.length);
+        const spanWords = new Uint32Array(span.buffer);
+        for (const [s, c] of pairs) want[c] = spanWords[s]!;
+        const copy = stridedCopy(dims.map((d, k) => ({ extent: d.extent, host: cStrides(dims)[k]!, device: d.stride })), 0, offset);
+        const out = new Float32Array(pairs.length);
+        for (const [from, to] of pieces(reach, at)) scatterRange(copy, out, span.subarray(from, to), from);
+        expect([...new Uint32Array(out.buffer)]).toEqual([...want]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

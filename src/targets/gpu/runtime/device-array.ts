@@ -14,12 +14,13 @@ import { DTYPES, dtypeOfArray, isTypedArray, type DType, type TypedArray, type T
 import { ArgumentError, DeviceError, TargetUnavailableError } from '../../../errors.js';
 import { cOrderStrides, isCContiguous, reachOf, sizeOf, type StridedView } from '../../../layout.js';
 import { releaseBuffer, takeBuffer } from './buffer-pool.js';
-import { downloadBuffer, startLeanReadback, writeToBuffer } from './buffers.js';
+import { downloadBuffer, downloadBufferTo, type ReadbackSink, startLeanReadback, writeToBuffer } from './buffers.js';
 import { type CallRef, checkCalls, flushChain, taintsOf } from './chain.js';
 import { assertDeviceAlive, holdDevice, isDeviceAlive, liveDevice, onDevice, runScoped, withDevice, type DeviceHold, type GpuContext } from './device.js';
 import { deviceCount } from './gpu-options.js';
 import { usableSlots } from './multi-device.js';
 import { ShardedArray, splitRows } from './sharded-array.js';
+import { gatherRange, scatterRange, stridedCopy } from './strided-copy.js';
 import type { GPUBuffer } from './webgpu-types.js';
 
 /** A host array with its layout, as `toDevice` accepts it. */
@@ -303,28 +304,35 @@ export class DeviceArray<D extends DType = DType> implements StridedView {
       return lean?.finish(new Uint8Array(out.buffer, out.byteOffset, byteLength), calls.length > 0 ? checkCalls(calls) : undefined);
     }
     const { low, high } = reachOf(this.shape, this.strides, this.offset)!;
-    const span = new DTYPES[this.dtype].arrayType(high - low + 1);
-    const lean = startLeanReadback(this.ctx, this.buffer, low * elementBytes, span.byteLength);
-    return lean?.finish(new Uint8Array(span.buffer, span.byteOffset, span.byteLength), calls.length > 0 ? checkCalls(calls) : undefined).then((done) => {
-      if (done) gatherCOrder(span, this.shape, this.strides, this.offset - low, out);
-      return done;
-    });
+    const lean = startLeanReadback(this.ctx, this.buffer, low * elementBytes, (high - low + 1) * elementBytes);
+    return lean?.finish(this.spanSink(out, low), calls.length > 0 ? checkCalls(calls) : undefined);
+  }
+
+  /**
+   * Where the span a strided view touches (from element `low` of the buffer) goes when read back:
+   * the view's elements copied into `out` in C order straight out of the mapped staging memory, a
+   * piece at a time (no array of the span in between).
+   */
+  private spanSink(out: TypedArray, low: number): ReadbackSink {
+    const cStrides = cOrderStrides(this.shape);
+    const view = stridedCopy(this.shape.map((extent, d) => ({ extent, host: cStrides[d]!, device: this.strides[d]! })), 0, this.offset - low);
+    const size = out.BYTES_PER_ELEMENT;
+    const elementType = out.constructor as new (buffer: ArrayBufferLike, byteOffset: number, length: number) => TypedArray;
+    return (bytes, at) => scatterRange(view, out, new elementType(bytes.buffer, bytes.byteOffset, bytes.byteLength / size), at / size);
   }
 
   /** Copies the elements into `out` (C order), writing nothing there before `ready` resolves. */
   private download<T extends TypedArray>(out: T, ready?: Promise<void>): Promise<T> {
-    const { bytes: elementBytes, arrayType } = DTYPES[this.dtype];
+    const elementBytes = DTYPES[this.dtype].bytes;
     return onDevice(this.ctx.slot, () => withDevice(async (ctx) => {
       assertDeviceAlive(this.generation, 'this DeviceArray');
       if (this.isCContiguous) {
         await downloadBuffer(ctx, this.buffer, this.offset * elementBytes, this.size * elementBytes, out, ready);
         return out;
       }
-      // Strided: bring back the span the view touches, then gather in C order on the host.
+      // Strided: the span the view touches comes back, its elements gathered in C order on the way.
       const { low, high } = reachOf(this.shape, this.strides, this.offset)!;
-      const span = new arrayType(high - low + 1);
-      await downloadBuffer(ctx, this.buffer, low * elementBytes, span.byteLength, span, ready);
-      gatherCOrder(span, this.shape, this.strides, this.offset - low, out);
+      await downloadBufferTo(ctx, this.buffer, low * elementBytes, (high - low + 1) * elementBytes, this.spanSink(out, low), ready);
       return out;
     }));
   }
@@ -527,7 +535,8 @@ async function toOneDevice(view: HostArrayView): Promise<DeviceArray> {
       [data, deviceStrides, deviceOffset] = [view.data.subarray(low, high + 1), strides, offset - low];
     } else {
       const packed = new DTYPES[dtype].arrayType(size);
-      gatherCOrder(view.data, shape, strides, offset, packed);
+      const cStrides = cOrderStrides(shape);
+      gatherRange(stridedCopy(shape.map((extent, d) => ({ extent, host: strides[d]!, device: cStrides[d]! })), offset, 0), view.data, packed, 0);
       [data, deviceStrides, deviceOffset] = [packed, cOrderStrides(shape), 0];
     }
   }
@@ -657,31 +666,6 @@ function checkLayout(data: TypedArray, shape: readonly number[], strides: readon
       `toDevice: shape [${shape.join(', ')}] with strides [${strides.join(', ')}] and offset ${offset} reaches elements ${low}..${high}, ` +
         `but data has ${data.length}`,
     );
-  }
-}
-
-/** Copies the view's elements into `out` in C order. */
-function gatherCOrder(source: TypedArray, shape: readonly number[], strides: readonly number[], offset: number, out: TypedArray): void {
-  const ndim = shape.length;
-  if (ndim === 0) {
-    (out as Uint8Array)[0] = (source as Uint8Array)[offset]!;
-    return;
-  }
-  const src = source as Uint8Array; // same element type on both sides; the cast only silences bigint unions
-  const dst = out as Uint8Array;
-  const index = new Array<number>(ndim).fill(0);
-  const innerExtent = shape[ndim - 1]!;
-  const innerStride = strides[ndim - 1]!;
-  let at = offset;
-  for (let written = 0; written < dst.length; ) {
-    for (let i = 0, p = at; i < innerExtent; i++, p += innerStride) dst[written++] = src[p]!;
-    // Advance the outer index like an odometer.
-    for (let axis = ndim - 2; axis >= 0; axis--) {
-      at += strides[axis]!;
-      if (++index[axis]! < shape[axis]!) break;
-      at -= shape[axis]! * strides[axis]!;
-      index[axis] = 0;
-    }
   }
 }
 

@@ -25,7 +25,7 @@ export interface CopyDim {
  * made positive, neighbours that both sides walk contiguously merged.
  */
 export interface StridedCopy {
-  /** Outer to inner; each has extent > 1, a host stride ≠ 0 and a device stride > 0. */
+  /** Outer to inner; each has extent > 1, a device stride ≥ 0, and a stride ≠ 0 on at least one side. */
   readonly dims: readonly CopyDim[];
   readonly hostOffset: number;
   readonly deviceOffset: number;
@@ -36,11 +36,13 @@ export interface StridedCopy {
 /**
  * Prepares a copy between a host view and its device elements.
  *
- * Each element of the view (a host index, a device index) is visited once; broadcast dimensions
- * (host stride 0) are visited at index 0 only. A dimension walked backwards on the device is walked
+ * Each pair (a host index, a device index) is visited once; a dimension along which neither side
+ * moves (a broadcast dimension of a placement) is visited at index 0 only. One side may stay put
+ * along a dimension the other moves along (a broadcast host view gathered into C order: its
+ * element read once for each device element). A dimension walked backwards on the device is walked
  * forwards on both sides: the same pairs, in another order — which matters only where two pairs
- * share a host element, and then only for a layout that mirrors the host's (the same device
- * element: the same value).
+ * share a host element that a scatter writes, and then only for a layout that mirrors the host's
+ * (the same device element: the same value).
  *
  * @param dims the view's dimensions, outer to inner
  * @param hostOffset the view's first element in the host array
@@ -52,7 +54,7 @@ export interface StridedCopy {
 export function stridedCopy(dims: readonly CopyDim[], hostOffset: number, deviceOffset: number): StridedCopy {
   const merged: CopyDim[] = [];
   for (const d of dims) {
-    if (d.extent <= 1 || d.host === 0) continue;
+    if (d.extent <= 1 || (d.host === 0 && d.device === 0)) continue;
     let { host, device } = d;
     if (device < 0) {
       hostOffset += (d.extent - 1) * host;
@@ -128,6 +130,14 @@ const COPY_ROWS_BODY = `
     for (let r = 0; r < rows; r++, to += toRow, from += fromRow) target.set(source.subarray(from, from + cols), to);
     return;
   }
+  // Rows of two (a pair of columns): an inner loop entered per row cost ~3× as much an element.
+  if (cols === 2) {
+    for (let r = 0; r < rows; r++, to += toRow, from += fromRow) {
+      target[to] = source[from];
+      target[to + toStep] = source[from + fromStep];
+    }
+    return;
+  }
   for (let r = 0; r < rows; r++, to += toRow, from += fromRow) {
     for (let c = 0, t = to, f = from; c < cols; c++, t += toStep, f += fromStep) target[t] = source[f];
   }`;
@@ -171,8 +181,14 @@ function walkRange(c: StridedCopy, host: Words, device: Words, lo: number, hi: n
   const inner = dims[rank - 1]!;
   /** The part of a row (device start g) inside the range, copied. */
   const clippedRow = (g: number, h: number) => {
-    const first = g >= lo ? 0 : Math.ceil((lo - g) / inner.device);
-    const end = g >= hi ? 0 : Math.min(inner.extent, Math.ceil((hi - g) / inner.device));
+    let first = 0;
+    let end = inner.extent;
+    if (inner.device === 0) {
+      if (g < lo || g >= hi) return;
+    } else {
+      first = g >= lo ? 0 : Math.ceil((lo - g) / inner.device);
+      end = g >= hi ? 0 : Math.min(inner.extent, Math.ceil((hi - g) / inner.device));
+    }
     if (first < end) copy(g + first * inner.device, h + first * inner.host, 1, 0, 0, end - first, inner.device, inner.host);
   };
   if (rank === 1) {
