@@ -12,11 +12,15 @@
  * groups of rows side by side are worth, apart from anything else that differs from the base;
  * `new-f64` is this checkout keeping every float64 local in float64 (emit-rows.ts
  * `__testing.setNarrowDoubles(false)`): what holding int32- and float32-valued doubles in 32-bit
- * lanes (exact-doubles.ts, 4 rows per vector instead of 2) is worth.
+ * lanes (exact-doubles.ts, 4 rows per vector instead of 2) is worth; `new-pairs` is this checkout
+ * holding true doubles in pairs of f64x2 vectors, 4 rows per vector (row-pairs.ts; emit-rows.ts
+ * `__testing.setFloatPairs(true)`), the variant that calibration times beside the 2-row form (on
+ * the Wasm engine forced, the other sides run the 2-row form). `--sides` keeps only the named
+ * extra sides (e.g. `--sides new-pairs`).
  *
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
- *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared]
+ *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs]
  *   npx tsx bench/rows-ab.ts --shared     # no base: this checkout with its rule against one group per step
  *
  * Checks every side's result against the first side's, bit for bit. Prints each row as it is
@@ -45,6 +49,7 @@ interface Library {
   readonly setEngineMode: (mode: 'auto' | 'wasm' | 'js') => void;
   readonly setRowGroups?: (groups: number | undefined) => void;
   readonly setNarrowDoubles?: (on: boolean) => void;
+  readonly setFloatPairs?: (on: boolean | undefined) => void;
 }
 
 async function load(dir: string): Promise<Library> {
@@ -52,7 +57,7 @@ async function load(dir: string): Promise<Library> {
   const index = await at('src/index.ts');
   const engine = await at('src/targets/cpu/wasm/index.ts');
   const rows = await at('src/targets/cpu/wasm/emit-rows.ts');
-  return { guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups, setNarrowDoubles: rows.__testing?.setNarrowDoubles };
+  return { guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups, setNarrowDoubles: rows.__testing?.setNarrowDoubles, setFloatPairs: rows.__testing?.setFloatPairs };
 }
 
 type Dtype = 'float32' | 'float64' | 'int32' | 'int16' | 'uint8';
@@ -337,13 +342,18 @@ interface Side {
   readonly groups?: number;
   /** false: float64 locals stay float64 even where they hold only int32 or float32 values (exact-doubles.ts). */
   readonly narrow?: boolean;
+  /** true: true doubles in pairs of vectors, 4 rows per vector (row-pairs.ts), whatever calibration would choose. */
+  readonly pairs?: true;
 }
 
 const fresh = await load(resolve(new URL('..', import.meta.url).pathname));
 // Without a base, the reference side is this checkout with one group of rows per step.
 const sides: Side[] = baseDir ? [{ name: 'base', lib: await load(baseDir) }, { name: 'new', lib: fresh }] : [{ name: 'new-g1', lib: fresh, groups: 1 }, { name: 'new', lib: fresh }];
-if (baseDir && fresh.setRowGroups) sides.push({ name: 'new-g1', lib: fresh, groups: 1 });
-if (fresh.setNarrowDoubles) sides.push({ name: 'new-f64', lib: fresh, narrow: false });
+const extra = flag('--sides')?.split(',');
+const wanted = (name: string) => !extra || extra.includes(name);
+if (baseDir && fresh.setRowGroups && wanted('new-g1')) sides.push({ name: 'new-g1', lib: fresh, groups: 1 });
+if (fresh.setNarrowDoubles && wanted('new-f64')) sides.push({ name: 'new-f64', lib: fresh, narrow: false });
+if (fresh.setFloatPairs && wanted('new-pairs')) sides.push({ name: 'new-pairs', lib: fresh, pairs: true });
 
 const rows: string[][] = [];
 for (const k of KERNELS) {
@@ -354,6 +364,7 @@ for (const k of KERNELS) {
     const calls = sides.map((side) => {
       side.lib.setRowGroups?.(side.groups);
       side.lib.setNarrowDoubles?.(side.narrow ?? true);
+      side.lib.setFloatPairs?.(side.pairs);
       side.lib.setEngineMode(engine === 'wasm' ? 'wasm' : 'auto');
       const f = side.lib.guvectorize([k.signature], k.layout)(k.kernel) as unknown as { sync: (...a: unknown[]) => unknown; explain: (...a: unknown[]) => string };
       let args = inputs;
@@ -377,6 +388,7 @@ for (const k of KERNELS) {
         side.lib.setEngineMode(engine === 'wasm' ? 'wasm' : 'auto');
         side.lib.setRowGroups?.(side.groups);
         side.lib.setNarrowDoubles?.(side.narrow ?? true);
+        side.lib.setFloatPairs?.(side.pairs);
         return f.sync(...args);
       };
       return { side, run, f, args };
@@ -420,6 +432,7 @@ for (const s of sides) {
   s.lib.setEngineMode('auto');
   s.lib.setRowGroups?.(undefined);
   s.lib.setNarrowDoubles?.(true);
+  s.lib.setFloatPairs?.(undefined);
 }
 console.log(`\n${rounds} samples per side, in turns; CPU time per call; * = outside the corpus. ${shared ? 'Operands in Wasm memory (sharedArray, into a given out).' : 'Ordinary typed arrays, outputs allocated by the call.'}\n`);
 const right = (header: string) => ({ header, align: 'right' as const });

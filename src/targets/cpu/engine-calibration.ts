@@ -34,8 +34,13 @@ import type { EngineChoice } from './wasm/engine.js';
 import { isInWasmMemory } from './wasm/memory.js';
 import { layoutKey, type MemoryLayout, prepareRunnerArgs } from './memory-layout.js';
 
-/** A candidate: the JS engine, the Wasm engine, or the Wasm engine with loops in masked lanes (see above). */
-export type Engine = 'js' | 'wasm' | 'wasm-masked';
+/**
+ * A candidate: the JS engine, the Wasm engine, or a variant of the Wasm engine's loop: loops in
+ * masked lanes (see above), or a per-row kernel's float64 values in pairs of vectors, 4 rows per
+ * vector instead of 2 (row-pairs.ts: faster where the row's 32-bit work is heavy, slower for some
+ * light ones, whose 4-row copies into lanes cost more).
+ */
+export type Engine = 'js' | 'wasm' | 'wasm-masked' | 'wasm-pairs';
 
 /**
  * Calls that touch fewer elements than this ({@link touchedElements}) are not trials: too short to
@@ -306,12 +311,14 @@ export function measuredChoice(plan: CallPlan, elements: number, where: string, 
   if (c?.winner) {
     const counts = named(c).map((e) => count(c, e));
     const reason = `chosen by measurement: ${figures(c)} (the best of ${counts.slice(0, -1).join(', ')} and ${counts.at(-1)} timed calls of this call shape). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}`;
-    return c.winner === 'wasm-masked' ? { engine: 'wasm', maskedLoops: true, reason } : { engine: c.winner, reason };
+    if (c.winner === 'wasm-masked') return { engine: 'wasm', maskedLoops: true, reason };
+    return c.winner === 'wasm-pairs' ? { engine: 'wasm', floatPairs: true, reason } : { engine: c.winner, reason };
   }
   if (c && c.trials.length > 0) {
     return { ...guess, reason: `${guess.reason} (A guess until measured: ${c.trials.length} timed calls of this call shape so far, ${figures(c)}.)` };
   }
-  const variant = variants().includes('wasm-masked') ? ' (and the Wasm engine with its loops in masked lanes)' : '';
+  const offered = variants();
+  const variant = offered.includes('wasm-masked') ? ' (and the Wasm engine with its loops in masked lanes)' : offered.includes('wasm-pairs') ? ' (and the Wasm engine with float64 values in pairs of vectors, 4 rows per vector)' : '';
   const note = touchedElements(plan, elements) >= MIN_TIMED_ELEMENTS
     ? `A guess until measured: the first ${MIN_ROUNDS * (variant ? 3 : 2)} or more calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements take the engines${variant} in turn, and later calls run the fastest.`
     : `A guess: calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements are timed on both engines${variant}, and the fastest then runs every call of the shape.`;
@@ -319,9 +326,9 @@ export function measuredChoice(plan: CallPlan, elements: number, where: string, 
 }
 
 /** The candidates in the order `explain` gives their figures. */
-const CANDIDATES: readonly Engine[] = ['js', 'wasm', 'wasm-masked'];
+const CANDIDATES: readonly Engine[] = ['js', 'wasm', 'wasm-masked', 'wasm-pairs'];
 /** Each candidate as `explain` names it. */
-const CANDIDATE_NAMES: Record<Engine, string> = { js: 'JS', wasm: 'Wasm', 'wasm-masked': 'Wasm with loops in masked lanes' };
+const CANDIDATE_NAMES: Record<Engine, string> = { js: 'JS', wasm: 'Wasm', 'wasm-masked': 'Wasm with loops in masked lanes', 'wasm-pairs': 'Wasm with float64 in pairs of vectors' };
 
 /** 3 significant digits in ns, µs or ms. */
 function formatSeconds(seconds: number): string {

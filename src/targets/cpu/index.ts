@@ -5,7 +5,7 @@ import { limitExceeded } from '../../cancellation.js';
 import { ArgumentError, CallTimeoutError } from '../../errors.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { chooseEngine, explainPlan, surelyJs, runWasm } from './wasm/index.js';
-import { maskedLoopsVariant } from './wasm/engine.js';
+import { floatPairsVariant, maskedLoopsVariant, variantOf } from './wasm/engine.js';
 import { decideEngine, type Engine, measuredChoice, recordTrial, startTrialClock } from './engine-calibration.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler, Target } from '../target.js';
@@ -64,7 +64,7 @@ function runOnThisThread(plan: CallPlan): void {
   if (surelyJs(plan, n)) return runJs(plan, n);
   const decision = decideEngine(plan, n, 'cpu', chooseEngine(plan, n, undefined, true), () => variantsOf(plan));
   if (!decision.trial) {
-    if (decision.engine === 'js' || !runWasm(plan, 0, undefined, decision.engine === 'wasm-masked')) runJs(plan, n);
+    if (decision.engine === 'js' || !runWasm(plan, 0, undefined, decision.engine)) runJs(plan, n);
     return;
   }
   // A trial (engine-calibration.ts): timed whole; a Wasm call that fell back to JS (no room in the
@@ -72,16 +72,17 @@ function runOnThisThread(plan: CallPlan): void {
   const elapsed = startTrialClock(decision.trial.cpuClock === true);
   let seconds: number | undefined;
   try {
-    const ran = decision.engine !== 'js' && runWasm(plan, 0, undefined, decision.engine === 'wasm-masked') ? decision.engine : (runJs(plan, n), 'js');
+    const ran = decision.engine !== 'js' && runWasm(plan, 0, undefined, decision.engine) ? decision.engine : (runJs(plan, n), 'js');
     if (ran === decision.engine) seconds = elapsed();
   } finally {
     recordTrial(decision.trial, decision.engine, seconds, decision.loop);
   }
 }
 
-/** The candidates a call offers calibration besides the two engines: the Wasm loop's masked-lanes variant, where it has one. */
+/** The candidates a call offers calibration besides the two engines: the Wasm loop's masked-lanes or float64-pairs variant, where it has one. */
 function variantsOf(plan: CallPlan): readonly Engine[] {
-  return maskedLoopsVariant(plan) ? ['wasm-masked'] : [];
+  if (maskedLoopsVariant(plan)) return ['wasm-masked'];
+  return floatPairsVariant(plan) ? ['wasm-pairs'] : [];
 }
 
 /**
@@ -94,7 +95,7 @@ export function runSettledEngine(plan: CallPlan): void {
   const n = loopSize(plan);
   if (n === 0) return;
   const choice = measuredChoice(plan, n, 'cpu', chooseEngine(plan, n, undefined, true));
-  if (choice.engine !== 'wasm' || !runWasm(plan, 0, undefined, choice.maskedLoops)) runJs(plan, n);
+  if (choice.engine !== 'wasm' || !runWasm(plan, 0, undefined, variantOf(choice))) runJs(plan, n);
 }
 
 /**

@@ -31,6 +31,12 @@ export interface MemoryLayout {
    * times beside the others (engine-calibration.ts), absent on layouts of the JS engine.
    */
   readonly maskedLoops?: true;
+  /**
+   * The Wasm engine runs per-row kernels of 32-bit rows that keep true doubles 4 rows per vector,
+   * each float64 value a pair of vectors (row-pairs.ts), rather than 2 rows per vector: a variant
+   * that calibration times beside the others, absent on layouts of the JS engine.
+   */
+  readonly floatPairs?: true;
 }
 
 /** The data a runner reads, in plain arrays (also what is posted to workers). */
@@ -96,6 +102,7 @@ export function layoutKey(layout: MemoryLayout): number | string {
   for (const step of layout.inner) code = code * 5 + STEP_CODES[step];
   for (const axes of layout.coreUnit) for (const unit of axes) code = code * 2 + (unit ? 1 : 0);
   code = code * 2 + (layout.maskedLoops ? 1 : 0);
+  code = code * 2 + (layout.floatPairs ? 1 : 0);
   if (code < 2 ** 50) return code;
-  return `${layout.rank}|${layout.int32Indices}|${layout.inner.join(',')}|${layout.coreUnit.map((c) => c.map((u) => (u ? '1' : 's')).join('')).join(',')}${layout.maskedLoops ? '|masked' : ''}`;
+  return `${layout.rank}|${layout.int32Indices}|${layout.inner.join(',')}|${layout.coreUnit.map((c) => c.map((u) => (u ? '1' : 's')).join('')).join(',')}${layout.maskedLoops ? '|masked' : ''}${layout.floatPairs ? '|pairs' : ''}`;
 }

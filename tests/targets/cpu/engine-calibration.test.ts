@@ -270,6 +270,34 @@ describe('explain, through the public API', () => {
     expect(g.explain(xs)).not.toMatch(/masked/);
   }, 60_000);
 
+  it('times a per-row kernel whose float32 rows keep a true double also with it in pairs of vectors (4 rows per vector), with the same results whichever runs', async () => {
+    setEngineMode('auto');
+    const f = guvectorize(['void(float32[:], float32[:], float32[:])'], '(n),(n)->()')((a: Float32Array, b: Float32Array, out: Float32Array) => {
+      let acc = 0;
+      for (let i = 0; i < a.length; i++) acc += a[i]! * b[i]!;
+      out[0] = acc;
+    });
+    const data = new Float32Array(16 * MIN_TIMED_ELEMENTS).map((_, i) => Math.fround(Math.sin(i) * 3));
+    const rows = { data, shape: [MIN_TIMED_ELEMENTS / 4, 64] };
+    expect(f.explain(rows, rows)).toMatch(/take the engines \(and the Wasm engine with float64 values in pairs of vectors, 4 rows per vector\) in turn/);
+    const results = [];
+    for (let i = 0; i < 14; i++) results.push(await f(rows, rows));
+    expect(f.explain(rows, rows)).toMatch(/chosen by measurement: JS [\d.]+ [nµm]s per row, Wasm [\d.]+ [nµm]s per row, Wasm with float64 in pairs of vectors [\d.]+ [nµm]s per row \(the best of \d, \d and \d timed calls of this call shape\)/);
+    // Whichever won, `explain` shows how its loop runs: the pairs' 4 rows per vector, or 2.
+    expect(f.explain(rows, rows)).toMatch(/^(JavaScript|WebAssembly \(SIMD, (2 rows per vector ×|4 rows per vector \(float64 values in pairs of 2-lane vectors\)))/);
+    for (const r of results) expect(r).toEqual(results[0]);
+    setEngineMode('js');
+    expect(await f(rows, rows)).toEqual(results[0]);
+    // A per-row kernel of float64 rows has no such variant.
+    setEngineMode('auto');
+    const g = guvectorize(['void(float64[:], float64[:])'], '(n)->()')((x: Float64Array, out: Float64Array) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) s += x[i]!;
+      out[0] = s;
+    });
+    expect(g.explain({ data: new Float64Array(16 * MIN_TIMED_ELEMENTS), shape: [MIN_TIMED_ELEMENTS / 4, 64] })).not.toMatch(/pairs/);
+  }, 60_000);
+
   it('measures per-row kernels per core size, and the parallel target apart from the cpu', async () => {
     setEngineMode('auto');
     const rowSum = (target: 'cpu' | 'parallel') =>
@@ -280,7 +308,8 @@ describe('explain, through the public API', () => {
       });
     const cpu = rowSum('cpu');
     const rows = { data: new Float32Array(16 * MIN_TIMED_ELEMENTS).fill(0.5), shape: [MIN_TIMED_ELEMENTS / 4, 64] };
-    for (let i = 0; i < 10; i++) await cpu(rows);
+    // Three candidates (its float64 sum also in pairs of vectors): up to four rounds of three.
+    for (let i = 0; i < 14; i++) await cpu(rows);
     expect(cpu.explain(rows)).toMatch(/chosen by measurement: JS [\d.]+ [nµm]s per row/);
     const longRows = { data: rows.data, shape: [MIN_TIMED_ELEMENTS / 16, 256] };
     expect(cpu.explain(longRows)).toMatch(/A guess until measured/);

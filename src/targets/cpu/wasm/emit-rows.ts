@@ -39,9 +39,12 @@ import type { MemoryLayout } from '../memory-layout.js';
 import { MiscOp, Op, SimdOp, ValType } from './encoder.js';
 import { emitLoop, type FunctionEmitter, type LoopLabels, type ModuleContext, sizeShift, type WasmArray } from './emit-scalar.js';
 import { laneType as laneTypeOf, SimdEmitter } from './emit-simd.js';
+import { integralSource } from './int-lanes.js';
+import { floatRange } from './float-ranges.js';
 import { WASM_MATH } from './math-support.js';
 import { analyseCoverage } from '../../../compiler/passes/output-coverage.js';
 import { narrowExactDoubles } from './exact-doubles.js';
+import { HIGH_LANES_LOW, JOIN_LOW_LANES, JOIN_MASKS, pairsRefusal } from './row-pairs.js';
 
 /** Bytes of each thread's scratch area for lane-interleaved rows and local arrays. */
 export const ROW_SCRATCH_BYTES = 64 * 1024;
@@ -104,6 +107,11 @@ export interface RowPlan {
    */
   readonly kernel: TypedKernel;
   readonly lanes: 4 | 2;
+  /**
+   * 4 rows per vector although values per row are float64: each float64 value held as a pair of
+   * f64x2 vectors, rows 0–1 and rows 2–3 (row-pairs.ts).
+   */
+  readonly pairs?: boolean;
   /**
    * Blocks of `lanes` rows per step of the loop (see {@link rowGroups}), each with its own slots
    * and vector locals: a statement that varies per row is emitted once per group, in a loop that
@@ -168,11 +176,16 @@ class Refusal extends Error {}
 /** The row plan of a guvectorize kernel for a memory layout, or why it runs scalar (a phrase). */
 export function rowPlan(kernel: TypedKernel, layout: MemoryLayout): RowPlan | string {
   const plan = tryAnalyse(kernel, layout);
-  if (typeof plan === 'string' || plan.lanes === 4 || !narrowDoubles) return plan;
+  if (typeof plan === 'string' || plan.lanes === 4) return plan;
   // The vector loop runs rows whose every core size fits the scratch in 8-byte slots (exitUnlessRowsFitScratch).
-  const narrowed = narrowExactDoubles(kernel, ROW_SCRATCH_BYTES / 8);
+  const narrowed = narrowDoubles ? narrowExactDoubles(kernel, ROW_SCRATCH_BYTES / 8) : kernel;
   const full = narrowed === kernel ? plan : tryAnalyse(narrowed, layout);
-  return typeof full !== 'string' && full.lanes === 4 ? full : plan;
+  if (typeof full !== 'string' && full.lanes === 4) return full;
+  // True doubles left: in pairs of vectors where the layout asks (a variant that calibration
+  // times: engine-calibration.ts), with the fewest float64 values (the narrowed kernel's).
+  const wide = typeof full === 'string' ? plan : full;
+  if (!(floatPairs ?? layout.floatPairs) || pairsRefusal(wide.kernel, layout)) return plan;
+  return { ...wide, lanes: 4, pairs: true };
 }
 
 function tryAnalyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan | string {
@@ -420,6 +433,8 @@ function containsChain(list: readonly Stmt[], loops: ReadonlySet<Stmt>): boolean
 let groupsOverride: number | undefined;
 /** Cleared by tests and benchmarks (`__testing.setNarrowDoubles`): plans made after keep every float64 local. */
 let narrowDoubles = true;
+/** Set by tests and benchmarks (`__testing.setFloatPairs`): plans made after hold true doubles in pairs (true) or not (false) whatever the layout asks. */
+let floatPairs: boolean | undefined;
 
 /**
  * How many blocks of rows run side by side: 2 where a loop carries a value along the row, or
@@ -457,6 +472,14 @@ export const __testing = {
   /** Whether row plans made from now on hold float64 locals exactly as int32 or float32 where that fills 4 lanes (exact-doubles.ts). */
   setNarrowDoubles(on: boolean): void {
     narrowDoubles = on;
+  },
+  /**
+   * Whether row plans made from now on hold true float64 values in pairs of vectors, 4 rows per
+   * vector (row-pairs.ts), whatever the layout asks; undefined: where the layout asks (the
+   * variant calibration times).
+   */
+  setFloatPairs(on: boolean | undefined): void {
+    floatPairs = on;
   },
 };
 
@@ -503,20 +526,193 @@ export class RowSimdEmitter extends SimdEmitter {
   /** A statement is being emitted for one group (what it contains is too). */
   private inGroup = false;
 
+  /**
+   * Float64 values in pairs (RowPlan.pairs): the half of the block's rows a float64 value is
+   * being emitted for (0: rows 0–1, 1: rows 2–3), undefined outside {@link inHalves}; per group,
+   * the locals of float64 variables' second halves.
+   */
+  private half: 0 | 1 | undefined;
+  private readonly groupVarsHigh: Map<Variable, number>[];
+  /** Per {@link inHalves} (innermost last): 4-lane values computed in the first half, for the second. */
+  private readonly halfValues: Map<Expr, number>[] = [];
+
   constructor(e: FunctionEmitter, ctx: ModuleContext, lanes: 4 | 2, private readonly plan: RowPlan) {
     super(e, ctx, lanes, e.local(ValType.v128));
     this.groupVars = Array.from({ length: plan.groups }, () => new Map());
+    this.groupVarsHigh = Array.from({ length: plan.groups }, () => new Map());
   }
 
   private varies(x: Expr): boolean {
     return varies(x, this.plan.varying);
   }
 
+  /** Whether values of type `t` are held in pairs of vectors. */
+  private paired(t: DType | 'void'): boolean {
+    return this.plan.pairs === true && t === 'float64';
+  }
+
   override varLocal(v: Variable): number {
-    const vars = this.groupVars[this.group]!;
+    if (this.paired(v.type as DType) && this.half === undefined) throw new Error(`float64 \`${v.name}\` read outside a half of the rows`);
+    const vars = (this.half === 1 && this.paired(v.type as DType) ? this.groupVarsHigh : this.groupVars)[this.group]!;
     let l = vars.get(v);
     if (l === undefined) vars.set(v, (l = this.e.local(ValType.v128)));
     return l;
+  }
+
+  /** Sets variable `v`'s lanes (both halves, where paired) to the vector in local `from`. */
+  setLanes(v: Variable, from: number): void {
+    if (!this.paired(v.type as DType)) {
+      this.e.get(from).set(this.varLocal(v));
+      return;
+    }
+    for (const h of [0, 1] as const) {
+      this.half = h;
+      this.e.get(from).set(this.varLocal(v));
+    }
+    this.half = undefined;
+  }
+
+  /**
+   * Emits `emit` once per half of the rows (float64 values in pairs): first for rows 0–1, then for
+   * rows 2–3, with what the first computed of 4-lane values kept for the second.
+   */
+  private inHalves(emit: (h: 0 | 1) => void): void {
+    const outer = this.half;
+    this.halfValues.push(new Map());
+    for (const h of [0, 1] as const) {
+      this.half = h;
+      emit(h);
+    }
+    this.halfValues.pop();
+    this.half = outer;
+  }
+
+  /**
+   * A value of 4 lanes (32-bit or a mask) read where a half of the rows is being emitted: computed
+   * whole in the first half, kept in a local for the second.
+   */
+  private wholeInHalf(x: Expr): void {
+    const kept = this.halfValues[this.halfValues.length - 1]!;
+    const l = kept.get(x);
+    if (l !== undefined) {
+      this.e.get(l);
+      return;
+    }
+    const half = this.half;
+    this.half = undefined;
+    this.expr(x);
+    this.half = half;
+    const local = this.e.local(ValType.v128);
+    this.e.tee(local);
+    kept.set(x, local);
+  }
+
+  /** The 4-lane vector on the stack → its lanes of half `h` in lanes 0–1. */
+  private halfLanes(h: 0 | 1): void {
+    if (h === 0) return;
+    const v = this.e.local(ValType.v128);
+    this.e.tee(v).get(v).shuffle(HIGH_LANES_LOW);
+  }
+
+  /**
+   * Float64 `x` converted (cast or fround) to `to`, as one 4-lane vector: each half's f64x2
+   * converted into lanes 0–1 (SimdEmitter.cast), the two joined.
+   */
+  private joinHalves(x: Expr, to: DType, range: Parameters<SimdEmitter['cast']>[2]): void {
+    const parts = [this.e.local(ValType.v128), this.e.local(ValType.v128)];
+    this.inHalves((h) => {
+      this.expr(x);
+      this.cast('float64', to, range);
+      this.e.set(parts[h]!);
+    });
+    this.e.get(parts[0]!).get(parts[1]!).shuffle(to === 'bool' ? JOIN_MASKS : JOIN_LOW_LANES);
+  }
+
+  /** A comparison of float64 values, as one mask of 4 lanes. */
+  private compareInHalves(x: Extract<Expr, { kind: 'compare' }>): void {
+    const parts = [this.e.local(ValType.v128), this.e.local(ValType.v128)];
+    this.inHalves((h) => {
+      this.expr(x.left);
+      this.expr(x.right);
+      this.compare(x.op, 'float64');
+      this.e.set(parts[h]!);
+    });
+    this.e.get(parts[0]!).get(parts[1]!).shuffle(JOIN_MASKS);
+  }
+
+  /** Half `h` of a 32-bit value (or a mask) converted to float64. */
+  private toFloat64InHalf(value: Expr, h: 0 | 1): void {
+    this.wholeInHalf(value);
+    const from = laneTypeOf(value.type);
+    if (from === 'bool') {
+      this.simd(h === 0 ? SimdOp.i64x2_extend_low_i32x4_s : SimdOp.i64x2_extend_high_i32x4_s);
+      this.constant(1, 'float64');
+      this.simd(SimdOp.v128_and);
+      return;
+    }
+    this.halfLanes(h);
+    this.simd(from === 'float32' ? SimdOp.f64x2_promote_low_f32x4 : from === 'uint32' ? SimdOp.f64x2_convert_low_i32x4_u : SimdOp.f64x2_convert_low_i32x4_s);
+  }
+
+  /** The active lanes' mask (4 lanes) on the stack → that of half `h` (2 lanes of 64 bits). */
+  private maskOfHalf(h: 0 | 1): void {
+    this.simd(h === 0 ? SimdOp.i64x2_extend_low_i32x4_s : SimdOp.i64x2_extend_high_i32x4_s);
+  }
+
+  /** `let`/assignment of a float64 variable held in pairs: half by half, inactive lanes kept. */
+  private assignInHalves(s: Extract<Stmt, { kind: 'let' | 'assign' }>): void {
+    const value = s.kind === 'let' ? s.init : s.value;
+    this.inHalves((h) => {
+      this.expr(value);
+      const local = this.varLocal(s.variable);
+      if (s.kind === 'assign' && this.activeMask()) {
+        this.maskOfHalf(h);
+        const m = this.e.local(ValType.v128);
+        this.e.set(m);
+        this.e.get(local).get(m);
+        this.simd(SimdOp.v128_bitselect);
+      }
+      this.e.set(local);
+    });
+  }
+
+  /**
+   * Expressions where float64 values in pairs meet 4-lane ones; false for any other (emitted as
+   * in 2- or 4-lane code).
+   */
+  private pairedExpr(x: Expr): boolean {
+    if (this.half === undefined) {
+      if (x.type === 'float64') throw new Error('a float64 value outside a half of the rows');
+      if (x.kind === 'compare' && x.operandType === 'float64' && this.varies(x)) {
+        this.compareInHalves(x);
+        return true;
+      }
+      if (x.kind === 'cast' && this.varies(x)) {
+        const value = integralSource(x) ?? x.value;
+        if (value.type !== 'float64') return false;
+        this.joinHalves(value, x.type, floatRange(value));
+        return true;
+      }
+      return false;
+    }
+    if (x.type !== 'float64') {
+      this.wholeInHalf(x);
+      return true;
+    }
+    if (!this.varies(x)) return false;
+    if (x.kind === 'cast' && x.value.type !== 'float64') {
+      this.toFloat64InHalf(x.value, this.half);
+      return true;
+    }
+    if (x.kind === 'select') {
+      this.expr(x.then);
+      this.expr(x.otherwise);
+      this.wholeInHalf(x.cond);
+      this.maskOfHalf(this.half);
+      this.simd(SimdOp.v128_bitselect);
+      return true;
+    }
+    return false;
   }
 
   /** Per group, where the kernel's arrays live in the row scratch (bindToScratch). */
@@ -561,6 +757,7 @@ export class RowSimdEmitter extends SimdEmitter {
   }
 
   override expr(x: Expr): void {
+    if (this.plan.pairs && this.pairedExpr(x)) return;
     if (x.kind === 'call') return this.inline(x, true);
     if (!this.varies(x)) {
       this.e.expr(x);
@@ -578,6 +775,7 @@ export class RowSimdEmitter extends SimdEmitter {
 
   protected override math(fn: Parameters<SimdEmitter['math']>[0], args: readonly Expr[], t: DType, fastmath: boolean): void {
     if (fn === 'fround') {
+      if (this.plan.pairs && args[0]!.type === 'float64') return this.joinHalves(args[0]!, 'float32', undefined);
       this.expr(args[0]!);
       if (args[0]!.type === 'float64') this.simd(SimdOp.f32x4_demote_f64x2_zero);
       return;
@@ -605,8 +803,9 @@ export class RowSimdEmitter extends SimdEmitter {
     switch (s.kind) {
       case 'let':
       case 'assign':
-        if (this.plan.varying.has(s.variable)) super.stmt(s);
-        else e.stmt(s);
+        if (!this.plan.varying.has(s.variable)) e.stmt(s);
+        else if (this.paired(s.variable.type as DType)) this.assignInHalves(s);
+        else super.stmt(s);
         return;
       case 'store': {
         const a = e.arrays.get(s.array)!;
@@ -1044,7 +1243,7 @@ function loadScalarArguments({ e, kernel, layout, plan, locals: { pointer, step 
         e.set(splat);
         for (let g = 0; g < plan.groups; g++) {
           simd.useGroup(g);
-          e.get(splat).set(simd.varLocal(v));
+          simd.setLanes(v, splat);
         }
         simd.useGroup(0);
       } else e.set(e.varLocal(v));

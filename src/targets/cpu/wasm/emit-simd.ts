@@ -909,7 +909,8 @@ export class SimdEmitter {
     const index = importName === 'fmod' ? this.ctx.fmodImport() : this.ctx.mathImport(importName.split('/')[0] as MathFunction, args.length);
     const res = this.e.local(ValType.v128);
     this.e.get(locals[0]!).set(res);
-    for (let l = 0; l < this.lanes; l++) {
+    // float64: 2 lanes, also where 4 rows hold them in pairs of vectors (row-pairs.ts)
+    for (let l = 0; l < (f32 ? this.lanes : 2); l++) {
       this.e.get(res);
       for (const a of locals) {
         this.e.get(a);

@@ -81,6 +81,7 @@ export enum SimdOp {
   i8x16_shuffle = 0x0d, v128_load32_lane = 0x56, v128_load64_lane = 0x57, v128_store32_lane = 0x5a, v128_store64_lane = 0x5b,
   f32x4_demote_f64x2_zero = 0x5e, f64x2_promote_low_f32x4 = 0x5f, i64x2_neg = 0xc1, i64x2_extend_low_i32x4_s = 0xc7,
   f64x2_convert_low_i32x4_s = 0xfe, f64x2_convert_low_i32x4_u = 0xff,
+  i64x2_extend_high_i32x4_s = 0xc8,
   i32x4_all_true = 0xa3, i64x2_all_true = 0xc3, i64x2_shl = 0xcb, i64x2_shr_s = 0xcc, i64x2_shr_u = 0xcd,
   i64x2_add = 0xce, i64x2_sub = 0xd1, i64x2_eq = 0xd6, i64x2_ne = 0xd7, i64x2_lt_s = 0xd8, i64x2_gt_s = 0xd9, i64x2_le_s = 0xda, i64x2_ge_s = 0xdb,
   // Narrow integers: extending loads, lane loads and stores, and 8/16-bit lane arithmetic.

@@ -54,6 +54,8 @@ export interface EngineChoice {
   readonly guess?: true;
   /** The Wasm engine runs its loops that elements leave at different iterations in masked lanes (measured faster: engine-calibration.ts). */
   readonly maskedLoops?: true;
+  /** The Wasm engine runs a per-row kernel's float64 values in pairs of vectors, 4 rows per vector (measured faster: engine-calibration.ts). */
+  readonly floatPairs?: true;
 }
 
 /** A choice that measurement may overrule, where the mode leaves the choice to the library. */
@@ -218,9 +220,37 @@ export function maskedLoopsVariant(plan: CallPlan): boolean {
   return maskedVariants.get(plan, prepareRunnerArgs(plan).layout);
 }
 
-/** The layout a Wasm call compiles for: the call's, with loops in masked lanes where asked. */
-function wasmLayoutOf(layout: MemoryLayout, maskedLoops: boolean | undefined): MemoryLayout {
-  return maskedLoops ? { ...layout, maskedLoops: true } : layout;
+/** Per kernel and memory layout: whether its Wasm row loop has the float64-pairs variant ({@link floatPairsVariant}). */
+const pairsVariants = new ExecutableCache<MemoryLayout, boolean>({
+  layoutKey,
+  compile: (spec, layout) => {
+    if (spec.kind !== 'guvectorize') return false;
+    const plan = rowPlan(spec.kernel, { ...layout, floatPairs: true });
+    return typeof plan !== 'string' && plan.pairs === true;
+  },
+}, { scopedByKernel: true });
+
+/**
+ * Whether a call's Wasm row loop runs 2 rows per vector only because rows keep true doubles, and
+ * so has a variant holding them in pairs of vectors, 4 rows per vector (row-pairs.ts), that
+ * calibration times beside the engines.
+ */
+export function floatPairsVariant(plan: CallPlan): boolean {
+  return pairsVariants.get(plan, prepareRunnerArgs(plan).layout);
+}
+
+/** The Wasm loop's variants a call may run: the default, or one calibration chose ({@link EngineChoice}). */
+export type WasmVariant = 'wasm' | 'wasm-masked' | 'wasm-pairs';
+
+/** The layout a Wasm call compiles for: the call's, with loops in masked lanes or float64 in pairs where asked. */
+function wasmLayoutOf(layout: MemoryLayout, variant: WasmVariant): MemoryLayout {
+  if (variant === 'wasm-masked') return { ...layout, maskedLoops: true };
+  return variant === 'wasm-pairs' ? { ...layout, floatPairs: true } : layout;
+}
+
+/** The Wasm variant an engine choice names. */
+export function variantOf(choice: EngineChoice): WasmVariant {
+  return choice.maskedLoops ? 'wasm-masked' : choice.floatPairs ? 'wasm-pairs' : 'wasm';
 }
 
 /** Whether an expression is a float32 `Math.exp` that `fastmath` computes inline in float32 (fast-exp.ts). */
@@ -373,7 +403,7 @@ export function surelyJs(plan: CallPlan, elements: number): boolean {
  */
 export function explainPlan(plan: CallPlan, elements: number, choice: EngineChoice = chooseEngine(plan, elements, undefined, true)): string {
   if (choice.engine === 'js') return `JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
-  const layout = wasmLayoutOf(prepareRunnerArgs(plan).layout, choice.maskedLoops);
+  const layout = wasmLayoutOf(prepareRunnerArgs(plan).layout, variantOf(choice));
   let kernel: WasmKernel;
   try {
     kernel = wasmKernelFor(plan, layout);
@@ -393,13 +423,14 @@ export function explainPlan(plan: CallPlan, elements: number, choice: EngineChoi
  * How a compiled kernel's loop runs, in words: SIMD (elements or rows per vector, and vectors per
  * step) or scalar, and why scalar (`lanes` is then the reason).
  */
-export function wasmVariant(plan: CallPlan, module: Pick<CompiledModule, 'lanes' | 'vectors' | 'byteTable' | 'exactLocals'>): string {
-  const { lanes, vectors, byteTable, exactLocals } = module;
+export function wasmVariant(plan: CallPlan, module: Pick<CompiledModule, 'lanes' | 'vectors' | 'byteTable' | 'exactLocals' | 'pairedDoubles'>): string {
+  const { lanes, vectors, byteTable, exactLocals, pairedDoubles } = module;
   if (typeof lanes !== 'number') return `scalar: ${lanes}`;
   const table = byteTable ? `; a call of ≥ ${BYTE_TABLE_MIN_ELEMENTS.toLocaleString('en-US')} elements computes the kernel's 256 results (a function of one byte) and looks each element up` : '';
   if (plan.kind === 'vectorize') return (vectors === 1 ? `SIMD, ${lanes} lanes` : `SIMD, ${lanes} lanes × ${vectors} vectors per step`) + table;
   const side = vectors === 1 ? '' : ` × ${vectors} vectors of rows side by side per step, the last rows ${lanes} at a time`;
-  const exact = exactLocals ? ` (float64 locals that only ever hold 32-bit values held so: ${exactLocals})` : '';
+  const exact = (exactLocals ? ` (float64 locals that only ever hold 32-bit values held so: ${exactLocals})` : '')
+    + (pairedDoubles ? ' (float64 values in pairs of 2-lane vectors)' : '');
   return `SIMD, ${lanes} rows per vector${exact}${side}; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
 }
 
@@ -533,16 +564,16 @@ interface Staged {
  * out. Operands that view the same buffer are copied as one range, so aliasing (an input that is
  * also the output, overlapping slices) behaves as in place.
  *
- * @param maskedLoops - run loops that elements leave at different iterations in masked lanes
- *   ({@link maskedLoopsVariant}; the same results)
+ * @param variant - the loop's variant: loops that elements leave at different iterations in
+ *   masked lanes ({@link maskedLoopsVariant}), or float64 in pairs of vectors ({@link floatPairsVariant}); the same results
  * @returns false, having run nothing, when the Wasm memory cannot hold the call's copies or the
  *   kernel's local arrays: the caller then runs the JS engine (same results), so a full memory
  *   never reaches users as an error.
  */
-export function runWasm(plan: CallPlan, start = 0, end?: number, maskedLoops = false): boolean {
+export function runWasm(plan: CallPlan, start = 0, end?: number, variant: WasmVariant = 'wasm'): boolean {
   const prepared = prepareRunnerArgs(plan);
   const args = prepared.args;
-  const layout = wasmLayoutOf(prepared.layout, maskedLoops);
+  const layout = wasmLayoutOf(prepared.layout, variant);
   const kernel = wasmKernelIfRoom(plan, layout);
   if (!kernel) return false;
   const ops = plan.operands;

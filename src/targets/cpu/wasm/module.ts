@@ -47,6 +47,8 @@ export interface CompiledModule {
   readonly byteTable: boolean;
   /** The float64 locals a per-row kernel's lanes hold as int32 or float32 (exact-doubles.ts), in words; empty for none. */
   readonly exactLocals: string;
+  /** Per-row kernels: 4 rows per vector with float64 values in pairs of vectors (row-pairs.ts). */
+  readonly pairedDoubles: boolean;
 }
 
 /** Collects the local arrays declared in a body (at any depth). */
@@ -219,7 +221,7 @@ function emit(
   builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows, tables), exportName: 'run' });
   const lanes = typeof shape === 'string' ? shape : shape.lanes;
   const exactLocals = rows && rows.plan.kernel !== kernel ? describeNarrowedLocals(kernel, rows.plan.kernel) : '';
-  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors, byteTable: table !== undefined, exactLocals };
+  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors, byteTable: table !== undefined, exactLocals, pairedDoubles: rows?.plan.pairs === true };
 }
 
 /** The element type of operand `i` (a vectorize kernel's output follows its parameters). */

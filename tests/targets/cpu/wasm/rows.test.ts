@@ -22,6 +22,7 @@ afterEach(() => {
   blockTesting.setBlockBytes(undefined);
   rowTesting.setRowGroups(undefined);
   rowTesting.setNarrowDoubles(true);
+  rowTesting.setFloatPairs(undefined);
 });
 afterAll(async () => {
   setParallelOptions({ threshold: DEFAULT_THRESHOLD });
@@ -102,6 +103,13 @@ function spread(a: number, b: number): number {
   return d | 0;
 }
 
+/** A helper taking a double and giving a float32, with a float64 local of its own. */
+function toFloat32(v: number, x: number): number {
+  let w = v * 0.75;
+  if (x > 100) w = -w;
+  return Math.fround(w + x);
+}
+
 interface Case {
   readonly name: string;
   readonly signature: string;
@@ -112,11 +120,13 @@ interface Case {
   readonly inputs: readonly { dtype: DType; core: number }[];
   /** The lanes it must run in (`explain`), or undefined where it is expected to run scalar. */
   readonly lanes: 4 | 2 | undefined;
+  /** 4 rows per vector with its float64 values in pairs of vectors (row-pairs.ts); else 2 rows without them. */
+  readonly pairs?: true;
 }
 
 const CASES: Case[] = [
   {
-    name: 'uint8 rows stretched to their maximum (a float64 scale: 2 rows per vector, float → uint8 per row)',
+    name: 'uint8 rows stretched to their maximum (a float64 scale in pairs of vectors, float → uint8 per row)',
     signature: 'void(uint8[:], uint8, uint8[:])',
     layout: '(n),()->(n)',
     kernel: ((x: Vector, lo: number, out: Vector) => {
@@ -125,7 +135,8 @@ const CASES: Case[] = [
       for (let i = 0; i < x.length; i++) out[i] = m > lo ? ((x[i]! - lo) * 255) / (m - lo) : x[i]! + lo;
     }) as never,
     inputs: [{ dtype: 'uint8', core: 1 }, { dtype: 'uint8', core: 0 }],
-    lanes: 2,
+    lanes: 4,
+    pairs: true,
   },
   {
     name: 'int16 rows: a saturating add of a per-row offset, and wrapping sums',
@@ -161,7 +172,8 @@ const CASES: Case[] = [
       for (let i = x.length - 2; i < k; i++) out[i] = out[i]! + 1;
     }) as never,
     inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'int32', core: 0 }],
-    lanes: 2,
+    lanes: 4,
+    pairs: true,
   },
   {
     name: 'a while loop until convergence per row, a do-while per row, nested in a uniform loop',
@@ -222,7 +234,7 @@ const CASES: Case[] = [
     lanes: 4,
   },
   {
-    name: 'Hermite ()->(n), float32 (float64 inside: 2 lanes)',
+    name: 'Hermite ()->(n), float32 (float64 inside, in pairs of vectors)',
     signature: 'void(float32, float32[:])',
     layout: '()->(n)',
     kernel: ((x: number, out: Vector) => {
@@ -230,7 +242,8 @@ const CASES: Case[] = [
     }) as never,
     env: { hermiteRow },
     inputs: [{ dtype: 'float32', core: 0 }],
-    lanes: 2,
+    lanes: 4,
+    pairs: true,
   },
   {
     name: 'matmul (m,n),(n,p)->(m,p), float32 accumulating in float64',
@@ -246,7 +259,8 @@ const CASES: Case[] = [
       }
     }) as never,
     inputs: [{ dtype: 'float32', core: 2 }, { dtype: 'float32', core: 2 }],
-    lanes: 2,
+    lanes: 4,
+    pairs: true,
   },
   {
     name: 'matmul, float32 accumulating in float32 (4 lanes)',
@@ -306,7 +320,8 @@ const CASES: Case[] = [
     layout: '()->(n)',
     kernel: hermiteRow as never,
     inputs: [{ dtype: 'float32', core: 0 }],
-    lanes: 2,
+    lanes: 4,
+    pairs: true,
   },
   {
     name: 'a counter declared outside its while loop (a uniform value carried), float32 times a double',
@@ -320,7 +335,8 @@ const CASES: Case[] = [
       }
     }) as never,
     inputs: [{ dtype: 'float32', core: 1 }],
-    lanes: 2,
+    lanes: 4,
+    pairs: true,
   },
   {
     name: 'int32 arithmetic per row, a per-row scalar',
@@ -340,7 +356,8 @@ const CASES: Case[] = [
       for (let i = 1; i < x.length; i += 2) out[i] = x[i]! / (u + 0.5) + Math.fround(x[i]! * u * 0.1) + Math.max(x[i]!, u);
     }) as never,
     inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'uint32', core: 0 }],
-    lanes: 2,
+    lanes: 4,
+    pairs: true,
   },
   // float64 locals that hold only int32 or float32 values (exact-doubles.ts): 4 rows per vector.
   {
@@ -484,7 +501,7 @@ const CASES: Case[] = [
     lanes: 4,
   },
   {
-    name: 'sums whose steps run an unbounded number of times per row (a loop to a scalar count): 2 rows per vector',
+    name: 'sums whose steps run an unbounded number of times per row (a loop to a scalar count): kept in float64',
     signature: 'void(int16[:], uint8, int32[:])',
     layout: '(n),()->()',
     kernel: ((x: Vector, k: number, out: Vector) => {
@@ -493,10 +510,11 @@ const CASES: Case[] = [
       out[0] = s;
     }) as never,
     inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'uint8', core: 0 }],
-    lanes: 2,
+    lanes: 4,
+    pairs: true,
   },
   {
-    name: 'sums over nested loops along the row (2^13 · 2^13 steps of 2^15 could pass 2^31): 2 rows per vector',
+    name: 'sums over nested loops along the row (2^13 · 2^13 steps of 2^15 could pass 2^31): kept in float64',
     signature: 'void(int16[:], int32[:])',
     layout: '(n)->()',
     kernel: ((x: Vector, out: Vector) => {
@@ -505,10 +523,11 @@ const CASES: Case[] = [
       out[0] = s;
     }) as never,
     inputs: [{ dtype: 'int16', core: 1 }],
-    lanes: 2,
+    lanes: 4,
+    pairs: true,
   },
   {
-    name: 'float64 locals that are no int32 (a NaN literal, a product of counters): 2 rows per vector',
+    name: 'float64 locals that are no int32 (a NaN literal, a product of counters): kept in float64',
     signature: 'void(int16[:], int32[:])',
     layout: '(n)->(n)',
     kernel: ((x: Vector, out: Vector) => {
@@ -523,6 +542,109 @@ const CASES: Case[] = [
       }
     }) as never,
     inputs: [{ dtype: 'int16', core: 1 }],
+    lanes: 4,
+    pairs: true,
+  },
+  // True doubles of 32-bit rows in pairs of f64x2 vectors, 4 rows per vector (row-pairs.ts).
+  {
+    name: 'float32 rows with float64 accumulators: a dot product, a running sum, stored per element (pairs)',
+    signature: 'void(float32[:], float32[:], float32[:])',
+    layout: '(n),(n)->(n)',
+    kernel: ((a: Vector, b: Vector, out: Vector) => {
+      let acc = 0;
+      let s = -0;
+      for (let i = 0; i < a.length; i++) {
+        acc += a[i]! * b[i]!;
+        s += a[i]!;
+        out[i] = acc - s * 0.5;
+      }
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float32', core: 1 }],
+    lanes: 4,
+    pairs: true,
+  },
+  {
+    name: 'float64 Math per row on float32 rows: exp, log, sin, atan2, fmod, round, sign, min/max against constants (pairs)',
+    signature: 'void(float32[:], float32, float32[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, t: number, out: Vector) => {
+      let m = -Infinity;
+      for (let i = 0; i < x.length; i++) m = Math.max(m, x[i]!);
+      let sum = 0;
+      for (let i = 0; i < x.length; i++) {
+        const d = x[i]! - m * 0.5;
+        sum += Math.exp(d) + Math.log(Math.abs(d) + t) - Math.sin(d * 3);
+        out[i] = Math.atan2(d, sum) + (d % 0.75) + Math.round(d * 2.5) * Math.sign(sum) + Math.min(d, 0) + Math.max(d, 0.5) + Math.sqrt(Math.abs(sum));
+      }
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float32', core: 0 }],
+    lanes: 4,
+    pairs: true,
+  },
+  {
+    name: 'per-row conditions on float64 values: selects, an if assigning under masks, a masked while loop (pairs)',
+    signature: 'void(float32[:], float32, float32[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, t: number, out: Vector) => {
+      let acc = 0;
+      for (let i = 0; i < x.length; i++) {
+        acc += x[i]! * 0.1;
+        let v = acc > t ? acc * 0.5 : acc - 1;
+        if (v < -t && x[i]! !== 0) v = v / x[i]!;
+        else if (v === v) acc = acc + 0.25;
+        let c = 0;
+        while (Math.abs(v) > 0.01 && c < 12) {
+          v = v * 0.3;
+          c++;
+        }
+        out[i] = v + c + (acc >= 0 ? 1 : 0);
+      }
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float32', core: 0 }],
+    lanes: 4,
+    pairs: true,
+  },
+  {
+    name: 'float64 values of int16 rows stored wrapped into int16, clamped into uint8c and converted to int32 and uint32 (pairs)',
+    signature: 'void(int16[:], float32, int16[:], uint8c[:], int32[:], uint32[:])',
+    layout: '(n),()->(n),(n),(n),(n)',
+    kernel: ((x: Vector, k: number, a: Vector, b: Vector, c: Vector, d: Vector) => {
+      for (let i = 0; i < x.length; i++) {
+        const v = x[i]! * 1000.5 + k;
+        a[i] = v;
+        b[i] = v / 77.25;
+        c[i] = v * v * v;
+        d[i] = -v * 3.5;
+      }
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'float32', core: 0 }],
+    lanes: 4,
+    pairs: true,
+  },
+  {
+    name: 'a float32 scalar turned float64 per row, a uint32 per-row scalar, a helper taking a double and giving a float32 (pairs)',
+    signature: 'void(uint8[:], uint32, float32[:])',
+    layout: '(n),()->(n)',
+    env: { toFloat32 },
+    kernel: ((x: Vector, u: number, out: Vector) => {
+      let scale = u * 0.5;
+      for (let i = 0; i < x.length; i++) {
+        scale = scale + x[i]! / 3;
+        out[i] = toFloat32(scale, x[i]!) + u;
+      }
+    }) as never,
+    inputs: [{ dtype: 'uint8', core: 1 }, { dtype: 'uint32', core: 0 }],
+    lanes: 4,
+    pairs: true,
+  },
+  {
+    name: 'a float64 scalar per row: 2 rows per vector (not in pairs)',
+    signature: 'void(float32[:], float64, float32[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, w: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! * w;
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float64', core: 0 }],
     lanes: 2,
   },
 ];
@@ -530,6 +652,12 @@ const CASES: Case[] = [
 function compare(w: unknown, j: unknown): void {
   if (typeof j === 'string' || typeof w === 'string') {
     expect(w).toBe(j);
+    return;
+  }
+  // Several outputs: one result each.
+  if (Array.isArray(j) && Array.isArray(w)) {
+    expect(w.length).toBe(j.length);
+    j.forEach((x, i) => compare(w[i], x));
     return;
   }
   const data = (x: unknown) => ((x as { data?: ArrayLike<number> }).data ?? (x as ArrayLike<number>));
@@ -564,7 +692,9 @@ function checkCase(c: Case, numRuns: number, maxBatch: number): void {
 }
 
 describe('per-row kernels vectorised over rows are bit-identical to the JS engine', () => {
+  // Cases with true doubles run in pairs of vectors (the variant calibration times, forced here).
   it.each(CASES.map((c) => [c.name, c] as const))('%s', (_, c) => {
+    if (c.pairs) rowTesting.setFloatPairs(true);
     checkCase(c, 60, 11);
     const f = guvectorize([c.signature], c.layout, c.env ? { env: c.env } : {})(c.kernel);
     // The kernel really runs vectorised where the layout allows it.
@@ -576,6 +706,17 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     const outArg = c.layout === '()->(n)' ? [{ out: viewOf('float32', [batch, n], [0], [1]) }] : [];
     const text = f.explain(...args, ...outArg);
     if (c.lanes) expect(text).toContain(`SIMD, ${c.lanes} rows per vector`);
+    if (c.lanes) expect(text.includes('float64 values in pairs')).toBe(c.pairs === true);
+  });
+
+  // The same kernels without pairs (the default layout's plan): 2 rows per vector, the same results.
+  it.each(CASES.filter((c) => c.pairs).map((c) => [c.name, c] as const))('float64 pairs off, 2 rows per vector: %s', (_, c) => {
+    checkCase(c, 30, 11);
+    const f = guvectorize([c.signature], c.layout, c.env ? { env: c.env } : {})(c.kernel);
+    const shapes = c.layout === '(m,n),(n,p)->(m,p)' ? [[300, 4, 4], [300, 4, 4]] : c.inputs.map((x) => (x.core === 1 ? [300, 6] : [300]));
+    setEngineMode('wasm');
+    const outArg = c.layout === '()->(n)' ? [{ out: viewOf('float32', [300, 6], [0], [1]) }] : [];
+    expect(f.explain(...c.inputs.map((x, i) => viewOf(x.dtype, shapes[i]!, [1.5], [1])), ...outArg)).toContain('SIMD, 2 rows per vector');
   });
 
   // Blocks of rows run in groups side by side (emit-rows.ts rowGroups): every case with one group
@@ -583,6 +724,7 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
   // batches spanning several steps, their tail and the one-group loop after.
   it.each([1, 3].flatMap((groups) => CASES.map((c) => [groups, c.name, c] as const)))('%i groups of rows per step: %s', (groups, _, c) => {
     rowTesting.setRowGroups(groups);
+    if (c.pairs) rowTesting.setFloatPairs(true);
     checkCase(c, 20, 30);
   }, 30_000);
 
@@ -621,6 +763,15 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     const rows = { data: new Float32Array(64 * 16), shape: [64, 16] };
     setEngineMode('wasm');
     expect(dot.explain(rows, rows)).toMatch(/^WebAssembly \(SIMD, 2 rows per vector × 2 vectors of rows side by side per step, the last rows 2 at a time; /);
+    // Its float64 accumulator in pairs of vectors (the variant calibration times): 4 rows per vector.
+    rowTesting.setFloatPairs(true);
+    const pairedDot = guvectorize(['void(float32[:], float32[:], float32[:])'], '(n),(n)->()')((a: Vector, b: Vector, out: Vector) => {
+      let acc = 0;
+      for (let i = 0; i < a.length; i++) acc += a[i]! * b[i]!;
+      out[0] = acc;
+    });
+    expect(pairedDot.explain(rows, rows)).toMatch(/^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs of 2-lane vectors\) × 2 vectors of rows side by side per step, the last rows 4 at a time; /);
+    rowTesting.setFloatPairs(undefined);
     const untilSmall = guvectorize(['void(float32[:], float32[:])'], '(n)->()')((x: Vector, out: Vector) => {
       let v = x[0]!;
       while (v > 1) v = v / 2;
