@@ -55,6 +55,8 @@ interface HostBuffer {
   pristine: boolean;
   /** Written whole by the kernel and read by nothing: its old contents matter nowhere (neither uploaded nor zeroed). */
   overwritten?: boolean;
+  /** An output the call allocated itself (OperandView.fresh): its elements are zeros, known without reading them. */
+  allocated?: boolean;
   /** The elements to upload, taken when the call was made. */
   data?: TypedArray;
   /**
@@ -156,7 +158,8 @@ function startOnGpu(plan: CallPlan): Promise<void> {
       // Outputs nothing reads start from zeros when the caller's elements are zeros (fresh outputs),
       // and an output the kernel writes whole (any vectorize output) needs no upload either.
       h.overwritten = !h.read && (plan.kind === 'vectorize' || rowsWrittenWhole(plan, h));
-      h.pristine = !h.read && (h.overwritten || isAllZero(h.placement));
+      // (A new array's pages read to find zeros were mapped once and faulted again by the results.)
+      h.pristine = !h.read && (h.overwritten || h.allocated === true || isAllZero(h.placement));
     }
     if (ctx) {
       const operands = placedViews(views);
@@ -504,8 +507,12 @@ function deviceView(o: OperandView, isOutput: boolean, plan: CallPlan, hostBuffe
     host = { placement, bytes: placement.length * DTYPES[o.dtype].bytes, read: false, written: false, pristine: false };
     hostBuffers.push(host);
   }
-  if (isOutput) host.written = true;
-  else host.read = true;
+  if (isOutput) {
+    host.written = true;
+    if (o.fresh) host.allocated = true;
+  } else {
+    host.read = true;
+  }
   return {
     view: {
       ...common, storage: host, storageBytes: Math.max(4, Math.ceil(host.bytes / 4) * 4), offset: placement.offset,

@@ -38,6 +38,21 @@ export interface HostPlacement extends Reach, Omit<LoopOperandLayout, 'coreShape
 
 /** How much bigger than its distinct elements a span may be and still be uploaded as is. */
 const SPAN_SLACK = 2;
+let spanSlack = SPAN_SLACK;
+
+/**
+ * Sets how much bigger than its distinct elements a host view's span may be and still be placed
+ * as is (`span`) rather than gathered (`packed`): for benchmarks that time both placements.
+ *
+ * @param slack a factor ≥ 1 (1: only a view about as long as its span — within 64 elements — is
+ *   placed as it is; Infinity: every view is), or undefined for the default (2)
+ * @returns the previous value
+ */
+export function setSpanSlack(slack: number | undefined): number {
+  const previous = spanSlack;
+  spanSlack = slack ?? SPAN_SLACK;
+  return previous;
+}
 
 /**
  * Decides how a host operand is placed on the device.
@@ -57,7 +72,7 @@ export function placeHostOperand(view: OperandView, loopShape: readonly number[]
   let distinct = 1;
   for (const { extent, stride } of dims) if (stride !== 0) distinct *= extent;
   const span = high - low + 1;
-  if (span <= SPAN_SLACK * distinct + 64) {
+  if (span <= spanSlack * distinct + 64) {
     return {
       data, mode: 'span', low, high, length: span, offset: view.offset - low,
       loopStrides: view.loopStrides, coreStrides: view.coreStrides, hostOffset: view.offset, dims, dense: span === distinct && tilesSpan(dims),
