@@ -16,7 +16,9 @@
  * holding true doubles in pairs of f64x2 vectors, 4 rows per vector (row-pairs.ts; emit-rows.ts
  * `__testing.setFloatPairs(true)`), the variant that calibration times beside the 2-row form (on
  * the Wasm engine forced, the other sides run the 2-row form). `--sides` keeps only the named
- * extra sides (e.g. `--sides new-pairs`).
+ * extra sides (e.g. `--sides new-pairs`). `new-i32` is this checkout keeping rows of 8- and 16-bit integers
+ * in 32-bit lanes (emit-rows.ts `__testing.setIntRows(false)`): what 8 rows per vector in 16-bit
+ * lanes, 16 in 8-bit lanes (row-int-lanes.ts) are worth.
  *
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
@@ -50,6 +52,7 @@ interface Library {
   readonly setRowGroups?: (groups: number | undefined) => void;
   readonly setNarrowDoubles?: (on: boolean) => void;
   readonly setFloatPairs?: (on: boolean | undefined) => void;
+  readonly setIntRows?: (on: boolean) => void;
 }
 
 async function load(dir: string): Promise<Library> {
@@ -57,7 +60,7 @@ async function load(dir: string): Promise<Library> {
   const index = await at('src/index.ts');
   const engine = await at('src/targets/cpu/wasm/index.ts');
   const rows = await at('src/targets/cpu/wasm/emit-rows.ts');
-  return { guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups, setNarrowDoubles: rows.__testing?.setNarrowDoubles, setFloatPairs: rows.__testing?.setFloatPairs };
+  return { guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups, setNarrowDoubles: rows.__testing?.setNarrowDoubles, setFloatPairs: rows.__testing?.setFloatPairs, setIntRows: rows.__testing?.setIntRows };
 }
 
 type Dtype = 'float32' | 'float64' | 'int32' | 'int16' | 'uint8';
@@ -312,6 +315,52 @@ const KERNELS: RowKernel[] = [
     },
     inputs: (s) => [{ dtype: 'float32', shape: [ROWS * s, ROW], low: -1, high: 1 }, { scalar: 0.25 }],
   },
+  // 8- and 16-bit rows in lanes of their width (row-int-lanes.ts): 8 rows per vector in 16-bit lanes, 16 in 8-bit lanes.
+  {
+    name: 'row-sum-i16-wrap', corpus: false, signature: 'void(int16[:], int16[:])', layout: '(n)->()',
+    kernel: (x: V, out: V) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) s += x[i]!;
+      out[0] = s;
+    },
+    inputs: (s) => [{ dtype: 'int16', shape: [ROWS * s, ROW], low: -32768, high: 32767 }],
+  },
+  {
+    name: 'range-u8-i16', corpus: false, signature: 'void(uint8[:], int16[:])', layout: '(n)->()',
+    kernel: (x: V, out: V) => {
+      let lo = 255;
+      let hi = 0;
+      for (let i = 0; i < x.length; i++) {
+        lo = Math.min(lo, x[i]!);
+        hi = Math.max(hi, x[i]!);
+      }
+      out[0] = hi - lo;
+    },
+    inputs: (s) => [{ dtype: 'uint8', shape: [ROWS * s, ROW], low: 0, high: 255 }],
+  },
+  {
+    name: 'count-above-u8', corpus: false, signature: 'void(uint8[:], uint8, int16[:])', layout: '(n),()->()',
+    kernel: (x: V, t: number, out: V) => {
+      let c = 0;
+      for (let i = 0; i < x.length; i++) if (x[i]! > t) c++;
+      out[0] = c;
+    },
+    inputs: (s) => [{ dtype: 'uint8', shape: [ROWS * s, ROW], low: 0, high: 255 }, { scalar: 100 }],
+  },
+  {
+    name: 'threshold-u8', corpus: false, signature: 'void(uint8[:], uint8, uint8[:])', layout: '(n),()->(n)',
+    kernel: (x: V, t: number, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! > t ? 255 : 0;
+    },
+    inputs: (s) => [{ dtype: 'uint8', shape: [ROWS * s, ROW], low: 0, high: 255 }, { scalar: 100 }],
+  },
+  {
+    name: 'clamp-i16', corpus: false, signature: 'void(int16[:], int16, int16, int16[:])', layout: '(n),(),()->(n)',
+    kernel: (x: V, lo: number, hi: number, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = Math.min(Math.max(x[i]!, lo), hi);
+    },
+    inputs: (s) => [{ dtype: 'int16', shape: [ROWS * s, ROW], low: -32768, high: 32767 }, { scalar: -1000 }, { scalar: 1000 }],
+  },
 ];
 
 const ARRAYS = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array };
@@ -344,6 +393,8 @@ interface Side {
   readonly narrow?: boolean;
   /** true: true doubles in pairs of vectors, 4 rows per vector (row-pairs.ts), whatever calibration would choose. */
   readonly pairs?: true;
+  /** false: rows of 8- and 16-bit integers keep 32-bit lanes (row-int-lanes.ts). */
+  readonly intRows?: boolean;
 }
 
 const fresh = await load(resolve(new URL('..', import.meta.url).pathname));
@@ -354,6 +405,7 @@ const wanted = (name: string) => !extra || extra.includes(name);
 if (baseDir && fresh.setRowGroups && wanted('new-g1')) sides.push({ name: 'new-g1', lib: fresh, groups: 1 });
 if (fresh.setNarrowDoubles && wanted('new-f64')) sides.push({ name: 'new-f64', lib: fresh, narrow: false });
 if (fresh.setFloatPairs && wanted('new-pairs')) sides.push({ name: 'new-pairs', lib: fresh, pairs: true });
+if (fresh.setIntRows && wanted('new-i32')) sides.push({ name: 'new-i32', lib: fresh, intRows: false });
 
 const rows: string[][] = [];
 for (const k of KERNELS) {
@@ -365,6 +417,7 @@ for (const k of KERNELS) {
       side.lib.setRowGroups?.(side.groups);
       side.lib.setNarrowDoubles?.(side.narrow ?? true);
       side.lib.setFloatPairs?.(side.pairs);
+      side.lib.setIntRows?.(side.intRows ?? true);
       side.lib.setEngineMode(engine === 'wasm' ? 'wasm' : 'auto');
       const f = side.lib.guvectorize([k.signature], k.layout)(k.kernel) as unknown as { sync: (...a: unknown[]) => unknown; explain: (...a: unknown[]) => string };
       let args = inputs;
@@ -389,6 +442,7 @@ for (const k of KERNELS) {
         side.lib.setRowGroups?.(side.groups);
         side.lib.setNarrowDoubles?.(side.narrow ?? true);
         side.lib.setFloatPairs?.(side.pairs);
+        side.lib.setIntRows?.(side.intRows ?? true);
         return f.sync(...args);
       };
       return { side, run, f, args };

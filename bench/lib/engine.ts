@@ -8,7 +8,7 @@ export function engineLabel(explained: string): string {
   // a function of one byte: large calls look each element up in a table of its 256 results
   const table = /looks each element up/.test(explained) ? ', table of 256' : '';
   if (simd) return `${where}Wasm SIMD×${simd[1]}${simd[2] ? `, ${simd[2]} vectors` : ''}${table}`;
-  const rows = /WebAssembly \(SIMD, (\d) rows per vector(?: × (\d+) vectors of rows)?/.exec(explained);
+  const rows = /WebAssembly \(SIMD, (\d+) rows per vector.*?(?: × (\d+) vectors of rows|;)/.exec(explained);
   if (rows) return `${where}Wasm SIMD×${rows[1]} rows${rows[2] ? ` ×${rows[2]}` : ''}`;
   if (/WebAssembly \(scalar/.test(explained)) return `${where}Wasm scalar`;
   if (/JavaScript/.test(explained)) return `${where}JS`;

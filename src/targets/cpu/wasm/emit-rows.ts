@@ -26,7 +26,9 @@
  * condition, a per-row `break` out of a loop whose condition is uniform (a search, faster scalar),
  * an index that varies per row, bool arrays or arrays with more than 2 core dimensions. Helpers
  * are inlined. 8- and 16-bit integers live in 32-bit lanes as exact int32 values (copied in and
- * out one lane access per element).
+ * out one lane access per element) — or, where every per-row value fits or only wraps
+ * (row-int-lanes.ts), in lanes of their width: 8 rows per vector in 16-bit lanes, 16 in 8-bit
+ * lanes (emit-row-int-lanes.ts), copied a square of rows × elements at a time (lane-transpose.ts).
  *
  * Decided per call, before the loop: rows overlapping an output in any way other than being the
  * very same view (in place), negative strides, or cores larger than the scratch area run the
@@ -45,6 +47,8 @@ import { WASM_MATH } from './math-support.js';
 import { analyseCoverage } from '../../../compiler/passes/output-coverage.js';
 import { narrowExactDoubles } from './exact-doubles.js';
 import { HIGH_LANES_LOW, JOIN_LOW_LANES, JOIN_MASKS, pairsRefusal } from './row-pairs.js';
+import { type RowIntLanes, rowIntLanes } from './row-int-lanes.js';
+import { transposeSquare } from './lane-transpose.js';
 
 /** Bytes of each thread's scratch area for lane-interleaved rows and local arrays. */
 export const ROW_SCRATCH_BYTES = 64 * 1024;
@@ -106,7 +110,10 @@ export interface RowPlan {
    * (exact-doubles.ts; the scalar loop runs the kernel itself, with the same results).
    */
   readonly kernel: TypedKernel;
-  readonly lanes: 4 | 2;
+  /** 16 and 8: rows of 8- and 16-bit integers in lanes of their width (row-int-lanes.ts, {@link intLanes}). */
+  readonly lanes: 16 | 8 | 4 | 2;
+  /** Where the rows run in 8- or 16-bit lanes: how (row-int-lanes.ts; emit-row-int-lanes.ts emits them). */
+  readonly intLanes?: RowIntLanes;
   /**
    * 4 rows per vector although values per row are float64: each float64 value held as a pair of
    * f64x2 vectors, rows 0–1 and rows 2–3 (row-pairs.ts).
@@ -176,9 +183,20 @@ class Refusal extends Error {}
 /** The row plan of a guvectorize kernel for a memory layout, or why it runs scalar (a phrase). */
 export function rowPlan(kernel: TypedKernel, layout: MemoryLayout): RowPlan | string {
   const plan = tryAnalyse(kernel, layout);
-  if (typeof plan === 'string' || plan.lanes === 4) return plan;
-  // The vector loop runs rows whose every core size fits the scratch in 8-byte slots (exitUnlessRowsFitScratch).
-  const narrowed = narrowDoubles ? narrowExactDoubles(kernel, ROW_SCRATCH_BYTES / 8) : kernel;
+  if (typeof plan === 'string') return plan;
+  return narrowLanes(fourLanes(plan, kernel, layout));
+}
+
+/** The vector loop runs rows whose every core size fits the scratch in 8-byte slots (exitUnlessRowsFitScratch). */
+const MAX_CORE = ROW_SCRATCH_BYTES / 8;
+
+/**
+ * A 2-lane plan as 4 lanes: its float64 locals that only hold 32-bit values held so
+ * (exact-doubles.ts), else its true doubles in pairs of vectors where the layout asks (row-pairs.ts).
+ */
+function fourLanes(plan: RowPlan, kernel: TypedKernel, layout: MemoryLayout): RowPlan {
+  if (plan.lanes === 4) return plan;
+  const narrowed = narrowDoubles ? narrowExactDoubles(kernel, MAX_CORE) : kernel;
   const full = narrowed === kernel ? plan : tryAnalyse(narrowed, layout);
   if (typeof full !== 'string' && full.lanes === 4) return full;
   // True doubles left: in pairs of vectors where the layout asks (a variant that calibration
@@ -186,6 +204,13 @@ export function rowPlan(kernel: TypedKernel, layout: MemoryLayout): RowPlan | st
   const wide = typeof full === 'string' ? plan : full;
   if (!(floatPairs ?? layout.floatPairs) || pairsRefusal(wide.kernel, layout)) return plan;
   return { ...wide, lanes: 4, pairs: true };
+}
+
+/** A 4-lane plan as 8 or 16 rows per vector where its rows' values fit narrow integer lanes (row-int-lanes.ts). */
+function narrowLanes(plan: RowPlan): RowPlan {
+  if (plan.lanes !== 4 || plan.pairs || !intRows) return plan;
+  const int = rowIntLanes(plan.kernel, plan.varying, MAX_CORE, (e) => varies(e, plan.varying));
+  return typeof int === 'string' ? plan : { ...plan, lanes: int.bits === 16 ? 8 : 16, intLanes: int };
 }
 
 function tryAnalyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan | string {
@@ -243,7 +268,8 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
     switch (e.kind) {
       case 'call': return call(e, c);
       case 'unary': expr(e.arg, c); break;
-      case 'cast': expr(e.value, c); break;
+      // A conversion to an integer of a select of integer literals (`x[i] > t ? 255 : 0`) computes the select in int32 (int-lanes.ts).
+      case 'cast': expr(integralSource(e) ?? e.value, c); break;
       case 'binary': case 'compare': case 'logical': expr(e.left, c); expr(e.right, c); break;
       case 'select': expr(e.cond, c); expr(e.then, c); expr(e.otherwise, c); break;
       case 'math': e.args.forEach((a) => expr(a, c)); break;
@@ -259,7 +285,7 @@ function analyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan {
     laneType(e.type, `a value at kernel line ${e.loc.line}:${e.loc.column}`);
     // Uniform operands are splatted: they need a lane type too.
     const operands: Expr[] =
-      e.kind === 'unary' ? [e.arg] : e.kind === 'cast' ? [e.value] : e.kind === 'binary' || e.kind === 'compare' || e.kind === 'logical' ? [e.left, e.right]
+      e.kind === 'unary' ? [e.arg] : e.kind === 'cast' ? [integralSource(e) ?? e.value] : e.kind === 'binary' || e.kind === 'compare' || e.kind === 'logical' ? [e.left, e.right]
         : e.kind === 'select' ? [e.cond, e.then, e.otherwise] : e.kind === 'math' ? [...e.args] : [];
     for (const o of operands) laneType(o.type, `a value at kernel line ${o.loc.line}:${o.loc.column}`);
     switch (e.kind) {
@@ -435,6 +461,8 @@ let groupsOverride: number | undefined;
 let narrowDoubles = true;
 /** Set by tests and benchmarks (`__testing.setFloatPairs`): plans made after hold true doubles in pairs (true) or not (false) whatever the layout asks. */
 let floatPairs: boolean | undefined;
+/** Cleared by tests and benchmarks (`__testing.setIntRows`): plans made after keep 32-bit lanes for narrow integer rows. */
+let intRows = true;
 
 /**
  * How many blocks of rows run side by side: 2 where a loop carries a value along the row, or
@@ -480,6 +508,10 @@ export const __testing = {
    */
   setFloatPairs(on: boolean | undefined): void {
     floatPairs = on;
+  },
+  /** Whether row plans made from now on run rows of 8- and 16-bit integers in lanes of their width where exact (row-int-lanes.ts). */
+  setIntRows(on: boolean): void {
+    intRows = on;
   },
 };
 
@@ -536,7 +568,7 @@ export class RowSimdEmitter extends SimdEmitter {
   /** Per {@link inHalves} (innermost last): 4-lane values computed in the first half, for the second. */
   private readonly halfValues: Map<Expr, number>[] = [];
 
-  constructor(e: FunctionEmitter, ctx: ModuleContext, lanes: 4 | 2, private readonly plan: RowPlan) {
+  constructor(e: FunctionEmitter, ctx: ModuleContext, lanes: 16 | 8 | 4 | 2, protected readonly plan: RowPlan) {
     super(e, ctx, lanes, e.local(ValType.v128));
     this.groupVars = Array.from({ length: plan.groups }, () => new Map());
     this.groupVarsHigh = Array.from({ length: plan.groups }, () => new Map());
@@ -973,9 +1005,9 @@ interface RowLoop {
  */
 export function emitRowVectorLoop(
   e: FunctionEmitter, ctx: ModuleContext, layout: MemoryLayout, plan: RowPlan, locals: RunLocals, rowScratch: number,
+  simd: RowSimdEmitter = new RowSimdEmitter(e, ctx, plan.lanes, plan),
 ): void {
   const { kernel } = plan;
-  const simd = new RowSimdEmitter(e, ctx, plan.lanes, plan);
   const saved = new Map(e.arrays);
   const operands = rowOperands(e, kernel, layout, plan, locals.step, saved);
   e.open('block');
@@ -1258,27 +1290,35 @@ function loadScalarArguments({ e, kernel, layout, plan, locals: { pointer, step 
   });
 }
 
-/** The lane access of one element of `dtype`, and its lane index (in elements of its size) for lane `l`. */
-function laneAccess(dtype: DType, l: number, load: boolean): [SimdOp, number] {
-  switch (DTYPES[dtype].bytes) {
-    case 8: return [load ? SimdOp.v128_load64_lane : SimdOp.v128_store64_lane, l];
-    case 4: return [load ? SimdOp.v128_load32_lane : SimdOp.v128_store32_lane, l];
-    // 8- and 16-bit elements in the low bytes of 32-bit lanes.
-    case 2: return [load ? SimdOp.v128_load16_lane : SimdOp.v128_store16_lane, 2 * l];
-    default: return [load ? SimdOp.v128_load8_lane : SimdOp.v128_store8_lane, 4 * l];
+/** Bytes of one row's lane in a vector of `lanes` rows (2-row code keeps 32-bit values in 32-bit lanes 0–1). */
+const laneBytesOf = (lanes: number) => (lanes === 2 ? 4 : 16 / lanes);
+
+/**
+ * The lane access of one element of `dtype` for row `l` of a vector of `lanes` rows, and its lane
+ * index (in elements of its size): narrower elements go to the low bytes of their row's lane.
+ */
+function laneAccess(dtype: DType, l: number, load: boolean, lanes: number): [SimdOp, number] {
+  const bytes = DTYPES[dtype].bytes;
+  const lane = bytes === 8 ? l : (l * laneBytesOf(lanes)) / bytes;
+  switch (bytes) {
+    case 8: return [load ? SimdOp.v128_load64_lane : SimdOp.v128_store64_lane, lane];
+    case 4: return [load ? SimdOp.v128_load32_lane : SimdOp.v128_store32_lane, lane];
+    case 2: return [load ? SimdOp.v128_load16_lane : SimdOp.v128_store16_lane, lane];
+    default: return [load ? SimdOp.v128_load8_lane : SimdOp.v128_store8_lane, lane];
   }
 }
 
 /** Sets vector local `into` to the lanes' elements at byte `offset` (a local; none: 0) of their rows. */
 function loadLanes(e: FunctionEmitter, lanes: number, o: RowOperand, offset: number | undefined, into: number): void {
-  const narrow = DTYPES[o.dtype].bytes < 4;
+  const laneBytes = laneBytesOf(lanes);
+  const narrow = DTYPES[o.dtype].bytes < laneBytes;
   if (narrow) {
     // Zero-extended by loading into zeros; sign-extended after, with a shift up and back.
     e.i32(0).simd(SimdOp.i32x4_splat);
     e.set(into);
   }
   for (let l = 0; l < lanes; l++) {
-    const [op, lane] = laneAccess(o.dtype, l, true);
+    const [op, lane] = laneAccess(o.dtype, l, true, lanes);
     e.get(o.lane[l]!);
     if (offset !== undefined) e.get(offset).op(Op.i32_add);
     e.get(into);
@@ -1288,8 +1328,9 @@ function loadLanes(e: FunctionEmitter, lanes: number, o: RowOperand, offset: num
     e.set(into);
   }
   if (narrow && SIGNED_NARROW.has(o.dtype)) {
-    const shift = 32 - 8 * DTYPES[o.dtype].bytes;
-    e.get(into).i32(shift).simd(SimdOp.i32x4_shl).i32(shift).simd(SimdOp.i32x4_shr_s).set(into);
+    const shift = 8 * (laneBytes - DTYPES[o.dtype].bytes);
+    const [shl, shr] = laneBytes === 4 ? [SimdOp.i32x4_shl, SimdOp.i32x4_shr_s] : [SimdOp.i16x8_shl, SimdOp.i16x8_shr_s];
+    e.get(into).i32(shift).simd(shl).i32(shift).simd(shr).set(into);
   }
 }
 
@@ -1315,9 +1356,11 @@ class RowCopy {
 
   /** Per group of rows, the operand as that group sees it (its rows' addresses). */
   private readonly views: RowOperand[];
+  /** 8-bit elements in 16-bit lanes: loaded extended, stored as their low bytes. */
+  private readonly widened: boolean;
 
   constructor(
-    private readonly e: FunctionEmitter, private readonly lanes: 4 | 2, private readonly o: RowOperand, private readonly into: boolean,
+    private readonly e: FunctionEmitter, private readonly lanes: 16 | 8 | 4 | 2, private readonly o: RowOperand, private readonly into: boolean,
     rowGroups: number, private readonly groupBytes: number,
   ) {
     this.views = Array.from({ length: rowGroups }, (_, g) => groupOperand(o, lanes, g));
@@ -1325,7 +1368,9 @@ class RowCopy {
     this.offset = e.local(ValType.i32);
     this.slot = e.local(ValType.i32);
     this.bytes = 1 << o.shift;
-    this.group = 16 / this.bytes;
+    this.widened = lanes === 8 && this.bytes === 1;
+    // Narrow integer lanes (8 or 16 rows per vector) copy a square of `lanes` elements of `lanes` rows.
+    this.group = lanes >= 8 ? lanes : 16 / this.bytes;
     this.slotBytes = o.slotBytes ?? 16;
     this.slotVectorCount = (this.group * this.slotBytes) / 16;
     this.rowVectors = Array.from({ length: lanes }, () => e.local(ValType.v128));
@@ -1340,7 +1385,7 @@ class RowCopy {
 
   /** The loop over core axis `x` and those inside it (past the last: one element). */
   private axis(x: number): void {
-    const { e, o, bytes, group, offset } = this;
+    const { e, o, bytes, group, offset, lanes } = this;
     const a = o.src!;
     if (x === a.dims.length) {
       this.element();
@@ -1350,7 +1395,7 @@ class RowCopy {
     const start = e.local(ValType.i32);
     e.get(offset).set(start);
     e.i32(0).set(j);
-    if (x === a.dims.length - 1 && a.strides[x] === 'unit' && bytes >= 4) {
+    if (x === a.dims.length - 1 && a.strides[x] === 'unit' && (bytes >= 4 || lanes >= 8)) {
       // Whole groups first, then the elements left one by one (the loop below, from j).
       e.open('block');
       const done = e.depth() - 1;
@@ -1399,7 +1444,7 @@ class RowCopy {
         e.set(v);
         for (let l = 0; l < lanes; l++) {
           // Narrow elements keep their lane's low bytes: the kernel's store converted the value.
-          const [op, lane] = laneAccess(o.dtype, l, false);
+          const [op, lane] = laneAccess(o.dtype, l, false, lanes);
           e.get(view.lane[l]!).get(offset).op(Op.i32_add).get(v);
           e.simd(op);
           memarg(e, o.shift);
@@ -1417,8 +1462,12 @@ class RowCopy {
       if (this.into) {
         for (let l = 0; l < lanes; l++) {
           e.get(view.lane[l]!).get(offset).op(Op.i32_add);
-          e.simd(SimdOp.v128_load);
-          memarg(e, o.shift);
+          // 8-bit elements for 16-bit lanes: 8 of them, sign- or zero-extended.
+          if (this.widened) e.simd(SIGNED_NARROW.has(o.dtype) ? SimdOp.v128_load8x8_s : SimdOp.v128_load8x8_u).code.u32(0).u32(0);
+          else {
+            e.simd(SimdOp.v128_load);
+            memarg(e, o.shift);
+          }
           e.set(rowVectors[l]!);
         }
         this.transpose(rowVectors, slotVectors, true);
@@ -1437,6 +1486,12 @@ class RowCopy {
         this.transpose(slotVectors, rowVectors, false);
         for (let l = 0; l < lanes; l++) {
           e.get(view.lane[l]!).get(offset).op(Op.i32_add).get(rowVectors[l]!);
+          if (this.widened) {
+            // The low byte of each 16-bit lane: the element (the kernel's store converted it).
+            e.get(rowVectors[l]!).shuffle([0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14]);
+            e.simd(SimdOp.v128_store64_lane).code.u32(0).u32(0).byte(0);
+            continue;
+          }
           e.simd(SimdOp.v128_store);
           memarg(e, o.shift);
         }
@@ -1452,6 +1507,11 @@ class RowCopy {
    */
   private transpose(from: readonly number[], to: readonly number[], toSlots: boolean): void {
     const { e } = this;
+    if (this.lanes >= 8) {
+      // Narrow integer lanes: `lanes` rows × `lanes` elements, square.
+      transposeSquare(e, from, to, (16 / this.lanes) as 1 | 2);
+      return;
+    }
     const shuffle = (x: number, y: number, picks: readonly number[], size: number) => this.shuffle(x, y, picks, size);
     if (this.slotBytes === 8) {
       // 2 rows × 4 32-bit elements ↔ 4 slots of 8 bytes in 2 v128s: [a0 b0 a1 b1], [a2 b2 a3 b3].

@@ -100,6 +100,7 @@ export enum SimdOp {
   i8x16_le_s = 0x29, i8x16_le_u = 0x2a, i8x16_ge_s = 0x2b, i8x16_ge_u = 0x2c,
   i8x16_abs = 0x60, i8x16_neg = 0x61, i8x16_shl = 0x6b, i8x16_shr_s = 0x6c, i8x16_shr_u = 0x6d,
   i16x8_eq = 0x2d, i16x8_ne = 0x2e, i16x8_lt_s = 0x2f, i16x8_gt_s = 0x31, i16x8_le_s = 0x33, i16x8_ge_s = 0x35,
+  i16x8_lt_u = 0x30, i16x8_gt_u = 0x32, i16x8_le_u = 0x34, i16x8_ge_u = 0x36,
   // Float → integer: saturating truncation (NaN → 0), and f32 rounding to nearest, ties to even.
   i32x4_trunc_sat_f32x4_u = 0xf9, i32x4_trunc_sat_f64x2_s_zero = 0xfc, i32x4_trunc_sat_f64x2_u_zero = 0xfd,
   f32x4_nearest = 0x6a,

@@ -431,7 +431,9 @@ export function wasmVariant(plan: CallPlan, module: Pick<CompiledModule, 'lanes'
   const side = vectors === 1 ? '' : ` × ${vectors} vectors of rows side by side per step, the last rows ${lanes} at a time`;
   const exact = (exactLocals ? ` (float64 locals that only ever hold 32-bit values held so: ${exactLocals})` : '')
     + (pairedDoubles ? ' (float64 values in pairs of 2-lane vectors)' : '');
-  return `SIMD, ${lanes} rows per vector${exact}${side}; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
+  const bits = 128 / lanes;
+  const narrow = bits < 32 ? ` in ${bits}-bit lanes (each per-row value fits ${bits} bits, or only meets operations that wrap: + − ×, stores)` : '';
+  return `SIMD, ${lanes} rows per vector${narrow}${exact}${side}; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
 }
 
 /** {@link wasmKernelFor}, or undefined when the Wasm memory has no room for the kernel's local arrays. */

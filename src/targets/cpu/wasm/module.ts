@@ -21,7 +21,8 @@ import { callsOutOfLine, SimdEmitter, type SimdShape } from './emit-simd.js';
 import { type ByteTable, byteTable, emitByteTable } from './byte-table.js';
 import { IntLanesEmitter } from './emit-int-lanes.js';
 import { LoopSimdEmitter, vectorizeShape } from './element-loops.js';
-import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan } from './emit-rows.js';
+import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan, RowSimdEmitter } from './emit-rows.js';
+import { IntRowSimdEmitter } from './emit-row-int-lanes.js';
 import { describeNarrowedLocals } from './exact-doubles.js';
 import { isPortFunction, MATH_PORTS, PORT_FUNCTIONS, scalarEntry } from './math-ports.js';
 import { WASM_MATH } from './math-support.js';
@@ -245,6 +246,11 @@ function declareLocalArrays(e: FunctionEmitter, body: readonly Stmt[], ctx: Modu
   }
 }
 
+/** The emitter of a per-row kernel's vector body: in narrow integer lanes where its plan says so. */
+function rowEmitter(e: FunctionEmitter, ctx: ModuleContext, plan: RowPlan): RowSimdEmitter {
+  return plan.intLanes ? new IntRowSimdEmitter(e, ctx, { ...plan, intLanes: plan.intLanes }) : new RowSimdEmitter(e, ctx, plan.lanes, plan);
+}
+
 function emitRun(
   kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, ctx: ModuleContext, params: ValType[], shape: SimdShape | string,
   rows: { plan: RowPlan; offset: number } | undefined, tables: { plan: ByteTable; offset: number; run: number } | undefined,
@@ -291,10 +297,11 @@ function emitRun(
     const rowScratch = e.local(ValType.i32);
     e.get(e.scratch).i32(rows.offset).op(Op.i32_add).set(rowScratch);
     e.hoistConstants(() => {
-      emitRowVectorLoop(e, ctx, layout, rows.plan, { pointer, step, k, count }, rowScratch);
+      emitRowVectorLoop(e, ctx, layout, rows.plan, { pointer, step, k, count }, rowScratch, rowEmitter(e, ctx, rows.plan));
       // Then one block of rows per step: the tail the groups leave (fewer rows than a step), or all
       // rows where they do not fit a group's share of the scratch.
-      if (rows.plan.groups > 1) emitRowVectorLoop(e, ctx, layout, { ...rows.plan, groups: 1 }, { pointer, step, k, count }, rowScratch);
+      const one = { ...rows.plan, groups: 1 };
+      if (rows.plan.groups > 1) emitRowVectorLoop(e, ctx, layout, one, { pointer, step, k, count }, rowScratch, rowEmitter(e, ctx, one));
     });
   } else if (typeof shape !== 'string') e.hoistConstants(() => emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count));
 

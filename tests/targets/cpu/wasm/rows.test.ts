@@ -119,7 +119,7 @@ interface Case {
   /** Per input: its dtype and core rank ('scalar' for `()` inputs), and whether it is per row or broadcast. */
   readonly inputs: readonly { dtype: DType; core: number }[];
   /** The lanes it must run in (`explain`), or undefined where it is expected to run scalar. */
-  readonly lanes: 4 | 2 | undefined;
+  readonly lanes: 16 | 8 | 4 | 2 | undefined;
   /** 4 rows per vector with its float64 values in pairs of vectors (row-pairs.ts); else 2 rows without them. */
   readonly pairs?: true;
 }
@@ -423,7 +423,7 @@ const CASES: Case[] = [
       for (let i = 0; i < x.length; i++) out[i] = x[i]! - lo + k + spread(hi | 0, lo | 0);
     }) as never,
     inputs: [{ dtype: 'uint8', core: 1 }, { dtype: 'uint8', core: 0 }],
-    lanes: 4,
+    lanes: 16, // row-int-lanes.ts: every value fits 8 bits or wraps into the uint8 store
   },
   {
     name: 'int16 rows: `s += x[i]` and `c++` under a per-row condition, stepped within int32 by a loop along the row',
@@ -482,7 +482,7 @@ const CASES: Case[] = [
       }
     }) as never,
     inputs: [{ dtype: 'uint16', core: 1 }],
-    lanes: 4,
+    lanes: 8, // row-int-lanes.ts: the sum is only stored wrapped
   },
   {
     name: 'float32 accumulation written with Math.fround (`acc = Math.fround(acc + a[i] * b[i])`): float32 operations in 4 lanes',

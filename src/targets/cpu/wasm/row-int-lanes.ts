@@ -1,0 +1,396 @@
+/**
+ * Per-row kernels over 8- and 16-bit integers in lanes of their own width: 8 rows per vector in
+ * 16-bit lanes (i16x8), 16 rows in 8-bit lanes (i8x16), instead of 4 in 32-bit lanes — where that
+ * gives the JS engine's results bit for bit. Which kernels qualify, and how (emit-row-int-lanes.ts
+ * emits them; emit-rows.ts copies rows in and out).
+ *
+ * The language computes small integers as int32 (rule 4). A lane of W bits holds the low W bits of
+ * such a value; that is the value itself where it lies in [−2^(W−1), 2^(W−1)) (read as signed) or
+ * in [0, 2^W) (read as unsigned) — *exact* — and otherwise the value modulo 2^W only — *modular*.
+ * An interval analysis over the rows' values (a fixpoint over the kernel's loops, each local's
+ * interval widened to "any int32" where it still grows after {@link WIDEN_AFTER} passes: `s += x[i]`,
+ * `count++`) sorts every per-row value into one or the other, and the kernel qualifies when every
+ * operation gives in W-bit lanes what it gives in int32:
+ * - `+ − ×` (and `Math.imul`), `& | ^`, `<<` by a constant below W, negation and `~` keep the
+ *   low W bits of their result from the low W bits of their operands (they commute with taking
+ *   a value modulo 2^W, and int32's own wrap modulo 2³² keeps that), so modular operands are fine;
+ *   8-bit lanes have no multiply;
+ * - a conversion to int16 or uint16 (in 16-bit lanes) or to int8 or uint8 keeps the low bits too —
+ *   so does a typed array's store, which converts (`out[0] = s` of an int16 row sum wraps exactly
+ *   as the lanes do): the result is exact again, of the target's range;
+ * - comparisons, `Math.min`/`max`/`abs`, `>>`/`>>>`, a conversion to bool or to uint8c (a clamp)
+ *   need exact operands, read the same way (both signed or both unsigned: a uint8 value and an
+ *   int16 one compare in signed 16-bit lanes, two uint16 values unsigned);
+ * - floats, uint32, division and `%`, other `Math` functions, and stores into arrays wider than
+ *   the lanes (int32, float) do not run here: the kernel keeps 32-bit lanes.
+ * Uniform values (emit-rows.ts: computed once per block by scalar code, in int32) enter the lanes
+ * as their low W bits; a loop counter running to a core size lies in [start, maxCore] inside the
+ * vector loop, which checks every core size against its scratch first.
+ *
+ * 8-bit lanes are tried where every array and per-row scalar is 8-bit; else 16-bit lanes, which
+ * hold 8-bit elements widened (sign- or zero-extended) and store their low byte back.
+ */
+import { type DType, DTYPES } from '../../../dtypes.js';
+import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
+import { isArrayType } from '../../../compiler/ir.js';
+import { counterBounds, findLoopCounters } from './loop-counters.js';
+import { integralSource } from './int-lanes.js';
+
+/** How a per-row kernel runs in narrow integer lanes. */
+export interface RowIntLanes {
+  readonly bits: 16 | 8;
+  /**
+   * Comparisons, `Math.min`/`max`/`abs`, right shifts and conversions to uint8c whose operands
+   * the lanes hold as unsigned values (the others as signed).
+   */
+  readonly unsigned: ReadonlySet<Expr>;
+}
+
+/** Inclusive bounds of an int32 value; {@link ANY}: nothing known beyond int32. */
+type Range = readonly [number, number];
+const ANY: Range = [-(2 ** 31), 2 ** 31 - 1];
+
+const TYPE_RANGE: Partial<Record<DType, Range>> = {
+  int8: [-128, 127], uint8: [0, 255], uint8c: [0, 255], int16: [-32768, 32767], uint16: [0, 65535], bool: [0, 1], int32: ANY,
+};
+const NARROW = new Set<DType>(['int8', 'uint8', 'uint8c', 'int16', 'uint16']);
+
+/** Fixpoint passes before a local whose interval still grows is bounded by its steps (or any int32). */
+const WIDEN_AFTER = 3;
+/** Passes after which every local still growing holds any int32 (bounds that feed each other). */
+const MAX_PASSES = 12;
+
+/** The step `e` of an assignment `v = v ± e`, `v = e + v` or `v = e − v` (|v| grows by at most |e|), or undefined. */
+function stepOf(value: Expr, v: Variable): Expr | undefined {
+  if (value.kind !== 'binary' || (value.op !== '+' && value.op !== '-')) return undefined;
+  const isV = (x: Expr) => x.kind === 'var' && x.variable === v;
+  return isV(value.left) ? value.right : isV(value.right) ? value.left : undefined;
+}
+
+class Refusal extends Error {}
+
+/**
+ * The narrow lanes a per-row kernel's rows run in (8-bit where every array and per-row scalar is
+ * 8-bit and the kernel qualifies there, else 16-bit), or why they keep 32-bit lanes.
+ *
+ * @param kernel - the kernel the 4-lane row plan runs (its float64 locals already held as int32 where exact)
+ * @param varying - the values that vary per row (RowPlan.varying)
+ * @param maxCore - the largest core size the vector loop runs (larger rows run the scalar loop)
+ * @param varies - whether an expression varies per row (emit-rows.ts)
+ */
+export function rowIntLanes(kernel: TypedKernel, varying: ReadonlySet<Variable>, maxCore: number, varies: (e: Expr) => boolean): RowIntLanes | string {
+  const widths = [...kernel.params].filter((p) => isArrayType(p.type) || varying.has(p)).map((p) => DTYPES[isArrayType(p.type) ? p.type.dtype : p.type].bytes);
+  let why = '';
+  for (const bits of [8, 16] as const) {
+    if (bits === 8 && widths.some((b) => b !== 1)) continue;
+    try {
+      return analyse(kernel, varying, maxCore, varies, bits);
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      why = error.message;
+    }
+  }
+  return why;
+}
+
+function analyse(kernel: TypedKernel, varying: ReadonlySet<Variable>, maxCore: number, varies: (e: Expr) => boolean, bits: 16 | 8): RowIntLanes {
+  const width = `${bits}-bit lanes`;
+  const refuse = (why: string): never => {
+    throw new Refusal(why);
+  };
+  const signed: Range = [-(2 ** (bits - 1)), 2 ** (bits - 1) - 1];
+  const unsigned: Range = [0, 2 ** bits - 1];
+  const within = (r: Range, b: Range) => r[0] >= b[0] && r[1] <= b[1];
+  /** An int32 interval, or any int32 where the operation may leave int32 (it wraps). */
+  const int32 = (lo: number, hi: number): Range => (lo < ANY[0] || hi > ANY[1] ? ANY : [lo, hi]);
+  const join = (a: Range | undefined, b: Range): Range => (a ? [Math.min(a[0], b[0]), Math.max(a[1], b[1])] : b);
+  const heldType = (t: DType, what: string) => {
+    if (!NARROW.has(t) || DTYPES[t].bytes * 8 > bits) refuse(`${what} is ${t}, wider than ${width}`);
+  };
+  for (const p of kernel.params) {
+    if (isArrayType(p.type)) heldType(p.type.dtype, `\`${p.name}\``);
+    else if (varying.has(p)) heldType(p.type, `\`${p.name}\``);
+  }
+
+  const counters = findLoopCounters(kernel);
+  const bounds = counterBounds(kernel, counters);
+  const ranges = new Map<Variable, Range>();
+  // Per-row scalars hold their type's values.
+  for (const p of kernel.params) if (!isArrayType(p.type) && varying.has(p)) ranges.set(p, TYPE_RANGE[p.type]!);
+  const unsignedOps = new Set<Expr>();
+  /** The last pass: ranges are stable, and operations that need exact operands are checked. */
+  let final = false;
+
+  /** The one way exact operands read alike: 'signed', 'unsigned', or a refusal. */
+  const reading = (e: Expr, operands: readonly Range[]): 'signed' | 'unsigned' => {
+    if (uniformDepth > 0) return 'signed'; // scalar code's, in int32
+    if (operands.every((r) => within(r, signed))) return 'signed';
+    if (operands.every((r) => within(r, unsigned))) {
+      if (final) unsignedOps.add(e);
+      return 'unsigned';
+    }
+    if (final) refuse(`a value at kernel line ${e.loc.line}:${e.loc.column} is compared, clamped or shifted right but may leave ${width}`);
+    return 'signed';
+  };
+
+  /** A uniform leaf's interval (a constant, a variable, a core size), or a conversion of a float's. */
+  const uniform = (e: Expr): Range => {
+    switch (e.kind) {
+      case 'const':
+        return typeof e.value === 'boolean' ? [0, 1] : Number.isInteger(Number(e.value)) && Math.abs(Number(e.value)) < 2 ** 31 ? [Number(e.value), Number(e.value)] : ANY;
+      case 'var': {
+        const b = bounds.get(e.variable);
+        if (b && kernel.params.includes(b.array)) return [b.start, Math.max(b.start, maxCore)];
+        return TYPE_RANGE[e.type] ?? ANY;
+      }
+      case 'dim':
+        return kernel.params.includes(e.array) ? [0, maxCore] : ANY;
+      case 'cast':
+        // A counter converted from its double: its bounds.
+        return converted(e, e.value.kind === 'var' ? uniform(e.value) : ANY);
+      default:
+        return TYPE_RANGE[e.type] ?? ANY;
+    }
+  };
+
+  /** The interval of a conversion to `e.type` of a value in `v`. */
+  const converted = (e: Expr, v: Range): Range => {
+    const to = e.type;
+    if (to === 'int32') return v;
+    if (to === 'bool') return [0, 1];
+    if (to === 'uint8c') return [Math.min(Math.max(v[0], 0), 255), Math.min(Math.max(v[1], 0), 255)];
+    const t = TYPE_RANGE[to];
+    if (!t || !NARROW.has(to)) return refuse(`a conversion to ${to}`);
+    return within(v, t) ? v : t;
+  };
+
+  /** Depth of uniform expressions being walked: their operations are scalar code's, in int32. */
+  let uniformDepth = 0;
+  const rangeOf = (e: Expr): Range => {
+    if (varies(e) || uniformDepth > 0) return operation(e);
+    // Where a uniform value meets per-row ones, the lanes get its low bits.
+    if (!TYPE_RANGE[e.type]) refuse(`a ${e.type} value at kernel line ${e.loc.line}:${e.loc.column} meets per-row values`);
+    uniformDepth++;
+    try {
+      return operation(e);
+    } finally {
+      uniformDepth--;
+    }
+  };
+
+  /** The interval of an expression from its operands' (rangeOf), checking what needs exact operands. */
+  const operation = (e: Expr): Range => {
+    if (!TYPE_RANGE[e.type]) return uniformDepth > 0 ? ANY : refuse(`a per-row value at kernel line ${e.loc.line}:${e.loc.column} is ${e.type}`);
+    switch (e.kind) {
+      case 'const':
+      case 'dim':
+        return uniform(e);
+      case 'var':
+        return varying.has(e.variable) ? ranges.get(e.variable) ?? ANY : uniform(e);
+      case 'index': {
+        const t = e.array.type;
+        const dtype = isArrayType(t) ? t.dtype : e.type;
+        heldType(dtype, `\`${e.array.name}\``);
+        return TYPE_RANGE[dtype]!;
+      }
+      case 'unary': {
+        const a = rangeOf(e.arg);
+        if (e.op === '!') return [0, 1];
+        return e.op === '-' ? int32(-a[1], -a[0]) : int32(-a[1] - 1, -a[0] - 1);
+      }
+      case 'binary':
+        return binary(e);
+      case 'compare': {
+        const operands = [rangeOf(e.left), rangeOf(e.right)];
+        if (e.operandType !== 'bool' && uniformDepth === 0) {
+          if (!TYPE_RANGE[e.operandType]) refuse(`a comparison in ${e.operandType}`);
+          reading(e, operands);
+        }
+        return [0, 1];
+      }
+      case 'logical':
+        rangeOf(e.left);
+        rangeOf(e.right);
+        return [0, 1];
+      case 'select':
+        rangeOf(e.cond);
+        return join(rangeOf(e.then), rangeOf(e.otherwise));
+      case 'cast': {
+        const value = integralSource(e) ?? e.value;
+        if (!varies(value) && !TYPE_RANGE[value.type]) return uniform(e); // of a float: scalar code's conversion
+        const v = rangeOf(value);
+        if (e.type === 'bool' || e.type === 'uint8c') reading(e, [v]);
+        return converted(e, v);
+      }
+      case 'math': {
+        const args = e.args.map(rangeOf);
+        if (e.fn === 'imul') return int32(...product(args[0]!, args[1]!));
+        if (e.fn === 'abs') {
+          const [lo, hi] = args[0]!;
+          reading(e, [args[0]!]);
+          return [lo >= 0 ? lo : hi <= 0 ? -hi : 0, Math.max(Math.abs(lo), Math.abs(hi))];
+        }
+        if ((e.fn !== 'min' && e.fn !== 'max') || args.length === 0) return refuse(`Math.${e.fn} in ${width}`);
+        reading(e, args);
+        const pick = e.fn === 'min' ? Math.min : Math.max;
+        return [pick(...args.map((r) => r[0])), pick(...args.map((r) => r[1]))];
+      }
+      case 'call':
+        return call(e);
+    }
+  };
+
+  const product = (a: Range, b: Range): [number, number] => {
+    if (bits === 8) refuse('`*` has no 8-bit lane instruction');
+    const p = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]];
+    return [Math.min(...p), Math.max(...p)];
+  };
+
+  const binary = (e: Extract<Expr, { kind: 'binary' }>): Range => {
+    const a = rangeOf(e.left);
+    if (e.op === '<<' || e.op === '>>' || e.op === '>>>') {
+      if (e.right.kind !== 'const') return refuse('a shift count varies per row');
+      const k = Number(e.right.value) & 31;
+      if (e.op === '<<') {
+        // Lanes take shift counts modulo their width.
+        if (k >= bits) refuse(`a shift by ${k} in ${width}`);
+        return int32(a[0] * 2 ** k, a[1] * 2 ** k);
+      }
+      if (e.op === '>>>' && a[0] < 0) refuse('`>>>` of a value that may be negative');
+      // Signed lanes shift by at most W − 1 (the sign fills them, as in int32); unsigned ones by less than W.
+      if (reading(e, [a]) === 'unsigned' && k >= bits) refuse(`a shift by ${k} in ${width}`);
+      return [Math.floor(a[0] / 2 ** k), Math.floor(a[1] / 2 ** k)];
+    }
+    const b = rangeOf(e.right);
+    switch (e.op) {
+      case '+': return int32(a[0] + b[0], a[1] + b[1]);
+      case '-': return int32(a[0] - b[1], a[1] - b[0]);
+      case '*': return int32(...product(a, b));
+      case '&':
+        // x & m with 0 ≤ m < 2^W depends only on x's low W bits.
+        if (within(a, unsigned) || within(b, unsigned)) return [0, Math.min(...[a, b].filter((r) => r[0] >= 0).map((r) => r[1]))];
+        return within(a, signed) && within(b, signed) ? signed : ANY;
+      case '|':
+      case '^':
+        if (within(a, signed) && within(b, signed)) return signed;
+        return within(a, unsigned) && within(b, unsigned) ? [0, 2 ** Math.ceil(Math.log2(Math.max(a[1], b[1]) + 1)) - 1] : ANY;
+      default:
+        return refuse(`\`${e.op}\` in ${width}`);
+    }
+  };
+
+  /** Where a helper's `return` values go while its body is walked (per call). */
+  const returns: Range[][] = [];
+  const call = (x: Extract<Expr, { kind: 'call' }>): Range => {
+    const h: HelperFunction = x.helper;
+    h.params.forEach((p, i) => {
+      const a = x.args[i]!;
+      if (a.kind !== 'array-ref') assign(p, a);
+    });
+    returns.push([[0, 0]]); // a helper that ends without `return` gives undefined: 0 once converted
+    const outer = runs;
+    runs = Infinity;
+    stmts(h.body);
+    runs = outer;
+    return returns.pop()!.reduce((r, x) => join(r, x));
+  };
+
+  /** How many times per row the statement being walked runs at most (loops to a core size: maxCore trips). */
+  let runs = 1;
+  /**
+   * Per local, this pass: the largest magnitude it is set to other than by a step, and the sum of
+   * its steps' (`v = v ± e`) magnitudes times their runs per row — together a bound on |v|.
+   */
+  const magnitudes = new Map<Variable, { reset: number; steps: number }>();
+  const assign = (v: Variable, value: Expr): void => {
+    if (!varying.has(v)) return; // uniform: scalar code
+    if (isArrayType(v.type) || !TYPE_RANGE[v.type]) refuse(`\`${v.name}\` is ${isArrayType(v.type) ? 'an array' : v.type} per row`);
+    const r = rangeOf(value);
+    if (final) return;
+    const m = magnitudes.get(v) ?? { reset: 0, steps: 0 };
+    const step = stepOf(value, v);
+    if (step) {
+      const d = rangeOf(step);
+      m.steps += runs * Math.max(Math.abs(d[0]), Math.abs(d[1]));
+    } else m.reset = Math.max(m.reset, Math.abs(r[0]), Math.abs(r[1]));
+    magnitudes.set(v, m);
+    if (!bounded.has(v)) ranges.set(v, join(ranges.get(v), r));
+  };
+
+  const stmts = (list: readonly Stmt[]): void => list.forEach(stmt);
+  const stmt = (s: Stmt): void => {
+    switch (s.kind) {
+      case 'let': return assign(s.variable, s.init);
+      case 'assign': return assign(s.variable, s.value);
+      case 'store': {
+        const t = s.array.type;
+        if (!isArrayType(t) || s.value.type !== t.dtype) refuse(`a store of ${s.value.type} into a ${isArrayType(t) ? t.dtype : t} array`);
+        heldType((t as { dtype: DType }).dtype, `\`${s.array.name}\``);
+        rangeOf(s.value);
+        return;
+      }
+      case 'local-array':
+        heldType((s.variable.type as { dtype: DType }).dtype, `the local array \`${s.variable.name}\``);
+        return;
+      case 'if':
+        if (varies(s.cond)) rangeOf(s.cond);
+        stmts(s.then);
+        stmts(s.otherwise);
+        return;
+      case 'loop': {
+        stmts(s.init);
+        const counter = s.init[0]?.kind === 'let' ? bounds.get(s.init[0].variable) : undefined;
+        const outer = runs;
+        runs *= counter && kernel.params.includes(counter.array) ? maxCore : Infinity;
+        if (s.cond && varies(s.cond)) rangeOf(s.cond);
+        stmts(s.body);
+        stmts(s.update);
+        runs = outer;
+        return;
+      }
+      case 'return':
+        if (s.value) {
+          const r = varies(s.value) || returns.length ? rangeOf(s.value) : undefined;
+          if (r && returns.length) returns[returns.length - 1]!.push(r);
+        }
+        return;
+      case 'call':
+        rangeOf(s.call);
+        return;
+      case 'break':
+      case 'continue':
+        return;
+      default:
+        refuse(`a ${s.kind} statement`);
+    }
+  };
+
+  // The fixpoint: walk until no local's interval grows. One still growing after WIDEN_AFTER passes
+  // is bounded by its magnitudes (a counter `c++` along the row: |c| ≤ maxCore), else any int32.
+  /** Locals whose interval is their magnitude bound (no longer joined, recomputed each pass). */
+  const bounded = new Set<Variable>();
+  for (let pass = 1; ; pass++) {
+    const before = new Map(ranges);
+    magnitudes.clear();
+    stmts(kernel.body);
+    for (const v of bounded) {
+      const m = magnitudes.get(v)!;
+      const bound = m.reset + m.steps;
+      ranges.set(v, bound <= ANY[1] && pass < MAX_PASSES ? [-bound, bound] : ANY);
+    }
+    const grown = [...ranges].filter(([v, r]) => before.get(v)?.[0] !== r[0] || before.get(v)?.[1] !== r[1]).map(([v]) => v);
+    if (!grown.length) break;
+    if (pass >= WIDEN_AFTER) {
+      for (const v of grown) {
+        if (bounded.has(v)) continue;
+        bounded.add(v);
+        const m = magnitudes.get(v)!;
+        const bound = m.reset + m.steps;
+        ranges.set(v, bound <= ANY[1] ? [-bound, bound] : ANY);
+      }
+    }
+  }
+  final = true;
+  stmts(kernel.body);
+  return { bits, unsigned: unsignedOps };
+}
