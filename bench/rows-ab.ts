@@ -80,6 +80,17 @@ type M = { [i: number]: V; length: number; shape: number[] };
 const ROW = 64;
 const ROWS = 1 << 16;
 
+/** The range (max − min) of a row of uint8. */
+const rangeOfRow = (x: V, out: V) => {
+  let lo = 255;
+  let hi = 0;
+  for (let i = 0; i < x.length; i++) {
+    lo = Math.min(lo, x[i]!);
+    hi = Math.max(hi, x[i]!);
+  }
+  out[0] = hi - lo;
+};
+
 const KERNELS: RowKernel[] = [
   {
     name: 'softmax', corpus: true, signature: 'void(float32[:], float32[:])', layout: '(n)->(n)',
@@ -277,15 +288,7 @@ const KERNELS: RowKernel[] = [
   },
   {
     name: 'range-u8', corpus: false, signature: 'void(uint8[:], uint8[:])', layout: '(n)->()',
-    kernel: (x: V, out: V) => {
-      let lo = 255;
-      let hi = 0;
-      for (let i = 0; i < x.length; i++) {
-        lo = Math.min(lo, x[i]!);
-        hi = Math.max(hi, x[i]!);
-      }
-      out[0] = hi - lo;
-    },
+    kernel: rangeOfRow,
     inputs: (s) => [{ dtype: 'uint8', shape: [ROWS * s, ROW], low: 0, high: 255 }],
   },
   {
@@ -327,15 +330,7 @@ const KERNELS: RowKernel[] = [
   },
   {
     name: 'range-u8-i16', corpus: false, signature: 'void(uint8[:], int16[:])', layout: '(n)->()',
-    kernel: (x: V, out: V) => {
-      let lo = 255;
-      let hi = 0;
-      for (let i = 0; i < x.length; i++) {
-        lo = Math.min(lo, x[i]!);
-        hi = Math.max(hi, x[i]!);
-      }
-      out[0] = hi - lo;
-    },
+    kernel: rangeOfRow,
     inputs: (s) => [{ dtype: 'uint8', shape: [ROWS * s, ROW], low: 0, high: 255 }],
   },
   {

@@ -73,6 +73,17 @@ function mean2(a: number, b: number): number {
   return (a + b) >> 1;
 }
 
+/** The range (max − min) of a row of uint8: from literals 255 and 0, unsigned min/max. */
+function rangeOfRow(x: Vector, out: Vector): void {
+  let lo = 255;
+  let hi = 0;
+  for (let i = 0; i < x.length; i++) {
+    lo = Math.min(lo, x[i]!);
+    hi = Math.max(hi, x[i]!);
+  }
+  out[0] = hi - lo;
+}
+
 const CASES: Case[] = [
   {
     name: 'int16 row sum into int16 (wraps as the store does)',
@@ -90,15 +101,7 @@ const CASES: Case[] = [
     name: 'uint8 range (max − min) into uint8: 8-bit lanes, unsigned min/max',
     signature: 'void(uint8[:], uint8[:])',
     layout: '(n)->()',
-    kernel: ((x: Vector, out: Vector) => {
-      let lo = 255;
-      let hi = 0;
-      for (let i = 0; i < x.length; i++) {
-        lo = Math.min(lo, x[i]!);
-        hi = Math.max(hi, x[i]!);
-      }
-      out[0] = hi - lo;
-    }) as never,
+    kernel: rangeOfRow as never,
     inputs: [{ dtype: 'uint8', core: 1 }],
     lanes: 16,
   },
@@ -106,15 +109,7 @@ const CASES: Case[] = [
     name: 'uint8 range into int16: uint8 widened into 16-bit lanes',
     signature: 'void(uint8[:], int16[:])',
     layout: '(n)->()',
-    kernel: ((x: Vector, out: Vector) => {
-      let lo = 255;
-      let hi = 0;
-      for (let i = 0; i < x.length; i++) {
-        lo = Math.min(lo, x[i]!);
-        hi = Math.max(hi, x[i]!);
-      }
-      out[0] = hi - lo;
-    }) as never,
+    kernel: rangeOfRow as never,
     inputs: [{ dtype: 'uint8', core: 1 }],
     lanes: 8,
   },
