@@ -356,6 +356,13 @@ const KERNELS: RowKernel[] = [
     },
     inputs: (s) => [{ dtype: 'int16', shape: [ROWS * s, ROW], low: -32768, high: 32767 }, { scalar: -1000 }, { scalar: 1000 }],
   },
+  {
+    name: 'sat-add-i16', corpus: false, signature: 'void(int16[:], int16, int16[:])', layout: '(n),()->(n)',
+    kernel: (x: V, k: number, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = Math.min(Math.max(x[i]! + k, -32768), 32767);
+    },
+    inputs: (s) => [{ dtype: 'int16', shape: [ROWS * s, ROW], low: -32768, high: 32767 }, { scalar: 12345 }],
+  },
 ];
 
 const ARRAYS = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array };

@@ -2,8 +2,8 @@
  * The vector body of a per-row kernel in narrow integer lanes — 8 rows per vector in 16-bit lanes,
  * 16 in 8-bit lanes — as row-int-lanes.ts plans it: ring operations are the lanes' own (they keep
  * the low bits), comparisons, `Math.min`/`max`/`abs`, right shifts and uint8c's clamp read their
- * exact operands signed or unsigned as planned, conversions keep the target's low bits, and masks
- * are as wide as the lanes.
+ * exact operands signed or unsigned as planned, planned sums saturate, conversions keep the
+ * target's low bits, and masks are as wide as the lanes.
  */
 import type { DType } from '../../../dtypes.js';
 import type { Expr } from '../../../compiler/ir.js';
@@ -15,14 +15,16 @@ import type { RowIntLanes } from './row-int-lanes.js';
 
 /** The instructions of one lane width; comparisons and min/max signed and unsigned. */
 interface Ops {
-  readonly splat: SimdOp; readonly add: SimdOp; readonly sub: SimdOp; readonly mul?: SimdOp; readonly neg: SimdOp; readonly abs: SimdOp;
+  readonly splat: SimdOp; readonly add: SimdOp; readonly sub: SimdOp;
+  readonly addSatS: SimdOp; readonly addSatU: SimdOp; readonly subSatS: SimdOp; readonly subSatU: SimdOp; readonly mul?: SimdOp; readonly neg: SimdOp; readonly abs: SimdOp;
   readonly shl: SimdOp; readonly shrS: SimdOp; readonly shrU: SimdOp;
   readonly signed: Readonly<Record<string, SimdOp>>;
   readonly unsigned: Readonly<Record<string, SimdOp>>;
 }
 
 const OPS16: Ops = {
-  splat: SimdOp.i16x8_splat, add: SimdOp.i16x8_add, sub: SimdOp.i16x8_sub, mul: SimdOp.i16x8_mul, neg: SimdOp.i16x8_neg, abs: SimdOp.i16x8_abs,
+  splat: SimdOp.i16x8_splat, add: SimdOp.i16x8_add, sub: SimdOp.i16x8_sub,
+  addSatS: SimdOp.i16x8_add_sat_s, addSatU: SimdOp.i16x8_add_sat_u, subSatS: SimdOp.i16x8_sub_sat_s, subSatU: SimdOp.i16x8_sub_sat_u, mul: SimdOp.i16x8_mul, neg: SimdOp.i16x8_neg, abs: SimdOp.i16x8_abs,
   shl: SimdOp.i16x8_shl, shrS: SimdOp.i16x8_shr_s, shrU: SimdOp.i16x8_shr_u,
   signed: {
     '==': SimdOp.i16x8_eq, '!=': SimdOp.i16x8_ne, '<': SimdOp.i16x8_lt_s, '<=': SimdOp.i16x8_le_s, '>': SimdOp.i16x8_gt_s, '>=': SimdOp.i16x8_ge_s,
@@ -34,7 +36,8 @@ const OPS16: Ops = {
   },
 };
 const OPS8: Ops = {
-  splat: SimdOp.i8x16_splat, add: SimdOp.i8x16_add, sub: SimdOp.i8x16_sub, neg: SimdOp.i8x16_neg, abs: SimdOp.i8x16_abs,
+  splat: SimdOp.i8x16_splat, add: SimdOp.i8x16_add, sub: SimdOp.i8x16_sub,
+  addSatS: SimdOp.i8x16_add_sat_s, addSatU: SimdOp.i8x16_add_sat_u, subSatS: SimdOp.i8x16_sub_sat_s, subSatU: SimdOp.i8x16_sub_sat_u, neg: SimdOp.i8x16_neg, abs: SimdOp.i8x16_abs,
   shl: SimdOp.i8x16_shl, shrS: SimdOp.i8x16_shr_s, shrU: SimdOp.i8x16_shr_u,
   signed: {
     '==': SimdOp.i8x16_eq, '!=': SimdOp.i8x16_ne, '<': SimdOp.i8x16_lt_s, '<=': SimdOp.i8x16_le_s, '>': SimdOp.i8x16_gt_s, '>=': SimdOp.i8x16_ge_s,
@@ -123,6 +126,11 @@ export class IntRowSimdEmitter extends RowSimdEmitter {
       return;
     }
     this.expr(x.right);
+    if (this.int.saturated.has(x)) {
+      const unsigned = this.int.unsigned.has(x);
+      this.simd(x.op === '+' ? (unsigned ? o.addSatU : o.addSatS) : unsigned ? o.subSatU : o.subSatS);
+      return;
+    }
     const ops: Record<string, SimdOp | undefined> = { '+': o.add, '-': o.sub, '*': o.mul, '&': SimdOp.v128_and, '|': SimdOp.v128_or, '^': SimdOp.v128_xor };
     this.simd(ops[x.op]!);
   }

@@ -423,16 +423,15 @@ export function explainPlan(plan: CallPlan, elements: number, choice: EngineChoi
  * How a compiled kernel's loop runs, in words: SIMD (elements or rows per vector, and vectors per
  * step) or scalar, and why scalar (`lanes` is then the reason).
  */
-export function wasmVariant(plan: CallPlan, module: Pick<CompiledModule, 'lanes' | 'vectors' | 'byteTable' | 'exactLocals' | 'pairedDoubles'>): string {
-  const { lanes, vectors, byteTable, exactLocals, pairedDoubles } = module;
+export function wasmVariant(plan: CallPlan, module: Pick<CompiledModule, 'lanes' | 'vectors' | 'byteTable' | 'exactLocals' | 'pairedDoubles' | 'intLanes'>): string {
+  const { lanes, vectors, byteTable, exactLocals, pairedDoubles, intLanes } = module;
   if (typeof lanes !== 'number') return `scalar: ${lanes}`;
   const table = byteTable ? `; a call of ≥ ${BYTE_TABLE_MIN_ELEMENTS.toLocaleString('en-US')} elements computes the kernel's 256 results (a function of one byte) and looks each element up` : '';
   if (plan.kind === 'vectorize') return (vectors === 1 ? `SIMD, ${lanes} lanes` : `SIMD, ${lanes} lanes × ${vectors} vectors per step`) + table;
   const side = vectors === 1 ? '' : ` × ${vectors} vectors of rows side by side per step, the last rows ${lanes} at a time`;
   const exact = (exactLocals ? ` (float64 locals that only ever hold 32-bit values held so: ${exactLocals})` : '')
     + (pairedDoubles ? ' (float64 values in pairs of 2-lane vectors)' : '');
-  const bits = 128 / lanes;
-  const narrow = bits < 32 ? ` in ${bits}-bit lanes (each per-row value fits ${bits} bits, or only meets operations that wrap: + − ×, stores)` : '';
+  const narrow = intLanes ? ` ${intLanes}` : '';
   return `SIMD, ${lanes} rows per vector${narrow}${exact}${side}; a call whose outputs overlap another operand other than in place, or whose rows exceed ${ROW_SCRATCH_BYTES / 1024} KiB of lanes, runs the scalar loop`;
 }
 

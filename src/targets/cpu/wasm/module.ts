@@ -23,6 +23,7 @@ import { IntLanesEmitter } from './emit-int-lanes.js';
 import { LoopSimdEmitter, vectorizeShape } from './element-loops.js';
 import { emitRowVectorLoop, ROW_SCRATCH_BYTES, type RowPlan, rowPlan, RowSimdEmitter } from './emit-rows.js';
 import { IntRowSimdEmitter } from './emit-row-int-lanes.js';
+import { describeIntLanes } from './row-int-lanes.js';
 import { describeNarrowedLocals } from './exact-doubles.js';
 import { isPortFunction, MATH_PORTS, PORT_FUNCTIONS, scalarEntry } from './math-ports.js';
 import { WASM_MATH } from './math-support.js';
@@ -50,6 +51,8 @@ export interface CompiledModule {
   readonly exactLocals: string;
   /** Per-row kernels: 4 rows per vector with float64 values in pairs of vectors (row-pairs.ts). */
   readonly pairedDoubles: boolean;
+  /** Where a per-row kernel's rows run in 8- or 16-bit lanes (row-int-lanes.ts), how, in words; empty otherwise. */
+  readonly intLanes: string;
 }
 
 /** Collects the local arrays declared in a body (at any depth). */
@@ -222,7 +225,8 @@ function emit(
   builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows, tables), exportName: 'run' });
   const lanes = typeof shape === 'string' ? shape : shape.lanes;
   const exactLocals = rows && rows.plan.kernel !== kernel ? describeNarrowedLocals(kernel, rows.plan.kernel) : '';
-  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors, byteTable: table !== undefined, exactLocals, pairedDoubles: rows?.plan.pairs === true };
+  const intLanes = rows?.plan.intLanes ? describeIntLanes(rows.plan.intLanes) : '';
+  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors, byteTable: table !== undefined, exactLocals, pairedDoubles: rows?.plan.pairs === true, intLanes };
 }
 
 /** The element type of operand `i` (a vectorize kernel's output follows its parameters). */

@@ -220,6 +220,49 @@ const CASES: Case[] = [
     lanes: 8,
   },
   {
+    name: 'saturating int16 add of a per-row offset (i16x8.add_sat_s), and a clamp the saturation would change (a wrapped sum)',
+    signature: 'void(int16[:], int16, int16[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = Math.min(Math.max(x[i]! + k, -32768), 32767) - Math.max(x[i]! - k, -5);
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'int16', core: 0 }],
+    lanes: 4,
+  },
+  {
+    name: 'saturating int16 add and difference, clamped to constants inside the lanes',
+    signature: 'void(int16[:], int16, int16[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = i % 2 ? Math.min(Math.max(x[i]! + k, -32768), 32767) : Math.max(-30000, Math.min(x[i]! - k, 30000));
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'int16', core: 0 }],
+    lanes: 8,
+  },
+  {
+    name: 'uint8 rows brightened and darkened into uint8c (i8x16.add_sat_u, sub_sat_u: 16 rows)',
+    signature: 'void(uint8[:], uint8, uint8c[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) {
+        if (x[i]! > 127) out[i] = x[i]! + k;
+        else out[i] = x[i]! - k;
+      }
+    }) as never,
+    inputs: [{ dtype: 'uint8', core: 1 }, { dtype: 'uint8', core: 0 }],
+    lanes: 16,
+  },
+  {
+    name: 'uint8c rows: a sum clamped into uint8c (exact in 16-bit lanes, clamped read signed)',
+    signature: 'void(uint8c[:], uint8c[:])',
+    layout: '(n)->(n)',
+    kernel: ((x: Vector, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! + (x[i]! >> 1) - 20;
+    }) as never,
+    inputs: [{ dtype: 'uint8c', core: 1 }],
+    lanes: 8,
+  },
+  {
     name: 'stays at 4 rows: a comparison of a wrapped sum',
     signature: 'void(int16[:], int16[:])',
     layout: '(n)->()',
@@ -230,6 +273,26 @@ const CASES: Case[] = [
     }) as never,
     inputs: [{ dtype: 'int16', core: 1 }],
     lanes: 4,
+  },
+  {
+    name: 'stays at 4 rows: an int16 compared with a uint16 (no common reading in 16-bit lanes)',
+    signature: 'void(int16[:], uint16, int16[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! < k ? x[i]! : k;
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'uint16', core: 0 }],
+    lanes: 4,
+  },
+  {
+    name: 'stays out of narrow lanes: a division (a float64 quotient: 2 rows)',
+    signature: 'void(int16[:], int16, int16[:])',
+    layout: '(n),()->(n)',
+    kernel: ((x: Vector, k: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! / (k | 1);
+    }) as never,
+    inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'int16', core: 0 }],
+    lanes: 2,
   },
   {
     name: 'stays at 4 rows: a sum of uint8 stored into int32',
@@ -311,7 +374,7 @@ describe('per-row kernels over 8- and 16-bit integers in lanes of their width ar
     const x = { data: Int16Array.from({ length: 70 * 33 }, (_, i) => ((i * 7919) % 65536) - 32768), shape: [70, 33] };
     const narrow = define();
     setEngineMode('wasm');
-    expect(narrow.explain(x)).toMatch(/SIMD, 8 rows per vector in 16-bit lanes \(each per-row value fits 16 bits, or only meets operations that wrap: \+ − ×, stores\)/);
+    expect(narrow.explain(x)).toContain('SIMD, 8 rows per vector in 16-bit lanes (per-row values fit 16 bits; values that may leave them (`s`) are only added, multiplied, or stored into 8- or 16-bit arrays, which keep their low bits) (float64 locals');
     const [w, j] = wasmAndJs(() => narrow.sync(x));
     rowTesting.setIntRows(false);
     const wide = define();
@@ -320,5 +383,23 @@ describe('per-row kernels over 8- and 16-bit integers in lanes of their width ar
     const [w4] = wasmAndJs(() => wide.sync(x));
     compare(w, j);
     compare(w4, j);
+  });
+
+  it('explain tells exact rows, wrapped values and saturating sums apart', () => {
+    const range = guvectorize(['void(uint8[:], uint8[:])'], '(n)->()')(rangeOfRow as never);
+    const bright = guvectorize(['void(uint8[:], uint8, uint8c[:])'], '(n),()->(n)')((x: Vector, k: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! + k;
+    });
+    const x = { data: new Uint8Array(64 * 20), shape: [64, 20] };
+    setEngineMode('wasm');
+    // hi − lo may be negative: held modulo 2^8, only stored (into uint8, which wraps as the lanes do).
+    expect(range.explain(x)).toContain('SIMD, 16 rows per vector in 8-bit lanes (per-row values fit 8 bits; values that may leave them are only added, multiplied, or stored into 8-bit arrays, which keep their low bits) (float64 locals');
+    const max = guvectorize(['void(uint8[:], uint8[:])'], '(n)->()')((x: Vector, out: Vector) => {
+      let m = 0;
+      for (let i = 0; i < x.length; i++) m = Math.max(m, x[i]!);
+      out[0] = m;
+    });
+    expect(max.explain(x)).toContain('SIMD, 16 rows per vector in 8-bit lanes (per-row values fit 8 bits) (float64 locals');
+    expect(bright.explain(x, 9)).toContain('SIMD, 16 rows per vector in 8-bit lanes (per-row values fit 8 bits; sums only clamped add with saturation); ');
   });
 });

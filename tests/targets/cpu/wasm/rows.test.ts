@@ -147,7 +147,7 @@ const CASES: Case[] = [
       for (let i = 1; i < x.length; i++) out[i] = out[i]! + out[i - 1]! * 3;
     }) as never,
     inputs: [{ dtype: 'int16', core: 1 }, { dtype: 'int16', core: 0 }],
-    lanes: 4,
+    lanes: 8, // row-int-lanes.ts: a saturating add, then sums that only wrap
   },
   {
     name: 'a loop bound per row (masked), `continue` and `break` under per-row conditions',
