@@ -118,9 +118,10 @@ export class IntRowSimdEmitter extends RowSimdEmitter {
     this.expr(x.left);
     if (x.op === '<<' || x.op === '>>' || x.op === '>>>') {
       const k = Number((x.right as { value: number }).value) & 31;
-      // Signed lanes: counts from W − 1 on fill a lane with its sign, as int32's `>>` of a value
-      // that fits does (row-int-lanes.ts admits larger counts only there).
-      const unsigned = x.op === '>>>' || this.int.unsigned.has(x);
+      // Read signed (`>>>` too: row-int-lanes.ts admits it only of values ≥ 0), counts from W − 1
+      // on fill a lane with its sign, as int32's shift of a value that fits does; read unsigned,
+      // counts are below W (row-int-lanes.ts).
+      const unsigned = this.int.unsigned.has(x);
       this.e.i32(x.op === '<<' || unsigned ? k : Math.min(k, this.int.bits - 1));
       this.simd(x.op === '<<' ? o.shl : unsigned ? o.shrU : o.shrS);
       return;

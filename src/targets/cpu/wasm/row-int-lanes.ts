@@ -72,6 +72,9 @@ const ANY: Range = [-(2 ** 31), 2 ** 31 - 1];
 
 const TYPE_RANGE: Partial<Record<DType, Range>> = {
   int8: [-128, 127], uint8: [0, 255], uint8c: [0, 255], int16: [-32768, 32767], uint16: [0, 65535], bool: [0, 1], int32: ANY,
+  // `>>>` gives uint32, and uint32 arithmetic wraps modulo 2³² as int32's does (typing-rules.ts):
+  // the same bits. Its intervals are true values where they are ≥ 0 (else any: it wrapped).
+  uint32: ANY,
 };
 const NARROW = new Set<DType>(['int8', 'uint8', 'uint8c', 'int16', 'uint16']);
 
@@ -244,6 +247,8 @@ class RowRanges {
   private converted(e: Expr, v: Range): Range {
     const to = e.type;
     if (to === 'int32') return v;
+    // The same bits: the same value where ≥ 0 (operation() takes a uint32 below 0 as wrapped).
+    if (to === 'uint32') return v;
     if (to === 'bool') return [0, 1];
     if (to === 'uint8c') return [Math.min(Math.max(v[0], 0), 255), Math.min(Math.max(v[1], 0), 255)];
     const t = TYPE_RANGE[to];
@@ -270,6 +275,12 @@ class RowRanges {
 
   /** The interval of an expression from its operands' (rangeOf), checking what needs exact operands. */
   private operation(e: Expr): Range {
+    const r = this.operationOf(e);
+    // A uint32 below 0 has wrapped to 2³² and more: nothing known but its low bits.
+    return e.type === 'uint32' && r[0] < 0 ? ANY : r;
+  }
+
+  private operationOf(e: Expr): Range {
     if (!TYPE_RANGE[e.type]) return this.uniformDepth > 0 ? ANY : refuse(`a per-row value at kernel line ${e.loc.line}:${e.loc.column} is ${e.type}`);
     switch (e.kind) {
       case 'const':

@@ -205,6 +205,16 @@ const CASES: Case[] = [
     lanes: 8,
   },
   {
+    name: 'right shifts by counts of the lane width or more (`>>>` of values read signed fills with 0)',
+    signature: 'void(uint8[:], int16[:])',
+    layout: '(n)->(n)',
+    kernel: ((x: Vector, out: Vector) => {
+      for (let i = 0; i < x.length; i++) out[i] = (x[i]! >>> 20) + (x[i]! >> 17) + (x[i]! >>> 3) + ((x[i]! - 200) >> 15) + ((x[i]! - 200) >> 31);
+    }) as never,
+    inputs: [{ dtype: 'uint8', core: 1 }],
+    lanes: 8,
+  },
+  {
     name: 'a loop masked per row (a `continue` under a per-row condition): a sum of the elements up to a per-row bound',
     signature: 'void(int16[:], int16, int16[:])',
     layout: '(n),()->()',
