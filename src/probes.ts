@@ -19,6 +19,8 @@ export interface Probes {
   wasmJob?(): void;
   /** An awaited pool call has its inputs copied in chunk by chunk while the workers compute. */
   pipelinedJob?(): void;
+  /** An awaited pool call's calling thread copied a chunk's results back to an ordinary output while the job still ran. */
+  resultChunkCopiedEarly?(): void;
   /**
    * The parallel target ran a call (of a non-empty loop) on the calling thread; `unsplittable`:
    * because several loop indices write the same output elements, so its loop may not be split.

@@ -6,7 +6,7 @@
  */
 import { probes } from '../src/probes.js';
 
-const counts = { cachedCalls: 0, pool: 0, callingThread: 0, unsplittable: 0, wasmJobs: 0, pipelinedJobs: 0 };
+const counts = { cachedCalls: 0, pool: 0, callingThread: 0, unsplittable: 0, wasmJobs: 0, pipelinedJobs: 0, earlyResultChunks: 0 };
 const streaming = { streamedCalls: 0, chunks: 0, maxInFlight: 0 };
 let memoisedCalls = 0;
 
@@ -14,6 +14,7 @@ probes.cachedCall = () => void counts.cachedCalls++;
 probes.poolCall = () => void counts.pool++;
 probes.wasmJob = () => void counts.wasmJobs++;
 probes.pipelinedJob = () => void counts.pipelinedJobs++;
+probes.resultChunkCopiedEarly = () => void counts.earlyResultChunks++;
 probes.callingThreadCall = (unsplittable) => {
   counts.callingThread++;
   if (unsplittable) counts.unsplittable++;
@@ -48,6 +49,13 @@ export function wasmJobs(reset = false): number {
 export function pipelinedJobs(reset = false): number {
   const n = counts.pipelinedJobs;
   if (reset) counts.pipelinedJobs = 0;
+  return n;
+}
+
+/** Chunks whose results an awaited pool call copied back to an ordinary output while its job still ran; `reset` zeroes the count. */
+export function earlyResultChunks(reset = false): number {
+  const n = counts.earlyResultChunks;
+  if (reset) counts.earlyResultChunks = 0;
   return n;
 }
 

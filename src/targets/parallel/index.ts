@@ -28,7 +28,7 @@ import { estimatedSeconds, isCostly, MIN_COSTED_WORK, POOL_SECONDS, recordCallTi
 import { placeCall, placementKey, recordPlacement } from './placement.js';
 import { chunking, type Job, type JobOutcome, minChunkOf, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
 import { Command, MAX_OPERANDS, scalarKindOf, type WorkerMessage } from './protocol.js';
-import { type ArenaSource, canSplitLoop, type InputPipeline, type StagedOperands, StagingArenas, stageOperands, yieldToEventLoop } from './staging.js';
+import { type ArenaSource, canSplitLoop, type CopyPipeline, type StagedOperands, StagingArenas, stageOperands, yieldToEventLoop } from './staging.js';
 
 /** Options of the parallel target, shared by every ufunc that uses it. */
 export interface ParallelOptions {
@@ -119,8 +119,10 @@ export function getParallelOptions(): ParallelOptions {
 
 let pool: WorkerPool | undefined;
 const arenas = new StagingArenas();
-/** Whether awaited calls copy their inputs while the workers compute (tests and A/B benchmarks turn it off). */
+/** Whether calls copy their inputs while the workers compute (tests and A/B benchmarks turn it off). */
 let pipelineCopies = true;
+/** Whether awaited calls copy results back as chunks are done, while later ones run (A/B benchmarks turn it off). */
+let pipelineResults = true;
 /** Whether the threads copy in staged operands whose own memory is shared (A/B benchmarks turn it off). */
 let threadCopiesIn = true;
 /**
@@ -475,14 +477,15 @@ function assertParallelAvailable(): void {
 
 /**
  * Inputs read in loop order are copied chunk by chunk, each chunk opened to the workers as soon as
- * its inputs are in (`InputPipeline`): the pipeline of a job, where it has one. (Not for a job with
- * limits, which the pool runs apart, nor one of a single chunk.)
+ * its inputs are in, and in an awaited call, results written in loop order are copied back chunk
+ * by chunk as the chunks are done (`CopyPipeline`): the pipeline of a job, where it has one. (Not
+ * for a job with limits, which the pool runs apart, nor one of a single chunk.)
  */
-function inputPipelineOf(plan: CallPlan, planned: PlannedJob): InputPipeline | undefined {
+function copyPipelineOf(plan: CallPlan, planned: PlannedJob, awaited: boolean): CopyPipeline | undefined {
   if (planned.job.singleChunk || planned.job.limits || !pipelineCopies) return undefined;
-  const inputs = planned.staged.pipelineInputs(plan);
-  if (inputs) probes.pipelinedJob?.();
-  return inputs;
+  const pipeline = planned.staged.pipelineCopies(plan, awaited && pipelineResults);
+  if (pipeline) probes.pipelinedJob?.();
+  return pipeline;
 }
 
 function runSync(plan: CallPlan): void {
@@ -494,7 +497,7 @@ function runSync(plan: CallPlan): void {
   if (!('job' in planned)) return runOnCallingThread(plan, planned);
   // The pool makes the pipeline's copies on this thread once the workers are woken, before this
   // thread claims chunks itself: they compute the first chunks while it copies the rest.
-  const inputs = inputPipelineOf(plan, planned);
+  const pipeline = copyPipelineOf(plan, planned, false);
   try {
     planned.staged.copyIn();
   } catch (error) {
@@ -504,17 +507,17 @@ function runSync(plan: CallPlan): void {
   }
   let outcome: JobOutcome | undefined;
   try {
-    outcome = planned.pool.runSync(inputs ? { ...planned.job, inputs } : planned.job);
-    if (inputs?.error !== undefined) {
+    outcome = planned.pool.runSync(pipeline ? { ...planned.job, pipeline } : planned.job);
+    if (pipeline?.error !== undefined) {
       // An input detached while it was copied: the chunks after it did not run; nothing is copied back.
       planned.staged.abandon();
       outcome = undefined;
-      throw inputs.error;
+      throw pipeline.error;
     }
   } finally {
     // The job never began (the pool refused it): an arena never copied into is not copied back.
-    if (inputs && !inputs.sharedRangesIn) planned.staged.abandon();
-    planned.staged.finish(outcome?.ok === true);
+    if (pipeline && !pipeline.sharedRangesIn) planned.staged.abandon();
+    planned.staged.finish(outcome?.ok === true, pipeline);
     endTrial(planned, outcome?.ok === true);
     recordPoolTime(plan, planned, outcome);
   }
@@ -535,7 +538,7 @@ async function run(plan: CallPlan): Promise<void> {
     if (planned.placed) await yieldToEventLoop();
     return;
   }
-  const inputs = inputPipelineOf(plan, planned);
+  const pipeline = copyPipelineOf(plan, planned, true);
   try {
     await planned.staged.copyInYielding();
   } catch (error) {
@@ -545,18 +548,18 @@ async function run(plan: CallPlan): Promise<void> {
   }
   let outcome: JobOutcome | undefined;
   try {
-    outcome = await planned.pool.run(inputs ? { ...planned.job, inputs } : planned.job);
-    if (inputs?.error !== undefined) {
+    outcome = await planned.pool.run(pipeline ? { ...planned.job, pipeline } : planned.job);
+    if (pipeline?.error !== undefined) {
       // An input detached while it was copied: the chunks after it did not run; nothing is copied back.
       planned.staged.abandon();
       outcome = undefined;
-      throw inputs.error;
+      throw pipeline.error;
     }
   } finally {
     // The job never began (`shutdown()` while it waited for the pool): an arena never copied into is not copied back.
-    if (inputs && !inputs.sharedRangesIn) planned.staged.abandon();
+    if (pipeline && !pipeline.sharedRangesIn) planned.staged.abandon();
     try {
-      await planned.staged.finishYielding(outcome?.ok === true);
+      await planned.staged.finishYielding(outcome?.ok === true, pipeline);
     } finally {
       endTrial(planned, outcome?.ok === true);
       recordPoolTime(plan, planned, outcome);
@@ -642,10 +645,23 @@ export const __testing = {
   postToWorker(w: number, message: WorkerMessage): void {
     currentPool().postToWorker(w, message);
   },
-  /** Whether awaited calls copy inputs in while the workers compute (InputPipeline); returns the old setting. */
+  /** Whether calls copy inputs in (and awaited calls results back) while the workers compute (CopyPipeline); returns the old setting. */
   pipelineCopies(on: boolean): boolean {
     const was = pipelineCopies;
     pipelineCopies = on;
+    return was;
+  },
+  /** Whether awaited calls copy results back chunk by chunk while later chunks run (CopyPipeline); returns the old setting. */
+  pipelineResults(on: boolean): boolean {
+    const was = pipelineResults;
+    pipelineResults = on;
+    return was;
+  },
+  /** Whether the pool wakes every sleeping thread at each chunk a pipeline opens (as before: A/B); returns the old setting. */
+  wakeEverySleeper(on: boolean): boolean {
+    const p = currentPool();
+    const was = p.wakeEverySleeper;
+    p.wakeEverySleeper = on;
     return was;
   },
   /** Whether the threads copy in staged operands whose own memory is shared (`chunkCopies`); returns the old setting. */

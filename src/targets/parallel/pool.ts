@@ -25,9 +25,9 @@ import type { CallLimits } from '../../plan.js';
 import { rebuildError, WorkerError } from './errors.js';
 import { placeInFile, portableSites } from '../../compiler/source-excerpt.js';
 import type { ArgumentSet, RunnerSource } from './kernel-cache.js';
-import type { InputPipeline } from './staging.js';
+import type { CopyPipeline } from './staging.js';
 import {
-  CHUNK_SIZE_F64, type ChunkCopy, Command, ControlBlock, copyingRunner, markWorkerDead, runClaimedChunks, SCALARS_F64, type ScalarKind, Slot, TOTAL_F64,
+  CHUNK_SIZE_F64, type ChunkCopy, Command, ControlBlock, copyingRunner, markWorkerDead, openChunks, runClaimedChunks, SCALARS_F64, type ScalarKind, Slot, TOTAL_F64,
   type WorkerMessage, WorkerSlot, WorkerState,
 } from './protocol.js';
 
@@ -57,8 +57,11 @@ export interface Job {
   readonly singleChunk?: boolean;
   /** Staged operands each thread copies in before and back after each chunk it runs. */
   readonly copies?: readonly ChunkCopy[];
-  /** Inputs the calling thread copies in while the chunks run (in a sync job, before it claims chunks): chunks wait for theirs. */
-  readonly inputs?: InputPipeline;
+  /**
+   * Copies the calling thread makes while the chunks run: inputs in (in a sync job, before it
+   * claims chunks), chunks waiting for theirs; in an awaited job, results back as chunks are done.
+   */
+  readonly pipeline?: CopyPipeline;
 }
 
 /** How a job ended. */
@@ -154,6 +157,11 @@ export class WorkerPool {
   /** Async jobs waiting for the pool, first come first served. */
   private readonly waiting: (() => void)[] = [];
   private terminated = false;
+  /**
+   * Wake every sleeping thread at each chunk a pipeline opens, as before sleepers claimed only open
+   * chunks (A/B benchmarks set it; protocol.ts `claimOpenChunk` says why one per chunk is enough).
+   */
+  wakeEverySleeper = false;
   /** Set when a worker died before it ever ran: the pool cannot work (e.g. the script did not load). */
   private startupFailure: Error | undefined;
 
@@ -192,16 +200,16 @@ export class WorkerPool {
     if (this.current) {
       // An async job is in flight: its workers finish without this thread's help, once its inputs
       // are in (copied by this thread between turns of its event loop, which it is about to block).
-      this.current.job.inputs?.finishNow();
+      this.current.job.pipeline?.finishNow();
       this.waitSync(this.current);
       this.finish(this.current);
     }
     const running = this.start(job, false);
-    if (job.inputs) {
+    if (job.pipeline) {
       // This thread is about to block: it makes every copy now, each chunk opened to the workers
       // as soon as its inputs are in, and then claims chunks itself.
-      this.beginInputs(running, job.inputs);
-      job.inputs.finishNow();
+      this.beginPipeline(running, job.pipeline);
+      job.pipeline.finishNow();
     }
     this.claimChunks(running);
     this.waitSync(running);
@@ -227,8 +235,8 @@ export class WorkerPool {
         if (attempt < 2) continue;
         return { ok: false, error: new WorkerError('No worker of the parallel target could take this call (every worker has stopped); the pool replaces them, so the call can be retried.') };
       }
-      if (job.inputs) {
-        this.beginInputs(running, job.inputs);
+      if (job.pipeline) {
+        this.beginPipeline(running, job.pipeline);
       } else if (this.waitBriefly()) {
         return this.finish(running);
       }
@@ -480,7 +488,9 @@ export class WorkerPool {
       int32[Slot.chunks] = chunks;
       int32[Slot.errorChunk] = int32[Slot.chunks]!;
       // Set before any worker is woken: a chunk at or above it waits for its inputs.
-      Atomics.store(int32, Slot.inputsReady, job.inputs ? 0 : chunks);
+      Atomics.store(int32, Slot.inputsReady, job.pipeline ? 0 : chunks);
+      // An awaited job whose results the calling thread copies back learns which chunks are done.
+      control.trackChunks(async && job.pipeline?.results.length ? chunks : 0);
       float64[TOTAL_F64] = total;
       float64[CHUNK_SIZE_F64] = chunkSize;
       for (const { operand, kind, value } of job.scalars ?? []) {
@@ -525,13 +535,34 @@ export class WorkerPool {
     return running;
   }
 
-  /** Starts a job's input copies, which open its chunks to the threads as their inputs come in. */
-  private beginInputs(running: RunningJob, inputs: InputPipeline): void {
-    const { int32, float64 } = this.control;
-    inputs.begin(int32[Slot.chunks]!, float64[CHUNK_SIZE_F64]!, float64[TOTAL_F64]!, (ready) => {
-      if (this.current !== running) return;
-      Atomics.store(int32, Slot.inputsReady, ready);
-      Atomics.notify(int32, Slot.inputsReady);
+  /**
+   * Starts a job's pipeline: its input copies open its chunks to the threads as their inputs come
+   * in, and where the job tracks its chunks, the results of those done are copied back.
+   */
+  private beginPipeline(running: RunningJob, pipeline: CopyPipeline): void {
+    const { control } = this;
+    const { int32, float64 } = control;
+    let opened = 0;
+    const progress = control.tracksChunks
+      ? {
+          done: (chunk: number) => control.chunkDone(chunk),
+          count: () => Atomics.load(int32, Slot.chunksDone),
+          changed: (seen: number) => {
+            const wait = waitAsync(int32, Slot.chunksDone, seen, LIVENESS_INTERVAL_MS);
+            return wait.async ? wait.value : Promise.resolve();
+          },
+        }
+      : undefined;
+    pipeline.begin({
+      chunks: int32[Slot.chunks]!,
+      chunkSize: float64[CHUNK_SIZE_F64]!,
+      total: float64[TOTAL_F64]!,
+      open: (ready) => {
+        if (this.current !== running) return;
+        openChunks(int32, ready, opened, this.wakeEverySleeper);
+        opened = ready;
+      },
+      progress,
     });
   }
 
@@ -621,7 +652,7 @@ export class WorkerPool {
     }
     this.current = undefined;
     // Copies still to make are of chunks no thread runs any more (skipped after an error).
-    running.job.inputs?.cancel();
+    running.job.pipeline?.cancel();
     // Every worker, not only the participants: `ready()` may have held the others meanwhile.
     if (running.async) for (const pooled of this.workers) pooled.worker.unref();
     this.replaceDead();

@@ -47,9 +47,17 @@ export const Slot = {
   /**
    * Chunks whose inputs are in place: a thread waits before running a chunk at or above it (an
    * awaited call's thread copies ordinary inputs in chunk by chunk while the workers compute, see
-   * staging.ts `InputPipeline`). {@link INPUTS_FAILED} when the copies stopped: the rest is skipped.
+   * staging.ts `CopyPipeline`). {@link INPUTS_FAILED} when the copies stopped: the rest is skipped.
    */
   inputsReady: 8,
+  /**
+   * 1 where the threads record every chunk they finish (`chunkDone`) for the calling thread, which
+   * copies each chunk's results back to an ordinary output as soon as it is done (staging.ts
+   * `CopyPipeline`); 0 otherwise.
+   */
+  trackChunks: 9,
+  /** Chunks finished so far, where the job tracks them; bumped and notified after each one. */
+  chunksDone: 10,
 } as const;
 
 /** `Slot.inputsReady` when copying the inputs failed (an input detached meanwhile): no chunk waits or runs any more. */
@@ -102,7 +110,10 @@ const WORKER_HEADER_INT32 = 8;
 /** Bytes for an error's class name and message (UTF-8); longer messages are cut. */
 const ERROR_BYTES = 8192;
 const WORKER_AREA_INT32 = WORKER_HEADER_INT32 + ERROR_BYTES / 4;
-const FIRST_WORKER_INT32 = HEADER_INT32 + 2 * (SCALARS_F64 - TOTAL_F64 + MAX_OPERANDS);
+/** The most chunks a job can track (`Slot.trackChunks`): one int32 flag each. */
+export const MAX_TRACKED_CHUNKS = 4096;
+const FIRST_CHUNK_DONE_INT32 = HEADER_INT32 + 2 * (SCALARS_F64 - TOTAL_F64 + MAX_OPERANDS);
+const FIRST_WORKER_INT32 = FIRST_CHUNK_DONE_INT32 + MAX_TRACKED_CHUNKS;
 
 /** Typed views of one pool's control block. */
 export class ControlBlock {
@@ -122,6 +133,34 @@ export class ControlBlock {
 
   static create(workers: number): ControlBlock {
     return new ControlBlock(new SharedArrayBuffer((FIRST_WORKER_INT32 + workers * WORKER_AREA_INT32) * 4));
+  }
+
+  /**
+   * Starts tracking the current job's chunks (`Slot.trackChunks`), or stops it; call before any
+   * thread takes part in the job.
+   */
+  trackChunks(chunks: number): void {
+    const track = chunks > 0 && chunks <= MAX_TRACKED_CHUNKS;
+    if (track) this.int32.fill(0, FIRST_CHUNK_DONE_INT32, FIRST_CHUNK_DONE_INT32 + chunks);
+    Atomics.store(this.int32, Slot.chunksDone, 0);
+    Atomics.store(this.int32, Slot.trackChunks, track ? 1 : 0);
+  }
+
+  /** Whether the current job tracks its chunks (see {@link trackChunks}). */
+  get tracksChunks(): boolean {
+    return Atomics.load(this.int32, Slot.trackChunks) === 1;
+  }
+
+  /** Whether chunk `chunk` of the current job (which tracks its chunks) is done. */
+  chunkDone(chunk: number): boolean {
+    return Atomics.load(this.int32, FIRST_CHUNK_DONE_INT32 + chunk) === 1;
+  }
+
+  /** Records that chunk `chunk` ran, and wakes the calling thread if it waits for chunks. */
+  markChunkDone(chunk: number): void {
+    Atomics.store(this.int32, FIRST_CHUNK_DONE_INT32 + chunk, 1);
+    Atomics.add(this.int32, Slot.chunksDone, 1);
+    Atomics.notify(this.int32, Slot.chunksDone);
   }
 
   /** Int32 index of slot `slot` of worker `w`. */
@@ -273,12 +312,14 @@ export function runClaimedChunks(control: ControlBlock, runner: Runner, args: Ru
   const chunks = int32[Slot.chunks]!;
   const total = float64[TOTAL_F64]!;
   const chunkSize = float64[CHUNK_SIZE_F64]!;
+  const track = control.tracksChunks;
   for (;;) {
-    const chunk = Atomics.add(int32, Slot.nextChunk, 1);
-    if (chunk >= chunks) return;
-    if (chunk > Atomics.load(int32, Slot.errorChunk) || !waitForInputs(int32, chunk)) continue;
+    const chunk = claimOpenChunk(int32, chunks);
+    if (chunk < 0) return;
+    if (chunk > Atomics.load(int32, Slot.errorChunk)) continue;
     try {
       runChunk(runner, args, chunk, chunkSize, total);
+      if (track) control.markChunkDone(chunk);
     } catch (error) {
       failed(chunk, error);
       control.lowerErrorChunk(chunk);
@@ -287,16 +328,41 @@ export function runClaimedChunks(control: ControlBlock, runner: Runner, args: Ru
 }
 
 /**
- * Waits until chunk `chunk`'s inputs are in place (at once for a job whose inputs were all copied
- * before it started). @returns false when they never will be (the copies failed)
+ * Claims the next chunk whose inputs are in place (all of them, for a job whose inputs were copied
+ * before it started), sleeping while none is: @returns the chunk, or −1 when none is left or the
+ * input copies failed.
+ *
+ * A thread claims only open chunks, so a sleeping thread holds none and any of them can take the
+ * next one: the calling thread wakes one sleeper per chunk it opens (see `openChunks`). Claiming
+ * first and then waiting for that chunk's inputs would wake every sleeper at every chunk — 16
+ * workers × 128 chunks of futex wake-ups per call on 16 cores, most of them to sleep again.
  */
-function waitForInputs(int32: Int32Array, chunk: number): boolean {
+function claimOpenChunk(int32: Int32Array, chunks: number): number {
   for (;;) {
-    const ready = Atomics.load(int32, Slot.inputsReady);
-    if (ready > chunk) return true;
-    if (ready === INPUTS_FAILED) return false;
-    Atomics.wait(int32, Slot.inputsReady, ready);
+    const open = Atomics.load(int32, Slot.inputsReady);
+    if (open === INPUTS_FAILED) return -1;
+    const next = Atomics.load(int32, Slot.nextChunk);
+    if (next >= chunks) return -1;
+    if (next < open) {
+      if (Atomics.compareExchange(int32, Slot.nextChunk, next, next + 1) === next) return next;
+    } else {
+      Atomics.wait(int32, Slot.inputsReady, open);
+    }
   }
+}
+
+/**
+ * Opens chunks below `open` to the threads (`open` = the job's chunk count: all of them;
+ * {@link INPUTS_FAILED}: none more, every sleeper leaves) and wakes as many sleeping threads as
+ * chunks it opened (see `claimOpenChunk`).
+ *
+ * @param before - the chunks open until now
+ * @param wakeAll - wake every sleeper all the same (A/B benchmarks: pool.ts `wakeEverySleeper`)
+ */
+export function openChunks(int32: Int32Array, open: number, before: number, wakeAll = false): void {
+  Atomics.store(int32, Slot.inputsReady, open);
+  const last = wakeAll || open === INPUTS_FAILED || open >= int32[Slot.chunks]!;
+  Atomics.notify(int32, Slot.inputsReady, last ? Infinity : Math.max(0, open - before));
 }
 
 /**

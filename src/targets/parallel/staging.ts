@@ -6,7 +6,8 @@
  * (inputs, and outputs whose old contents can show through) and copied back after the call
  * (outputs). Operands over the same buffer are staged together, so in-place calls (`out` = an
  * input) and views of one buffer under two dtypes alias in the arena exactly as they did outside.
- * An awaited call copies inputs read in loop order while the workers compute (`InputPipeline`);
+ * An awaited call copies inputs read in loop order while the workers compute, and results back as
+ * chunks are done (`CopyPipeline`);
  * an operand whose own memory is shared but not where the runner reads (a `SharedArrayBuffer`
  * outside the Wasm memory, as a parallel call's result is) is copied by the threads themselves,
  * chunk by chunk (`chunkCopies`).
@@ -19,6 +20,7 @@ import type { TypedArray, TypedArrayConstructor } from '../../dtypes.js';
 import type { CallPlan, OperandView } from '../../plan.js';
 import { operandReach as reachOf, type OperandReach as Reach } from '../../layout.js';
 import { isShared } from '../../shared-memory.js';
+import { probes } from '../../probes.js';
 import { type ChunkCopy, INPUTS_FAILED } from './protocol.js';
 
 /**
@@ -168,6 +170,8 @@ interface StagedRange {
   copiedByChunks?: boolean;
   /** The job's threads copy it in chunk by chunk (see `chunkCopies`): the calling thread does not. */
   copiedInByChunks?: boolean;
+  /** The calling thread copies it back chunk by chunk as the chunks are done (see `pipelineCopies`). */
+  copiedBackByPipeline?: boolean;
   /** Byte offset of `start` in the arena. */
   at: number;
   readonly members: { readonly k: number; readonly view: OperandView; readonly reach: Reach }[];
@@ -269,28 +273,41 @@ export class StagedOperands {
   }
 
   /**
-   * Takes the deferred copies into the arena as an {@link InputPipeline}, which copies the inputs
+   * Takes the deferred copies into the arena as a {@link CopyPipeline}, which copies the inputs
    * chunk by chunk while the job's first chunks already run — where some input can be copied so: a
    * call over a 1-D loop, an input staged alone whose loop index i reads only within
    * [i·stride, (i+1)·stride) of its elements (element i of a vectorize call; row i of contiguous
-   * rows). Undefined where none can (then `copyInYielding` copies them all).
+   * rows). With `results`, outputs staged so (and copied back by the calling thread) are copied
+   * back chunk by chunk as the chunks are done, too; call after {@link chunkCopies}. Undefined
+   * where nothing can be copied chunk by chunk (then `copyInYielding` copies the inputs whole).
    */
-  pipelineInputs(plan: CallPlan): InputPipeline | undefined {
-    if (!this.arena || !this.copiesDeferred || plan.loopShape.length !== 1) return undefined;
+  pipelineCopies(plan: CallPlan, results: boolean): CopyPipeline | undefined {
+    if (!this.arena || plan.loopShape.length !== 1) return undefined;
     const arena = this.arena;
     const whole: Copy[] = [];
     const byIndex: IndexedCopy[] = [];
+    const back: IndexedCopy[] = [];
+    const copiesIn = this.copiesDeferred;
     for (const range of this.ranges) {
-      if (!range.copyIn || range.copiedInByChunks) continue;
       const length = range.end - range.start;
-      const copy = { from: new Uint8Array(range.buffer, range.start, length), to: new Uint8Array(arena.buffer, range.at, length) };
-      const bytesPerIndex = range.members[0]!.k < plan.nin ? loopOrderBytes(range, plan) : undefined;
-      if (bytesPerIndex !== undefined) byIndex.push({ ...copy, bytesPerIndex });
-      else whole.push(copy);
+      const caller = new Uint8Array(range.buffer, range.start, length);
+      const staged = new Uint8Array(arena.buffer, range.at, length);
+      const member = range.members[0]!;
+      const bytesPerIndex = loopOrderBytes(range, plan);
+      if (results && range.copyBack && !range.copiedByChunks && !range.copiedInByChunks && bytesPerIndex !== undefined) {
+        back.push({ from: staged, to: caller, bytesPerIndex });
+        range.copiedBackByPipeline = true;
+      }
+      if (!copiesIn || !range.copyIn || range.copiedInByChunks) continue;
+      if (member.k < plan.nin && bytesPerIndex !== undefined) byIndex.push({ from: caller, to: staged, bytesPerIndex });
+      else whole.push({ from: caller, to: staged });
     }
-    if (byIndex.length === 0) return undefined;
+    if (byIndex.length === 0 && back.length === 0) {
+      for (const range of this.ranges) range.copiedBackByPipeline = false;
+      return undefined;
+    }
     this.copiesDeferred = false;
-    return new InputPipeline(whole, byIndex);
+    return new CopyPipeline(whole, byIndex, back);
   }
 
   /**
@@ -333,10 +350,13 @@ export class StagedOperands {
    *
    * @param completed - whether the job ran every chunk (then the threads copied back their chunks'
    *   `chunkCopies`); after a failure everything is copied back here, as the arena holds it, except
-   *   ranges the threads copied in
+   *   ranges the threads copied in and the results of chunks that did not run, where `pipeline`
+   *   knows them
+   * @param pipeline - the job's {@link CopyPipeline}, cancelled, where it had one: it says what is
+   *   left of the results it copies back (`resultsLeft`)
    */
-  finish(completed = false): void {
-    const copies = this.takeCopiesBack(completed);
+  finish(completed = false, pipeline?: CopyPipeline): void {
+    const copies = this.takeCopiesBack(completed, pipeline);
     if (!copies) return;
     try {
       copyAll(copies);
@@ -346,8 +366,8 @@ export class StagedOperands {
   }
 
   /** {@link finish}, yielding to the event loop between slices. */
-  async finishYielding(completed = false): Promise<void> {
-    const copies = this.takeCopiesBack(completed);
+  async finishYielding(completed = false, pipeline?: CopyPipeline): Promise<void> {
+    const copies = this.takeCopiesBack(completed, pipeline);
     if (!copies) return;
     try {
       await copyYielding(copies);
@@ -356,18 +376,20 @@ export class StagedOperands {
     }
   }
 
-  private takeCopiesBack(completed: boolean): Copy[] | undefined {
+  private takeCopiesBack(completed: boolean, pipeline: CopyPipeline | undefined): Copy[] | undefined {
     if (this.finished || !this.arena) return undefined;
     this.finished = true;
     const arena = this.arena;
-    return this.ranges
+    const copies: Copy[] = this.ranges
       // A range the threads copied in holds the caller's data only for the chunks that ran, each
       // of which its thread copied back: nothing of it is copied here, even after a failure.
-      .filter((range) => range.copyBack && !range.copiedInByChunks && !(completed && range.copiedByChunks))
+      .filter((range) => range.copyBack && !range.copiedInByChunks && !(completed && range.copiedByChunks) && !(pipeline && range.copiedBackByPipeline))
       .map((range) => {
         const length = range.end - range.start;
         return { from: new Uint8Array(arena.buffer, range.at, length), to: new Uint8Array(range.buffer, range.start, length) };
       });
+    if (pipeline) copies.push(...pipeline.resultsLeft(completed));
+    return copies;
   }
 
   /** Returns the arena without copying anything back (the call did not run here). */
@@ -379,47 +401,86 @@ export class StagedOperands {
 }
 
 /**
- * The copies of an awaited call's inputs into the arena, made while its job runs: first the copies
- * no chunk can do without (`whole`), then the inputs read in loop order (`byIndex`) chunk by chunk,
- * opening each chunk to the workers as soon as its inputs are in (protocol.ts `Slot.inputsReady`).
- * The workers compute — and fault in a fresh output's pages — while this thread copies, instead
- * of after it.
+ * What a {@link CopyPipeline} learns of its job's chunks while they run (the pool's control block,
+ * `Slot.trackChunks`); read only while the job runs.
+ */
+export interface ChunkProgress {
+  /** Whether chunk `chunk` ran. */
+  done(chunk: number): boolean;
+  /** Chunks that ran so far. */
+  count(): number;
+  /** Resolves once the count is no longer `seen` (or after a while: the caller looks again). */
+  changed(seen: number): Promise<unknown>;
+}
+
+/** How a job is cut (pool.ts `chunking`), and how the pipeline tells its threads that chunks may run. */
+export interface PipelineLayout {
+  readonly chunks: number;
+  readonly chunkSize: number;
+  readonly total: number;
+  /** Tells the threads that chunks below `ready` may run. */
+  readonly open: (ready: number) => void;
+  /** Where the job tracks its chunks: the results are copied back as they are done. */
+  readonly progress?: ChunkProgress | undefined;
+}
+
+/**
+ * The calling thread's copies for a job, made while it runs: first the copies no chunk can do
+ * without (`whole`), then the inputs read in loop order (`inputs`) chunk by chunk, opening each
+ * chunk to the workers as soon as its inputs are in (protocol.ts `Slot.inputsReady`); then, in an
+ * awaited call, the results of chunks already done (`results`: outputs written in loop order, outside
+ * shared memory) back to the caller's array while later chunks still run. Only the thread that owns
+ * an ordinary `ArrayBuffer` can touch it, so all of this is the calling thread's: its copies overlap
+ * the workers' compute (and their first touch of fresh pages) instead of preceding and following it.
  *
  * Copies are made in slices, yielding to the event loop every {@link YIELD_AFTER_MS} ms, as
- * `copyYielding` does. A sync call about to block on this job makes the rest at once
- * (`finishNow`): a blocked thread would never make them.
+ * `copyYielding` does. A sync call about to block on this job makes the input copies at once
+ * (`finishNow`): a blocked thread would never make them. Results left when the job ends are copied
+ * by {@link StagedOperands.finishYielding} (`resultsLeft`).
  */
-export class InputPipeline {
+export class CopyPipeline {
   private chunk = 0;
   /** The next loop index to copy (within `chunk`). */
   private index = 0;
   private wholeDone = 0;
   /** Bytes of `whole[wholeDone]` copied so far. */
   private wholeAt = 0;
-  private layout: { chunks: number; chunkSize: number; total: number; open: (ready: number) => void } | undefined;
+  private layout: PipelineLayout | undefined;
+  /** Per chunk, how many of its loop indices' results are copied back (from its start). */
+  private resultsCopied: Int32Array = new Int32Array(0);
+  /** Chunks below this have every result copied back. */
+  private resultsBelow = 0;
+  /** Per chunk, whether it ran, as the job ended (where it tracked its chunks): see `cancel`. */
+  private ran: Uint8Array | undefined;
   private stopped = false;
+  private wake: (() => void) | undefined;
   /** The copy's failure (an input detached while the call ran): the job's later chunks were skipped. */
   error: unknown;
   /** Resolves when every copy is made, or on failure or `cancel`. */
   finished: Promise<void> = Promise.resolve();
 
-  /** Loop indices per slice of the chunk copies: {@link PIPELINE_SLICE_BYTES} over the bytes one index copies. */
+  /** Loop indices per slice of the input copies: {@link PIPELINE_SLICE_BYTES} over the bytes one index copies. */
   private readonly sliceIndices: number;
+  /** The same for the results. */
+  private readonly resultSliceIndices: number;
 
   constructor(
     private readonly whole: readonly Copy[],
-    private readonly byIndex: readonly IndexedCopy[],
+    private readonly inputs: readonly IndexedCopy[],
+    /** Results copied back chunk by chunk (only where the job tracks its chunks: `progress`). */
+    readonly results: readonly IndexedCopy[] = [],
   ) {
-    const bytesPerIndex = byIndex.reduce((sum, c) => sum + c.bytesPerIndex, 0);
-    this.sliceIndices = Math.max(1, Math.floor(PIPELINE_SLICE_BYTES / Math.max(1, bytesPerIndex)));
+    const perSlice = (copies: readonly IndexedCopy[]) => Math.max(1, Math.floor(PIPELINE_SLICE_BYTES / Math.max(1, copies.reduce((sum, c) => sum + c.bytesPerIndex, 0))));
+    this.sliceIndices = perSlice(inputs);
+    this.resultSliceIndices = perSlice(results);
   }
 
-  /**
-   * Starts copying for a job that has begun with `chunks` chunks of `chunkSize` loop indices;
-   * `open(n)` tells the threads that chunks below `n` may run.
-   */
-  begin(chunks: number, chunkSize: number, total: number, open: (ready: number) => void): void {
-    this.layout = { chunks, chunkSize, total, open };
+  /** Starts copying for a job that has begun, cut as `layout` says. */
+  begin(layout: PipelineLayout): void {
+    this.layout = layout;
+    this.resultsCopied = new Int32Array(layout.chunks);
+    this.resultsBelow = 0;
+    this.ran = undefined;
     this.stopped = false; // a job that found no worker was finished (cancelling this) and started again
     this.finished = this.drive();
   }
@@ -432,28 +493,67 @@ export class InputPipeline {
     return this.wholeDone === this.whole.length;
   }
 
-  /** Makes every remaining copy now (on the calling thread, without yielding). */
+  /** Makes every remaining input copy now (on the calling thread, without yielding). */
   finishNow(): void {
-    if (this.layout && !this.stopped) this.step(Infinity);
+    if (this.layout && !this.stopped) this.copyInputs(Infinity);
   }
 
-  /** Stops copying (the call ended without needing the rest: a worker failed, `shutdown()`). */
+  /**
+   * Stops copying: the job ended (the pool calls this as it ends, while the control block still
+   * tells which of its chunks ran) or will not run. What is left is copied by the call's finish.
+   */
   cancel(): void {
+    const progress = this.layout?.progress;
+    if (progress && !this.stopped && this.results.length) this.ran = Uint8Array.from({ length: this.layout!.chunks }, (_, c) => (progress.done(c) ? 1 : 0));
     this.stopped = true;
+    this.wake?.();
+  }
+
+  /**
+   * The results not yet copied back, as whole copies, once the pipeline is cancelled: what the
+   * call's finish copies. After a job that ran every chunk, all of them; after a failure, those of
+   * the chunks that ran — an output's other elements stay as they were — or, where the job did not
+   * track its chunks, all of them as the arena holds them (as for any other staged output).
+   *
+   * @param completed - whether the job ran every chunk
+   */
+  resultsLeft(completed: boolean): Copy[] {
+    const left: Copy[] = [];
+    if (!this.layout) return this.results.map(({ from, to }) => ({ from, to }));
+    const { chunks, chunkSize, total } = this.layout;
+    const wanted = (c: number) => completed || !this.ran || this.ran[c] === 1;
+    for (let c = this.resultsBelow; c < chunks; c++) {
+      const start = c * chunkSize + this.resultsCopied[c]!;
+      let end = Math.min((c + 1) * chunkSize, total);
+      if (start >= end || !wanted(c)) continue;
+      // Chunks none of whose results were copied join the run.
+      while (c + 1 < chunks && this.resultsCopied[c + 1] === 0 && wanted(c + 1)) end = Math.min((++c + 1) * chunkSize, total);
+      for (const { from, to, bytesPerIndex: b } of this.results) left.push({ from: from.subarray(start * b, end * b), to: to.subarray(start * b, end * b) });
+    }
+    return left;
   }
 
   private async drive(): Promise<void> {
     // The call's own planning has just run on this thread: let the event loop in before copying.
-    await yieldToEventLoop();
-    while (!this.stopped && this.step(YIELD_AFTER_MS)) await yieldToEventLoop();
+    if (this.whole.length || this.inputs.length) await yieldToEventLoop();
+    while (!this.stopped && this.copyInputs(YIELD_AFTER_MS)) await yieldToEventLoop();
+    const progress = this.layout!.progress;
+    if (!progress || this.results.length === 0) return;
+    while (!this.stopped) {
+      const seen = progress.count();
+      const more = this.copyResults(progress, YIELD_AFTER_MS);
+      if (more === 'done') return;
+      if (more === 'yield') await yieldToEventLoop();
+      else await Promise.race([progress.changed(seen), new Promise<void>((resolve) => (this.wake = resolve))]);
+    }
   }
 
   /**
-   * Copies for up to `budgetMs`, in slices of at most {@link PIPELINE_SLICE_BYTES} so that one step
-   * never overruns its budget by more than a slice (a chunk of a large call is megabytes, and the
-   * first touch of the arena's fresh pages makes its copy slow); @returns whether copies remain.
+   * Copies inputs for up to `budgetMs`, in slices of at most {@link PIPELINE_SLICE_BYTES} so that one
+   * step never overruns its budget by more than a slice (a chunk of a large call is megabytes, and
+   * the first touch of the arena's fresh pages makes its copy slow); @returns whether copies remain.
    */
-  private step(budgetMs: number): boolean {
+  private copyInputs(budgetMs: number): boolean {
     const { chunks, chunkSize, total, open } = this.layout!;
     const until = performance.now() + budgetMs;
     try {
@@ -468,11 +568,12 @@ export class InputPipeline {
         }
         if (performance.now() >= until) return true;
       }
+      if (this.inputs.length === 0 && this.chunk < chunks) open((this.chunk = chunks));
       while (this.chunk < chunks) {
         const chunkEnd = Math.min((this.chunk + 1) * chunkSize, total);
         const start = Math.max(this.chunk * chunkSize, this.index);
         const end = Math.min(start + this.sliceIndices, chunkEnd);
-        for (const { from, to, bytesPerIndex: b } of this.byIndex) to.set(from.subarray(start * b, end * b), start * b);
+        for (const { from, to, bytesPerIndex: b } of this.inputs) to.set(from.subarray(start * b, end * b), start * b);
         this.index = end;
         if (end === chunkEnd) open(++this.chunk);
         if (performance.now() >= until && this.chunk < chunks) return true;
@@ -484,6 +585,36 @@ export class InputPipeline {
       open(INPUTS_FAILED);
       return false;
     }
+  }
+
+  /**
+   * Copies back the results of chunks that are done, for up to `budgetMs`, in slices as
+   * {@link copyInputs} does; @returns `done` once every result is back, `yield` when the budget ran
+   * out, `wait` when the chunks left have not run yet.
+   */
+  private copyResults(progress: ChunkProgress, budgetMs: number): 'done' | 'yield' | 'wait' {
+    const { chunks, chunkSize, total } = this.layout!;
+    const until = performance.now() + budgetMs;
+    let pending = false;
+    for (let c = this.resultsBelow; c < chunks; c++) {
+      const first = c * chunkSize;
+      const length = Math.min(first + chunkSize, total) - first;
+      if (this.resultsCopied[c] === length) continue;
+      if (!progress.done(c)) {
+        pending = true;
+        continue;
+      }
+      while (this.resultsCopied[c]! < length) {
+        const start = first + this.resultsCopied[c]!;
+        const end = Math.min(start + this.resultSliceIndices, first + length);
+        for (const { from, to, bytesPerIndex: b } of this.results) to.set(from.subarray(start * b, end * b), start * b);
+        this.resultsCopied[c] = end - first;
+        if (end === first + length) probes.resultChunkCopiedEarly?.();
+        if (performance.now() >= until) return 'yield';
+      }
+      if (!pending) this.resultsBelow = c + 1;
+    }
+    return pending ? 'wait' : 'done';
   }
 }
 
