@@ -56,8 +56,14 @@ export const Slot = {
    * `CopyPipeline`); 0 otherwise.
    */
   trackChunks: 9,
-  /** Chunks finished so far, where the job tracks them; bumped and notified after each one. */
+  /** Chunks finished so far, where the job tracks them; bumped after each, notified every `notifyEvery`. */
   chunksDone: 10,
+  /**
+   * The calling thread is woken when `chunksDone` reaches a multiple of this, and at the last chunk:
+   * each wake costs it a turn of its event loop (and on a busy machine, a worker its core), so it
+   * copies back a few chunks' results per wake rather than one.
+   */
+  notifyEvery: 11,
 } as const;
 
 /** `Slot.inputsReady` when copying the inputs failed (an input detached meanwhile): no chunk waits or runs any more. */
@@ -110,6 +116,8 @@ const WORKER_HEADER_INT32 = 8;
 /** Bytes for an error's class name and message (UTF-8); longer messages are cut. */
 const ERROR_BYTES = 8192;
 const WORKER_AREA_INT32 = WORKER_HEADER_INT32 + ERROR_BYTES / 4;
+/** About how often a job that tracks its chunks wakes the calling thread (`Slot.notifyEvery`). */
+const WAKES_PER_JOB = 8;
 /** The most chunks a job can track (`Slot.trackChunks`): one int32 flag each. */
 export const MAX_TRACKED_CHUNKS = 4096;
 const FIRST_CHUNK_DONE_INT32 = HEADER_INT32 + 2 * (SCALARS_F64 - TOTAL_F64 + MAX_OPERANDS);
@@ -143,6 +151,7 @@ export class ControlBlock {
     const track = chunks > 0 && chunks <= MAX_TRACKED_CHUNKS;
     if (track) this.int32.fill(0, FIRST_CHUNK_DONE_INT32, FIRST_CHUNK_DONE_INT32 + chunks);
     Atomics.store(this.int32, Slot.chunksDone, 0);
+    Atomics.store(this.int32, Slot.notifyEvery, Math.max(1, Math.floor(chunks / WAKES_PER_JOB)));
     Atomics.store(this.int32, Slot.trackChunks, track ? 1 : 0);
   }
 
@@ -159,8 +168,8 @@ export class ControlBlock {
   /** Records that chunk `chunk` ran, and wakes the calling thread if it waits for chunks. */
   markChunkDone(chunk: number): void {
     Atomics.store(this.int32, FIRST_CHUNK_DONE_INT32 + chunk, 1);
-    Atomics.add(this.int32, Slot.chunksDone, 1);
-    Atomics.notify(this.int32, Slot.chunksDone);
+    const done = Atomics.add(this.int32, Slot.chunksDone, 1) + 1;
+    if (done % this.int32[Slot.notifyEvery]! === 0 || done === this.int32[Slot.chunks]) Atomics.notify(this.int32, Slot.chunksDone);
   }
 
   /** Int32 index of slot `slot` of worker `w`. */
