@@ -13,7 +13,9 @@
  * woken at each chunk the input pipeline opens and results copied back only after the job
  * (src/targets/parallel/pool.ts `wakeEverySleeper`, index.ts `pipelineResults`), as before they
  * existed; `one wake`: one sleeper woken per chunk opened, results copied back after the job;
- * `copied first`: the inputs copied whole before the workers start (no pipeline at all).
+ * `no core kept`: `new` with every worker computing while the calling thread copies the inputs
+ * (pool.ts `reserveCopyingCore` off); `copied first`: the inputs copied whole before the workers
+ * start (no pipeline at all).
  *
  * Per kernel and side: `shared`: `sharedArray` inputs into a `sharedArray` `out` (no copies);
  * `given`: ordinary inputs into an ordinary `out` used before; `fresh`: ordinary inputs, the output
@@ -67,8 +69,9 @@ const here = await load(fileURLToPath(new URL('..', import.meta.url)));
 const sides: Side[] = baseDir
   ? [{ name: 'base', lib: await load(baseDir), settings: {} }, { name: 'new', lib: here, settings: {} }]
   : [
-      { name: 'before', lib: here, settings: { pipelineResults: false, wakeEverySleeper: true } },
-      { name: 'one wake', lib: here, settings: { pipelineResults: false } },
+      { name: 'before', lib: here, settings: { pipelineResults: false, wakeEverySleeper: true, reserveCopyingCore: false } },
+      { name: 'one wake', lib: here, settings: { pipelineResults: false, reserveCopyingCore: false } },
+      { name: 'no core kept', lib: here, settings: { reserveCopyingCore: false } },
       { name: 'copied first', lib: here, settings: { pipelineCopies: false } },
       { name: 'new', lib: here, settings: {} },
     ];

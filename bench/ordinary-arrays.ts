@@ -14,7 +14,7 @@
  *
  * On the parallel target, more variants in the same turns: `ordinary → given` and
  * `ordinary → fresh` with the inputs copied whole before the workers start (as before
- * `InputPipeline`, src/targets/parallel/staging.ts: the A/B of copying while the workers compute);
+ * `CopyPipeline`, src/targets/parallel/staging.ts: the A/B of copying while the workers compute);
  * `SAB → fresh`, inputs each in a `SharedArrayBuffer` of its own (as a previous parallel call's
  * result is), and it and `ordinary → fresh` with the threads copying nothing in (as before
  * `StagedOperands.chunkCopies` took copies in: the A/B of the threads copying shared operands in

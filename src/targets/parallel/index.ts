@@ -664,6 +664,13 @@ export const __testing = {
     p.wakeEverySleeper = on;
     return was;
   },
+  /** Whether an awaited job keeps a core for the calling thread while it copies the inputs (pool.ts `reserveCopyingCore`); returns the old setting. */
+  reserveCopyingCore(on: boolean): boolean {
+    const p = currentPool();
+    const was = p.reserveCopyingCore;
+    p.reserveCopyingCore = on;
+    return was;
+  },
   /** Whether the threads copy in staged operands whose own memory is shared (`chunkCopies`); returns the old setting. */
   threadCopiesIn(on: boolean): boolean {
     const was = threadCopiesIn;

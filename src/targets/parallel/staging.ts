@@ -420,6 +420,8 @@ export interface PipelineLayout {
   readonly total: number;
   /** Tells the threads that chunks below `ready` may run. */
   readonly open: (ready: number) => void;
+  /** Called once every input copy is made (in an awaited call; not after a failure). */
+  readonly inputsIn?: () => void;
   /** Where the job tracks its chunks: the results are copied back as they are done. */
   readonly progress?: ChunkProgress | undefined;
 }
@@ -485,6 +487,11 @@ export class CopyPipeline {
     this.finished = this.drive();
   }
 
+  /** Whether it copies inputs (else it only opens the chunks and copies results back). */
+  get copiesInputs(): boolean {
+    return this.whole.length > 0 || this.inputs.length > 0;
+  }
+
   /**
    * Whether the copies every chunk needs are made — among them ranges an input shares with an
    * output (in place), which the call copies back: not before they were copied in.
@@ -537,6 +544,8 @@ export class CopyPipeline {
     // The call's own planning has just run on this thread: let the event loop in before copying.
     if (this.whole.length || this.inputs.length) await yieldToEventLoop();
     while (!this.stopped && this.copyInputs(YIELD_AFTER_MS)) await yieldToEventLoop();
+    if (this.stopped) return;
+    this.layout!.inputsIn?.();
     const progress = this.layout!.progress;
     if (!progress || this.results.length === 0) return;
     while (!this.stopped) {
