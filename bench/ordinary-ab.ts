@@ -31,7 +31,8 @@ import { formatRatio, formatSeconds } from './lib/format.js';
 import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js';
 import { markdownTable } from './lib/markdown.js';
 import { median } from './lib/timing.js';
-import type { CorpusKernel, Data, InputRecipe, Operand } from './corpus/kernels.js';
+import type { CorpusKernel, Data, Operand } from './corpus/kernels.js';
+import { DTYPE_OF, makeInput } from './lib/corpus-inputs.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -92,24 +93,9 @@ async function withSide(side: Side, call: () => unknown): Promise<void> {
   }
 }
 
-function makeInput(recipe: InputRecipe, seed: number): Operand | number {
-  if ('scalar' in recipe) return recipe.scalar;
-  const length = recipe.shape.reduce((a, b) => a * b, 1);
-  const Type = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array }[recipe.dtype];
-  const data = new Type(length);
-  let a = seed >>> 0;
-  for (let i = 0; i < length; i++) {
-    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
-    const u = a / 4294967296;
-    data[i] = recipe.dtype.startsWith('float') ? recipe.low + u * (recipe.high - recipe.low) : recipe.low + Math.floor(u * (recipe.high - recipe.low + 1));
-  }
-  return { data, shape: recipe.shape };
-}
-
 const argOf = (a: Operand | number) => (typeof a === 'number' ? a : a.shape.length === 1 ? a.data : { data: a.data, shape: a.shape });
 const dataOf = (r: unknown): Data => (ArrayBuffer.isView(r) ? (r as Data) : (r as { data: Data }).data);
 const outLike = (r: unknown, make: (d: Data) => Data) => (ArrayBuffer.isView(r) ? make(r as Data) : { data: make(dataOf(r)), shape: (r as { shape: number[] }).shape });
-const DTYPE_OF = new Map<unknown, string>([[Float32Array, 'float32'], [Float64Array, 'float64'], [Int32Array, 'int32'], [Int16Array, 'int16'], [Uint8Array, 'uint8']]);
 
 const KINDS = ['shared', 'given', 'fresh'] as const;
 const rows: string[][] = [];

@@ -42,7 +42,8 @@ import { formatRatio, formatSeconds } from './lib/format.js';
 import { describeMachine, machineMarkdown, machineSlug } from './lib/machine.js';
 import { markdownTable } from './lib/markdown.js';
 import { median } from './lib/timing.js';
-import { CORPUS, type Data, type InputRecipe, type Operand } from './corpus/kernels.js';
+import { CORPUS, type Data, type Operand } from './corpus/kernels.js';
+import { DTYPE_OF, makeInput } from './lib/corpus-inputs.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -54,22 +55,6 @@ const engines = (flag('--engines') ?? 'auto').split(',') as ('auto' | 'js' | 'wa
 const samples = quick ? 5 : 15;
 const machine = describeMachine({ summary: 'not used by this benchmark' });
 const outFile = flag('--out') ?? fileURLToPath(new URL(`./results/ordinary-arrays-${machineSlug(machine)}${sync ? "-sync" : ""}${quick ? "-quick" : ""}.md`, import.meta.url));
-
-const ARRAY_TYPES = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array } as const;
-const DTYPE_OF = new Map<unknown, keyof typeof ARRAY_TYPES>(Object.entries(ARRAY_TYPES).map(([k, v]) => [v, k as keyof typeof ARRAY_TYPES]));
-
-function makeInput(recipe: InputRecipe, seed: number): Operand | number {
-  if ('scalar' in recipe) return recipe.scalar;
-  const length = recipe.shape.reduce((a, b) => a * b, 1);
-  const data = new ARRAY_TYPES[recipe.dtype](length);
-  let a = seed >>> 0;
-  for (let i = 0; i < length; i++) {
-    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
-    const u = a / 4294967296;
-    data[i] = recipe.dtype.startsWith('float') ? recipe.low + u * (recipe.high - recipe.low) : recipe.low + Math.floor(u * (recipe.high - recipe.low + 1));
-  }
-  return { data, shape: recipe.shape };
-}
 
 /** A copy in a `SharedArrayBuffer` of its own, outside the Wasm memory (as a parallel call's result is). */
 const toSab = (data: Data): Data => {
