@@ -10,12 +10,10 @@
  *   npx tsx bench/ordinary-ab.ts             # no base: this checkout against its own switches
  *
  * Without a base the sides are this checkout as it is (`new`); `before`: every sleeping thread
- * woken at each chunk the input pipeline opens and results copied back only after the job
- * (src/targets/parallel/pool.ts `wakeEverySleeper`, index.ts `pipelineResults`), as before they
- * existed; `one wake`: one sleeper woken per chunk opened, results copied back after the job;
- * `no core kept`: `new` with every worker computing while the calling thread copies the inputs
- * (pool.ts `reserveCopyingCore` off); `copied first`: the inputs copied whole before the workers
- * start (no pipeline at all).
+ * woken at each chunk the input pipeline opens (src/targets/parallel/pool.ts `wakeEverySleeper`),
+ * as before sleepers claimed only open chunks; `copied first`: the inputs copied whole before the
+ * workers start (no pipeline at all); `results early`: results into an ordinary `out` copied back
+ * chunk by chunk while later chunks run (index.ts `pipelineResults`, off by default).
  *
  * Per kernel and side: `shared`: `sharedArray` inputs into a `sharedArray` `out` (no copies);
  * `given`: ordinary inputs into an ordinary `out` used before; `fresh`: ordinary inputs, the output
@@ -70,10 +68,9 @@ const here = await load(fileURLToPath(new URL('..', import.meta.url)));
 const sides: Side[] = baseDir
   ? [{ name: 'base', lib: await load(baseDir), settings: {} }, { name: 'new', lib: here, settings: {} }]
   : [
-      { name: 'before', lib: here, settings: { pipelineResults: false, wakeEverySleeper: true, reserveCopyingCore: false } },
-      { name: 'one wake', lib: here, settings: { pipelineResults: false, reserveCopyingCore: false } },
-      { name: 'no core kept', lib: here, settings: { reserveCopyingCore: false } },
+      { name: 'before', lib: here, settings: { wakeEverySleeper: true } },
       { name: 'copied first', lib: here, settings: { pipelineCopies: false } },
+      { name: 'results early', lib: here, settings: { pipelineResults: true } },
       { name: 'new', lib: here, settings: {} },
     ];
 

@@ -121,8 +121,14 @@ let pool: WorkerPool | undefined;
 const arenas = new StagingArenas();
 /** Whether calls copy their inputs while the workers compute (tests and A/B benchmarks turn it off). */
 let pipelineCopies = true;
-/** Whether awaited calls copy results back as chunks are done, while later ones run (A/B benchmarks turn it off). */
-let pipelineResults = true;
+/**
+ * Whether awaited calls copy results back to an ordinary `out` as chunks are done, while later ones
+ * run. Off: on the 16-core host it gained nothing (bench/results/ordinary-ab-intel-xeon-16c.md: the
+ * calling thread's input copies outlast the workers' compute on every corpus kernel, so the results
+ * are all done by the time it could copy them), and runs with it on showed the same ufunc's later
+ * `sharedArray` calls 20× slower there, unexplained; tests and A/B benchmarks turn it on.
+ */
+let pipelineResults = false;
 /** Whether the threads copy in staged operands whose own memory is shared (A/B benchmarks turn it off). */
 let threadCopiesIn = true;
 /**
@@ -662,13 +668,6 @@ export const __testing = {
     const p = currentPool();
     const was = p.wakeEverySleeper;
     p.wakeEverySleeper = on;
-    return was;
-  },
-  /** Whether an awaited job keeps a core for the calling thread while it copies the inputs (pool.ts `reserveCopyingCore`); returns the old setting. */
-  reserveCopyingCore(on: boolean): boolean {
-    const p = currentPool();
-    const was = p.reserveCopyingCore;
-    p.reserveCopyingCore = on;
     return was;
   },
   /** Whether the threads copy in staged operands whose own memory is shared (`chunkCopies`); returns the old setting. */

@@ -88,8 +88,6 @@ interface RunningJob {
   participants: PooledWorker[];
   /** Whether the calling thread claims chunks. */
   readonly callerRuns: boolean;
-  /** A worker kept out of the job until its inputs are in (see `start`), then woken by `joinReserve`. */
-  reserve?: PooledWorker | undefined;
   callerError?: { chunk: number; error: unknown };
   outcome?: JobOutcome;
   /** Why the job was stopped before its workers finished (a limit, `shutdown()`). */
@@ -164,11 +162,6 @@ export class WorkerPool {
    * chunks (A/B benchmarks set it; protocol.ts `claimOpenChunk` says why one per chunk is enough).
    */
   wakeEverySleeper = false;
-  /**
-   * Keep a core for the calling thread while an awaited job's inputs are copied, where the
-   * workers would fill every core (see `start`); A/B benchmarks turn it off.
-   */
-  reserveCopyingCore = true;
   /** Set when a worker died before it ever ran: the pool cannot work (e.g. the script did not load). */
   private startupFailure: Error | undefined;
 
@@ -208,7 +201,6 @@ export class WorkerPool {
       // An async job is in flight: its workers finish without this thread's help, once its inputs
       // are in (copied by this thread between turns of its event loop, which it is about to block).
       this.current.job.pipeline?.finishNow();
-      this.joinReserve(this.current);
       this.waitSync(this.current);
       this.finish(this.current);
     }
@@ -491,14 +483,6 @@ export class WorkerPool {
       // Workers beyond the chunks there are would wake only to find none left: a small call that is
       // one chunk runs on the calling thread alone and costs no round trip.
       candidates = idle.slice(0, Math.max(0, chunks - (callerRuns ? 1 : 0)));
-      // An awaited job's calling thread copies its inputs while the workers compute, and the job
-      // waits for those copies: with a worker on every core, one would share the copying thread's
-      // core and slow it. One worker joins once the inputs are in (`joinReserve`).
-      if (async && this.reserveCopyingCore && job.pipeline?.copiesInputs && candidates.length > 1 && candidates.length >= platform().cores()) {
-        running.reserve = candidates.pop()!;
-        // What it keeps from job to job, now, whether it joins or not (the job may end first).
-        this.sendCached(running.reserve, job);
-      }
       int32[Slot.runner] = job.runner!.id;
       int32[Slot.args] = job.argumentSet!.id;
       int32[Slot.chunks] = chunks;
@@ -521,67 +505,34 @@ export class WorkerPool {
     }
     Atomics.store(int32, Slot.nextChunk, 0);
     Atomics.store(int32, Slot.remaining, candidates.length);
-    for (const pooled of candidates) this.enlist(pooled, job);
-    running.participants = candidates.filter((pooled) => this.wake(pooled, async));
+    for (const pooled of candidates) {
+      if (job.command === Command.run) {
+        const { runner, argumentSet } = job;
+        if (!pooled.runners.has(runner!.id)) {
+          this.post(pooled, { type: 'runner', id: runner!.id, source: runner!.source, sites: portableSites(runner!.sites), ...(runner!.wasm ? { wasm: runner!.wasm(pooled.index) } : {}) });
+          pooled.runners.add(runner!.id);
+        }
+        if (!pooled.argumentSets.has(argumentSet!.id)) {
+          this.post(pooled, argumentSet!.message);
+          pooled.argumentSets.add(argumentSet!.id);
+        }
+        if (job.copies?.length) this.post(pooled, { type: 'copies', copies: job.copies });
+      }
+      Atomics.store(int32, control.workerSlot(pooled.index, WorkerSlot.errorChunk), -1);
+      Atomics.store(int32, control.workerSlot(pooled.index, WorkerSlot.mailbox), pooled.posted);
+    }
+    running.participants = candidates.filter((pooled) => {
+      const slot = control.workerSlot(pooled.index, WorkerSlot.state);
+      if (Atomics.compareExchange(int32, slot, WorkerState.idle, WorkerState.busy) !== WorkerState.idle) {
+        Atomics.sub(int32, Slot.remaining, 1); // it died since: it takes no part
+        return false;
+      }
+      Atomics.notify(int32, slot, 1);
+      // Whoever waits asynchronously for workers must hold the process open meanwhile.
+      if (async) pooled.worker.ref();
+      return true;
+    });
     return running;
-  }
-
-  /** Sends a worker what it needs of a job (runner, argument set, copies) before it is woken. */
-  private enlist(pooled: PooledWorker, job: Job): void {
-    const { control } = this;
-    if (job.command === Command.run) {
-      this.sendCached(pooled, job);
-      // Only to a worker about to be woken: it reads its messages at its next job, whichever that is.
-      if (job.copies?.length) this.post(pooled, { type: 'copies', copies: job.copies });
-    }
-    Atomics.store(control.int32, control.workerSlot(pooled.index, WorkerSlot.errorChunk), -1);
-    Atomics.store(control.int32, control.workerSlot(pooled.index, WorkerSlot.mailbox), pooled.posted);
-  }
-
-  /** Sends a worker the job's runner and argument set, where it does not have them (it keeps them by id). */
-  private sendCached(pooled: PooledWorker, job: Job): void {
-    const { runner, argumentSet } = job;
-    if (!pooled.runners.has(runner!.id)) {
-      this.post(pooled, { type: 'runner', id: runner!.id, source: runner!.source, sites: portableSites(runner!.sites), ...(runner!.wasm ? { wasm: runner!.wasm(pooled.index) } : {}) });
-      pooled.runners.add(runner!.id);
-    }
-    if (!pooled.argumentSets.has(argumentSet!.id)) {
-      this.post(pooled, argumentSet!.message);
-      pooled.argumentSets.add(argumentSet!.id);
-    }
-  }
-
-  /**
-   * Marks an enlisted worker busy and wakes it; @returns false where it died since (then it is
-   * counted out of `remaining`, which it was counted into).
-   */
-  private wake(pooled: PooledWorker, async: boolean): boolean {
-    const { int32 } = this.control;
-    const slot = this.control.workerSlot(pooled.index, WorkerSlot.state);
-    if (Atomics.compareExchange(int32, slot, WorkerState.idle, WorkerState.busy) !== WorkerState.idle) {
-      if (Atomics.sub(int32, Slot.remaining, 1) === 1) Atomics.notify(int32, Slot.remaining);
-      return false;
-    }
-    Atomics.notify(int32, slot, 1);
-    // Whoever waits asynchronously for workers must hold the process open meanwhile.
-    if (async) pooled.worker.ref();
-    return true;
-  }
-
-  /** Wakes the worker a job kept out while its inputs were copied (see `start`), unless the job is over. */
-  private joinReserve(running: RunningJob): void {
-    const pooled = running.reserve;
-    running.reserve = undefined;
-    if (!pooled || this.current !== running || pooled.retired) return;
-    const { int32 } = this.control;
-    // Counted in only while workers still run the job: at 0 it is over (its waiter may be waking).
-    for (;;) {
-      const remaining = Atomics.load(int32, Slot.remaining);
-      if (remaining <= 0) return;
-      if (Atomics.compareExchange(int32, Slot.remaining, remaining, remaining + 1) === remaining) break;
-    }
-    this.enlist(pooled, running.job);
-    if (this.wake(pooled, running.async)) running.participants.push(pooled);
   }
 
   /**
@@ -611,7 +562,6 @@ export class WorkerPool {
         openChunks(int32, ready, opened, this.wakeEverySleeper);
         opened = ready;
       },
-      inputsIn: () => this.joinReserve(running),
       progress,
     });
   }

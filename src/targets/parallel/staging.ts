@@ -420,8 +420,6 @@ export interface PipelineLayout {
   readonly total: number;
   /** Tells the threads that chunks below `ready` may run. */
   readonly open: (ready: number) => void;
-  /** Called once every input copy is made (in an awaited call; not after a failure). */
-  readonly inputsIn?: () => void;
   /** Where the job tracks its chunks: the results are copied back as they are done. */
   readonly progress?: ChunkProgress | undefined;
 }
@@ -487,11 +485,6 @@ export class CopyPipeline {
     this.finished = this.drive();
   }
 
-  /** Whether it copies inputs (else it only opens the chunks and copies results back). */
-  get copiesInputs(): boolean {
-    return this.whole.length > 0 || this.inputs.length > 0;
-  }
-
   /**
    * Whether the copies every chunk needs are made — among them ranges an input shares with an
    * output (in place), which the call copies back: not before they were copied in.
@@ -544,13 +537,18 @@ export class CopyPipeline {
     // The call's own planning has just run on this thread: let the event loop in before copying.
     if (this.whole.length || this.inputs.length) await yieldToEventLoop();
     while (!this.stopped && this.copyInputs(YIELD_AFTER_MS)) await yieldToEventLoop();
-    if (this.stopped) return;
-    this.layout!.inputsIn?.();
     const progress = this.layout!.progress;
     if (!progress || this.results.length === 0) return;
     while (!this.stopped) {
       const seen = progress.count();
-      const more = this.copyResults(progress, YIELD_AFTER_MS);
+      let more: ReturnType<CopyPipeline['copyResults']>;
+      try {
+        more = this.copyResults(progress, YIELD_AFTER_MS);
+      } catch {
+        // The caller's output was detached meanwhile: the call's finish copies the rest, and fails
+        // as a call whose output is detached fails.
+        return;
+      }
       if (more === 'done') return;
       if (more === 'yield') await yieldToEventLoop();
       else await Promise.race([progress.changed(seen), new Promise<void>((resolve) => (this.wake = resolve))]);

@@ -165,7 +165,7 @@ describe('CopyPipeline results', () => {
     const chunk = (c: number) => [...out.subarray(c * chunkSize, (c + 1) * chunkSize)];
     const written = (c: number) => Array.from({ length: chunkSize }, (_, i) => 10 * (c * chunkSize + i));
     const untouched = () => new Array<number>(chunkSize).fill(-1);
-    return { staged, pipeline, run, chunk, written, untouched };
+    return { staged, pipeline, run, chunk, written, untouched, out };
   };
 
   it('copies each chunk\'s results back once it is done, while later chunks run, and leaves the rest to the finish', async () => {
@@ -202,6 +202,18 @@ describe('CopyPipeline results', () => {
     expect([chunk(0), chunk(1), chunk(2), chunk(3)]).toEqual([written(0), untouched(), untouched(), written(3)]);
   });
 
+  it('stop, without an unhandled rejection, when the caller\'s output is detached; the finish then fails as it did', async () => {
+    const { staged, pipeline, run, out } = setUp();
+    const { progress, finish } = fakeProgress();
+    pipeline.begin({ chunks: 4, chunkSize, total: n, open: () => {}, progress });
+    structuredClone(out.buffer, { transfer: [out.buffer] });
+    run(0);
+    finish(0);
+    await pipeline.finished; // resolves: the copy's failure is left to the finish
+    pipeline.cancel();
+    expect(() => staged.finish(true, pipeline)).toThrow(TypeError);
+  });
+
   it('are copied whole by the finish where the job did not track its chunks', async () => {
     const { staged, pipeline, run, chunk, written } = setUp();
     pipeline.begin({ chunks: 4, chunkSize, total: n, open: () => {} });
@@ -219,8 +231,12 @@ describe('awaited calls on ordinary inputs', () => {
     // Many small chunks, so that the workers wait for inputs often.
     await __testing.resetPool({ minChunk: 256, chunksPerThread: 32 });
     await ready();
+    __testing.pipelineResults(true); // off by default (index.ts says why)
   });
-  afterAll(async () => __testing.resetPool());
+  afterAll(async () => {
+    __testing.pipelineResults(false);
+    await __testing.resetPool();
+  });
 
   // Above the work a call on ordinary arrays needs to use the workers (4× the threshold).
   const n = getParallelOptions().threshold * 4 + 13;
