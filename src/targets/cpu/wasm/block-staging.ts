@@ -88,7 +88,9 @@ function privateMemoryOf(bytes: number): WasmMemory | undefined {
   const have = privateMemory?.buffer.byteLength ?? 0;
   if (bytes <= have) return privateMemory;
   try {
-    // At least twice the old size, so that a few replacements reach any size a process needs.
+    // At least twice the old size, so that a few replacements reach any size a process needs. An
+    // old memory lives on while a kernel instantiated over it does (until that kernel next runs in
+    // blocks, or is collected): at most the sum of the smaller sizes, less than the new one.
     const pages = Math.max(Math.ceil(bytes / PAGE), (2 * have) / PAGE, 16);
     privateMemory = new WebAssemblyApi.Memory({ initial: pages, maximum: pages });
   } catch {
