@@ -11,7 +11,7 @@ import { ArgumentError, getParallelOptions, guvectorize, KernelRuntimeError, typ
 import type { CallPlan, OperandView } from '../../../src/plan.js';
 import { __testing } from '../../../src/targets/parallel/index.js';
 import { earlyResultChunks, pipelinedJobs } from '../../call-paths.js';
-import { INPUTS_FAILED } from '../../../src/targets/parallel/protocol.js';
+import { CHUNK_SIZE_F64, ControlBlock, INPUTS_FAILED, openChunks, runClaimedChunks, Slot, TOTAL_F64 } from '../../../src/targets/parallel/protocol.js';
 import { type ChunkProgress, StagingArenas, stageOperands } from '../../../src/targets/parallel/staging.js';
 
 type Data = Float32Array | Float64Array | Int32Array;
@@ -133,6 +133,38 @@ describe('CopyPipeline', () => {
     expect(pipeline.error).toBeInstanceOf(TypeError);
     expect(opened).toEqual([INPUTS_FAILED]);
     staged.abandon();
+  });
+});
+
+describe('claiming chunks (protocol.ts)', () => {
+  /** A control block for a job of `chunks` chunks of 10 indices, `open` of them open. */
+  const job = (chunks: number, open: number) => {
+    const control = ControlBlock.create(1);
+    control.int32[Slot.chunks] = chunks;
+    control.int32[Slot.errorChunk] = chunks;
+    control.float64[TOTAL_F64] = chunks * 10;
+    control.float64[CHUNK_SIZE_F64] = 10;
+    openChunks(control.int32, open, 0);
+    return control;
+  };
+  const ran = (control: ControlBlock) => {
+    const starts: number[] = [];
+    runClaimedChunks(control, (_args, start) => void starts.push(start / 10), undefined as never, () => {});
+    return starts;
+  };
+
+  it('runs every open chunk once, in order, and leaves nothing claimed beyond the last', () => {
+    const control = job(5, 5);
+    expect(ran(control)).toEqual([0, 1, 2, 3, 4]);
+    expect(control.int32[Slot.nextChunk]).toBe(5); // claimed by compare-exchange: never past the end
+    expect(ran(control)).toEqual([]);
+  });
+
+  it('runs none once the input copies failed, whatever was open', () => {
+    const control = job(5, 2);
+    openChunks(control.int32, INPUTS_FAILED, 2);
+    expect(ran(control)).toEqual([]);
+    expect(control.int32[Slot.nextChunk]).toBe(0); // nothing was claimed, so no thread holds a chunk
   });
 });
 
