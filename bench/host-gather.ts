@@ -3,10 +3,11 @@
  * device layout (what goes into mapped staging memory) and scattering results back into the
  * caller's view (src/targets/gpu/runtime/host-operands.ts), in GB/s of the view's elements, for
  * element types of 1, 2 and 4 bytes and several layouts — A/B between this checkout and a base
- * checkout in one process, sides timed in turns sample by sample. Also, for every-k-th-element
- * views, the copy of the covering span (what a call uploads when it places the view as it is,
- * `span`, and the kernel reads it strided) against the gather (`packed`): where the span copy
- * catches up is where placeHostOperand should stop gathering (on the host's side of the cost).
+ * checkout in one process, sides timed in turns sample by sample; views placed as this checkout
+ * places an output (packed unless dense), so that the sparse ones are gathered and scattered.
+ * Also, for every-k-th-element views, the copy of the covering span (what a call uploads when it
+ * places an input as it is, `span`, the kernel reading it strided) beside the gather (`packed`):
+ * the host's side of placeHostOperand's rule (bench/host-placement.ts times whole calls).
  *
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
@@ -41,7 +42,7 @@ interface Placement {
 }
 interface Side {
   readonly name: string;
-  placeHostOperand(view: object, loopShape: readonly number[]): Placement;
+  placeHostOperand(view: object, loopShape: readonly number[], role: 'input' | 'output'): Placement;
   gatherInto(p: Placement, into: TypedArray, from: number): void;
   scatterResults(p: Placement, fromDevice: TypedArray): void;
 }
@@ -153,7 +154,10 @@ for (const c of cases) {
   const bytes32 = new Uint32Array(data.buffer);
   for (let i = 0; i < bytes32.length; i++) bytes32[i] = Math.imul(i, 2654435761) ^ 0x7f800001; // float32 signalling NaNs among them
   const want = expected(c, data);
-  const placements = sides.map((s) => s.placeHostOperand(viewOf(c, data), c.shape));
+  // Placed as an output is (packed unless dense: so a sparse view is gathered and scattered), by
+  // this checkout's rule for both sides: the same device layout, the loops compared.
+  const placement = sides[0]!.placeHostOperand(viewOf(c, data), c.shape, 'output');
+  const placements = sides.map(() => placement);
   const mode = placements[0]!.mode;
   const into = new c.type(placements[0]!.length);
   const results = new c.type(placements[0]!.length);

@@ -11,6 +11,7 @@ import { getGpuOptions, guvectorize, type NDArray, setGpuOptions, sharedArray, t
 import { downloadBuffer, setStagingPoolLimit, STAGING_IDLE_MS, stageUpload, stagingPoolStats } from '../../../src/targets/gpu/runtime/buffers.js';
 import { acquireDevice, holdDevice, shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { setHostUploadPath } from '../../../src/targets/gpu/runtime/dispatch.js';
+import { setSpanSlack } from '../../../src/targets/gpu/runtime/host-operands.js';
 import { IN_FLIGHT } from '../../../src/targets/gpu/runtime/streaming.js';
 import { streamingStats } from '../../call-paths.js';
 import { setTransferTrace, type TransferEvent } from '../../../src/targets/gpu/runtime/transfer-trace.js';
@@ -114,6 +115,16 @@ describeGpu('large host inputs through staging buffers', { timeout: 120_000 }, (
   });
 
   it('sparse views are gathered straight into the staging buffers: chunks that end inside a row, backwards, int8, uint16, broadcast', async () => {
+    // Every sparse view gathered (the rule uploads views up to 64 bytes an element as their span).
+    setSpanSlack(1);
+    try {
+      await sparseViewsGathered();
+    } finally {
+      setSpanSlack(undefined);
+    }
+  });
+
+  async function sparseViewsGathered(): Promise<void> {
     // Every third column of 4,700 rows × 3,000: 4.7 M float32 (18.8 MiB, two 16 MiB chunks, the
     // first ending inside row 4,194), gathered. Each gpu call runs twice: the first compiles (its
     // inputs are taken into an array meanwhile), the second is recorded at once and gathers.
@@ -140,7 +151,7 @@ describeGpu('large host inputs through staging buffers', { timeout: 120_000 }, (
     const expected8 = (await i8('cpu')(x8, y8)).data;
     const i8Gpu = i8('gpu');
     for (let k = 0; k < 2; k++) expect(differences(expected8, (await i8Gpu(x8, y8)).data)).toEqual([]);
-  });
+  }
 
   it('stageUpload pads the last word with zeros, also in a staging buffer that held other bytes', async () => {
     const ctx = await acquireDevice();

@@ -49,7 +49,7 @@ export function wgslFor(plan: CallPlan, limits: LayoutLimits = LAVAPIPE_LIMITS):
     if (o.scalar !== undefined) {
       return { dtype: o.dtype, storage: undefined, storageBytes: 0, offset: 0, loopStrides: o.loopStrides, coreShape: o.coreShape, coreStrides: o.coreStrides, scalar: o.scalar, pristine: false };
     }
-    const p = placeHostOperand(o, plan.loopShape);
+    const p = placeHostOperand(o, plan.loopShape, j < plan.nin ? 'input' : 'output');
     const storage = storages.get(p.data) ?? {};
     storages.set(p.data, storage);
     return {

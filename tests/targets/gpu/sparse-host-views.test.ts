@@ -18,6 +18,7 @@ import { guvectorize, toDevice, vectorize } from '../../../src/index.js';
 import { setTransferChunkBytes } from '../../../src/targets/gpu/runtime/buffers.js';
 import { shutdownDevice } from '../../../src/targets/gpu/runtime/device.js';
 import { setHostOutputReadback } from '../../../src/targets/gpu/runtime/dispatch.js';
+import { setSpanSlack } from '../../../src/targets/gpu/runtime/host-operands.js';
 import { setChunkBytes } from '../../../src/targets/gpu/runtime/streaming.js';
 import { describeGpu } from '../../gpu-available.js';
 import { differences } from './compare-targets.js';
@@ -31,6 +32,7 @@ afterAll(() => {
 afterEach(() => {
   setChunkBytes(undefined);
   setHostOutputReadback('in-call');
+  setSpanSlack(undefined);
 });
 
 /** The element types the gpu stores (target `canStore`), with a kernel each that mixes its two inputs. */
@@ -89,7 +91,9 @@ const dims = fc.array(fc.record({ extent: fc.integer({ min: 1, max: 40 }), strid
 describeGpu('sparse host views on the gpu', { timeout: 300_000 }, () => {
   it('random views of every stored type, inputs and outputs: the caller’s whole output array equals the cpu target’s', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...TYPES), dims, fc.integer({ min: 1, max: 4 }), fc.boolean(), async (dtype, d, outStep, broadcastY) => {
+      fc.asyncProperty(fc.constantFrom(...TYPES), dims, fc.integer({ min: 1, max: 4 }), fc.boolean(), fc.constantFrom(undefined, 1, Infinity), async (dtype, d, outStep, broadcastY, slack) => {
+        // The rule's placements, every sparse view gathered, or every view uploaded as its span.
+        setSpanSlack(slack);
         const shape = d.map((e) => e.extent);
         const x = view(dtype, { shape, strides: d.map((e) => e.stride), shift: 1 }, 1);
         // y: broadcast along the first dimension, or C order.
@@ -104,16 +108,20 @@ describeGpu('sparse host views on the gpu', { timeout: 300_000 }, () => {
 
   it.each(TYPES)('%s: views above the staging threshold, gathered and scattered a staging chunk at a time, on both read-back paths', async (dtype) => {
     const n = Math.ceil((1.25 * 2 ** 20) / DTYPES[dtype].bytes); // > 1 MiB gathered: staged in chunks of 16 KiB
-    const x = view(dtype, { shape: [n], strides: [-3], shift: 1 }, 4); // packed, backwards
+    const x = view(dtype, { shape: [n], strides: [-3], shift: 1 }, 4); // backwards
     const y = view(dtype, { shape: [n], strides: [1], shift: 0 }, 5);
-    // Every 3rd element (packed) and every 2nd (uploaded as its span, scattered from it).
-    for (const step of [3, 2]) {
-      const out = view(dtype, { shape: [n], strides: [step], shift: 1 }, 6);
-      // The first call compiles; the second reads back in its own submission, from a pooled staging buffer.
-      await same(dtype, x, y, out, 2);
-      setHostOutputReadback('after');
-      await same(dtype, x, y, out);
-      setHostOutputReadback('in-call');
+    // The rule's placements (x uploaded as its span, out packed), then every sparse view gathered
+    // and scattered packed, then every view as its span (out read back whole and picked from).
+    for (const slack of [undefined, 1, Infinity]) {
+      setSpanSlack(slack);
+      for (const step of [3, 2]) {
+        const out = view(dtype, { shape: [n], strides: [step], shift: 1 }, 6);
+        // The first call compiles; the second reads back in its own submission, from a pooled staging buffer.
+        await same(dtype, x, y, out, 2);
+        setHostOutputReadback('after');
+        await same(dtype, x, y, out);
+        setHostOutputReadback('in-call');
+      }
     }
   });
 

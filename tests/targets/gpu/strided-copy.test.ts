@@ -88,7 +88,7 @@ describe('gathering a sparse host view into its device layout', () => {
     fc.assert(
       fc.property(views, cuts, (v, at) => {
         const data = filled(v.dtype, v.length, 1);
-        const p = placeHostOperand(operand(v, data) as never, v.shape);
+        const p = placeHostOperand(operand(v, data) as never, v.shape, 'output');
         if (p.mode !== 'packed') return;
         const want = new DTYPES[v.dtype].arrayType(p.length) as TypedArray;
         const w = wordsOf(want);
@@ -109,9 +109,9 @@ describe('gathering a sparse host view into its device layout', () => {
 describe('scattering device results into a host view', () => {
   it("writes the view's elements bit for bit, a piece at a time, and leaves the others as they were", () => {
     fc.assert(
-      fc.property(views, cuts, (v, at) => {
+      fc.property(views, cuts, fc.constantFrom('input', 'output') as fc.Arbitrary<'input' | 'output'>, (v, at, role) => {
         const before = filled(v.dtype, v.length, 2);
-        const p = placeHostOperand(operand(v, before) as never, v.shape);
+        const p = placeHostOperand(operand(v, before) as never, v.shape, role);
         const results = filled(v.dtype, p.length, 3);
         const want = before.slice() as TypedArray;
         const w = wordsOf(want);

@@ -500,7 +500,7 @@ function deviceView(o: OperandView, isOutput: boolean, plan: CallPlan, hostBuffe
       },
     };
   }
-  const placement = placeHostOperand(o, plan.loopShape);
+  const placement = placeHostOperand(o, plan.loopShape, isOutput ? 'output' : 'input');
   // The same region of the same array (an in-place call) is one buffer, bound once.
   let host = hostBuffers.find((h) => h.placement.data === placement.data && h.placement.low === placement.low && h.placement.high === placement.high && h.placement.mode === placement.mode);
   if (!host) {

@@ -36,31 +36,47 @@ export interface HostPlacement extends Reach, Omit<LoopOperandLayout, 'coreShape
   readonly dense: boolean;
 }
 
-/** How much bigger than its distinct elements a span may be and still be uploaded as is. */
-const SPAN_SLACK = 2;
-let spanSlack = SPAN_SLACK;
+/**
+ * How many bytes of span per distinct element an input view may have and still be uploaded as its
+ * span (a memcpy, the kernel reading it strided) rather than gathered element by element on the
+ * host: 64, a cache line — up to there a gather reads as many lines as the copy does, with a JS
+ * loop (~4 ns an element on the H100 host) instead of memcpy. On that host the span beat the
+ * gather at every stride measured, 16 to 64 bytes per element: 0.28–0.90× of its time (SAXPY on
+ * 2^24 elements every k-th, float32 and uint8; bench/results/host-placement-nvidia-h100.md).
+ */
+const SPAN_BYTES_PER_ELEMENT = 64;
+let spanSlack: number | undefined;
 
 /**
- * Sets how much bigger than its distinct elements a host view's span may be and still be placed
- * as is (`span`) rather than gathered (`packed`): for benchmarks that time both placements.
+ * Overrides how much bigger than its distinct elements a host view's span may be and still be
+ * placed as is (`span`) rather than gathered (`packed`), for inputs and outputs alike: for
+ * benchmarks that time both placements.
  *
  * @param slack a factor ≥ 1 (1: only a view about as long as its span — within 64 elements — is
- *   placed as it is; Infinity: every view is), or undefined for the default (2)
- * @returns the previous value
+ *   placed as it is; Infinity: every view is), or undefined for the rule (inputs: up to
+ *   {@link SPAN_BYTES_PER_ELEMENT} bytes of span an element; outputs: dense ones only)
+ * @returns the previous override
  */
-export function setSpanSlack(slack: number | undefined): number {
+export function setSpanSlack(slack: number | undefined): number | undefined {
   const previous = spanSlack;
-  spanSlack = slack ?? SPAN_SLACK;
+  spanSlack = slack;
   return previous;
 }
 
 /**
- * Decides how a host operand is placed on the device.
+ * Decides how a host operand is placed on the device. An input is uploaded as its span while that
+ * is at most {@link SPAN_BYTES_PER_ELEMENT} bytes an element, else gathered. An output is
+ * placed as its span only where that is dense: a sparse one comes back packed, its elements
+ * scattered into the view — its span would bring more bytes back for the same scatter (span 1.2–1.9×
+ * the time of packed for float32 outputs of every 2nd to 16th element on the H100 host). An
+ * output whose old elements go up (a guvectorize kernel not known to write its rows whole) is
+ * then gathered.
  *
  * @param view the operand (not a JS scalar)
  * @param loopShape the call's loop shape (the extents of `view.loopStrides`)
+ * @param role whether the call reads the view (an input) or writes it (an output)
  */
-export function placeHostOperand(view: OperandView, loopShape: readonly number[]): HostPlacement {
+export function placeHostOperand(view: OperandView, loopShape: readonly number[], role: 'input' | 'output'): HostPlacement {
   const data = view.data as TypedArray;
   const dims: Dim[] = [
     ...loopShape.map((extent, d) => ({ extent, stride: view.loopStrides[d] ?? 0 })),
@@ -72,7 +88,8 @@ export function placeHostOperand(view: OperandView, loopShape: readonly number[]
   let distinct = 1;
   for (const { extent, stride } of dims) if (stride !== 0) distinct *= extent;
   const span = high - low + 1;
-  if (span <= spanSlack * distinct + 64) {
+  const slack = spanSlack ?? (role === 'input' ? SPAN_BYTES_PER_ELEMENT / data.BYTES_PER_ELEMENT : 1);
+  if (span <= slack * distinct + 64) {
     return {
       data, mode: 'span', low, high, length: span, offset: view.offset - low,
       loopStrides: view.loopStrides, coreStrides: view.coreStrides, hostOffset: view.offset, dims, dense: span === distinct && tilesSpan(dims),

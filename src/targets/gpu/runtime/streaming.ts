@@ -205,9 +205,9 @@ function hostOperandShares(plan: CallPlan): { total: number; largest: number } {
   const seen: HostPlacement[] = [];
   let total = 0;
   let largest = 0;
-  for (const o of plan.operands) {
+  for (const [j, o] of plan.operands.entries()) {
     if (o.scalar !== undefined || isDeviceResident(o.data)) continue;
-    const p = placeHostOperand(o, plan.loopShape);
+    const p = placeHostOperand(o, plan.loopShape, j < plan.nin ? 'input' : 'output');
     if (seen.some((s) => s.data === p.data && s.low === p.low && s.high === p.high && s.mode === p.mode)) continue;
     seen.push(p);
     const bytes = p.length * DTYPES[o.dtype].bytes;
@@ -259,7 +259,7 @@ function expectChunkStaging(part: CallPlan): void {
   const downloads: number[] = [];
   part.operands.forEach((o, j) => {
     if (o.scalar !== undefined || isDeviceResident(o.data)) return;
-    (j < part.nin ? uploads : downloads).push(placeHostOperand(o, part.loopShape).length * DTYPES[o.dtype].bytes);
+    (j < part.nin ? uploads : downloads).push(placeHostOperand(o, part.loopShape, j < part.nin ? 'input' : 'output').length * DTYPES[o.dtype].bytes);
   });
   expectStagingInFlight(uploads, downloads, IN_FLIGHT);
 }
