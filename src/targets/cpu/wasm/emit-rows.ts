@@ -114,6 +114,8 @@ export interface RowPlan {
   readonly lanes: 16 | 8 | 4 | 2;
   /** Where the rows run in 8- or 16-bit lanes: how (row-int-lanes.ts; emit-row-int-lanes.ts emits them). */
   readonly intLanes?: RowIntLanes;
+  /** Where the rows run in 8- or 16-bit lanes: the 4-lane plan, which runs the rows they leave (fewer than a vector's). */
+  readonly fourLanes?: RowPlan;
   /**
    * 4 rows per vector although values per row are float64: each float64 value held as a pair of
    * f64x2 vectors, rows 0–1 and rows 2–3 (row-pairs.ts).
@@ -210,7 +212,7 @@ function fourLanes(plan: RowPlan, kernel: TypedKernel, layout: MemoryLayout): Ro
 function narrowLanes(plan: RowPlan): RowPlan {
   if (plan.lanes !== 4 || plan.pairs || !intRows) return plan;
   const int = rowIntLanes(plan.kernel, plan.varying, MAX_CORE, (e) => varies(e, plan.varying));
-  return typeof int === 'string' ? plan : { ...plan, lanes: int.bits === 16 ? 8 : 16, intLanes: int };
+  return typeof int === 'string' ? plan : { ...plan, lanes: int.bits === 16 ? 8 : 16, intLanes: int, fourLanes: plan };
 }
 
 function tryAnalyse(kernel: TypedKernel, layout: MemoryLayout): RowPlan | string {

@@ -306,6 +306,9 @@ function emitRun(
       // rows where they do not fit a group's share of the scratch.
       const one = { ...rows.plan, groups: 1 };
       if (rows.plan.groups > 1) emitRowVectorLoop(e, ctx, layout, one, { pointer, step, k, count }, rowScratch, rowEmitter(e, ctx, one));
+      // Rows in 8- or 16-bit lanes leave up to 15 rows: 4 at a time in 32-bit lanes first.
+      const four = rows.plan.fourLanes && { ...rows.plan.fourLanes, groups: 1 };
+      if (four) emitRowVectorLoop(e, ctx, layout, four, { pointer, step, k, count }, rowScratch, rowEmitter(e, ctx, four));
     });
   } else if (typeof shape !== 'string') e.hoistConstants(() => emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count));
 

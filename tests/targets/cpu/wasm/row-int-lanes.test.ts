@@ -365,7 +365,7 @@ describe('per-row kernels over 8- and 16-bit integers in lanes of their width ar
     const args = c.inputs.map((x) => viewOf(x.dtype, x.core === 1 ? [300, 6] : [300], [1], 1));
     setEngineMode('wasm');
     expect(f.explain(...args)).toContain(`SIMD, ${c.lanes} rows per vector`);
-  });
+  }, 30_000);
 
   // Groups of rows side by side (emit-rows.ts rowGroups): one and three per step, over batches
   // spanning several steps, their tail and the one-group loop after.
