@@ -15,14 +15,14 @@
  * lanes (exact-doubles.ts, 4 rows per vector instead of 2) is worth; `new-pairs` is this checkout
  * holding true doubles in pairs of f64x2 vectors, 4 rows per vector (row-pairs.ts; emit-rows.ts
  * `__testing.setFloatPairs(true)`), the variant that calibration times beside the 2-row form (on
- * the Wasm engine forced, the other sides run the 2-row form). `--sides` keeps only the named
- * extra sides (e.g. `--sides new-pairs`). `new-i32` is this checkout keeping rows of 8- and 16-bit integers
+ * the Wasm engine forced, the other sides run the 2-row form); `new-pairs-g1` the same with one
+ * group of rows per step. `--sides` keeps only the named extra sides (e.g. `--sides new-pairs`). `new-i32` is this checkout keeping rows of 8- and 16-bit integers
  * in 32-bit lanes (emit-rows.ts `__testing.setIntRows(false)`): what 8 rows per vector in 16-bit
  * lanes, 16 in 8-bit lanes (row-int-lanes.ts) are worth.
  *
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
- *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs]
+ *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs,new-pairs-g1,new-i32]
  *   npx tsx bench/rows-ab.ts --shared     # no base: this checkout with its rule against one group per step
  *
  * Checks every side's result against the first side's, bit for bit. Prints each row as it is
@@ -407,6 +407,7 @@ const wanted = (name: string) => !extra || extra.includes(name);
 if (baseDir && fresh.setRowGroups && wanted('new-g1')) sides.push({ name: 'new-g1', lib: fresh, groups: 1 });
 if (fresh.setNarrowDoubles && wanted('new-f64')) sides.push({ name: 'new-f64', lib: fresh, narrow: false });
 if (fresh.setFloatPairs && wanted('new-pairs')) sides.push({ name: 'new-pairs', lib: fresh, pairs: true });
+if (fresh.setFloatPairs && wanted('new-pairs-g1')) sides.push({ name: 'new-pairs-g1', lib: fresh, pairs: true, groups: 1 });
 if (fresh.setIntRows && wanted('new-i32')) sides.push({ name: 'new-i32', lib: fresh, intRows: false });
 
 const rows: string[][] = [];

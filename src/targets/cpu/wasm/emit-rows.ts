@@ -205,7 +205,10 @@ function fourLanes(plan: RowPlan, kernel: TypedKernel, layout: MemoryLayout): Ro
   // times: engine-calibration.ts), with the fewest float64 values (the narrowed kernel's).
   const wide = typeof full === 'string' ? plan : full;
   if (!(floatPairs ?? layout.floatPairs) || pairsRefusal(wide.kernel, layout)) return plan;
-  return { ...wide, lanes: 4, pairs: true };
+  // A value carried along the row already runs as two independent chains in pairs (its halves),
+  // what a second group of rows gives elsewhere: one group where a loop carries one (two measured
+  // 1.2–1.6× slower: cumsum, unit rows; bench/results/rows-ab-pairs-intel-xeon-2c.md).
+  return { ...wide, lanes: 4, pairs: true, groups: groupsOverride ?? (wide.chains.size ? 1 : wide.groups) };
 }
 
 /** A 4-lane plan as 8 or 16 rows per vector where its rows' values fit narrow integer lanes (row-int-lanes.ts). */

@@ -763,14 +763,20 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     const rows = { data: new Float32Array(64 * 16), shape: [64, 16] };
     setEngineMode('wasm');
     expect(dot.explain(rows, rows)).toMatch(/^WebAssembly \(SIMD, 2 rows per vector × 2 vectors of rows side by side per step, the last rows 2 at a time; /);
-    // Its float64 accumulator in pairs of vectors (the variant calibration times): 4 rows per vector.
+    // Its float64 accumulator in pairs of vectors (the variant calibration times): 4 rows per
+    // vector, one group (the pair's halves are two chains already); without loops, two groups.
     rowTesting.setFloatPairs(true);
     const pairedDot = guvectorize(['void(float32[:], float32[:], float32[:])'], '(n),(n)->()')((a: Vector, b: Vector, out: Vector) => {
       let acc = 0;
       for (let i = 0; i < a.length; i++) acc += a[i]! * b[i]!;
       out[0] = acc;
     });
-    expect(pairedDot.explain(rows, rows)).toMatch(/^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs of 2-lane vectors\) × 2 vectors of rows side by side per step, the last rows 4 at a time; /);
+    expect(pairedDot.explain(rows, rows)).toMatch(/^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs of 2-lane vectors\); /);
+    const gray = guvectorize(['void(uint8[:], uint8[:])'], '(c)->()')((rgb: Vector, out: Vector) => {
+      out[0] = 0.299 * rgb[0]! + 0.587 * rgb[1]! + 0.114 * rgb[2]!;
+    });
+    const pixels = { data: new Uint8Array(64 * 3), shape: [64, 3] };
+    expect(gray.explain(pixels)).toMatch(/^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs of 2-lane vectors\) × 2 vectors of rows side by side per step, the last rows 4 at a time; /);
     rowTesting.setFloatPairs(undefined);
     const untilSmall = guvectorize(['void(float32[:], float32[:])'], '(n)->()')((x: Vector, out: Vector) => {
       let v = x[0]!;
