@@ -9,7 +9,9 @@
  * written here, outside it.
  * A kernel whose elements leave a loop at different iterations has a third form, its Wasm loop in
  * masked lanes (element-loops.ts), timed forced too (`__testing.setLanesTake('all')`) and judged
- * alike ("Wasm masked").
+ * alike ("Wasm masked"); so does a per-row kernel of 32-bit rows that keeps true doubles, its
+ * Wasm loop with them in pairs of vectors, 4 rows per vector (row-pairs.ts; forced by emit-rows.ts
+ * `__testing.setFloatPairs(true)`: "Wasm pairs").
  *
  *   npx tsx bench/engine-choice.ts [--load N] [--calibrations K] [--only a,b] [--quick] [--base DIR]
  *
@@ -43,11 +45,13 @@ const CALIBRATING_CALLS = 12;
 const SAMPLES = quick ? 3 : 7;
 
 type Ufunc = ((...args: unknown[]) => Promise<unknown>) & { explain: (...args: unknown[]) => string };
-type Form = 'js' | 'wasm' | 'wasm-masked';
+type Form = 'js' | 'wasm' | 'wasm-masked' | 'wasm-pairs';
 interface Library {
   readonly name: string;
   readonly setEngineMode: (mode: 'auto' | 'js' | 'wasm') => 'auto' | 'js' | 'wasm';
   readonly setLanesTake: (which: 'uniform' | 'all') => void;
+  /** Absent in checkouts before row-pairs.ts. */
+  readonly setFloatPairs?: (on: boolean | undefined) => void;
   readonly kernels: readonly Kernel[];
   readonly shutdown: () => Promise<void>;
 }
@@ -88,7 +92,8 @@ async function load_(dir: string, name: string): Promise<Library> {
   const corpus: Kernel[] = CORPUS.map((k) => ({ name: k.name, corpus: true, size: Math.max(1, Math.round(quick ? k.fullSize / 16 : k.fullSize)), make: () => k.makeUfunc('cpu') as unknown as Ufunc, inputs: k.inputs }));
   const more = outside(index.vectorize as Vectorize, index.guvectorize as Guvectorize).map((k) => ({ ...k, size: quick && k.size > 1 ? k.size / 16 : k.size }));
   const kernels = [...corpus, ...more].filter((k) => !only || only.includes(k.name));
-  return { name, setEngineMode: index.setEngineMode, setLanesTake: loops.__testing.setLanesTake, kernels, shutdown: index.shutdown };
+  const rows = await at('src/targets/cpu/wasm/emit-rows.ts');
+  return { name, setEngineMode: index.setEngineMode, setLanesTake: loops.__testing.setLanesTake, setFloatPairs: rows.__testing?.setFloatPairs, kernels, shutdown: index.shutdown };
 }
 
 const here = fileURLToPath(new URL('..', import.meta.url));
@@ -112,6 +117,7 @@ type Verdict = Record<Form, number> & { readonly chosen: Form[] };
 /** The form a calibrated call runs, from `explain`: a Wasm loop in lanes where the scalar form gives that reason is the masked form. */
 function formOf(explained: string, scalarExplained: string): Form {
   if (explained.startsWith('JavaScript')) return 'js';
+  if (/^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs/.test(explained)) return 'wasm-pairs';
   return /^WebAssembly \(SIMD/.test(explained) && /^WebAssembly \(scalar: elements leave a loop/.test(scalarExplained) ? 'wasm-masked' : 'wasm';
 }
 
@@ -126,7 +132,22 @@ function scalarExplain(lib: Library, f: Ufunc, args: unknown[]): string {
 }
 
 /** A form's time ÷ the fastest form's. */
-const ratioOf = (v: Record<Form, number>, e: Form) => v[e] / Math.min(v.js, v.wasm, v['wasm-masked']);
+const ratioOf = (v: Record<Form, number>, e: Form) => v[e] / Math.min(v.js, v.wasm, v['wasm-masked'], v['wasm-pairs']);
+
+/** A fresh ufunc of `k` compiled with true doubles in pairs of vectors, where its row loop has that form; else undefined. */
+function pairedUfunc(lib: Library, k: Kernel, args: unknown[]): Ufunc | undefined {
+  if (!lib.setFloatPairs) return undefined;
+  const before = lib.setEngineMode('wasm');
+  lib.setFloatPairs(true);
+  try {
+    // Its own ufunc: compiled kernels are cached per layout, not per `setFloatPairs`.
+    const paired = k.make();
+    return /^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs/.test(paired.explain(...args)) ? paired : undefined;
+  } finally {
+    lib.setFloatPairs(undefined);
+    lib.setEngineMode(before);
+  }
+}
 
 const started = performance.now();
 const verdicts = libraries.map(() => new Map<string, Verdict>());
@@ -156,17 +177,19 @@ for (const name of names) {
     const f = k.make();
     // The masked form on a ufunc of its own: compiled kernels are cached per layout, not per `setLanesTake`.
     const masked = k.make();
+    const paired = pairedUfunc(lib, k, args);
     const forms: Form[] = /^WebAssembly \(scalar: elements leave a loop/.test(scalarExplain(lib, f, args)) ? ['js', 'wasm', 'wasm-masked'] : ['js', 'wasm'];
-    return { lib, f, masked, forms, best: { js: Infinity, wasm: Infinity, 'wasm-masked': Infinity } as Record<Form, number> };
+    if (paired) forms.push('wasm-pairs');
+    return { lib, f, masked, paired, forms, best: { js: Infinity, wasm: Infinity, 'wasm-masked': Infinity, 'wasm-pairs': Infinity } as Record<Form, number> };
   });
   for (let s = 0; s < SAMPLES + 1; s++) {
-    for (const { lib, f, masked, forms, best } of judged) {
+    for (const { lib, f, masked, paired, forms, best } of judged) {
       for (const form of forms) {
         const before = lib.setEngineMode(form === 'js' ? 'js' : 'wasm');
         if (form === 'wasm-masked') lib.setLanesTake('all');
         try {
           const t = cpuSeconds();
-          await (form === 'wasm-masked' ? masked : f)(...args);
+          await (form === 'wasm-masked' ? masked : form === 'wasm-pairs' ? paired! : f)(...args);
           if (s > 0) best[form] = Math.min(best[form], cpuSeconds() - t); // the first of each: warm-up
         } finally {
           lib.setEngineMode(before);
@@ -178,7 +201,7 @@ for (const name of names) {
   for (const [i, { lib, best }] of judged.entries()) {
     verdicts[i]!.set(name, { ...best, chosen: chosen[i]! });
     const worst = Math.max(...chosen[i]!.map((e) => ratioOf(best, e)));
-    process.stderr.write(`${name} (${lib.name}): JS ${formatSeconds(best.js)}, Wasm ${formatSeconds(best.wasm)}${Number.isFinite(best['wasm-masked']) ? `, Wasm masked ${formatSeconds(best['wasm-masked'])}` : ''}, chose ${chosen[i]!.join(' ')}: worst ${formatRatio(worst)}\n`);
+    process.stderr.write(`${name} (${lib.name}): JS ${formatSeconds(best.js)}, Wasm ${formatSeconds(best.wasm)}${Number.isFinite(best['wasm-masked']) ? `, Wasm masked ${formatSeconds(best['wasm-masked'])}` : ''}${Number.isFinite(best['wasm-pairs']) ? `, Wasm pairs ${formatSeconds(best['wasm-pairs'])}` : ''}, chose ${chosen[i]!.join(' ')}: worst ${formatRatio(worst)}\n`);
   }
 }
 
@@ -186,7 +209,7 @@ const rows = names.map((name) => {
   const k = libraries[0]!.kernels.find((x) => x.name === name)!;
   return [name, k.corpus ? 'yes' : 'no', ...verdicts.flatMap((m) => {
     const v = m.get(name)!;
-    return [formatSeconds(v.js), formatSeconds(v.wasm), Number.isFinite(v['wasm-masked']) ? formatSeconds(v['wasm-masked']) : '—', v.chosen.join(' '), formatRatio(Math.max(...v.chosen.map((e) => ratioOf(v, e))))];
+    return [formatSeconds(v.js), formatSeconds(v.wasm), Number.isFinite(v['wasm-masked']) ? formatSeconds(v['wasm-masked']) : '—', Number.isFinite(v['wasm-pairs']) ? formatSeconds(v['wasm-pairs']) : '—', v.chosen.join(' '), formatRatio(Math.max(...v.chosen.map((e) => ratioOf(v, e))))];
   })];
 });
 const summary = libraries.map((l, i) => {
@@ -197,7 +220,7 @@ const summary = libraries.map((l, i) => {
 const machine = describeMachine({ summary: 'not used by this benchmark' });
 const columns = [{ header: 'kernel' }, { header: 'corpus' }, ...libraries.flatMap((l) => {
   const p = libraries.length > 1 ? `${l.name}: ` : '';
-  return [{ header: `${p}JS`, align: 'right' as const }, { header: `${p}Wasm`, align: 'right' as const }, { header: `${p}Wasm masked`, align: 'right' as const }, { header: `${p}chosen` }, { header: `${p}worst chosen ÷ best`, align: 'right' as const }];
+  return [{ header: `${p}JS`, align: 'right' as const }, { header: `${p}Wasm`, align: 'right' as const }, { header: `${p}Wasm masked`, align: 'right' as const }, { header: `${p}Wasm pairs`, align: 'right' as const }, { header: `${p}chosen` }, { header: `${p}worst chosen ÷ best`, align: 'right' as const }];
 })];
 const report = [
   `# Engine choice by measurement: chosen ÷ best engine${quick ? ' (quick run: sizes ÷ 16)' : ''}`,
@@ -206,7 +229,7 @@ const report = [
   '',
   machineMarkdown(machine),
   '',
-  `Each kernel: ${calibrations} fresh ufunc(s) per library calibrated by ${CALIBRATING_CALLS} calls with ordinary typed arrays${load ? ` while ${load} busy loop(s) ran` : ''}; then JS, Wasm and (where the kernel has it) Wasm with its loops in masked lanes forced, CPU time per call, the least of ${SAMPLES} samples in turns. "chosen": each calibration's form; "worst chosen ÷ best": the worst of them against the fastest form (goal ≤ 1.1×).`,
+  `Each kernel: ${calibrations} fresh ufunc(s) per library calibrated by ${CALIBRATING_CALLS} calls with ordinary typed arrays${load ? ` while ${load} busy loop(s) ran` : ''}; then JS, Wasm and (where the kernel has them) Wasm with its loops in masked lanes and Wasm with its rows' doubles in pairs of vectors forced, CPU time per call, the least of ${SAMPLES} samples in turns. "chosen": each calibration's form; "worst chosen ÷ best": the worst of them against the fastest form (goal ≤ 1.1×).`,
   '',
   ...summary,
   '',

@@ -554,7 +554,7 @@ export class RowSimdEmitter extends SimdEmitter {
   /** Per enclosing loop of the function being emitted (innermost last): whether it runs masked. */
   private readonly loopMasked: boolean[] = [];
   /** Per function being emitted (the kernel body, then inlined helpers): where `return` goes. */
-  readonly returns: { result: number | undefined; depth: number }[] = [];
+  readonly returns: { result: number | readonly [number, number] | undefined; depth: number }[] = [];
 
   /** The group of rows being emitted (RowPlan.groups), its variables' locals and its arrays' bindings. */
   private group = 0;
@@ -570,8 +570,11 @@ export class RowSimdEmitter extends SimdEmitter {
    */
   private half: 0 | 1 | undefined;
   private readonly groupVarsHigh: Map<Variable, number>[];
-  /** Per {@link inHalves} (innermost last): 4-lane values computed in the first half, for the second. */
-  private readonly halfValues: Map<Expr, number>[] = [];
+  /**
+   * Per {@link inHalves} (innermost last): 4-lane values computed in the first half, for the
+   * second, and float64 results of inlined helpers (both halves, computed in the first).
+   */
+  private readonly halfValues: Map<Expr, number | readonly [number, number]>[] = [];
 
   constructor(e: FunctionEmitter, ctx: ModuleContext, lanes: 16 | 8 | 4 | 2, protected readonly plan: RowPlan) {
     super(e, ctx, lanes, e.local(ValType.v128));
@@ -632,7 +635,7 @@ export class RowSimdEmitter extends SimdEmitter {
     const kept = this.halfValues[this.halfValues.length - 1]!;
     const l = kept.get(x);
     if (l !== undefined) {
-      this.e.get(l);
+      this.e.get(l as number);
       return;
     }
     const half = this.half;
@@ -749,6 +752,20 @@ export class RowSimdEmitter extends SimdEmitter {
       this.simd(SimdOp.v128_bitselect);
       return true;
     }
+    if (x.kind === 'call') {
+      // Inlined once, in the first half (its statements run for all 4 rows); its result's halves kept.
+      const kept = this.halfValues[this.halfValues.length - 1]!;
+      let pair = kept.get(x) as readonly [number, number] | undefined;
+      if (!pair) {
+        const half = this.half;
+        this.half = undefined;
+        pair = this.inline(x) as readonly [number, number];
+        this.half = half;
+        kept.set(x, pair);
+      }
+      this.e.get(pair[this.half]);
+      return true;
+    }
     return false;
   }
 
@@ -795,7 +812,10 @@ export class RowSimdEmitter extends SimdEmitter {
 
   override expr(x: Expr): void {
     if (this.plan.pairs && this.pairedExpr(x)) return;
-    if (x.kind === 'call') return this.inline(x, true);
+    if (x.kind === 'call') {
+      this.e.get(this.inline(x) as number);
+      return;
+    }
     if (!this.varies(x)) {
       this.e.expr(x);
       this.splatUniform(x.type);
@@ -890,15 +910,24 @@ export class RowSimdEmitter extends SimdEmitter {
         return;
       case 'return': {
         const to = this.returns[this.returns.length - 1]!;
-        if (s.value && to.result !== undefined) {
+        const result = to.result;
+        if (s.value && typeof result === 'number') {
           this.expr(s.value);
-          e.set(to.result);
+          e.set(result);
+        } else if (s.value && result !== undefined) {
+          // A float64 result held in pairs: half by half.
+          const value = s.value;
+          const pair = result as readonly [number, number];
+          this.inHalves((h) => {
+            this.expr(value);
+            e.set(pair[h]);
+          });
         }
         e.br(to.depth);
         return;
       }
       case 'call':
-        this.inline(s.call, false);
+        this.inline(s.call);
         return;
       case 'local-array': {
         const a = e.arrays.get(s.variable)!;
@@ -920,8 +949,12 @@ export class RowSimdEmitter extends SimdEmitter {
     this.loopMasked.pop();
   }
 
-  /** A helper call, inlined: parameters bound, body in a block that `return` leaves. */
-  private inline(x: Extract<Expr, { kind: 'call' }>, wantValue: boolean): void {
+  /**
+   * A helper call, inlined: parameters bound, body in a block that `return` leaves.
+   *
+   * @returns the local of its result (a pair of locals for a float64 one held in pairs), or undefined for a void helper
+   */
+  private inline(x: Extract<Expr, { kind: 'call' }>): number | readonly [number, number] | undefined {
     const e = this.e;
     const h = x.helper;
     h.params.forEach((p, i) => {
@@ -929,13 +962,17 @@ export class RowSimdEmitter extends SimdEmitter {
       if (a.kind === 'array-ref') e.arrays.set(p, e.arrays.get(a.array)!);
       else this.stmt({ kind: 'let', variable: p, init: a, loc: a.loc });
     });
-    let result: number | undefined;
+    let result: number | readonly [number, number] | undefined;
     if (h.returnType !== 'void') {
-      result = e.local(ValType.v128);
       // A helper that ends without `return` gives undefined: NaN, or 0 once converted.
       const t = h.returnType;
-      this.constant(t === 'float32' || t === 'float64' ? NaN : t === 'bool' ? false : 0, t);
-      e.set(result);
+      const local = () => {
+        const l = e.local(ValType.v128);
+        this.constant(t === 'float32' || t === 'float64' ? NaN : t === 'bool' ? false : 0, t);
+        e.set(l);
+        return l;
+      };
+      result = this.paired(t) ? [local(), local()] : local();
     }
     e.open('block');
     this.returns.push({ result, depth: e.depth() - 1 });
@@ -946,7 +983,7 @@ export class RowSimdEmitter extends SimdEmitter {
     this.loopMasked.push(...outerMasked);
     this.returns.pop();
     e.close();
-    if (wantValue) e.get(result!);
+    return result;
   }
 }
 

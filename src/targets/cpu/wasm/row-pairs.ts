@@ -16,7 +16,8 @@
  * or join two halves' results into one (`f32x4.demote_f64x2_zero` per half, then a shuffle).
  *
  * Not in pairs (such kernels run 2 rows per vector, as before): float64 arrays (their slots would
- * take two vectors: nothing saved), float64 scalars per row, and helpers returning float64.
+ * take two vectors: nothing saved) and float64 scalars per row. A helper returning float64 is
+ * inlined once, in the first half, its result kept in a pair of vectors for the second.
  *
  * Pairs are a variant, not the rule: a 4-row block's copies into lanes cost more per element than
  * 2 rows' (a 4×4 transpose), which light kernels (a dot product) do not win back. A layout asks
@@ -52,7 +53,6 @@ export function pairsRefusal(kernel: TypedKernel, layout: MemoryLayout): string 
       if (s.kind === 'local-array' && (s.variable.type as { dtype: DType }).dtype === 'float64') refusal ??= `the local array \`${s.variable.name}\` is float64`;
     });
     forEachExpr(body, (e: Expr) => {
-      if (e.kind === 'call' && e.type === 'float64') refusal ??= `the helper \`${e.helper.name}\` returns float64`;
       // Every other Math function takes and gives one type (the IR converts its arguments).
       if (e.kind === 'math' && e.fn !== 'fround' && e.type !== 'float64' && e.args.some((a) => a.type === 'float64')) refusal ??= `Math.${e.fn} mixes float64 and ${e.type}`;
     });

@@ -103,6 +103,12 @@ function spread(a: number, b: number): number {
   return d | 0;
 }
 
+/** A helper giving a double, from a per-row select. */
+function blend(a: number, b: number): number {
+  const w = a > b ? 0.25 : 0.75;
+  return a * w + b * (1 - w);
+}
+
 /** A helper taking a double and giving a float32, with a float64 local of its own. */
 function toFloat32(v: number, x: number): number {
   let w = v * 0.75;
@@ -312,7 +318,8 @@ const CASES: Case[] = [
     }) as never,
     env: { sumOf },
     inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float32', core: 0 }],
-    lanes: 2,
+    lanes: 4,
+    pairs: true,
   },
   {
     name: 'Hermite as the kernel itself: a uniform value carried through a loop that carries no per-row value',
@@ -634,6 +641,22 @@ const CASES: Case[] = [
       }
     }) as never,
     inputs: [{ dtype: 'uint8', core: 1 }, { dtype: 'uint32', core: 0 }],
+    lanes: 4,
+    pairs: true,
+  },
+  {
+    name: 'helpers returning float64 (pairs): called twice in one expression, under a per-row condition, one with a uniform early return for its effect',
+    signature: 'void(float32[:], float32, float32[:])',
+    layout: '(n),()->(n)',
+    env: { blend, sumOf },
+    kernel: ((x: Vector, t: number, out: Vector) => {
+      for (let i = 0; i < x.length; i++) {
+        out[i] = blend(x[i]!, t) - blend(t, x[i]!) * 0.5;
+        if (x[i]! > t) out[i] = out[i]! + blend(out[i]!, x[i]!);
+      }
+      sumOf(x);
+    }) as never,
+    inputs: [{ dtype: 'float32', core: 1 }, { dtype: 'float32', core: 0 }],
     lanes: 4,
     pairs: true,
   },
