@@ -7,8 +7,8 @@
  * Every contender is called as its users call it: ordinary typed arrays in, the output allocated by
  * the call (`await f(x)`; the loop allocates its own; Numba's `f(x)`). Per kernel: the cpu target
  * with the engine it chooses and with each engine forced (`setEngineMode('js' | 'wasm')`, to check
- * the choice; the three timed in turns), with `fastmath: true`, and the parallel target; medians
- * after warm-up. Each row
+ * the choice; the three timed in turns of warm bursts, as a loop of each calls it), with
+ * `fastmath: true`, and the parallel target; medians after warm-up. Each row
  * names the engine chosen (`f.explain`) and gives cpu ÷ Numba cpu, parallel ÷ Numba parallel and
  * cpu ÷ JS loop. The ufunc's output is checked against the loop's.
  *
@@ -127,10 +127,12 @@ interface Measured {
 }
 
 /**
- * Median seconds per call of each of `calls`, timed in turns: a warm-up call each, then per sample a
- * batch of each (as many calls as make the slowest last ≥ 5 ms). Each sample starts the turn at the
- * next call, so that no contender always follows the same one: a call can pay for the garbage the
- * call before it left (fresh outputs of tens of MiB).
+ * Median seconds per call of each of `calls`, timed in turns, each turn a warm burst of one call: one
+ * call untimed (it meets the caches and the garbage the previous contender left), then as many calls
+ * of it as last ≥ 5 ms, timed — what a user's loop of that call waits for per call, the way the Numba
+ * peer is timed (a tight loop of the same call). A turn of single calls, each right after a different
+ * contender, would time cold caches that no user's loop sees. The turns rotate, so that no contender
+ * always follows the same one, and every contender sees the same load on a shared machine.
  */
 async function interleaved(calls: readonly (() => Promise<unknown>)[]): Promise<number[]> {
   const once = async (call: () => Promise<unknown>) => {
@@ -138,17 +140,17 @@ async function interleaved(calls: readonly (() => Promise<unknown>)[]): Promise<
     await call();
     return (performance.now() - start) / 1000;
   };
-  let slowest = 0;
-  for (const call of calls) slowest = Math.max(slowest, await once(call));
-  const batch = Math.max(1, Math.ceil(0.005 / Math.max(slowest, 1e-7)));
+  const batches: number[] = [];
+  for (const call of calls) batches.push(Math.max(1, Math.ceil(0.005 / Math.max(await once(call), 1e-7))));
   const samples = calls.map((): number[] => []);
   for (let s = 0; s < timing.samples; s++) {
     for (let turn = 0; turn < calls.length; turn++) {
       const k = (turn + s) % calls.length;
       const call = calls[k]!;
+      await call();
       const start = performance.now();
-      for (let i = 0; i < batch; i++) await call();
-      samples[k]!.push((performance.now() - start) / 1000 / batch);
+      for (let i = 0; i < batches[k]!; i++) await call();
+      samples[k]!.push((performance.now() - start) / 1000 / batches[k]!);
     }
   }
   return samples.map(median);
@@ -246,7 +248,7 @@ const report = [
   '',
   'Ordinary typed arrays in, outputs allocated by the call, on every side; medians after warm-up. ' +
     '"cpu" is the engine the library chooses; "JS" and "Wasm" force one engine (`setEngineMode`), and "chosen ÷ best" is cpu ÷ the faster of the two. ' +
-    'Each kernel\'s cpu figures (chosen, JS, Wasm, fastmath, shared, JS loop) are timed in turns, sample by sample, and so are its two parallel ones: their ratios compare like with like on a loaded machine. ' +
+    'Each kernel\'s cpu figures (chosen, JS, Wasm, fastmath, shared, JS loop) are timed in turns, sample by sample, and so are its two parallel ones: their ratios compare like with like on a loaded machine. Each sample is a warm burst of one contender (an untimed call, then calls lasting ≥ 5 ms), as a user\'s loop of that call runs and as Numba is timed. ' +
     '"fastmath ÷ cpu" is the same kernel with `fastmath: true`. "ordinary ÷ shared": the call as users write it against the same call on `sharedArray` inputs into a given `sharedArray` `out` (what ordinary arrays cost: copies, and the fresh output). Ratios below 1 mean ufunc is faster.',
   '',
   markdownTable(
