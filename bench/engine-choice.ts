@@ -13,7 +13,7 @@
  * Wasm loop with them in pairs of vectors, 4 rows per vector (row-pairs.ts; forced by emit-rows.ts
  * `__testing.setFloatPairs(true)`: "Wasm pairs").
  *
- *   npx tsx bench/engine-choice.ts [--load N] [--calibrations K] [--only a,b] [--quick] [--base DIR]
+ *   npx tsx bench/engine-choice.ts [--target cpu|parallel] [--load N] [--calibrations K] [--only a,b] [--quick] [--base DIR]
  *
  * `--base DIR`: also a base checkout's library (its src/ and bench/corpus/, e.g.
  * `git archive main src bench/corpus package.json tsconfig.json | tar -x -C DIR` and a node_modules
@@ -21,6 +21,14 @@
  *
  * The judging times are the process's CPU time per call (the least over samples: other work on
  * the machine only adds time), so the verdict does not move with the load the calibration had.
+ *
+ * `--target parallel`: the same for the parallel target's choice of the engine its workers run
+ * (calibrated from the workers' own chunk times, engine-calibration.ts `recordTurns`): fresh
+ * parallel ufuncs calibrated by awaited calls with ordinary arrays, then each form forced on the
+ * workers, judged by the wall time of an awaited call (the least over samples: what users wait for;
+ * the CPU time would add the workers' threads up). Calls stay on the workers: placement.ts's
+ * measured choice of the calling thread for brief calls is turned off, as it would judge where a
+ * call runs rather than the engine the workers run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -40,6 +48,8 @@ const load = Number(flag('--load') ?? 0);
 const calibrations = Number(flag('--calibrations') ?? (quick ? 1 : 3));
 const only = flag('--only')?.split(',');
 const baseDir = flag('--base');
+const target = (flag('--target') ?? 'cpu') as 'cpu' | 'parallel';
+if (target !== 'cpu' && target !== 'parallel') throw new Error(`--target: 'cpu' or 'parallel', found ${String(target)}`);
 /** Calls that calibrate a fresh ufunc: more than engine-calibration.ts's trials take (4–8). */
 const CALIBRATING_CALLS = 12;
 const SAMPLES = quick ? 3 : 7;
@@ -54,6 +64,8 @@ interface Library {
   readonly setFloatPairs?: (on: boolean | undefined) => void;
   readonly kernels: readonly Kernel[];
   readonly shutdown: () => Promise<void>;
+  /** The parallel target's placement by measurement, on or off (`--target parallel` turns it off). */
+  readonly measuredPlacement: (on: boolean) => boolean;
 }
 /** A kernel as one library builds it. */
 interface Kernel {
@@ -70,7 +82,9 @@ type V = { [i: number]: number; length: number };
 const N = 1 << 20;
 
 /** Kernels outside the corpus: the choice must hold for kernels nobody measured it on. */
-function outside(vectorize: Vectorize, guvectorize: Guvectorize): Kernel[] {
+function outside(vectorize_: Vectorize, guvectorize_: Guvectorize): Kernel[] {
+  const vectorize: Vectorize = (signatures, options) => vectorize_(signatures, { target, ...options });
+  const guvectorize: Guvectorize = (signatures, layout, options) => guvectorize_(signatures, layout, { target, ...options });
   const arr = (dtype: 'float32' | 'float64' | 'int32', shape: number[], low: number, high: number) => ({ dtype, shape, low, high });
   return [
     { name: 'softplus-f64', corpus: false, size: N, make: () => vectorize(['float64(float64)'])((x: number) => Math.log1p(Math.exp(x))), inputs: (n) => [arr('float64', [n], -8, 8)] },
@@ -89,11 +103,14 @@ async function load_(dir: string, name: string): Promise<Library> {
   const index = await at('src/index.ts');
   const loops = await at('src/targets/cpu/wasm/element-loops.ts');
   const { CORPUS } = (await at('bench/corpus/kernels.ts')) as { CORPUS: CorpusKernel[] };
-  const corpus: Kernel[] = CORPUS.map((k) => ({ name: k.name, corpus: true, size: Math.max(1, Math.round(quick ? k.fullSize / 16 : k.fullSize)), make: () => k.makeUfunc('cpu') as unknown as Ufunc, inputs: k.inputs }));
+  const corpus: Kernel[] = CORPUS.map((k) => ({ name: k.name, corpus: true, size: Math.max(1, Math.round(quick ? k.fullSize / 16 : k.fullSize)), make: () => k.makeUfunc(target) as unknown as Ufunc, inputs: k.inputs }));
   const more = outside(index.vectorize as Vectorize, index.guvectorize as Guvectorize).map((k) => ({ ...k, size: quick && k.size > 1 ? k.size / 16 : k.size }));
   const kernels = [...corpus, ...more].filter((k) => !only || only.includes(k.name));
   const rows = await at('src/targets/cpu/wasm/emit-rows.ts');
-  return { name, setEngineMode: index.setEngineMode, setLanesTake: loops.__testing.setLanesTake, setFloatPairs: rows.__testing?.setFloatPairs, kernels, shutdown: index.shutdown };
+  const parallel = await at('src/targets/parallel/index.ts');
+  const library: Library = { name, setEngineMode: index.setEngineMode, setLanesTake: loops.__testing.setLanesTake, setFloatPairs: rows.__testing?.setFloatPairs, kernels, shutdown: index.shutdown, measuredPlacement: parallel.__testing.measuredPlacement };
+  if (target === 'parallel') library.measuredPlacement(false);
+  return library;
 }
 
 const here = fileURLToPath(new URL('..', import.meta.url));
@@ -111,11 +128,24 @@ const cpuSeconds = () => {
   return (u.user + u.system) / 1e6;
 };
 
+/** The judging clock: the process's CPU time on the cpu target, the wall time on the parallel one (see the header). */
+const clock = target === 'parallel' ? () => performance.now() / 1000 : cpuSeconds;
+
 /** Seconds per call of each form (Infinity: the kernel has no such form), and each calibration's choice. */
 type Verdict = Record<Form, number> & { readonly chosen: Form[] };
 
+/**
+ * What `explain` says of the engine: on the parallel target, after where the call runs ("On 2
+ * workers (…), each running ", or "On the calling thread (…): ").
+ */
+function engineText(explained: string): string {
+  return explained.replace(/^On .*?(?:running |\): )(?=JavaScript|WebAssembly)/, '');
+}
+
 /** The form a calibrated call runs, from `explain`: a Wasm loop in lanes where the scalar form gives that reason is the masked form. */
-function formOf(explained: string, scalarExplained: string): Form {
+function formOf(explainedAll: string, scalarExplainedAll: string): Form {
+  const explained = engineText(explainedAll);
+  const scalarExplained = engineText(scalarExplainedAll);
   if (explained.startsWith('JavaScript')) return 'js';
   if (/^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs/.test(explained)) return 'wasm-pairs';
   return /^WebAssembly \(SIMD/.test(explained) && /^WebAssembly \(scalar: elements leave a loop/.test(scalarExplained) ? 'wasm-masked' : 'wasm';
@@ -142,7 +172,7 @@ function pairedUfunc(lib: Library, k: Kernel, args: unknown[]): Ufunc | undefine
   try {
     // Its own ufunc: compiled kernels are cached per layout, not per `setFloatPairs`.
     const paired = k.make();
-    return /^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs/.test(paired.explain(...args)) ? paired : undefined;
+    return /^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs/.test(engineText(paired.explain(...args))) ? paired : undefined;
   } finally {
     lib.setFloatPairs(undefined);
     lib.setEngineMode(before);
@@ -178,7 +208,7 @@ for (const name of names) {
     // The masked form on a ufunc of its own: compiled kernels are cached per layout, not per `setLanesTake`.
     const masked = k.make();
     const paired = pairedUfunc(lib, k, args);
-    const forms: Form[] = /^WebAssembly \(scalar: elements leave a loop/.test(scalarExplain(lib, f, args)) ? ['js', 'wasm', 'wasm-masked'] : ['js', 'wasm'];
+    const forms: Form[] = /^WebAssembly \(scalar: elements leave a loop/.test(engineText(scalarExplain(lib, f, args))) ? ['js', 'wasm', 'wasm-masked'] : ['js', 'wasm'];
     if (paired) forms.push('wasm-pairs');
     return { lib, f, masked, paired, forms, best: { js: Infinity, wasm: Infinity, 'wasm-masked': Infinity, 'wasm-pairs': Infinity } as Record<Form, number> };
   });
@@ -187,13 +217,16 @@ for (const name of names) {
       for (const form of forms) {
         const before = lib.setEngineMode(form === 'js' ? 'js' : 'wasm');
         if (form === 'wasm-masked') lib.setLanesTake('all');
+        // The workers' kernel is compiled for the staged operands' layout at the call, not at `explain`.
+        if (form === 'wasm-pairs' && target === 'parallel') lib.setFloatPairs!(true);
         try {
-          const t = cpuSeconds();
+          const t = clock();
           await (form === 'wasm-masked' ? masked : form === 'wasm-pairs' ? paired! : f)(...args);
-          if (s > 0) best[form] = Math.min(best[form], cpuSeconds() - t); // the first of each: warm-up
+          if (s > 0) best[form] = Math.min(best[form], clock() - t); // the first of each: warm-up
         } finally {
           lib.setEngineMode(before);
           lib.setLanesTake('uniform');
+          if (form === 'wasm-pairs' && target === 'parallel') lib.setFloatPairs!(undefined);
         }
       }
     }
@@ -223,13 +256,13 @@ const columns = [{ header: 'kernel' }, { header: 'corpus' }, ...libraries.flatMa
   return [{ header: `${p}JS`, align: 'right' as const }, { header: `${p}Wasm`, align: 'right' as const }, { header: `${p}Wasm masked`, align: 'right' as const }, { header: `${p}Wasm pairs`, align: 'right' as const }, { header: `${p}chosen` }, { header: `${p}worst chosen ÷ best`, align: 'right' as const }];
 })];
 const report = [
-  `# Engine choice by measurement: chosen ÷ best engine${quick ? ' (quick run: sizes ÷ 16)' : ''}`,
+  `# Engine choice by measurement${target === 'parallel' ? ' on the parallel target (the engine its workers run)' : ''}: chosen ÷ best engine${quick ? ' (quick run: sizes ÷ 16)' : ''}`,
   '',
   `\`npx tsx bench/engine-choice.ts ${argv.join(' ')}\`, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${((performance.now() - started) / 1000).toFixed(0)} s`,
   '',
   machineMarkdown(machine),
   '',
-  `Each kernel: ${calibrations} fresh ufunc(s) per library calibrated by ${CALIBRATING_CALLS} calls with ordinary typed arrays${load ? ` while ${load} busy loop(s) ran` : ''}; then JS, Wasm and (where the kernel has them) Wasm with its loops in masked lanes and Wasm with its rows' doubles in pairs of vectors forced, CPU time per call, the least of ${SAMPLES} samples in turns. "chosen": each calibration's form; "worst chosen ÷ best": the worst of them against the fastest form (goal ≤ 1.1×).`,
+  `Each kernel: ${calibrations} fresh ${target === 'parallel' ? 'parallel ' : ''}ufunc(s) per library calibrated by ${CALIBRATING_CALLS} ${target === 'parallel' ? 'awaited ' : ''}calls with ordinary typed arrays${load ? ` while ${load} busy loop(s) ran` : ''}; then JS, Wasm and (where the kernel has them) Wasm with its loops in masked lanes and Wasm with its rows' doubles in pairs of vectors forced${target === 'parallel' ? ' on the workers (placement on the calling thread by measurement off), wall time per awaited call' : ', CPU time per call'}, the least of ${SAMPLES} samples in turns. "chosen": each calibration's form; "worst chosen ÷ best": the worst of them against the fastest form (goal ≤ 1.1×).`,
   '',
   ...summary,
   '',
@@ -237,6 +270,6 @@ const report = [
   '',
 ].join('\n');
 console.log(report);
-const out = flag('--out') ?? fileURLToPath(new URL(`./results/engine-choice-${machineSlug(machine)}${quick ? '-quick' : only ? '-partial' : ''}.md`, import.meta.url));
+const out = flag('--out') ?? fileURLToPath(new URL(`./results/engine-choice-${target === 'parallel' ? 'parallel-' : ''}${machineSlug(machine)}${quick ? '-quick' : only ? '-partial' : ''}.md`, import.meta.url));
 writeFileSync(out, report);
 for (const l of libraries) await l.shutdown();

@@ -128,6 +128,8 @@ export interface Calibration {
   recheck: Engine[];
   /** The last trial lasted long enough that the next one reads the CPU time too ({@link startTrialClock}). */
   cpuClock?: boolean;
+  /** Trials on the workers so far, each a call whose chunks every candidate took in turns ({@link recordTurns}). */
+  turnCalls?: number;
 }
 
 const calibrations = new WeakMap<TypedKernel, Map<string, Calibration>>();
@@ -235,6 +237,49 @@ export function recordTrial(c: Calibration, engine: Engine, seconds: number | un
   c.winner = fastest(c);
 }
 
+/**
+ * The candidates of a trial on the workers (the parallel target), in the order they take the
+ * call's chunks: every candidate runs chunks of the same call, so that all are timed at the same
+ * moment, under the same load, over the same data — chunk by chunk on the thread that ran it,
+ * which leaves out what the calling thread does (copying ordinary arrays, waiting its turn, being
+ * woken), the same whichever engine the workers run. The first candidate moves on at each trial,
+ * so that a call of a single chunk tries them one after another.
+ */
+export function turnsOf(c: Calibration): readonly Engine[] {
+  const n = c.candidates.length;
+  const first = (c.turnCalls ?? 0) % n;
+  return [...c.candidates.slice(first), ...c.candidates.slice(0, first)];
+}
+
+/**
+ * Ends a trial on the workers ({@link turnsOf}): records each candidate's least seconds per loop
+ * index over the chunks it ran (a candidate that ran none, or none long enough to time, records
+ * nothing; `measured` undefined: the call failed). The choice is made as on the calling thread —
+ * once every candidate has {@link MIN_ROUNDS} trials, more while two are close or one is still
+ * warming up, up to {@link MAX_ROUNDS} — and re-checked as there: a re-check is one more such call.
+ */
+export function recordTurns(c: Calibration, measured: ReadonlyMap<Engine, number> | undefined): void {
+  c.pending = false;
+  c.turnCalls = (c.turnCalls ?? 0) + 1;
+  if (!measured) return;
+  for (const engine of c.candidates) {
+    const seconds = measured.get(engine);
+    if (seconds !== undefined && Number.isFinite(seconds)) c.trials.push({ engine, secondsPerIndex: seconds });
+  }
+  if (c.winner) {
+    if (!c.candidates.every((e) => measured.has(e) && Number.isFinite(measured.get(e)!))) return; // re-checked at the next large call
+    c.recheck = [];
+    c.winner = fastest(c);
+    c.callsSinceChoice = 0;
+    c.nextRecheck *= RECHECK_GROWTH;
+    return;
+  }
+  const rounds = Math.min(...c.candidates.map((e) => count(c, e)));
+  if (rounds < MIN_ROUNDS) return;
+  if (rounds < MAX_ROUNDS && (c.candidates.some((e) => stillWarming(c, e)) || undecided(c))) return;
+  c.winner = fastest(c);
+}
+
 /** Records a re-check's trial; after its last, the choice again from every time measured. */
 function recordRecheck(c: Calibration, engine: Engine, seconds: number | undefined, loop: number): void {
   if (c.recheck[0] !== engine) return;
@@ -310,7 +355,10 @@ export function measuredChoice(plan: CallPlan, elements: number, where: string, 
   }).join(', ');
   if (c?.winner) {
     const counts = named(c).map((e) => count(c, e));
-    const reason = `chosen by measurement: ${figures(c)} (the best of ${counts.slice(0, -1).join(', ')} and ${counts.at(-1)} timed calls of this call shape). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}`;
+    const timed = where === 'parallel'
+      ? `the least of ${counts.slice(0, -1).join(', ')} and ${counts.at(-1)} calls of this call shape whose chunks the workers ran on each in turns, per chunk as the worker that ran it timed it`
+      : `the best of ${counts.slice(0, -1).join(', ')} and ${counts.at(-1)} timed calls of this call shape`;
+    const reason = `chosen by measurement: ${figures(c)} (${timed}). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}`;
     if (c.winner === 'wasm-masked') return { engine: 'wasm', maskedLoops: true, reason };
     return c.winner === 'wasm-pairs' ? { engine: 'wasm', floatPairs: true, reason } : { engine: c.winner, reason };
   }
@@ -319,7 +367,9 @@ export function measuredChoice(plan: CallPlan, elements: number, where: string, 
   }
   const offered = variants();
   const variant = offered.includes('wasm-masked') ? ' (and the Wasm engine with its loops in masked lanes)' : offered.includes('wasm-pairs') ? ' (and the Wasm engine with float64 values in pairs of vectors, 4 rows per vector)' : '';
-  const note = touchedElements(plan, elements) >= MIN_TIMED_ELEMENTS
+  const note = where === 'parallel' && touchedElements(plan, elements) >= MIN_TIMED_ELEMENTS
+    ? `A guess until measured: in the first ${MIN_ROUNDS} or more calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements, the workers run the chunks on the engines${variant} in turns and time each, and later calls run the fastest.`
+    : touchedElements(plan, elements) >= MIN_TIMED_ELEMENTS
     ? `A guess until measured: the first ${MIN_ROUNDS * (variant ? 3 : 2)} or more calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements take the engines${variant} in turn, and later calls run the fastest.`
     : `A guess: calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements are timed on both engines${variant}, and the fastest then runs every call of the shape.`;
   return { ...guess, reason: `${guess.reason} (${note})` };

@@ -80,7 +80,7 @@ function runOnThisThread(plan: CallPlan): void {
 }
 
 /** The candidates a call offers calibration besides the two engines: the Wasm loop's masked-lanes or float64-pairs variant, where it has one. */
-function variantsOf(plan: CallPlan): readonly Engine[] {
+export function variantsOf(plan: CallPlan): readonly Engine[] {
   if (maskedLoopsVariant(plan)) return ['wasm-masked'];
   return floatPairsVariant(plan) ? ['wasm-pairs'] : [];
 }

@@ -16,17 +16,17 @@ import { platform, type ScriptUrl, unrefTimeout } from '../../platform/platform.
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { probes } from '../../probes.js';
 import { prepareRunnerArgs } from '../cpu/memory-layout.js';
-import { cpuTarget, runSettledEngine } from '../cpu/index.js';
+import { cpuTarget, runSettledEngine, variantsOf } from '../cpu/index.js';
 import { isShared } from '../../shared-memory.js';
 import type { Target } from '../target.js';
 import { ArgumentSets, type RunnerSource, runnerSourceFor, wasmRunnerSourceFor } from './kernel-cache.js';
 import { chooseEngine, isInWasmMemory } from '../cpu/wasm/index.js';
-import { calibrationOf, callShapeKey, decideEngine, type EngineDecision, type Engine, measuredChoice, recordTrial } from '../cpu/engine-calibration.js';
-import { fastmathNote, wasmKernelFor, WasmMemoryFull, wasmVariant } from '../cpu/wasm/engine.js';
+import { calibrationOf, callShapeKey, decideEngine, type EngineDecision, type Engine, measuredChoice, recordTurns, turnsOf } from '../cpu/engine-calibration.js';
+import { fastmathNote, variantOf, wasmKernelFor, wasmLayoutOf, WasmMemoryFull, wasmVariant, type WasmVariant } from '../cpu/wasm/engine.js';
 import { buffer as wasmBuffer, release as releaseWasm, reserve } from '../cpu/wasm/memory.js';
 import { estimatedSeconds, isCostly, MIN_COSTED_WORK, POOL_SECONDS, recordCallTime } from './kernel-cost.js';
 import { placeCall, placementKey, recordPlacement } from './placement.js';
-import { chunking, type Job, type JobOutcome, minChunkOf, type PoolOptions, type ScalarArgument, WorkerPool } from './pool.js';
+import { chunking, type Job, type JobOutcome, minChunkOf, type PoolOptions, type ScalarArgument, type Turn, WorkerPool } from './pool.js';
 import { Command, MAX_OPERANDS, scalarKindOf, type WorkerMessage } from './protocol.js';
 import { type ArenaSource, canSplitLoop, type CopyPipeline, type StagedOperands, StagingArenas, stageOperands, yieldToEventLoop } from './staging.js';
 
@@ -214,10 +214,10 @@ interface PlannedJob {
   readonly pool: WorkerPool;
   readonly job: Job;
   readonly staged: StagedOperands;
-  /** Its engine, and where the call is a trial of engine-calibration.ts, what to record its time in. */
+  /** Its engine, and where the call is a trial of engine-calibration.ts, what to record its chunks' times in. */
   readonly decision: EngineDecision;
-  /** Whether the workers run it as Wasm (else the JS runner). */
-  readonly engine: Engine;
+  /** In a trial, the candidates taking its chunks in turns (the job's turns, in order). */
+  readonly turns?: readonly Engine[];
   readonly startedAt: number;
   /** Its shape in placement.ts, where its time is recorded there (the pool was idle when it began). */
   readonly placement?: string;
@@ -310,11 +310,11 @@ const wasmArenas: ArenaSource = {
  * The operands staged for the Wasm engine (their copies in not yet made) and its runner, or
  * undefined where the JS runner runs.
  */
-function wasmJob(plan: CallPlan, poolSize: number): { staged: StagedOperands; stagedPlan: CallPlan; runner: RunnerSource } | undefined {
+function wasmJob(plan: CallPlan, poolSize: number, variant: WasmVariant): { staged: StagedOperands; stagedPlan: CallPlan; runner: RunnerSource } | undefined {
   const staged = stageOperands(plan, wasmArenas, isInWasmMemory, true);
   if (!staged) return undefined; // the Wasm memory is full: the JS runner runs the call
   const stagedPlan = stagedPlanOf(plan, staged);
-  const runner = wasmRunnerSourceFor(stagedPlan, prepareRunnerArgs(stagedPlan).layout, poolSize);
+  const runner = wasmRunnerSourceFor(stagedPlan, wasmLayoutOf(prepareRunnerArgs(stagedPlan).layout, variant), poolSize);
   if (!runner) {
     staged.abandon();
     return undefined;
@@ -322,10 +322,14 @@ function wasmJob(plan: CallPlan, poolSize: number): { staged: StagedOperands; st
   return { staged, stagedPlan, runner };
 }
 
-/** The plan over the staged copies (the runner is specialised on the memory it indexes). */
-function stagedPlanOf(plan: CallPlan, staged: StagedOperands): CallPlan {
+/**
+ * The plan over the staged copies (the runner is specialised on the memory it indexes).
+ *
+ * @param keep - operands left where they are
+ */
+function stagedPlanOf(plan: CallPlan, staged: StagedOperands, keep?: ReadonlySet<number>): CallPlan {
   return staged.replaced
-    ? { ...plan, operands: plan.operands.map((o, k) => (staged.data[k] === o.data ? o : { ...o, data: staged.data[k] as TypedArray, offset: staged.offset[k]! })) }
+    ? { ...plan, operands: plan.operands.map((o, k) => (staged.data[k] === o.data || keep?.has(k) ? o : { ...o, data: staged.data[k] as TypedArray, offset: staged.offset[k]! })) }
     : plan;
 }
 
@@ -342,22 +346,30 @@ function planJob(plan: CallPlan, awaited: boolean): PlannedJob | OnCallingThread
   const workers = currentPool();
   const startedAt = performance.now();
   const placement = workers.idle && !plan.limits ? placementKey(plan, workOf(plan, total)) : undefined;
-  // A re-check of the pool by placement.ts runs the engine measured there, not a trial of the other.
+  // A re-check of the pool by placement.ts runs the engine measured there, not a trial of the others.
   let decision: EngineDecision = onThread?.recheck
-    ? { engine: measuredChoice(plan, total, 'parallel', chooseEngine(plan, total, notShared)).engine, loop: total }
-    : decideEngine(plan, total, 'parallel', chooseEngine(plan, total, notShared));
-  if (decision.trial && !workers.idle) {
-    // Behind other calls its time would count theirs too: not a trial.
-    recordTrial(decision.trial, decision.engine, undefined, decision.loop);
+    ? { engine: settledEngine(plan), loop: total }
+    : decideEngine(plan, total, 'parallel', chooseEngine(plan, total, notShared), () => variantsOf(plan));
+  if (decision.trial && plan.limits) {
+    // A call with limits may be stopped midway (its workers terminated): not a trial.
+    recordTurns(decision.trial, undefined);
     decision = { engine: decision.trial.winner ?? decision.trial.guess, loop: decision.loop };
   }
   try {
-    return { ...jobFor(plan, workers, decision, startedAt), ...(placement !== undefined ? { placement } : {}) };
+    const planned = decision.trial ? trialJobFor(plan, workers, decision, startedAt) : jobFor(plan, workers, decision, startedAt);
+    return { ...planned, ...(placement !== undefined ? { placement } : {}) };
   } catch (error) {
     // Nothing ran: the trial recorded no time, and the shape's next large call is one.
-    if (decision.trial) recordTrial(decision.trial, decision.engine, undefined, decision.loop);
+    if (decision.trial) recordTurns(decision.trial, undefined);
     throw error;
   }
+}
+
+/** The engine measured fastest on the workers for a call's shape (before that, the guess). */
+function settledEngine(plan: CallPlan): Engine {
+  const total = loopSize(plan);
+  const choice = measuredChoice(plan, total, 'parallel', chooseEngine(plan, total, notShared));
+  return choice.engine === 'js' ? 'js' : variantOf(choice);
 }
 
 /** The job of {@link planJob}, on the engine decided. */
@@ -367,7 +379,7 @@ function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, s
   let runner: RunnerSource;
   let staged: StagedOperands;
   let stagedPlan: CallPlan;
-  const wasm = decision.engine === 'wasm' ? wasmJob(plan, workers.size) : undefined;
+  const wasm = decision.engine !== 'js' ? wasmJob(plan, workers.size, decision.engine) : undefined;
   if (wasm) {
     ({ runner, staged, stagedPlan } = wasm);
     probes.wasmJob?.();
@@ -395,16 +407,81 @@ function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, s
     // Not splittable: one worker runs the loop in order, exactly as the calling thread would.
     ...(splittable ? {} : { singleChunk: true }),
   };
-  return { pool: workers, job, staged, decision, engine: wasm ? 'wasm' : 'js', startedAt };
+  return { pool: workers, job, staged, decision, startedAt };
 }
 
-/** Ends a call that was a trial of engine-calibration.ts: records its time where it ran as decided and succeeded. */
-function endTrial(planned: PlannedJob, ok: boolean): void {
-  const { decision } = planned;
-  if (!decision.trial) return;
-  const timed = ok && planned.engine === decision.engine && !planned.job.limits;
-  recordTrial(decision.trial, decision.engine, timed ? (performance.now() - planned.startedAt) / 1000 : undefined, decision.loop);
+/**
+ * The job of a trial of engine-calibration.ts on the workers: every candidate takes chunks of the
+ * call in turns ({@link turnsOf}), each chunk timed by the thread that runs it. The operands are
+ * staged as for the Wasm engine (the JS runner reads the Wasm memory as well), so nothing is
+ * copied twice; where an operand's own memory is shared and the Wasm engine's threads copy it
+ * chunk by chunk (`chunkCopies`), the JS engine's chunks read and write it where it is, as they
+ * do when JS runs the whole call, and make no copies: each engine's chunks cost what they cost it
+ * alone. Where the Wasm memory has no room, the call runs on the JS engine and is no trial.
+ */
+function trialJobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, startedAt: number): PlannedJob {
+  const trial = decision.trial!;
+  const staged = stageOperands(plan, wasmArenas, isInWasmMemory, true);
+  if (!staged) {
+    recordTurns(trial, undefined);
+    return jobFor(plan, workers, { engine: 'js', loop: decision.loop }, startedAt);
+  }
+  const stagedPlan = stagedPlanOf(plan, staged);
+  const copies = staged.chunkCopies(plan, threadCopiesIn);
+  const { args, layout } = prepareRunnerArgs(stagedPlan);
+  const { set, evicted } = argumentSets.lookup(stagedPlan, args);
+  // The JS engine's view: the staged copies, except operands the Wasm engine's threads copy.
+  const jsPlan = stagedPlanOf(plan, staged, staged.copiedByThreads());
+  const turns: Turn[] = [];
+  const engines: Engine[] = [];
+  const evictedRunners: number[] = [];
+  const evictedSets: number[] = [...evicted];
+  for (const engine of turnsOf(trial)) {
+    if (engine === 'js') {
+      const js = prepareRunnerArgs(jsPlan);
+      const { runner, evicted } = runnerSourceFor(jsPlan, js.layout);
+      const jsSet = argumentSets.lookup(jsPlan, js.args);
+      evictedRunners.push(...evicted);
+      evictedSets.push(...jsSet.evicted);
+      turns.push({ runner, argumentSet: jsSet.set, copies: false });
+    } else {
+      const runner = wasmRunnerSourceFor(stagedPlan, wasmLayoutOf(layout, engine), workers.size);
+      if (!runner) continue; // no room for its local arrays: this candidate sits the trial out
+      turns.push({ runner, argumentSet: set, copies: true });
+    }
+    engines.push(engine);
+  }
+  if (evictedRunners.length || evictedSets.length) workers.forget(evictedRunners, evictedSets);
+  const scalars: ScalarArgument[] = [];
+  plan.operands.forEach((o, operand) => {
+    if (o.scalar !== undefined) scalars.push({ operand, kind: scalarKindOf(o.dtype), value: o.scalar });
+  });
+  probes.poolCall?.();
+  const first = turns[0]!;
+  const callerArgs = first.copies ? args : prepareRunnerArgs(jsPlan).args;
+  const job: Job = {
+    command: Command.run, runner: first.runner, argumentSet: first.argumentSet, total: loopSize(plan), scalars, caller: { runner: first.runner.runner, args: callerArgs },
+    ...(copies.length ? { copies } : {}),
+    ...(canSplitLoop(plan) ? {} : { singleChunk: true }),
+    turns, turnOffset: 0,
+  };
+  return { pool: workers, job, staged, decision, turns: engines, startedAt };
 }
+
+/**
+ * Ends a call that was a trial of engine-calibration.ts: records each candidate's chunk times
+ * where the call succeeded ({@link recordTurns}).
+ */
+function endTrial(planned: PlannedJob, outcome: JobOutcome | undefined): void {
+  const { decision, turns } = planned;
+  if (!decision.trial) return;
+  if (outcome?.ok !== true || !turns || !outcome.turnSeconds) return recordTurns(decision.trial, undefined);
+  const seconds = turnTimesHook ? turnTimesHook(turns, outcome.turnSeconds) : outcome.turnSeconds;
+  recordTurns(decision.trial, new Map(turns.map((engine, t) => [engine, seconds[t]!])));
+}
+
+/** Replaces the workers' chunk times of trials (tests: deterministic choices). */
+let turnTimesHook: ((engines: readonly Engine[], measured: readonly number[]) => readonly number[]) | undefined;
 
 /**
  * Where and on which engine a call runs, for `f.explain(…)`: on the workers (each running the
@@ -414,13 +491,13 @@ function explain(plan: CallPlan): string {
   const onThread = callingThreadReason(plan, true);
   const why = onThread && 'reason' in onThread ? onThread.reason : undefined;
   if (why !== undefined) return `On the calling thread (${why}): ${cpuTarget.explain!(plan)}`;
-  const choice = measuredChoice(plan, loopSize(plan), 'parallel', chooseEngine(plan, loopSize(plan), notShared));
+  const choice = measuredChoice(plan, loopSize(plan), 'parallel', chooseEngine(plan, loopSize(plan), notShared), () => variantsOf(plan));
   const onWorkers = threadsOf(plan);
   if (choice.engine === 'js') return `${onWorkers} JavaScript: ${choice.reason}${fastmathNote(plan.kernel)}`;
   const { layout } = prepareRunnerArgs(plan);
   let module: Parameters<typeof wasmVariant>[1];
   try {
-    module = wasmKernelFor(plan, layout).module;
+    module = wasmKernelFor(plan, wasmLayoutOf(layout, variantOf(choice))).module;
   } catch (error) {
     if (error instanceof WasmMemoryFull) return `${onWorkers} JavaScript: ${error.message}${fastmathNote(plan.kernel)}`;
     throw error;
@@ -508,7 +585,7 @@ function runSync(plan: CallPlan): void {
     planned.staged.copyIn();
   } catch (error) {
     planned.staged.abandon(); // an input detached: nothing ran, nothing is copied back
-    endTrial(planned, false);
+    endTrial(planned, undefined);
     throw error;
   }
   let outcome: JobOutcome | undefined;
@@ -524,7 +601,7 @@ function runSync(plan: CallPlan): void {
     // The job never began (the pool refused it): an arena never copied into is not copied back.
     if (pipeline && !pipeline.sharedRangesIn) planned.staged.abandon();
     planned.staged.finish(outcome?.ok === true, pipeline);
-    endTrial(planned, outcome?.ok === true);
+    endTrial(planned, outcome);
     recordPoolTime(plan, planned, outcome);
   }
   settle(outcome);
@@ -549,7 +626,7 @@ async function run(plan: CallPlan): Promise<void> {
     await planned.staged.copyInYielding();
   } catch (error) {
     planned.staged.abandon(); // an input detached meanwhile: nothing ran, nothing is copied back
-    endTrial(planned, false);
+    endTrial(planned, undefined);
     throw error;
   }
   let outcome: JobOutcome | undefined;
@@ -567,7 +644,7 @@ async function run(plan: CallPlan): Promise<void> {
     try {
       await planned.staged.finishYielding(outcome?.ok === true, pipeline);
     } finally {
-      endTrial(planned, outcome?.ok === true);
+      endTrial(planned, outcome);
       recordPoolTime(plan, planned, outcome);
     }
   }
@@ -680,6 +757,16 @@ export const __testing = {
   measuredPlacement(on: boolean): boolean {
     const was = measuredPlacement;
     measuredPlacement = on;
+    return was;
+  },
+  /**
+   * Replaces the chunk times the workers measured in engine-calibration trials with what `times`
+   * returns for them (undefined: measured times again); it gets the candidates in turn order and
+   * their measured least seconds per loop index. Returns the old hook.
+   */
+  turnTimes(times: typeof turnTimesHook): typeof turnTimesHook {
+    const was = turnTimesHook;
+    turnTimesHook = times;
     return was;
   },
   /** Replaces the pool with one built with these settings (at the next call). */

@@ -27,7 +27,7 @@ import { placeInFile, portableSites } from '../../compiler/source-excerpt.js';
 import type { ArgumentSet, RunnerSource } from './kernel-cache.js';
 import type { CopyPipeline } from './staging.js';
 import {
-  CHUNK_SIZE_F64, type ChunkCopy, Command, ControlBlock, copyingRunner, markWorkerDead, openChunks, runClaimedChunks, SCALARS_F64, type ScalarKind, Slot, TOTAL_F64,
+  CHUNK_SIZE_F64, type ChunkCopy, Command, ControlBlock, copyingRunner, markWorkerDead, openChunks, runClaimedChunks, SCALARS_F64, type ScalarKind, Slot, TOTAL_F64, turnSlot,
   type WorkerMessage, WorkerSlot, WorkerState,
 } from './protocol.js';
 
@@ -62,10 +62,28 @@ export interface Job {
    * claims chunks), chunks waiting for theirs; in an awaited job, results back as chunks are done.
    */
   readonly pipeline?: CopyPipeline;
+  /**
+   * Runners taking the chunks in turns, each chunk timed by the thread that runs it (protocol.ts
+   * `Slot.turns`): chunk c runs turn (c + `turnOffset`) mod the turns. The job's `runner` and
+   * `argumentSet` are then turn 0's, and the calling thread claims chunks only where no worker can.
+   */
+  readonly turns?: readonly Turn[];
+  readonly turnOffset?: number;
 }
 
-/** How a job ended. */
-export type JobOutcome = { readonly ok: true } | { readonly ok: false; readonly error: Error };
+/** A runner taking chunks of a job in turns with others. */
+export interface Turn {
+  readonly runner: RunnerSource;
+  readonly argumentSet: ArgumentSet;
+  /** Whether its chunks make the job's `copies` (its argument set indexes the staged operands they fill). */
+  readonly copies: boolean;
+}
+
+/**
+ * How a job ended; for a job with turns, each turn's least seconds per loop index over the chunks
+ * it ran on the workers (Infinity: none).
+ */
+export type JobOutcome = { readonly ok: true; readonly turnSeconds?: readonly number[] } | { readonly ok: false; readonly error: Error };
 
 interface PooledWorker {
   readonly index: number;
@@ -469,7 +487,7 @@ export class WorkerPool {
     let candidates = idle;
     // A sync call's thread also runs chunks when asked to, and always when no worker is ready yet;
     // an awaited call's thread never does (see `run`).
-    const callerRuns = job.command === Command.run && !async && !job.limits && (this.options.callerRuns !== false || idle.length === 0);
+    const callerRuns = job.command === Command.run && !async && !job.limits && (idle.length === 0 || (this.options.callerRuns !== false && !job.turns));
     const running: RunningJob = { job, async, callerRuns, participants: candidates };
     this.current = running;
 
@@ -483,8 +501,14 @@ export class WorkerPool {
       // Workers beyond the chunks there are would wake only to find none left: a small call that is
       // one chunk runs on the calling thread alone and costs no round trip.
       candidates = idle.slice(0, Math.max(0, chunks - (callerRuns ? 1 : 0)));
-      int32[Slot.runner] = job.runner!.id;
-      int32[Slot.args] = job.argumentSet!.id;
+      const turns = job.turns ?? [{ runner: job.runner!, argumentSet: job.argumentSet!, copies: true }];
+      turns.forEach((turn, t) => {
+        int32[turnSlot(t, 0)] = turn.runner.id;
+        int32[turnSlot(t, 1)] = turn.argumentSet.id;
+      });
+      int32[Slot.turns] = turns.length;
+      int32[Slot.turnOffset] = job.turnOffset ?? 0;
+      int32[Slot.turnCopies] = turns.reduce((mask, turn, t) => (turn.copies ? mask | (1 << t) : mask), 0);
       int32[Slot.chunks] = chunks;
       int32[Slot.errorChunk] = int32[Slot.chunks]!;
       // Set before any worker is woken: a chunk at or above it waits for its inputs.
@@ -507,16 +531,18 @@ export class WorkerPool {
     Atomics.store(int32, Slot.remaining, candidates.length);
     for (const pooled of candidates) {
       if (job.command === Command.run) {
-        const { runner, argumentSet } = job;
-        if (!pooled.runners.has(runner!.id)) {
-          this.post(pooled, { type: 'runner', id: runner!.id, source: runner!.source, sites: portableSites(runner!.sites), ...(runner!.wasm ? { wasm: runner!.wasm(pooled.index) } : {}) });
-          pooled.runners.add(runner!.id);
-        }
-        if (!pooled.argumentSets.has(argumentSet!.id)) {
-          this.post(pooled, argumentSet!.message);
-          pooled.argumentSets.add(argumentSet!.id);
+        for (const { runner, argumentSet } of job.turns ?? [{ runner: job.runner!, argumentSet: job.argumentSet! }]) {
+          if (!pooled.runners.has(runner.id)) {
+            this.post(pooled, { type: 'runner', id: runner.id, source: runner.source, sites: portableSites(runner.sites), ...(runner.wasm ? { wasm: runner.wasm(pooled.index) } : {}) });
+            pooled.runners.add(runner.id);
+          }
+          if (!pooled.argumentSets.has(argumentSet.id)) {
+            this.post(pooled, argumentSet.message);
+            pooled.argumentSets.add(argumentSet.id);
+          }
         }
         if (job.copies?.length) this.post(pooled, { type: 'copies', copies: job.copies });
+        if (job.turns) control.clearTurnTimes(pooled.index);
       }
       Atomics.store(int32, control.workerSlot(pooled.index, WorkerSlot.errorChunk), -1);
       Atomics.store(int32, control.workerSlot(pooled.index, WorkerSlot.mailbox), pooled.posted);
@@ -570,7 +596,9 @@ export class WorkerPool {
   private claimChunks(running: RunningJob): void {
     const { job } = running;
     if (!running.callerRuns || !job.caller) return;
-    const runner = job.copies?.length ? copyingRunner(job.caller.runner, job.copies) : job.caller.runner;
+    // In a job with turns it runs turn 0's runner (untimed), which makes the copies only where that turn does.
+    const copies = job.turns && !job.turns[0]!.copies ? undefined : job.copies;
+    const runner = copies?.length ? copyingRunner(job.caller.runner, copies) : job.caller.runner;
     runClaimedChunks(this.control, runner, job.caller.args, (chunk, error) => {
       running.callerError ??= { chunk, error };
     });
@@ -618,6 +646,11 @@ export class WorkerPool {
     }
   }
 
+  /** Each turn's least seconds per loop index over the chunks the job's workers ran of it. */
+  private turnSeconds(running: RunningJob): number[] {
+    return running.job.turns!.map((_, t) => Math.min(...running.participants.map((pooled) => this.control.turnTime(pooled.index, t))));
+  }
+
   /** Reads how the job ended (once), frees the pool and hands it to the next waiting job. */
   private finish(running: RunningJob): JobOutcome {
     if (running.outcome) return running.outcome;
@@ -629,7 +662,7 @@ export class WorkerPool {
       if (reported && (!lowest || reported.chunk < lowest.chunk)) {
         const error = rebuildError(reported.name, reported.message);
         // The worker's runner has no functions: the site here has, to say the user's position.
-        const site = reported.site === undefined ? undefined : running.job.runner?.sites[reported.site];
+        const site = reported.site === undefined ? undefined : runnerOfChunk(running.job, reported.chunk)?.sites[reported.site];
         if (site) placeInFile(error, site, site.array);
         lowest = { chunk: reported.chunk, error };
       }
@@ -648,7 +681,7 @@ export class WorkerPool {
         ),
       };
     } else {
-      running.outcome = lowest ? { ok: false, error: lowest.error } : { ok: true };
+      running.outcome = lowest ? { ok: false, error: lowest.error } : running.job.turns ? { ok: true, turnSeconds: this.turnSeconds(running) } : { ok: true };
     }
     this.current = undefined;
     // Copies still to make are of chunks no thread runs any more (skipped after an error).
@@ -659,6 +692,12 @@ export class WorkerPool {
     this.waiting.shift()?.();
     return running.outcome;
   }
+}
+
+/** The runner that ran chunk `chunk` of a job (its turn's, in a job with turns). */
+function runnerOfChunk(job: Job, chunk: number): RunnerSource | undefined {
+  if (!job.turns) return job.runner;
+  return job.turns[(chunk + (job.turnOffset ?? 0)) % job.turns.length]!.runner;
 }
 
 type WaitAsyncResult = { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };

@@ -64,7 +64,26 @@ export const Slot = {
    * copies back a few chunks' results per wake rather than one.
    */
   notifyEvery: 11,
+  /**
+   * Runners taking the job's chunks in turns (1: `runner` alone): chunk c runs turn
+   * (c + `turnOffset`) mod `turns`, whose runner and argument set are at {@link turnSlot} (turn 0:
+   * `runner` and `args`), and the threads time each chunk they run ({@link ControlBlock.recordTurnTime}).
+   * Engine calibration on the workers (engine-calibration.ts): every candidate runs chunks of the
+   * same call, at the same moment, each timed by the thread that ran it.
+   */
+  turns: 12,
+  turnOffset: 13,
+  /** Bit t set: turn t's chunks make the job's chunk copies (`copies`); its argument set indexes the staged operands. */
+  turnCopies: 14,
 } as const;
+
+/** The most runners a job's chunks take turns between. */
+export const MAX_TURNS = 4;
+
+/** Int32 slot of turn `turn`'s runner id (`field` 0) or argument set id (`field` 1), for turns 1 and up. */
+export function turnSlot(turn: number, field: 0 | 1): number {
+  return turn === 0 ? (field === 0 ? Slot.runner : Slot.args) : 16 + 2 * (turn - 1) + field;
+}
 
 /** `Slot.inputsReady` when copying the inputs failed (an input detached meanwhile): no chunk waits or runs any more. */
 export const INPUTS_FAILED = -1;
@@ -77,7 +96,7 @@ export const Command = {
 } as const;
 
 /** Int32 slots in the header; float64 slots follow. */
-const HEADER_INT32 = 16;
+const HEADER_INT32 = 32;
 /** Float64 index of the loop size; chunk `c` covers [c·chunkSize, min((c+1)·chunkSize, total)). */
 export const TOTAL_F64 = HEADER_INT32 / 2;
 export const CHUNK_SIZE_F64 = TOTAL_F64 + 1;
@@ -98,6 +117,8 @@ export const WorkerSlot = {
   errorMessageBytes: 4,
   /** The index-check site an index error recorded below failed at (the runner's `sites`), or −1. */
   errorSite: 5,
+  /** Float64 slots (2 int32 each) from here: per turn, the least seconds per loop index of the chunks this worker ran in the job. */
+  turnTimes: 8,
 } as const;
 
 export const WorkerState = {
@@ -112,7 +133,7 @@ export const WorkerState = {
   dead: 3,
 } as const;
 
-const WORKER_HEADER_INT32 = 8;
+const WORKER_HEADER_INT32 = WorkerSlot.turnTimes + 2 * MAX_TURNS;
 /** Bytes for an error's class name and message (UTF-8); longer messages are cut. */
 const ERROR_BYTES = 8192;
 const WORKER_AREA_INT32 = WORKER_HEADER_INT32 + ERROR_BYTES / 4;
@@ -175,6 +196,27 @@ export class ControlBlock {
   /** Int32 index of slot `slot` of worker `w`. */
   workerSlot(w: number, slot: number): number {
     return FIRST_WORKER_INT32 + w * WORKER_AREA_INT32 + slot;
+  }
+
+  /** Float64 index of worker `w`'s time of turn `turn` (see {@link WorkerSlot.turnTimes}). */
+  private turnTimeSlot(w: number, turn: number): number {
+    return this.workerSlot(w, WorkerSlot.turnTimes) / 2 + turn;
+  }
+
+  /** Forgets worker `w`'s chunk times (before a job). */
+  clearTurnTimes(w: number): void {
+    for (let t = 0; t < MAX_TURNS; t++) this.float64[this.turnTimeSlot(w, t)] = Infinity;
+  }
+
+  /** Records that worker `w` ran a chunk of turn `turn` at `secondsPerIndex` (it keeps the least). */
+  recordTurnTime(w: number, turn: number, secondsPerIndex: number): void {
+    const slot = this.turnTimeSlot(w, turn);
+    if (secondsPerIndex < this.float64[slot]!) this.float64[slot] = secondsPerIndex;
+  }
+
+  /** The least seconds per loop index of worker `w`'s chunks of turn `turn` in the job (Infinity: it ran none). */
+  turnTime(w: number, turn: number): number {
+    return this.float64[this.turnTimeSlot(w, turn)]!;
   }
 
   /** Records the error a chunk threw in worker `w`'s area (workers claim chunks in increasing
@@ -311,12 +353,23 @@ export function markWorkerDead(control: ControlBlock, w: number): void {
 }
 
 /**
+ * Runners taking a job's chunks in turns ({@link Slot.turns}): turn t runs `runners[t]` over
+ * `args[t]`; each chunk is timed and its seconds per loop index handed to `timed`.
+ */
+export interface ChunkTurns {
+  readonly runners: readonly Runner[];
+  readonly args: readonly RunnerArgs[];
+  readonly offset: number;
+  readonly timed: (turn: number, secondsPerIndex: number) => void;
+}
+
+/**
  * Claims chunks of the current job until none are left and runs them: the loop every worker and
  * the calling thread share. A chunk that throws is handed to `failed` and lowers `errorChunk`;
  * chunks after the lowest failed one are skipped (they cannot change the call's error, which is
- * the lowest chunk's).
+ * the lowest chunk's). With `turns`, each chunk runs its turn's runner instead, timed.
  */
-export function runClaimedChunks(control: ControlBlock, runner: Runner, args: RunnerArgs, failed: (chunk: number, error: unknown) => void): void {
+export function runClaimedChunks(control: ControlBlock, runner: Runner, args: RunnerArgs, failed: (chunk: number, error: unknown) => void, turns?: ChunkTurns): void {
   const { int32, float64 } = control;
   const chunks = int32[Slot.chunks]!;
   const total = float64[TOTAL_F64]!;
@@ -327,13 +380,23 @@ export function runClaimedChunks(control: ControlBlock, runner: Runner, args: Ru
     if (chunk < 0) return;
     if (chunk > Atomics.load(int32, Slot.errorChunk)) continue;
     try {
-      runChunk(runner, args, chunk, chunkSize, total);
+      if (turns) runTurn(turns, chunk, chunkSize, total);
+      else runChunk(runner, args, chunk, chunkSize, total);
       if (track) control.markChunkDone(chunk);
     } catch (error) {
       failed(chunk, error);
       control.lowerErrorChunk(chunk);
     }
   }
+}
+
+/** Runs chunk `chunk` on its turn's runner, timed. */
+function runTurn(turns: ChunkTurns, chunk: number, chunkSize: number, total: number): void {
+  const turn = (chunk + turns.offset) % turns.runners.length;
+  const indices = Math.min(chunkSize, total - chunk * chunkSize);
+  const started = performance.now();
+  runChunk(turns.runners[turn]!, turns.args[turn]!, chunk, chunkSize, total);
+  turns.timed(turn, (performance.now() - started) / 1000 / indices);
 }
 
 /**

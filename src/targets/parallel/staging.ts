@@ -346,6 +346,18 @@ export class StagedOperands {
   }
 
   /**
+   * The operands whose copies the job's threads make chunk by chunk (after {@link chunkCopies}):
+   * a runner that reads and writes them where they are (shared memory) needs none of it.
+   */
+  copiedByThreads(): Set<number> {
+    const operands = new Set<number>();
+    for (const range of this.ranges) {
+      if (range.copiedByChunks || range.copiedInByChunks) for (const { k } of range.members) operands.add(k);
+    }
+    return operands;
+  }
+
+  /**
    * Copies outputs back to where the caller has them and returns the arena (once).
    *
    * @param completed - whether the job ran every chunk (then the threads copied back their chunks'

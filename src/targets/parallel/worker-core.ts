@@ -9,7 +9,7 @@ import { instantiateRunner } from '../cpu/js/codegen.js';
 import { type Runner, type RunnerArgs } from '../cpu/memory-layout.js';
 import { instantiateKernel, wasmRunner } from '../cpu/wasm/runner.js';
 import {
-  type ArgumentSetMessage, type ChunkCopy, Command, ControlBlock, copyingRunner, runClaimedChunks, SCALARS_F64, Slot,
+  type ArgumentSetMessage, type ChunkCopy, Command, ControlBlock, copyingRunner, runClaimedChunks, SCALARS_F64, Slot, turnSlot,
   type WorkerMessage, WorkerSlot, WorkerState,
 } from './protocol.js';
 
@@ -135,23 +135,41 @@ export class WorkerCore {
 
   private runChunks(): void {
     const { control, int32, index } = this;
-    const runner = this.runners.get(int32[Slot.runner]!);
-    const set = this.argumentSets.get(int32[Slot.args]!);
-    if (!runner || !set) {
-      control.writeError(index, 0, new Error(`worker ${index} has no runner ${int32[Slot.runner]} or argument set ${int32[Slot.args]} (a bug in the parallel target)`));
-      control.lowerErrorChunk(0);
-      return;
+    const turns = int32[Slot.turns]!;
+    const copyMask = int32[Slot.turnCopies]!;
+    const runners: Runner[] = [];
+    const argsOfTurn: RunnerArgs[] = [];
+    for (let t = 0; t < turns; t++) {
+      const runnerId = int32[turnSlot(t, 0)]!;
+      const setId = int32[turnSlot(t, 1)]!;
+      const runner = this.runners.get(runnerId);
+      const set = this.argumentSets.get(setId);
+      if (!runner || !set) {
+        control.writeError(index, 0, new Error(`worker ${index} has no runner ${runnerId} or argument set ${setId} (a bug in the parallel target)`));
+        control.lowerErrorChunk(0);
+        return;
+      }
+      this.readScalars(set);
+      runners.push(this.copies.length && copyMask & (1 << t) ? copyingRunner(runner, this.copies) : runner);
+      argsOfTurn.push(set.args);
     }
-    const { args, message } = set;
+    let failed = false;
+    const onFailure = (chunk: number, error: unknown) => {
+      if (!failed) control.writeError(index, chunk, error);
+      failed = true;
+    };
+    if (turns === 1) return runClaimedChunks(control, runners[0]!, argsOfTurn[0]!, onFailure);
+    const timed = (turn: number, secondsPerIndex: number) => control.recordTurnTime(index, turn, secondsPerIndex);
+    runClaimedChunks(control, runners[0]!, argsOfTurn[0]!, onFailure, { runners, args: argsOfTurn, offset: int32[Slot.turnOffset]!, timed });
+  }
+
+  /** Fills an argument set's scalars with the current job's values (from the control block). */
+  private readScalars({ args, message }: ArgumentSet): void {
+    const { control } = this;
     message.scalarKinds.forEach((kind, k) => {
       if (kind === null) return;
       const slot = SCALARS_F64 + k;
       args.scalars[k] = kind === 'number' ? control.float64[slot] : kind === 'bool' ? control.float64[slot] !== 0 : kind === 'int64' ? control.bigInt64[slot] : control.bigUint64[slot];
-    });
-    let failed = false;
-    runClaimedChunks(control, this.copies.length ? copyingRunner(runner, this.copies) : runner, args, (chunk, error) => {
-      if (!failed) control.writeError(index, chunk, error);
-      failed = true;
     });
   }
 }

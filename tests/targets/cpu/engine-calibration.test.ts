@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TypedKernel } from '../../../src/compiler/ir.js';
-import { engineForCall, MIN_TIMED_ELEMENTS, recordTrial, startTrialClock } from '../../../src/targets/cpu/engine-calibration.js';
+import { type Engine, engineForCall, MIN_TIMED_ELEMENTS, recordTrial, recordTurns, startTrialClock, turnsOf } from '../../../src/targets/cpu/engine-calibration.js';
 import { engineMode, setEngineMode } from '../../../src/targets/cpu/wasm/index.js';
 import { guvectorize, ready, sharedArray, vectorize } from '../../../src/index.js';
 import { __testing as parallelTesting } from '../../../src/targets/parallel/index.js';
@@ -172,6 +172,64 @@ describe('calibration of one call shape', () => {
   });
 });
 
+describe('calibration on the workers: every candidate takes chunks of each trial call in turns', () => {
+  const kernel = () => ({}) as TypedKernel;
+  const big = MIN_TIMED_ELEMENTS;
+  const variants = (): readonly Engine[] => ['wasm-pairs'];
+  /** One trial call: the candidates in turn order, and the chunk times `times` gives them recorded. */
+  const trialCall = (k: TypedKernel, times: Partial<Record<Engine, number>>, offered = variants) => {
+    const d = engineForCall(k, 'shape', 'wasm', big, offered);
+    if (!d.trial) return undefined;
+    const order = turnsOf(d.trial);
+    recordTurns(d.trial, new Map(order.filter((e) => times[e] !== undefined).map((e) => [e, times[e]!])));
+    return order;
+  };
+
+  it('times every candidate in each trial call, the first in turn moving on each call; chooses after two calls when the best is clear', () => {
+    const k = kernel();
+    const orders = [trialCall(k, { wasm: 2e-9, js: 6e-9, 'wasm-pairs': 1e-9 }), trialCall(k, { wasm: 2e-9, js: 5e-9, 'wasm-pairs': 1.1e-9 })];
+    expect(orders).toEqual([['wasm', 'js', 'wasm-pairs'], ['js', 'wasm-pairs', 'wasm']]);
+    expect(engineForCall(k, 'shape', 'wasm', big, variants)).toEqual({ engine: 'wasm-pairs' });
+  });
+
+  it('goes on while the two fastest are within 1.25×, up to four calls, and takes the least time of each', () => {
+    const k = kernel();
+    let calls = 0;
+    const times = [{ wasm: 2e-9, js: 2.2e-9 }, { wasm: 2.1e-9, js: 2.3e-9 }, { wasm: 2.4e-9, js: 1.9e-9 }, { wasm: 2e-9, js: 2.2e-9 }, { wasm: 1e-9, js: 9e-9 }];
+    while (trialCall(k, times[calls]!, () => [])) calls++;
+    expect(calls).toBe(4);
+    expect(engineForCall(k, 'shape', 'wasm', big, () => [])).toEqual({ engine: 'js' }); // 1.9 against 2.0
+  });
+
+  it('counts a call only for the candidates whose chunks it timed; a call of one chunk times one, and the next call starts with the next', () => {
+    const k = kernel();
+    const seen: Engine[] = [];
+    for (let i = 0; i < 6; i++) {
+      const d = engineForCall(k, 'shape', 'js', big);
+      const first = turnsOf(d.trial!)[0]!;
+      seen.push(first);
+      recordTurns(d.trial!, new Map([[first, first === 'js' ? 3e-9 : 1e-9]]));
+      if (!d.trial!.pending && d.trial!.winner) break;
+    }
+    expect(seen).toEqual(['js', 'wasm', 'js', 'wasm']);
+    expect(engineForCall(k, 'shape', 'js', big)).toEqual({ engine: 'wasm' });
+  });
+
+  it('records nothing for a failed call, and re-checks the choice with one more call of turns after 16 large calls', () => {
+    const k = kernel();
+    const d = engineForCall(k, 'shape', 'js', big);
+    recordTurns(d.trial!, undefined);
+    expect(d.trial!.trials).toEqual([]);
+    trialCall(k, { js: 1e-9, wasm: 3e-9 }, () => []);
+    trialCall(k, { js: 1e-9, wasm: 3e-9 }, () => []);
+    expect(engineForCall(k, 'shape', 'js', big)).toEqual({ engine: 'js' });
+    for (let i = 1; i < 15; i++) expect(engineForCall(k, 'shape', 'js', big).trial).toBeUndefined();
+    // The 16th large call since the choice: every candidate again, in one call; the load that slowed Wasm has gone.
+    expect(trialCall(k, { js: 1e-9, wasm: 0.5e-9 }, () => [])).toHaveLength(2);
+    expect(engineForCall(k, 'shape', 'js', big)).toEqual({ engine: 'wasm' });
+  });
+});
+
 describe('the trial clock', () => {
   it('counts the time the thread computes, not the time it waits for a core (Node: the lower of wall and CPU time)', () => {
     // A thread that does not run (here: blocked, as when other processes hold the cores) adds
@@ -298,6 +356,54 @@ describe('explain, through the public API', () => {
     expect(g.explain({ data: new Float64Array(16 * MIN_TIMED_ELEMENTS), shape: [MIN_TIMED_ELEMENTS / 4, 64] })).not.toMatch(/pairs/);
   }, 60_000);
 
+  it('on the parallel target, times each candidate on the chunks the workers ran of each trial call (float64 pairs among them), chooses from those times, and says so', async () => {
+    setEngineMode('auto');
+    const dot = () =>
+      guvectorize(['void(float32[:], float32[:], float32[:])'], '(n),(n)->()', { target: 'parallel' })((a: Float32Array, b: Float32Array, out: Float32Array) => {
+        let acc = 0;
+        for (let i = 0; i < a.length; i++) acc += a[i]! * b[i]!;
+        out[0] = acc;
+      });
+    const data = new Float32Array(64 * MIN_TIMED_ELEMENTS).map((_, i) => Math.fround(Math.sin(i) * 3));
+    const rows = { data, shape: [MIN_TIMED_ELEMENTS, 64] };
+    const expected = await guvectorize(['void(float32[:], float32[:], float32[:])'], '(n),(n)->()')((a: Float32Array, b: Float32Array, out: Float32Array) => {
+      let acc = 0;
+      for (let i = 0; i < a.length; i++) acc += a[i]! * b[i]!;
+      out[0] = acc;
+    })(rows, rows);
+    await ready();
+    const placement = parallelTesting.measuredPlacement(false);
+    const measured: number[][] = [];
+    try {
+      for (const fastest of ['wasm-pairs', 'js', 'wasm'] as const) {
+        const f = dot();
+        expect(f.explain(rows, rows)).toMatch(/the workers run the chunks on the engines \(and the Wasm engine with float64 values in pairs of vectors, 4 rows per vector\) in turns and time each/);
+        // The workers' own times, replaced by ones that make `fastest` win.
+        parallelTesting.turnTimes((engines, times) => {
+          measured.push([...times]);
+          return engines.map((e) => (e === fastest ? 1e-9 : 3e-9));
+        });
+        for (let i = 0; i < 3; i++) expect(await f(rows, rows)).toEqual(expected); // chunks of three engines in one call: the same results
+        parallelTesting.turnTimes(undefined);
+        const explained = f.explain(rows, rows);
+        expect(explained).toMatch(/chosen by measurement: JS [13]\.00 ns per row, Wasm [13]\.00 ns per row, Wasm with float64 in pairs of vectors [13]\.00 ns per row \(the least of 2, 2 and 2 calls of this call shape whose chunks the workers ran on each in turns/);
+        const engine = { 'wasm-pairs': /each running WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs/, js: /each running JavaScript: /, wasm: /each running WebAssembly \(SIMD, 2 rows per vector/ }[fastest];
+        expect(explained).toMatch(engine);
+        expect(await f(rows, rows)).toEqual(expected);
+      }
+    } finally {
+      parallelTesting.turnTimes(undefined);
+      parallelTesting.measuredPlacement(placement);
+    }
+    // Every candidate ran chunks of every trial call, and the workers timed them.
+    expect(measured).toHaveLength(6);
+    for (const times of measured) {
+      expect(times).toHaveLength(3);
+      for (const t of times) expect(t).toBeGreaterThan(0);
+      for (const t of times) expect(t).toBeLessThan(1);
+    }
+  }, 60_000);
+
   it('measures per-row kernels per core size, and the parallel target apart from the cpu', async () => {
     setEngineMode('auto');
     const rowSum = (target: 'cpu' | 'parallel') =>
@@ -323,7 +429,7 @@ describe('explain, through the public API', () => {
       expect(parallel.explain(big)).toMatch(/^On \d+ workers?.*A guess until measured/);
       const results = [];
       for (let i = 0; i < 10; i++) results.push(await parallel(big));
-      expect(parallel.explain(big)).toMatch(/^On \d+ workers?.*, each running (WebAssembly \([^)]*\)|JavaScript): chosen by measurement/);
+      expect(parallel.explain(big)).toMatch(/^On \d+ workers?.*, each running (WebAssembly \(.*\)|JavaScript): chosen by measurement/);
       for (const r of results) expect(r).toEqual(results[0]);
     } finally {
       parallelTesting.measuredPlacement(placement);

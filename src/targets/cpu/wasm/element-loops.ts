@@ -56,7 +56,7 @@ export function vectorizeShape(kernel: TypedKernel, layout: MemoryLayout): SimdS
   const loops = elementLoops(kernel, layout);
   if (lanesTake === 'uniform' && !layout.maskedLoops) {
     const exits = varyingExits(kernel, loops);
-    if (exits) return `elements leave a loop at different iterations (${exits}); on the calling thread, large calls also time it in masked lanes and run that where it measures faster`;
+    if (exits) return `elements leave a loop at different iterations (${exits}); large calls also time it in masked lanes and run that where it measures faster`;
   }
   return simdShape(kernel, 'vectorize', layout, loops);
 }

@@ -243,7 +243,7 @@ export function floatPairsVariant(plan: CallPlan): boolean {
 export type WasmVariant = 'wasm' | 'wasm-masked' | 'wasm-pairs';
 
 /** The layout a Wasm call compiles for: the call's, with loops in masked lanes or float64 in pairs where asked. */
-function wasmLayoutOf(layout: MemoryLayout, variant: WasmVariant): MemoryLayout {
+export function wasmLayoutOf(layout: MemoryLayout, variant: WasmVariant): MemoryLayout {
   if (variant === 'wasm-masked') return { ...layout, maskedLoops: true };
   return variant === 'wasm-pairs' ? { ...layout, floatPairs: true } : layout;
 }
