@@ -127,10 +127,17 @@ interface Measured {
 }
 
 /**
+ * Timed calls per sample at least: a kernel with a fresh output of tens of MiB leaves the garbage
+ * collector a full collection every few calls, and a sample of one call takes it or not by where
+ * the turn falls; three average it as a loop does.
+ */
+const MIN_TIMED_CALLS = 3;
+
+/**
  * Median seconds per call of each of `calls`, timed in turns, each turn a warm burst of one call: one
  * call untimed (it meets the caches and the garbage the previous contender left), then as many calls
- * of it as last ≥ 5 ms, timed — what a user's loop of that call waits for per call, the way the Numba
- * peer is timed (a tight loop of the same call). A turn of single calls, each right after a different
+ * of it as last ≥ 5 ms (three at least), timed — what a user's loop of that call waits for per
+ * call, the way the Numba peer is timed (a tight loop of the same call). A turn of single calls, each right after a different
  * contender, would time cold caches that no user's loop sees. The turns rotate, so that no contender
  * always follows the same one, and every contender sees the same load on a shared machine.
  */
@@ -141,7 +148,7 @@ async function interleaved(calls: readonly (() => Promise<unknown>)[]): Promise<
     return (performance.now() - start) / 1000;
   };
   const batches: number[] = [];
-  for (const call of calls) batches.push(Math.max(1, Math.ceil(0.005 / Math.max(await once(call), 1e-7))));
+  for (const call of calls) batches.push(Math.max(MIN_TIMED_CALLS, Math.ceil(0.005 / Math.max(await once(call), 1e-7))));
   const samples = calls.map((): number[] => []);
   for (let s = 0; s < timing.samples; s++) {
     for (let turn = 0; turn < calls.length; turn++) {
@@ -248,7 +255,7 @@ const report = [
   '',
   'Ordinary typed arrays in, outputs allocated by the call, on every side; medians after warm-up. ' +
     '"cpu" is the engine the library chooses; "JS" and "Wasm" force one engine (`setEngineMode`), and "chosen ÷ best" is cpu ÷ the faster of the two. ' +
-    'Each kernel\'s cpu figures (chosen, JS, Wasm, fastmath, shared, JS loop) are timed in turns, sample by sample, and so are its two parallel ones: their ratios compare like with like on a loaded machine. Each sample is a warm burst of one contender (an untimed call, then calls lasting ≥ 5 ms), as a user\'s loop of that call runs and as Numba is timed. ' +
+    'Each kernel\'s cpu figures (chosen, JS, Wasm, fastmath, shared, JS loop) are timed in turns, sample by sample, and so are its two parallel ones: their ratios compare like with like on a loaded machine. Each sample is a warm burst of one contender (an untimed call, then at least three calls lasting ≥ 5 ms, timed), as a user\'s loop of that call runs and as Numba is timed. ' +
     '"fastmath ÷ cpu" is the same kernel with `fastmath: true`. "ordinary ÷ shared": the call as users write it against the same call on `sharedArray` inputs into a given `sharedArray` `out` (what ordinary arrays cost: copies, and the fresh output). Ratios below 1 mean ufunc is faster.',
   '',
   markdownTable(
