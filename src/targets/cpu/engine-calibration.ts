@@ -4,8 +4,12 @@
  * the shape is wrong for some kernels (a Wasm loop that runs scalar can lose to V8's JIT; a per-row
  * kernel with one long row can win in Wasm by 3×), so where both engines can run a call, the guess
  * is checked: the first calls of each *call shape* large enough to time alternate the engines —
- * guess, other, guess, other (more while one is still warming up) — each timed as a whole, and every
- * later call of that shape runs the engine with the lower best time per loop index. Where the Wasm
+ * guess, other, other, guess (more while one is still warming up), each round in the reverse order
+ * of the one before — each timed as a whole, and every later call of that shape runs the engine with
+ * the lower best time per loop index. The reversal is for costs that fall on every second call: a
+ * kernel whose fresh output is tens of MiB has V8 collect garbage (external memory pressure) every
+ * two calls or so, and plain alternation gave every collection to one engine, whose best time then
+ * never showed its speed. Where the Wasm
  * engine has a second variant for the call — element-wise loops that elements leave at different
  * iterations (escape-time `while`, `break`, a `return` in a loop) run one element at a time, or in
  * masked SIMD lanes until a vector's last element leaves (element-loops.ts): faster for some
@@ -51,7 +55,7 @@ export const MIN_TIMED_ELEMENTS = 1 << 14;
 const MIN_TRIAL_SECONDS = 20e-6;
 
 /**
- * Trials rotate through the candidates (the guess first): at least two rounds, and more (up to
+ * Trials rotate through the candidates (the guess first, every other round reversed): at least two rounds, and more (up to
  * four) while the two fastest are close ({@link UNDECIDED}) or a candidate is still getting faster —
  * its latest call under 0.8× its best before — as a Wasm kernel does until V8 has tiered it up (its
  * second call measured 25 ms where later ones take 0.6 ms: a one-row pairwise-distance call on the
@@ -176,9 +180,12 @@ function candidatesOf(guess: Engine, variants: readonly Engine[]): readonly Engi
   return [guess, guess === 'js' ? 'wasm' : 'js', ...variants];
 }
 
-/** The candidate whose trial is due next. */
+/** The candidate whose trial is due next: rounds through the candidates, every other one reversed. */
 function due(c: Calibration): Engine {
-  return c.candidates[c.trials.length % c.candidates.length]!;
+  const k = c.candidates.length;
+  const round = Math.floor(c.trials.length / k);
+  const at = c.trials.length % k;
+  return c.candidates[round % 2 === 0 ? at : k - 1 - at]!;
 }
 
 /** What was measured for a shape so far, if anything (for `explain`). */

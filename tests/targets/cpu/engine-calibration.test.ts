@@ -20,7 +20,7 @@ describe('calibration of one call shape', () => {
   const kernel = () => ({}) as TypedKernel; // only its identity is used
   const big = MIN_TIMED_ELEMENTS;
 
-  it('tries the guess, the other engine, the guess, the other; then runs the one with the lower best time', () => {
+  it('tries the guess, the other engine, the other, the guess; then runs the one with the lower best time', () => {
     const k = kernel();
     const seen: string[] = [];
     const times: Record<string, number[]> = { js: [3, 2.5], wasm: [1.5, 4] }; // seconds for `big` units
@@ -30,12 +30,27 @@ describe('calibration of one call shape', () => {
       seen.push(d.engine);
       recordTrial(d.trial!, d.engine, times[d.engine]!.shift()!, big);
     }
-    expect(seen).toEqual(['js', 'wasm', 'js', 'wasm']);
+    expect(seen).toEqual(['js', 'wasm', 'wasm', 'js']);
     // Best of each: JS 2.5, Wasm 1.5 (its second call was slow: the better one counts).
     expect(engineForCall(k, 'shape', 'js', big)).toEqual({ engine: 'wasm' });
     expect(engineForCall(k, 'shape', 'js', 10)).toEqual({ engine: 'wasm' }); // small calls take the winner too
     // Another shape of the same kernel is measured apart.
     expect(engineForCall(k, 'other shape', 'wasm', big).engine).toBe('wasm');
+  });
+
+  it('gives a cost that falls on every second call (a garbage collection every two calls) to both engines', () => {
+    const k = kernel();
+    // Wasm takes 1.8 and JS 2 per call, and every second call pays 1 more. Plain alternation (JS,
+    // Wasm, JS, Wasm, …) would give every extra to Wasm (best 2.8) and choose JS.
+    let call = 0;
+    const base: Record<string, number> = { js: 2, wasm: 1.8 };
+    for (;;) {
+      const d = engineForCall(k, 's', 'js', big);
+      if (!d.trial) break;
+      call++;
+      recordTrial(d.trial, d.engine, base[d.engine]! + (call % 2 === 0 ? 1 : 0), big);
+    }
+    expect(engineForCall(k, 's', 'js', big)).toEqual({ engine: 'wasm' });
   });
 
   it('tries both engines again while one is still getting faster (a Wasm kernel before V8 tiers it up), up to four calls each', () => {
@@ -49,7 +64,7 @@ describe('calibration of one call shape', () => {
       recordTrial(d.trial, d.engine, times[d.engine]!.shift()!, big);
     }
     // After four calls Wasm had just dropped from 10 to 2: one more pair, where it held (1.9).
-    expect(seen).toEqual(['js', 'wasm', 'js', 'wasm', 'js', 'wasm']);
+    expect(seen).toEqual(['js', 'wasm', 'wasm', 'js', 'js', 'wasm']);
     expect(engineForCall(k, 's', 'js', big)).toEqual({ engine: 'wasm' });
     // An engine that keeps getting faster is tried at most four times.
     const k2 = kernel();
@@ -105,7 +120,7 @@ describe('calibration of one call shape', () => {
       recordTrial(d.trial, d.engine, times[d.engine]!.shift()!, big);
     }
     expect(asked).toBe(1); // once, when the shape's calibration starts
-    expect(seen).toEqual(['wasm', 'js', 'wasm-masked', 'wasm', 'js', 'wasm-masked']);
+    expect(seen).toEqual(['wasm', 'js', 'wasm-masked', 'wasm-masked', 'js', 'wasm']);
     expect(engineForCall(k, 's', 'wasm', big, variants)).toEqual({ engine: 'wasm-masked' }); // large call 2 since the choice (the loop's last was 1)
     for (let i = 3; i < 16; i++) expect(engineForCall(k, 's', 'wasm', big, variants).trial).toBeUndefined();
     // The re-check: both losers, then the winner (whose slow call does not undo its best).
