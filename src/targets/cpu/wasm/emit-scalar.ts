@@ -179,14 +179,23 @@ export class FunctionEmitter {
   private constantsToHoist: number[] | undefined;
 
   /**
-   * Emits `body` (a loop) with its `v128.const`s moved in front of it: each distinct constant is
-   * set once into a local before the loop and read from it inside. V8 materializes a v128
-   * constant at each use, in 2 to 4 instructions (a 64-bit immediate moved into a vector register
-   * and broadcast, or all-ones shifted into a mask), and does not move it out of loops; a local
-   * costs at most a reload from its spill slot.
+   * Where {@link hoistConstants} keeps a loop's constants: bytes of the scratch area from
+   * `offset` (16-aligned); `bytes` grows to what the loops use (the module reserves it).
+   */
+  constantArea: { readonly offset: number; bytes: number } | undefined;
+
+  /**
+   * Emits `body` (a loop) with its `v128.const`s moved out of it: each distinct constant is stored
+   * once before the loop into the scratch area ({@link constantArea}) and loaded from there
+   * inside (one instruction). V8 materializes a v128 constant at each use, in 2 to 4
+   * instructions (a 64-bit immediate moved into a vector register and broadcast, or all-ones
+   * shifted into a mask), and neither moves it out of loops nor keeps a local holding one in a
+   * register: it sees the constant through the local and rebuilds it at each use again (a port's
+   * lanes in a loop use 20-60 of them per vector). Without a constant area, constants stay.
    */
   hoistConstants(body: () => void): void {
-    if (this.constantsToHoist) return body();
+    if (this.constantsToHoist || !this.constantArea || this.scratch < 0) return body();
+    const area = this.constantArea;
     const start = this.code.length;
     const at: number[] = (this.constantsToHoist = []);
     try {
@@ -197,7 +206,7 @@ export class FunctionEmitter {
     if (!at.length) return;
     const region = this.code.view().slice(start);
     const CONST_BYTES = 2 + 16; // 0xfd, v128.const (one LEB128 byte), the 16 bytes of the value
-    const locals = new Map<string, { local: number; value: Uint8Array }>();
+    const hoisted = new Map<string, { local: number; value: Uint8Array }>();
     const rewritten = new Bytes();
     let from = 0;
     for (const p of at) {
@@ -205,18 +214,26 @@ export class FunctionEmitter {
       rewritten.bytes(region.subarray(from, offset));
       const value = region.subarray(offset + 2, offset + CONST_BYTES);
       const key = value.join(',');
-      let hoisted = locals.get(key);
-      if (!hoisted) locals.set(key, (hoisted = { local: this.local(ValType.v128), value }));
-      rewritten.byte(Op.local_get).u32(hoisted.local);
+      let h = hoisted.get(key);
+      if (!h) hoisted.set(key, (h = { local: this.local(ValType.v128), value }));
+      rewritten.byte(Op.local_get).u32(h.local);
       from = offset + CONST_BYTES;
     }
     rewritten.bytes(region.subarray(from));
     this.code.truncate(start);
-    for (const { local, value } of locals.values()) {
+    // Stored, then loaded back: a value V8 cannot see as a constant.
+    [...hoisted.values()].forEach(({ value }, i) => {
+      this.get(this.scratch);
       this.simd(SimdOp.v128_const);
       this.code.bytes(value);
+      this.simd(SimdOp.v128_store).code.u32(4).u32(area.offset + 16 * i);
+    });
+    [...hoisted.values()].forEach(({ local }, i) => {
+      this.get(this.scratch);
+      this.simd(SimdOp.v128_load).code.u32(4).u32(area.offset + 16 * i);
       this.set(local);
-    }
+    });
+    area.bytes = Math.max(area.bytes, 16 * hoisted.size);
     this.code.bytes(rewritten.view());
   }
 

@@ -770,7 +770,9 @@ export class SimdEmitter {
     if (WASM_MATH[fn].floatLanes === 'port' && port?.arity === args.length) {
       // A port of V8's own algorithm in lanes, bit for bit V8's Math.* (math-ports.ts).
       for (const a of args) this.expr(a);
-      port.lanes(this.e, this.ctx.mathImport(fn, args.length), !f32 ? 'f64x2' : this.lanes === 4 ? 'f32x4' : 'f32x2');
+      // a literal argument, as its lanes hold it (`constant`: a float32 one rounded to float32)
+      const known = args.map((a) => (a.kind !== 'const' || typeof a.value !== 'number' ? undefined : a.type === 'float32' ? Math.fround(a.value) : a.type === 'float64' ? a.value : undefined));
+      port.lanes(this.e, this.ctx.mathImport(fn, args.length), !f32 ? 'f64x2' : this.lanes === 4 ? 'f32x4' : 'f32x2', known);
       return;
     }
     if (WASM_MATH[fn].floatLanes !== 'instructions') return this.perLane(`${fn}/${args.length}`, args, t);

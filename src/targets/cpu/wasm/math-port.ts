@@ -42,9 +42,11 @@ export interface MathPort {
    * Replaces the `arity` vectors on the stack (first argument deepest) by one holding the function
    * of each lane, rounded to float32 once in the float32 shapes (`Math.fround(Math.f(x))`).
    * `scalar` is the index of the scalar entry `fdlibm:<name>` (which `e.scratch` is passed to
-   * where it takes the scratch area).
+   * where it takes the scratch area). `known[i]`: the number in every lane of argument i where
+   * the kernel passes a constant (a float32 constant as the double it promotes to), else
+   * undefined; a port may decide on it at compile time what its lanes would decide per vector.
    */
-  lanes(e: FunctionEmitter, scalar: number, shape: LaneShape): void;
+  lanes(e: FunctionEmitter, scalar: number, shape: LaneShape, known?: readonly (number | undefined)[]): void;
 }
 
 /**

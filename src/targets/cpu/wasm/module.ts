@@ -222,7 +222,10 @@ function emit(
     tables = { plan: table, offset: Math.ceil(scratchBytes / 16) * 16, run: runIndex };
     scratchBytes = tables.offset + table.scratchBytes;
   }
-  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows, tables), exportName: 'run' });
+  // Then the vector loops' constants (FunctionEmitter.hoistConstants), as many as they use.
+  const constants = { offset: Math.ceil(scratchBytes / 16) * 16, bytes: 0 };
+  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows, tables, constants), exportName: 'run' });
+  if (constants.bytes > 0) scratchBytes = constants.offset + constants.bytes;
   const lanes = typeof shape === 'string' ? shape : shape.lanes;
   const exactLocals = rows && rows.plan.kernel !== kernel ? describeNarrowedLocals(kernel, rows.plan.kernel) : '';
   const intLanes = rows?.plan.intLanes ? describeIntLanes(rows.plan.intLanes) : '';
@@ -258,9 +261,11 @@ function rowEmitter(e: FunctionEmitter, ctx: ModuleContext, plan: RowPlan): RowS
 function emitRun(
   kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, ctx: ModuleContext, params: ValType[], shape: SimdShape | string,
   rows: { plan: RowPlan; offset: number } | undefined, tables: { plan: ByteTable; offset: number; run: number } | undefined,
+  constants: { readonly offset: number; bytes: number },
 ) {
   const count = params.length - 2;
   const e = new FunctionEmitter(ctx, params.length, params.length - 1);
+  e.constantArea = constants;
   // Parameter locals, by operand.
   const pointer: (number | undefined)[] = [];
   const step: (number | undefined)[] = [];

@@ -149,16 +149,21 @@ export interface GuardedVectorCode {
  * function per lane instead.
  */
 export interface CheckedVectorCode {
-  lanes(c: CLanes, args: readonly Vec[]): { value: Vec; covered: Vec };
+  /** `known[i]`: the value of every lane of argument i, where the kernel gives a constant there. */
+  lanes(c: CLanes, args: readonly Vec[], known?: KnownArguments): { value: Vec; covered: Vec };
 }
+
+/** Per argument of a port, the number in every lane where the kernel passes a constant (a literal), else undefined. */
+export type KnownArguments = readonly (number | undefined)[];
 
 export type VectorCode = GuardedVectorCode | CheckedVectorCode;
 
 /**
  * Pushes the function of the vectors in locals `args` (math/ports.ts's `lanes`): the vector code
- * where it covers every lane (float32: both f64x2 halves), else one scalar call per lane.
+ * where it covers every lane (float32: both f64x2 halves), else one scalar call per lane. `known`:
+ * arguments the kernel gives as constants (as doubles: a float32 constant already rounded).
  */
-export function vectorPort(code: VectorCode, e: FunctionEmitter, args: readonly number[], shape: LaneShape, scalar: number): void {
+export function vectorPort(code: VectorCode, e: FunctionEmitter, args: readonly number[], shape: LaneShape, scalar: number, known?: KnownArguments): void {
   const c = new CLanes(e);
   const halves = (promote: (x: number) => void): Vec[] => args.map((a) => c.let(() => promote(a)));
   const low = (x: number) => void e.get(x).simd(SimdOp.f64x2_promote_low_f32x4);
@@ -174,7 +179,7 @@ export function vectorPort(code: VectorCode, e: FunctionEmitter, args: readonly 
   };
   let values: Vec[] | undefined;
   if ('lanes' in code) {
-    const computed = parts.map((p) => code.lanes(c, p));
+    const computed = parts.map((p) => code.lanes(c, p, known));
     values = computed.map((r) => c.let(r.value));
     computed.forEach((r, p) => {
       r.covered();

@@ -326,9 +326,14 @@ function scaled(c: CLanes, x: Vec): { y: Vec; xn: Vec } {
   return { y: c.toF(c.iadd(k, i)), xn };
 }
 
-/** log1p's lanes without its correction term: 1 + x in ~[sqrt(2)/2, sqrt(2)), by the high word. */
-function log1pNearZero(c: CLanes, hx: Vec): Vec {
-  return c.and(c.ilt(hx, c.int(0x3fda827an)), c.or(c.igt(hx, c.int(0n)), c.ile(hx, c.int(BigInt(0xbfd2bec4 | 0)))));
+/**
+ * log1p's lanes without its correction term: 1 + x in ~[sqrt(2)/2, sqrt(2)), by the high word hx
+ * (signed), compared as the whole bits of x (signed 64-bit): hx < h ⟺ bits < h·2^32, hx > 0 ⟺
+ * bits ≥ 2^32, hx ≤ h ⟺ bits < (h + 1)·2^32 (V8 has no instruction for i64x2.shr_s: 6 of them).
+ */
+function log1pNearZero(c: CLanes, x: Vec): Vec {
+  const hi = (h: number) => c.int(BigInt(h) << 32n);
+  return c.and(c.ilt(x, hi(0x3fda827a)), c.or(c.ige(x, hi(1)), c.ilt(x, hi((0xbfd2bec4 | 0) + 1))));
 }
 
 /** log1p's reduction of 1 + x = 2^k·u′ (u′ in ~[sqrt(2)/2, sqrt(2))) where it has a correction term. */
@@ -355,11 +360,11 @@ export const LOG1P_LANES: VectorCode = {
     // where corrected, k ≠ 0 and hu′ ≠ 0 (hu′ = hu, or (0x100000 − hu) >> 2 where upper: 0 for hu = 0 or hu ≥ 0xffffd)
     const corrected = c.andNot(c.ine(k, c.int(0n)), c.or(c.ieq(hu, c.int(0n)), c.ige(hu, c.int(0xffffdn))));
     const inRange = c.and(c.gt(x!, c.num(-1)), c.lt(x!, c.num(2 ** 53)));
-    return c.and(inRange, c.or(log1pNearZero(c, c.shrS(x!, 32)), corrected));
+    return c.and(inRange, c.or(log1pNearZero(c, x!), corrected));
   },
   compute: (c, [x]) => {
     const { num, add, sub, mul, div, select } = c;
-    const nearZero = c.let(log1pNearZero(c, c.shrS(x!, 32)));
+    const nearZero = c.let(log1pNearZero(c, x!));
     const { u, k0, k, upper } = log1pReduce(c, x!);
     const correction = div(select(c.igt(k0, c.int(0n)), sub(num(1), sub(u, x!)), sub(x!, sub(u, num(1)))), u);
     const cc = c.let(c.andNot(correction, nearZero));

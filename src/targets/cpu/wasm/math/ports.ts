@@ -12,7 +12,7 @@ import type { LaneShape, MathPort, PortFunction } from '../math-port.js';
 import { CBRT_LANES, emitCbrt } from './cbrt.js';
 import { COSH_LANES, emitCosh, emitExpm1, emitSinh, emitTanh, EXPM1_LANES, hyperbolic32Lanes, SINH_LANES, TANH_LANES } from './hyperbolic.js';
 import { emitHypot, HYPOT_LANES } from './hypot.js';
-import { vectorPort, type VectorCode } from './lanes.js';
+import { type KnownArguments, vectorPort, type VectorCode } from './lanes.js';
 import { emitLog, emitLog10, emitLog1p, emitLog2, LOG10_LANES, LOG1P_LANES, LOG2_LANES, LOG_LANES } from './log.js';
 import { emitPow, POW_LANES } from './pow.js';
 
@@ -22,11 +22,14 @@ interface Port {
   readonly calls?: readonly MathFunction[];
   /** Emits the scalar function's body; `port(fn)` is the index of one of `calls`. */
   scalar(e: FunctionEmitter, port: (fn: MathFunction) => number): void;
-  /** Pushes the function of the vectors in locals `args`; `scalar` is the scalar function's index. */
-  lanes(e: FunctionEmitter, args: readonly number[], shape: LaneShape, scalar: number): void;
+  /**
+   * Pushes the function of the vectors in locals `args`; `scalar` is the scalar function's index;
+   * `known`, the arguments the kernel gives as constants.
+   */
+  lanes(e: FunctionEmitter, args: readonly number[], shape: LaneShape, scalar: number, known?: KnownArguments): void;
 }
 
-const withVectorCode = (code: VectorCode): Port['lanes'] => (e, args, shape, scalar) => vectorPort(code, e, args, shape, scalar);
+const withVectorCode = (code: VectorCode): Port['lanes'] => (e, args, shape, scalar, known) => vectorPort(code, e, args, shape, scalar, known);
 
 /** Vector code, and for float32 in 4 lanes a cheaper approximation with a rounding test first (hyperbolic.ts). */
 const withFloat32Approximation = (fn: 'expm1' | 'sinh' | 'cosh' | 'tanh', code: VectorCode): Port['lanes'] => (e, args, shape, scalar) => {
@@ -65,10 +68,10 @@ export const LOG_POWER_FUNCTIONS: Readonly<Record<string, PortFunction>> = Objec
 export const LOG_POWER_PORTS: Partial<Record<MathFunction, MathPort>> = Object.fromEntries(
   Object.entries(PORTS).map(([fn, port]) => [fn, {
     arity: port.arity,
-    lanes: (e: FunctionEmitter, scalar: number, shape: LaneShape) => {
+    lanes: (e: FunctionEmitter, scalar: number, shape: LaneShape, known?: KnownArguments) => {
       const args = Array.from({ length: port.arity }, () => e.local(ValType.v128));
       for (let i = port.arity - 1; i >= 0; i--) e.set(args[i]!);
-      port.lanes(e, args, shape, scalar);
+      port.lanes(e, args, shape, scalar, known);
     },
   } satisfies MathPort]),
 );

@@ -6,7 +6,7 @@
 import { CScalar, fromWords, type Val } from './c-ops.js';
 import type { FunctionEmitter } from '../emit-scalar.js';
 import { Op, SimdOp } from '../encoder.js';
-import type { CheckedVectorCode, Vec } from './lanes.js';
+import type { CheckedVectorCode, CLanes, Vec } from './lanes.js';
 
 const DP_H = fromWords(0x3fe2b803, 0x40000000);
 const DP_L = fromWords(0x3e4cfdeb, 0x43cfd006);
@@ -241,99 +241,161 @@ function scalbn(c: CScalar, z: Val, n: Val): Val {
 const LOW0 = -0x100000000n; // SET_LOW_WORD(·, 0) as a mask
 
 /**
- * e_pow.c in lanes. Each lane takes its early result where y is 0, ±1, 2 or (x ≥ +0) 0.5 — the
- * same operations as the C code (1, x, 1/x, x·x, sqrt(x)), before any other case, as there —
- * NaN for x < 0 and y not an integer, else the general path: log2|x| in extra precision
- * (subnormal |x| scaled by 2^53 as in C), y·log2|x| = z, 2^z, the sign −1 for x < 0 and odd y.
- * yisint is computed on the double (y integer: trunc(y) = y; odd: y/2 not an integer; exact, as
- * y/2 is); n = [z + ½] where the high word of |z| is above 0x3fe00000, as C's steps on the high
- * word compute it: trunc(|z|) + (1 where its fraction is ≥ ½), with the sign of z, all exact. Lanes left to the scalar function: x or y NaN or ±∞, x = ±0 or ±1,
- * |y| above 2^31 (by the high word), and |z| ≥ 1020 (results that may overflow, underflow or be
- * subnormal).
+ * e_pow.c's general path in lanes, without the sign: log2|x| in extra precision (subnormal |x|
+ * scaled by 2^53 as in C) = t1 + t2, (y1 + y2)·(t1 + t2) = z (y1 = y with its low word cleared,
+ * y2 = y − y1, exact), 2^z. n = [z + ½] where the high word of |z| is above 0x3fe00000, as C's
+ * steps on the high word compute it: trunc(|z|) + (1 where its fraction is ≥ ½), with the sign of
+ * z, all exact. Right for lanes whose x is finite, non-zero and not ±1, and |z| < 1020.
  */
+function powMagnitude(c: CLanes, ax0: Vec, y: Vec, y1: Vec, y2: Vec): { z0: Vec; magnitude: Vec } {
+  const { num, int, add, sub, mul, div, select, and, or } = c;
+  const low0 = (v: Vec) => and(v, int(LOW0));
+  // log2(ax) = t1 + t2 (the C code's branch for |y| ≤ 2^31)
+  const subnormal = c.let(c.lt(ax0, num(2 ** -1022)));
+  const ax1 = c.let(select(subnormal, mul(ax0, num(TWO53)), ax0));
+  const ix1 = c.let(c.shrU(ax1, 32));
+  const j = c.let(and(ix1, int(0xfffffn)));
+  const kOne = c.let(and(c.igt(j, int(0x3988en)), c.ilt(j, int(0xbb67an))));
+  const above = c.let(c.ige(j, int(0xbb67an)));
+  const n = c.let(c.isub(c.iadd(and(subnormal, int(-53n)), c.isub(c.shrU(ix1, 20), int(0x3ffn))), above));
+  const ix = c.let(c.isub(or(j, int(0x3ff00000n)), and(above, int(0x100000n))));
+  const ax = c.let(or(and(ax1, int(0xffffffffn)), c.shl(ix, 32)));
+  const bp = c.let(select(kOne, num(1.5), num(1)));
+  const dpH = c.let(and(kOne, num(DP_H)));
+  const dpL = and(kOne, num(DP_L));
+  const u0 = c.let(sub(ax, bp));
+  const v0 = c.let(div(num(1), add(ax, bp)));
+  const ss = c.let(mul(u0, v0));
+  const sH = c.let(low0(ss));
+  // ix < 2^31 in every lane: its logical shift is C's arithmetic one (V8 emulates i64x2.shr_s in 6 instructions)
+  const tH0 = c.let(c.shl(c.iadd(c.iadd(or(c.shrU(ix, 1), int(0x20000000n)), int(0x00080000n)), and(kOne, int(0x40000n))), 32));
+  const tL0 = sub(ax, sub(tH0, bp));
+  const sL = c.let(mul(v0, sub(sub(u0, mul(sH, tH0)), mul(sH, tL0))));
+  const s2a = c.let(mul(ss, ss));
+  const r = c.let(add(mul(mul(s2a, s2a), c.poly(s2a, L)), mul(sL, add(sH, ss))));
+  const s2 = c.let(mul(sH, sH));
+  const tH = c.let(low0(add(add(num(3), s2), r)));
+  const tL = sub(r, sub(sub(tH, num(3)), s2));
+  const u = c.let(mul(sH, tH));
+  const v = c.let(add(mul(sL, tH), mul(tL, ss)));
+  const pH0 = c.let(low0(add(u, v)));
+  const pL0 = sub(v, sub(pH0, u));
+  const zH = c.let(mul(num(CP_H), pH0));
+  const zL = c.let(add(add(mul(num(CP_L), pH0), mul(pL0, num(CP))), dpL));
+  const tn = c.let(c.toF(n));
+  const t1 = c.let(low0(add(add(add(zH, zL), dpH), tn)));
+  const t2 = c.let(sub(zL, sub(sub(sub(t1, tn), dpH), zH)));
+  // (y1 + y2)·(t1 + t2)
+  const pL = c.let(add(mul(y2, t1), mul(y, t2)));
+  const pH1 = c.let(mul(y1, t1));
+  const z0 = c.let(add(pL, pH1));
+  const az = c.let(c.abs(z0));
+  // n = [z + ½] where the high word of |z| is above 0x3fe00000 (C's steps on the high word)
+  const round = c.let(c.igt(c.shrU(az, 32), int(0x3fe00000n)));
+  // [|z| + ½] exactly (C adds ½ to the high word: no rounding), as trunc(|z|) + (fraction ≥ ½)
+  const whole = c.let(c.un(az, SimdOp.f64x2_trunc));
+  const nearest = add(whole, and(c.ge(sub(az, whole), num(0.5)), num(1)));
+  const nz = c.let(and(round, c.or(nearest, and(z0, num(-0)))));
+  const pH = c.let(sub(pH1, nz));
+  // 2^(p_h + p_l)
+  const t = c.let(low0(add(pL, pH)));
+  const uu = c.let(mul(t, num(LG2_H)));
+  const vv = c.let(add(mul(sub(pL, sub(t, pH)), num(LG2)), mul(t, num(LG2_L))));
+  const z = c.let(add(uu, vv));
+  const w = c.let(sub(vv, sub(z, uu)));
+  const tt = c.let(mul(z, z));
+  const tp = c.let(sub(z, mul(tt, c.poly(tt, P))));
+  const rr = div(mul(z, tp), sub(sub(tp, num(2)), add(w, mul(z, w))));
+  const zz = sub(num(1), sub(rr, z));
+  const nBits = c.shl(c.add(nz, num(1.5 * 2 ** 52)), 52); // n (|n| < 2^11) in the low bits, shifted to the exponent field
+  return { z0, magnitude: c.iadd(zz, nBits) };
+}
+
+/** Lanes of x finite, non-zero and not ±1: those the general path computes (given |z| < 1020). */
+const ordinaryX = (c: CLanes, ax0: Vec): Vec => c.and(c.lt(ax0, c.num(Infinity)), c.andNot(c.ne(ax0, c.num(0)), c.eq(ax0, c.num(1))));
+
+/**
+ * e_pow.c in lanes. Each lane takes its early result where y is 0, ±1, 2 or (x ≥ +0) 0.5 — the
+ * same operations as the C code (1, x, 1/x, x·x, sqrt(x)), before any other case, as there; these
+ * are computed only for vectors with such a lane (their division and square root would cost every
+ * vector otherwise) — NaN for x < 0 and y not an integer, else the general path
+ * (`powMagnitude`), with the sign −1 for x < 0 and odd y. yisint is computed on the double (y
+ * integer: trunc(y) = y; odd: y/2 not an integer; exact, as y/2 is). Lanes left to the scalar
+ * function: x or y NaN or ±∞, x = ±0 or ±1, |y| above 2^31 (by the high word), and |z| ≥ 1020
+ * (results that may overflow, underflow or be subnormal).
+ */
+function powLanes(c: CLanes, x: Vec, y: Vec): { value: Vec; covered: Vec } {
+  const { num, int, mul, div, select, and, or } = c;
+  const ax0 = c.let(c.abs(x));
+  const iy = c.let(c.shrU(c.abs(y), 32));
+  const half = c.let(mul(y, num(0.5)));
+  const yInt = c.let(c.eq(c.un(y, SimdOp.f64x2_trunc), y));
+  const yOdd = c.let(c.andNot(yInt, c.eq(c.un(half, SimdOp.f64x2_trunc), half)));
+  const negative = c.let(c.lt(x, num(0)));
+  const s = select(and(negative, yOdd), num(-1), num(1));
+  const y1 = c.let(and(y, int(LOW0)));
+  const { z0, magnitude } = powMagnitude(c, ax0, y, y1, c.sub(y, y1));
+  const result = c.local();
+  select(c.andNot(negative, yInt), num(NaN), mul(s, magnitude))();
+  c.e.set(result);
+  // the cases before the general path, in the C code's order
+  const xPositive = c.ige(x, int(0n));
+  const special = c.let(or(or(or(c.eq(y, num(0)), c.eq(c.abs(y), num(1))), c.eq(y, num(2))), and(c.eq(y, num(0.5)), xPositive)));
+  c.whereAny(special, result, () =>
+    select(c.eq(y, num(0)), num(1),
+      select(c.eq(y, num(1)), x,
+        select(c.eq(y, num(-1)), div(num(1), x),
+          select(c.eq(y, num(2)), mul(x, x), c.sqrt(x))))));
+  const yOk = and(c.lt(c.abs(y), num(Infinity)), c.ile(iy, int(0x41e00000n)));
+  const covered = or(special, and(and(ordinaryX(c, ax0), yOk), c.lt(c.abs(z0), num(1020))));
+  return { value: c.get(result), covered };
+}
+
+/** The high word of a double, as fdlibm's GET_HIGH_WORD (unsigned). */
+function highWord(v: number): number {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, v);
+  return view.getUint32(0);
+}
+
+/**
+ * e_pow.c in lanes where every lane's y is the same number `k`, known when the kernel is compiled
+ * (a literal exponent: `x ** 6`, `x ** 2.4`): what the C code decides on y alone is decided here
+ * once — its early results (x**0 = 1, x, 1/x, x·x, and for 0.5 sqrt(x) where x ≥ +0, NaN for
+ * negative finite x, whose C path gives NaN as not an integer power), whether y is an integer
+ * (else NaN for x < 0) or odd (else the sign is +1), y1 and y2 — so that a vector computes only
+ * what depends on x. `undefined` where y itself is left to the scalar function (NaN, ±∞, |y|
+ * above 2^31 by the high word).
+ */
+function powLanesOfKnownY(c: CLanes, x: Vec, k: number): { value: Vec; covered: Vec } | undefined {
+  const { num, int, mul, div, select, and, or } = c;
+  const all = int(-1n);
+  if (k === 0) return { value: num(1), covered: all };
+  if (k === 1) return { value: x, covered: all };
+  if (k === -1) return { value: div(num(1), x), covered: all };
+  if (k === 2) return { value: mul(x, x), covered: all };
+  const negative = c.lt(x, num(0));
+  if (k === 0.5) {
+    // C: sqrt for x ≥ +0 (and +NaN); NaN for x < 0 finite (−1 included); −0 and −∞ to the scalar function
+    const xPositive = c.let(c.ige(x, int(0n)));
+    return { value: select(xPositive, c.sqrt(x), num(NaN)), covered: or(xPositive, and(negative, c.gt(x, num(-Infinity)))) };
+  }
+  if (!Number.isFinite(k) || (highWord(k) & 0x7fffffff) > 0x41e00000) return undefined;
+  const yInt = Number.isInteger(k);
+  const yOdd = yInt && !Number.isInteger(k * 0.5);
+  const ax0 = c.let(c.abs(x));
+  const bits = new BigInt64Array(new Float64Array([k]).buffer);
+  bits[0] = bits[0]! & LOW0;
+  const k1 = new Float64Array(bits.buffer)[0]!; // y1: k with its low word cleared
+  const { z0, magnitude } = powMagnitude(c, ax0, num(k), num(k1), num(k - k1));
+  const signed = yOdd ? mul(select(negative, num(-1), num(1)), magnitude) : magnitude;
+  const value = yInt ? signed : select(negative, num(NaN), signed);
+  return { value, covered: and(ordinaryX(c, ax0), c.lt(c.abs(z0), num(1020))) };
+}
+
 export const POW_LANES: CheckedVectorCode = {
-  lanes: (c, [x, y]) => {
-    const { num, int, add, sub, mul, div, select, and, or } = c;
-    const low0 = (v: Vec) => and(v, int(LOW0));
-    const ax0 = c.let(c.abs(x!));
-    const hy = c.let(c.shrS(y!, 32));
-    const iy = c.let(and(hy, int(0x7fffffffn)));
-    const half = c.let(mul(y!, num(0.5)));
-    const yInt = c.let(c.eq(c.un(y!, SimdOp.f64x2_trunc), y!));
-    const yOdd = c.let(c.andNot(yInt, c.eq(c.un(half, SimdOp.f64x2_trunc), half)));
-    const negative = c.let(c.lt(x!, num(0)));
-    const s = c.let(select(and(negative, yOdd), num(-1), num(1)));
-    // log2(ax) = t1 + t2 (the C code's branch for |y| ≤ 2^31)
-    const subnormal = c.let(c.lt(ax0, num(2 ** -1022)));
-    const ax1 = c.let(select(subnormal, mul(ax0, num(TWO53)), ax0));
-    const ix1 = c.let(c.shrU(ax1, 32));
-    const j = c.let(and(ix1, int(0xfffffn)));
-    const kOne = c.let(and(c.igt(j, int(0x3988en)), c.ilt(j, int(0xbb67an))));
-    const above = c.let(c.ige(j, int(0xbb67an)));
-    const n = c.let(c.isub(c.iadd(and(subnormal, int(-53n)), c.isub(c.shrU(ix1, 20), int(0x3ffn))), above));
-    const ix = c.let(c.isub(or(j, int(0x3ff00000n)), and(above, int(0x100000n))));
-    const ax = c.let(or(and(ax1, int(0xffffffffn)), c.shl(ix, 32)));
-    const bp = c.let(select(kOne, num(1.5), num(1)));
-    const dpH = c.let(and(kOne, num(DP_H)));
-    const dpL = and(kOne, num(DP_L));
-    const u0 = c.let(sub(ax, bp));
-    const v0 = c.let(div(num(1), add(ax, bp)));
-    const ss = c.let(mul(u0, v0));
-    const sH = c.let(low0(ss));
-    const tH0 = c.let(c.shl(c.iadd(c.iadd(or(c.shrS(ix, 1), int(0x20000000n)), int(0x00080000n)), and(kOne, int(0x40000n))), 32));
-    const tL0 = sub(ax, sub(tH0, bp));
-    const sL = c.let(mul(v0, sub(sub(u0, mul(sH, tH0)), mul(sH, tL0))));
-    const s2a = c.let(mul(ss, ss));
-    const r = c.let(add(mul(mul(s2a, s2a), c.poly(s2a, L)), mul(sL, add(sH, ss))));
-    const s2 = c.let(mul(sH, sH));
-    const tH = c.let(low0(add(add(num(3), s2), r)));
-    const tL = sub(r, sub(sub(tH, num(3)), s2));
-    const u = c.let(mul(sH, tH));
-    const v = c.let(add(mul(sL, tH), mul(tL, ss)));
-    const pH0 = c.let(low0(add(u, v)));
-    const pL0 = sub(v, sub(pH0, u));
-    const zH = c.let(mul(num(CP_H), pH0));
-    const zL = c.let(add(add(mul(num(CP_L), pH0), mul(pL0, num(CP))), dpL));
-    const tn = c.let(c.toF(n));
-    const t1 = c.let(low0(add(add(add(zH, zL), dpH), tn)));
-    const t2 = c.let(sub(zL, sub(sub(sub(t1, tn), dpH), zH)));
-    // (y1 + y2)·(t1 + t2)
-    const y1 = c.let(low0(y!));
-    const pL = c.let(add(mul(sub(y!, y1), t1), mul(y!, t2)));
-    const pH1 = c.let(mul(y1, t1));
-    const z0 = c.let(add(pL, pH1));
-    // n = [z + ½] where the high word of |z| is above 0x3fe00000 (C's steps on the high word)
-    const round = c.let(c.igt(and(c.shrS(z0, 32), int(0x7fffffffn)), int(0x3fe00000n)));
-    // [|z| + ½] exactly (C adds ½ to the high word: no rounding), as trunc(|z|) + (fraction ≥ ½)
-    const az = c.let(c.abs(z0));
-    const whole = c.let(c.un(az, SimdOp.f64x2_trunc));
-    const nearest = add(whole, and(c.ge(sub(az, whole), num(0.5)), num(1)));
-    const nz = c.let(and(round, c.or(nearest, and(z0, num(-0)))));
-    const pH = c.let(sub(pH1, nz));
-    // 2^(p_h + p_l)
-    const t = c.let(low0(add(pL, pH)));
-    const uu = c.let(mul(t, num(LG2_H)));
-    const vv = c.let(add(mul(sub(pL, sub(t, pH)), num(LG2)), mul(t, num(LG2_L))));
-    const z = c.let(add(uu, vv));
-    const w = c.let(sub(vv, sub(z, uu)));
-    const tt = c.let(mul(z, z));
-    const tp = c.let(sub(z, mul(tt, c.poly(tt, P))));
-    const rr = div(mul(z, tp), sub(sub(tp, num(2)), add(w, mul(z, w))));
-    const zz = sub(num(1), sub(rr, z));
-    const nBits = c.shl(c.add(nz, num(1.5 * 2 ** 52)), 52); // n (|n| < 2^11) in the low bits, shifted to the exponent field
-    const general = mul(s, c.iadd(zz, nBits));
-    // the cases before the general path, in the C code's order
-    const xPositive = c.ige(x!, int(0n));
-    const value = select(c.eq(y!, num(0)), num(1),
-      select(c.eq(y!, num(1)), x!,
-        select(c.eq(y!, num(-1)), div(num(1), x!),
-          select(c.eq(y!, num(2)), mul(x!, x!),
-            select(and(c.eq(y!, num(0.5)), xPositive), c.sqrt(x!),
-              select(c.andNot(negative, yInt), num(NaN), general))))));
-    const special = or(or(or(c.eq(y!, num(0)), c.eq(c.abs(y!), num(1))), c.eq(y!, num(2))), and(c.eq(y!, num(0.5)), xPositive));
-    const xOk = and(c.lt(ax0, num(Infinity)), c.andNot(c.ne(ax0, num(0)), c.eq(ax0, num(1))));
-    const yOk = and(c.lt(c.abs(y!), num(Infinity)), c.ile(iy, int(0x41e00000n)));
-    const covered = or(special, and(and(xOk, yOk), c.lt(c.abs(z0), num(1020))));
-    return { value, covered };
+  lanes: (c, [x, y], known) => {
+    const k = known?.[1];
+    return (k !== undefined ? powLanesOfKnownY(c, x!, k) : undefined) ?? powLanes(c, x!, y!);
   },
 };
