@@ -18,11 +18,13 @@
  * the Wasm engine forced, the other sides run the 2-row form); `new-pairs-g1` the same with one
  * group of rows per step. `--sides` keeps only the named extra sides (e.g. `--sides new-pairs`). `new-i32` is this checkout keeping rows of 8- and 16-bit integers
  * in 32-bit lanes (emit-rows.ts `__testing.setIntRows(false)`): what 8 rows per vector in 16-bit
- * lanes, 16 in 8-bit lanes (row-int-lanes.ts) are worth.
+ * lanes, 16 in 8-bit lanes (row-int-lanes.ts) are worth. `new-notouch` is this checkout without
+ * loading the next block's rows ahead while a block computes (emit-rows.ts touchNextBlock,
+ * `__testing.setTouchAhead(false)`): what overlapping the rows' cache misses with the body is worth.
  *
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
- *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs,new-pairs-g1,new-i32]
+ *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs,new-pairs-g1,new-i32,new-notouch]
  *   npx tsx bench/rows-ab.ts --shared     # no base: this checkout with its rule against one group per step
  *
  * Checks every side's result against the first side's, bit for bit. Prints each row as it is
@@ -53,6 +55,7 @@ interface Library {
   readonly setNarrowDoubles?: (on: boolean) => void;
   readonly setFloatPairs?: (on: boolean | undefined) => void;
   readonly setIntRows?: (on: boolean) => void;
+  readonly setTouchAhead?: (on: boolean) => void;
 }
 
 async function load(dir: string): Promise<Library> {
@@ -60,7 +63,7 @@ async function load(dir: string): Promise<Library> {
   const index = await at('src/index.ts');
   const engine = await at('src/targets/cpu/wasm/index.ts');
   const rows = await at('src/targets/cpu/wasm/emit-rows.ts');
-  return { guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups, setNarrowDoubles: rows.__testing?.setNarrowDoubles, setFloatPairs: rows.__testing?.setFloatPairs, setIntRows: rows.__testing?.setIntRows };
+  return { guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups, setNarrowDoubles: rows.__testing?.setNarrowDoubles, setFloatPairs: rows.__testing?.setFloatPairs, setIntRows: rows.__testing?.setIntRows, setTouchAhead: rows.__testing?.setTouchAhead };
 }
 
 type Dtype = 'float32' | 'float64' | 'int32' | 'int16' | 'uint8';
@@ -397,6 +400,8 @@ interface Side {
   readonly pairs?: true;
   /** false: rows of 8- and 16-bit integers keep 32-bit lanes (row-int-lanes.ts). */
   readonly intRows?: boolean;
+  /** false: the next block's rows are not touched while a block computes (emit-rows.ts touchNextBlock). */
+  readonly touch?: boolean;
 }
 
 const fresh = await load(resolve(new URL('..', import.meta.url).pathname));
@@ -409,6 +414,7 @@ if (fresh.setNarrowDoubles && wanted('new-f64')) sides.push({ name: 'new-f64', l
 if (fresh.setFloatPairs && wanted('new-pairs')) sides.push({ name: 'new-pairs', lib: fresh, pairs: true });
 if (fresh.setFloatPairs && wanted('new-pairs-g1')) sides.push({ name: 'new-pairs-g1', lib: fresh, pairs: true, groups: 1 });
 if (fresh.setIntRows && wanted('new-i32')) sides.push({ name: 'new-i32', lib: fresh, intRows: false });
+if (fresh.setTouchAhead && wanted('new-notouch')) sides.push({ name: 'new-notouch', lib: fresh, touch: false });
 
 const rows: string[][] = [];
 for (const k of KERNELS) {
@@ -421,6 +427,7 @@ for (const k of KERNELS) {
       side.lib.setNarrowDoubles?.(side.narrow ?? true);
       side.lib.setFloatPairs?.(side.pairs);
       side.lib.setIntRows?.(side.intRows ?? true);
+      side.lib.setTouchAhead?.(side.touch ?? true);
       side.lib.setEngineMode(engine === 'wasm' ? 'wasm' : 'auto');
       const f = side.lib.guvectorize([k.signature], k.layout)(k.kernel) as unknown as { sync: (...a: unknown[]) => unknown; explain: (...a: unknown[]) => string };
       let args = inputs;
@@ -446,6 +453,7 @@ for (const k of KERNELS) {
         side.lib.setNarrowDoubles?.(side.narrow ?? true);
         side.lib.setFloatPairs?.(side.pairs);
         side.lib.setIntRows?.(side.intRows ?? true);
+        side.lib.setTouchAhead?.(side.touch ?? true);
         return f.sync(...args);
       };
       return { side, run, f, args };
@@ -490,6 +498,7 @@ for (const s of sides) {
   s.lib.setRowGroups?.(undefined);
   s.lib.setNarrowDoubles?.(true);
   s.lib.setFloatPairs?.(undefined);
+  s.lib.setTouchAhead?.(true);
 }
 console.log(`\n${rounds} samples per side, in turns; CPU time per call; * = outside the corpus. ${shared ? 'Operands in Wasm memory (sharedArray, into a given out).' : 'Ordinary typed arrays, outputs allocated by the call.'}\n`);
 const right = (header: string) => ({ header, align: 'right' as const });

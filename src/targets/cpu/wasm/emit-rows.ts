@@ -484,8 +484,7 @@ let intRows = true;
 function rowGroups(kernel: TypedKernel, masked: ReadonlySet<Stmt>, chains: ReadonlySet<Stmt>): number {
   if (groupsOverride !== undefined) return groupsOverride;
   if (masked.size) return 1;
-  const loops = containsLoop(kernel.body) || kernel.helpers.some((h) => containsLoop(h.body));
-  return chains.size || !loops ? 2 : 1;
+  return chains.size || !hasLoop(kernel) ? 2 : 1;
 }
 
 /** Whether a statement list holds a loop at any depth. */
@@ -517,6 +516,10 @@ export const __testing = {
   /** Whether row plans made from now on run rows of 8- and 16-bit integers in lanes of their width where exact (row-int-lanes.ts). */
   setIntRows(on: boolean): void {
     intRows = on;
+  },
+  /** Whether plans emitted from now on touch the next block's rows while a block computes (touchNextBlock). */
+  setTouchAhead(on: boolean): void {
+    touchAhead = on;
   },
 };
 
@@ -1034,6 +1037,8 @@ interface RowLoop {
   readonly arrays: readonly RowOperand[];
   /** The depth of the block whose end leaves the remaining rows to the scalar loop. */
   readonly exit: number;
+  /** Per array operand read from memory, the local holding how many bytes of each row of the next block to touch (touchBytesPerRow). */
+  touches?: ReadonlyMap<RowOperand, number>;
 }
 
 /**
@@ -1057,6 +1062,7 @@ export function emitRowVectorLoop(
   // Checks, once per call of run: any failure leaves every row to the scalar loop.
   const extents = exitUnlessRowsFitScratch(loop, rowScratch);
   exitUnlessOutputsApart(loop, extents);
+  if (touchAhead && hasLoop(kernel)) loop.touches = touchBytesPerRow(loop, extents);
   // Each group's slots lie in its own region of the scratch, at the first group's offsets.
   for (const o of loop.arrays) o.slots!.forEach((slot, g) => g > 0 && e.get(o.slot!).i32(g * groupRegionBytes(plan)).op(Op.i32_add).set(slot));
   simd.bindGroups(bindToScratch(loop, rowScratch));
@@ -1275,6 +1281,7 @@ function emitBlocksOfRows(loop: RowLoop, simd: RowSimdEmitter): void {
     new RowCopy(e, lanes, o, true, groups, groupRegionBytes(plan)).emit();
     e.close();
   }
+  touchNextBlock(loop);
   e.open('block');
   const bail = e.depth() - 1;
   e.open('block');
@@ -1297,6 +1304,76 @@ function emitBlocksOfRows(loop: RowLoop, simd: RowSimdEmitter): void {
   e.close(); // bail: an index was out of bounds; the scalar loop redoes this block
   e.br(exit);
   e.close(); // loop
+}
+
+/** Rows spanning fewer bytes are not touched ahead (touchNextBlock): the hardware's own prefetch follows rows that short. */
+const TOUCH_MIN_BYTES = 64;
+/** The most bytes of each row touched ahead: the start of longer rows (more lines would fill the core's queue of misses, and the hardware's prefetch follows a long row). */
+const TOUCH_MAX_BYTES = 256;
+/** Cleared by benchmarks (`__testing.setTouchAhead`): plans emitted after do not touch the next block's rows. */
+let touchAhead = true;
+
+/**
+ * Whether the kernel loops (along its rows, presumably): only then are the next block's rows
+ * touched ahead. A body without a loop reads a few elements at fixed indices — rows that short the
+ * hardware's prefetch follows, and a per-block check for them measured 5–8% slower (rgb-to-gray).
+ */
+const hasLoop = (kernel: TypedKernel) => containsLoop(kernel.body) || kernel.helpers.some((h) => containsLoop(h.body));
+
+/**
+ * Per array operand whose rows are read from memory (not an output written whole), a local
+ * holding how many bytes of each row the block loop touches ahead: 0 for rows spanning under
+ * TOUCH_MIN_BYTES, else the span up to TOUCH_MAX_BYTES. Decided once per call.
+ */
+function touchBytesPerRow({ e, plan, arrays }: RowLoop, extents: ReadonlyMap<RowOperand, number>): Map<RowOperand, number> {
+  const touches = new Map<RowOperand, number>();
+  for (const o of arrays) {
+    if (plan.covered.has(o.index)) continue;
+    const bytes = e.local(ValType.i32);
+    const span = extents.get(o)!;
+    e.get(span).i32(TOUCH_MAX_BYTES).get(span).i32(TOUCH_MAX_BYTES).op(Op.i32_lt_u).op(Op.select);
+    e.i32(0).get(span).i32(TOUCH_MIN_BYTES).op(Op.i32_ge_u).op(Op.select).set(bytes);
+    touches.set(o, bytes);
+  }
+  return touches;
+}
+
+/**
+ * Loads one byte of every 64-byte line of the next block's rows (their first touchBytesPerRow
+ * bytes), once this block's rows are in their slots. Wasm has no prefetch instruction; these
+ * loads depend on nothing, so the core issues them at once and the lines travel from memory
+ * while the body computes this block — else each block's copy would wait for its rows' misses
+ * after the previous block's body, the two never overlapping (a body along a row is longer than
+ * the core's window of instructions). The last block touches its own rows again (no row past the
+ * call's is read). Results are unchanged: the loaded bytes are dropped.
+ */
+function touchNextBlock({ e, plan, locals: { k, count }, arrays, touches }: RowLoop): void {
+  if (!touches) return;
+  const rows = plan.lanes * plan.groups;
+  const ahead = e.local(ValType.i32);
+  const at = e.local(ValType.i32);
+  const sink = e.local(ValType.i32);
+  for (const o of arrays) {
+    const bytes = touches.get(o);
+    if (bytes === undefined) continue;
+    e.open('block');
+    const done = e.depth() - 1;
+    e.get(bytes).op(Op.i32_eqz).br(done, true);
+    // The next block's rows are `rows` steps on, where the next block is a whole one.
+    e.get(o.stepBytes).i32(rows).op(Op.i32_mul).i32(0);
+    e.get(k).i32(2 * rows).op(Op.i32_add).get(count).op(Op.i32_le_u).op(Op.select).set(ahead);
+    e.i32(0).set(at);
+    e.open('loop');
+    const again = e.depth() - 1;
+    for (const lane of o.lane) {
+      e.get(lane).get(ahead).op(Op.i32_add).get(at).op(Op.i32_add);
+      e.code.byte(Op.i32_load8_u).u32(0).u32(0);
+      e.get(sink).op(Op.i32_or).set(sink);
+    }
+    e.get(at).i32(64).op(Op.i32_add).tee(at).get(bytes).op(Op.i32_lt_u).br(again, true);
+    e.close();
+    e.close();
+  }
 }
 
 /** Scalar parameters: uniform ones as the scalar loop sets them; per-row ones from each lane's row. */

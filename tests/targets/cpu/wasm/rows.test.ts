@@ -1132,4 +1132,74 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
     const [w, j] = wasmAndJs(() => [...(fill.sync({ data: Float64Array.from({ length: 4000 }, (_, i) => i * 0.25), shape: [1000, 4] }) as { data: Float32Array }).data]);
     expect(w).toEqual(j);
   });
+
+  // emit-rows.ts touchNextBlock: while a block computes, one byte of each line of the next block's
+  // rows is loaded (rows spanning 64 bytes or more, of kernels that loop). Rows long enough for it,
+  // batches spanning several blocks and ending mid-block, spaced and broadcast rows, outputs read
+  // before written (touched too), 2-D cores, 8- and 16-bit rows in lanes of their width.
+  it('rows touched ahead of their block (long rows, loops): bit-identical to JS on every batch and view', () => {
+    const cases: { signature: string; layout: string; kernel: (...args: never[]) => void; dtypes: DType[]; core: number[]; out?: DType }[] = [
+      {
+        signature: 'void(float32[:], float32[:], float32[:])', layout: '(n),(n)->()', dtypes: ['float32', 'float32'], core: [1, 1],
+        kernel: ((a: Vector, b: Vector, out: Vector) => {
+          let acc = 0;
+          for (let i = 0; i < a.length; i++) acc += a[i]! * b[i]!;
+          out[0] = acc;
+        }) as never,
+      },
+      {
+        signature: 'void(float64[:], float64[:])', layout: '(n)->(n)', dtypes: ['float64'], core: [1], out: 'float64',
+        kernel: ((x: Vector, out: Vector) => {
+          let s = 0;
+          for (let i = 0; i < x.length; i++) {
+            s += x[i]!;
+            out[i] = out[i]! * 0.5 + s;
+          }
+        }) as never,
+      },
+      {
+        signature: 'void(int16[:], int16[:])', layout: '(n)->()', dtypes: ['int16'], core: [1],
+        kernel: ((x: Vector, out: Vector) => {
+          let s = 0;
+          for (let i = 0; i < x.length; i++) s += x[i]!;
+          out[0] = s;
+        }) as never,
+      },
+      {
+        signature: 'void(float64[:,:], float64[:], float64[:])', layout: '(m,n),(n)->(m)', dtypes: ['float64', 'float64'], core: [2, 1],
+        kernel: ((a: Matrix, v: Vector, out: Vector) => {
+          for (let i = 0; i < a.shape[0]!; i++) {
+            let acc = 0;
+            for (let j = 0; j < v.length; j++) acc += a[i]![j]! * v[j]!;
+            out[i] = acc;
+          }
+        }) as never,
+      },
+    ];
+    for (const c of cases) {
+      const f = guvectorize([c.signature], c.layout)(c.kernel);
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 150 }), fc.integer({ min: 1, max: 5 }), fc.constantFrom(1, 1, 2, -1), fc.boolean(),
+          fc.array(valuesOf(c.dtypes[0]!), { minLength: 1, maxLength: 50 }),
+          (batch, n, m, spacing, broadcastLast, values) => {
+            const shapeOf = (i: number) => {
+              const core = c.core[i] === 2 ? [m, n] : [n];
+              return broadcastLast && i === c.dtypes.length - 1 && i > 0 ? core : [batch, ...core];
+            };
+            const args = c.dtypes.map((dtype, i) => viewOf(dtype, shapeOf(i), values, [1, spacing]));
+            const outShape = c.layout === '(n)->(n)' ? [batch, n] : c.layout === '(m,n),(n)->(m)' ? [batch, m] : [batch];
+            const out = () => (c.out ? [{ out: viewOf(c.out, outShape, [0.75, -2], [1, spacing]) }] : []);
+            const [w, j] = wasmAndJs(() => f.sync(...args, ...out()) as { data: ArrayLike<number> } | ArrayLike<number>);
+            compare(w, j);
+          },
+        ),
+        { numRuns: 60 },
+      );
+      setEngineMode('wasm');
+      const long = c.dtypes.map((dtype, i) => viewOf(dtype, c.core[i] === 2 ? [40, 3, 100] : [40, 100], [1.5], [1]));
+      const outArg = c.out ? [{ out: viewOf(c.out, [40, 100], [0], [1]) }] : [];
+      expect(f.explain(...long, ...outArg)).toContain('rows per vector');
+    }
+  }, 60_000);
 });
