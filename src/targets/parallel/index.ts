@@ -463,7 +463,7 @@ function trialJobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecisi
     command: Command.run, runner: first.runner, argumentSet: first.argumentSet, total: loopSize(plan), scalars, caller: { runner: first.runner.runner, args: callerArgs },
     ...(copies.length ? { copies } : {}),
     ...(canSplitLoop(plan) ? {} : { singleChunk: true }),
-    turns, turnOffset: 0,
+    turns,
   };
   return { pool: workers, job, staged, decision, turns: engines, startedAt };
 }

@@ -64,11 +64,10 @@ export interface Job {
   readonly pipeline?: CopyPipeline;
   /**
    * Runners taking the chunks in turns, each chunk timed by the thread that runs it (protocol.ts
-   * `Slot.turns`): chunk c runs turn (c + `turnOffset`) mod the turns. The job's `runner` and
+   * `Slot.turns`): chunk c runs turn c mod the turns. The job's `runner` and
    * `argumentSet` are then turn 0's, and the calling thread claims chunks only where no worker can.
    */
   readonly turns?: readonly Turn[];
-  readonly turnOffset?: number;
 }
 
 /** A runner taking chunks of a job in turns with others. */
@@ -507,7 +506,6 @@ export class WorkerPool {
         int32[turnSlot(t, 1)] = turn.argumentSet.id;
       });
       int32[Slot.turns] = turns.length;
-      int32[Slot.turnOffset] = job.turnOffset ?? 0;
       int32[Slot.turnCopies] = turns.reduce((mask, turn, t) => (turn.copies ? mask | (1 << t) : mask), 0);
       int32[Slot.chunks] = chunks;
       int32[Slot.errorChunk] = int32[Slot.chunks]!;
@@ -697,7 +695,7 @@ export class WorkerPool {
 /** The runner that ran chunk `chunk` of a job (its turn's, in a job with turns). */
 function runnerOfChunk(job: Job, chunk: number): RunnerSource | undefined {
   if (!job.turns) return job.runner;
-  return job.turns[(chunk + (job.turnOffset ?? 0)) % job.turns.length]!.runner;
+  return job.turns[chunk % job.turns.length]!.runner;
 }
 
 type WaitAsyncResult = { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };

@@ -66,15 +66,14 @@ export const Slot = {
   notifyEvery: 11,
   /**
    * Runners taking the job's chunks in turns (1: `runner` alone): chunk c runs turn
-   * (c + `turnOffset`) mod `turns`, whose runner and argument set are at {@link turnSlot} (turn 0:
+   * c mod `turns`, whose runner and argument set are at {@link turnSlot} (turn 0:
    * `runner` and `args`), and the threads time each chunk they run ({@link ControlBlock.recordTurnTime}).
    * Engine calibration on the workers (engine-calibration.ts): every candidate runs chunks of the
    * same call, at the same moment, each timed by the thread that ran it.
    */
   turns: 12,
-  turnOffset: 13,
   /** Bit t set: turn t's chunks make the job's chunk copies (`copies`); its argument set indexes the staged operands. */
-  turnCopies: 14,
+  turnCopies: 13,
 } as const;
 
 /** The most runners a job's chunks take turns between. */
@@ -359,7 +358,6 @@ export function markWorkerDead(control: ControlBlock, w: number): void {
 export interface ChunkTurns {
   readonly runners: readonly Runner[];
   readonly args: readonly RunnerArgs[];
-  readonly offset: number;
   readonly timed: (turn: number, secondsPerIndex: number) => void;
 }
 
@@ -392,7 +390,7 @@ export function runClaimedChunks(control: ControlBlock, runner: Runner, args: Ru
 
 /** Runs chunk `chunk` on its turn's runner, timed. */
 function runTurn(turns: ChunkTurns, chunk: number, chunkSize: number, total: number): void {
-  const turn = (chunk + turns.offset) % turns.runners.length;
+  const turn = chunk % turns.runners.length;
   const indices = Math.min(chunkSize, total - chunk * chunkSize);
   const started = performance.now();
   runChunk(turns.runners[turn]!, turns.args[turn]!, chunk, chunkSize, total);

@@ -160,7 +160,7 @@ export class WorkerCore {
     };
     if (turns === 1) return runClaimedChunks(control, runners[0]!, argsOfTurn[0]!, onFailure);
     const timed = (turn: number, secondsPerIndex: number) => control.recordTurnTime(index, turn, secondsPerIndex);
-    runClaimedChunks(control, runners[0]!, argsOfTurn[0]!, onFailure, { runners, args: argsOfTurn, offset: int32[Slot.turnOffset]!, timed });
+    runClaimedChunks(control, runners[0]!, argsOfTurn[0]!, onFailure, { runners, args: argsOfTurn, timed });
   }
 
   /** Fills an argument set's scalars with the current job's values (from the control block). */

@@ -419,6 +419,37 @@ describe('explain, through the public API', () => {
     }
   }, 60_000);
 
+  it('on the parallel target, a kernel error in a trial call fails with the cpu target\'s error, whichever candidate ran the failing chunk', async () => {
+    setEngineMode('auto');
+    const writeAt = (target: 'cpu' | 'parallel') =>
+      guvectorize(['void(int32, int32[:])'], '()->(n)', { target })((i: number, out: Int32Array) => {
+        out[i] = i;
+      });
+    const indices = new Int32Array(4 * MIN_TIMED_ELEMENTS).map((_, r) => r % 4);
+    indices[indices.length - 1] = 200;
+    const expected = await writeAt('cpu')(indices, { dims: { n: 4 } }).then(() => new Error('no error'), (e: unknown) => e as Error);
+    expect(expected.message).toMatch(/Index \[200\] is out of bounds for `out` at tests\/targets\/cpu\/engine-calibration\.test\.ts:\d+:\d+/);
+    await ready();
+    const placement = parallelTesting.measuredPlacement(false);
+    const trials: string[] = [];
+    parallelTesting.turnTimes((engines, times) => (trials.push(engines.join(',')), times));
+    try {
+      const parallel = writeAt('parallel');
+      // A failed trial records nothing, so each of these is a trial, the first candidate moving on: each engine runs the last chunk once.
+      for (let i = 0; i < 2; i++) {
+        const error = await parallel(indices, { dims: { n: 4 } }).then(() => new Error('no error'), (e: unknown) => e as Error);
+        expect(error.constructor).toBe(expected.constructor);
+        expect(error.message).toBe(expected.message);
+      }
+      indices[indices.length - 1] = 3;
+      await parallel(indices, { dims: { n: 4 } });
+      expect(trials).toEqual(['js,wasm']); // the third call, which succeeded, was a trial too
+    } finally {
+      parallelTesting.turnTimes(undefined);
+      parallelTesting.measuredPlacement(placement);
+    }
+  }, 60_000);
+
   it('measures per-row kernels per core size, and the parallel target apart from the cpu', async () => {
     setEngineMode('auto');
     const rowSum = (target: 'cpu' | 'parallel') =>
