@@ -21,10 +21,14 @@
  * lanes, 16 in 8-bit lanes (row-int-lanes.ts) are worth. `new-notouch` is this checkout without
  * loading the next block's rows ahead while a block computes (emit-rows.ts touchNextBlock,
  * `__testing.setTouchAhead(false)`): what overlapping the rows' cache misses with the body is worth.
+ * `new-along` is this checkout running rows one after another with their loops whose iterations
+ * are independent in lanes along the row (along-rows.ts; `__testing.setAlongRows(true)`), the
+ * variant that calibration times beside rows in lanes; kernels with no such loop run as on the
+ * other sides.
  *
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
- *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs,new-pairs-g1,new-i32,new-notouch]
+ *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs,new-pairs-g1,new-i32,new-notouch,new-along]
  *   npx tsx bench/rows-ab.ts --shared     # no base: this checkout with its rule against one group per step
  *
  * Checks every side's result against the first side's, bit for bit. Prints each row as it is
@@ -56,6 +60,7 @@ interface Library {
   readonly setFloatPairs?: (on: boolean | undefined) => void;
   readonly setIntRows?: (on: boolean) => void;
   readonly setTouchAhead?: (on: boolean) => void;
+  readonly setAlongRows?: (on: boolean | undefined) => void;
 }
 
 async function load(dir: string): Promise<Library> {
@@ -63,7 +68,8 @@ async function load(dir: string): Promise<Library> {
   const index = await at('src/index.ts');
   const engine = await at('src/targets/cpu/wasm/index.ts');
   const rows = await at('src/targets/cpu/wasm/emit-rows.ts');
-  return { guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups, setNarrowDoubles: rows.__testing?.setNarrowDoubles, setFloatPairs: rows.__testing?.setFloatPairs, setIntRows: rows.__testing?.setIntRows, setTouchAhead: rows.__testing?.setTouchAhead };
+  const along = await at('src/targets/cpu/wasm/along-rows.ts').catch(() => undefined);
+  return { setAlongRows: along?.__testing?.setAlongRows, guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups, setNarrowDoubles: rows.__testing?.setNarrowDoubles, setFloatPairs: rows.__testing?.setFloatPairs, setIntRows: rows.__testing?.setIntRows, setTouchAhead: rows.__testing?.setTouchAhead };
 }
 
 type Dtype = 'float32' | 'float64' | 'int32' | 'int16' | 'uint8';
@@ -366,6 +372,36 @@ const KERNELS: RowKernel[] = [
     },
     inputs: (s) => [{ dtype: 'int16', shape: [ROWS * s, ROW], low: -32768, high: 32767 }, { scalar: 12345 }],
   },
+  // Loops along the row whose iterations are independent (along-rows.ts): maps and stencils.
+  {
+    name: 'scale-clip-f32', corpus: false, signature: 'void(float32[:], float32, float32[:])', layout: '(n),()->(n)',
+    kernel: (x: V, k: number, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = Math.min(Math.max(x[i]! * k, -1), 1);
+    },
+    inputs: (s) => [{ dtype: 'float32', shape: [ROWS * s, ROW], low: -2, high: 2 }, { scalar: 0.75 }],
+  },
+  {
+    name: 'stencil5-f64', corpus: false, signature: 'void(float64[:], float64[:])', layout: '(n)->(n)',
+    kernel: (x: V, out: V) => {
+      const n = x.length;
+      out[0] = x[0]!;
+      out[1] = x[1]!;
+      for (let i = 2; i < n - 2; i++) out[i] = 0.1 * x[i - 2]! + 0.2 * x[i - 1]! + 0.4 * x[i]! + 0.2 * x[i + 1]! + 0.1 * x[i + 2]!;
+      out[n - 2] = x[n - 2]!;
+      out[n - 1] = x[n - 1]!;
+    },
+    inputs: (s) => [{ dtype: 'float64', shape: [(ROWS / 4) * s, ROW * 4], low: -1, high: 1 }],
+  },
+  {
+    name: 'gradient-i16', corpus: false, signature: 'void(int16[:], int16[:])', layout: '(n)->(n)',
+    kernel: (x: V, out: V) => {
+      const n = x.length;
+      out[0] = 0;
+      for (let i = 1; i < n - 1; i++) out[i] = x[i + 1]! - x[i - 1]!;
+      out[n - 1] = 0;
+    },
+    inputs: (s) => [{ dtype: 'int16', shape: [(ROWS / 2) * s, ROW * 2], low: -32768, high: 32767 }],
+  },
 ];
 
 const ARRAYS = { float32: Float32Array, float64: Float64Array, int32: Int32Array, int16: Int16Array, uint8: Uint8Array };
@@ -402,6 +438,8 @@ interface Side {
   readonly intRows?: boolean;
   /** false: the next block's rows are not touched while a block computes (emit-rows.ts touchNextBlock). */
   readonly touch?: boolean;
+  /** true: rows one after another, loops whose iterations are independent in lanes along the row (along-rows.ts), whatever calibration would choose. */
+  readonly along?: true;
 }
 
 const fresh = await load(resolve(new URL('..', import.meta.url).pathname));
@@ -415,6 +453,7 @@ if (fresh.setFloatPairs && wanted('new-pairs')) sides.push({ name: 'new-pairs', 
 if (fresh.setFloatPairs && wanted('new-pairs-g1')) sides.push({ name: 'new-pairs-g1', lib: fresh, pairs: true, groups: 1 });
 if (fresh.setIntRows && wanted('new-i32')) sides.push({ name: 'new-i32', lib: fresh, intRows: false });
 if (fresh.setTouchAhead && wanted('new-notouch')) sides.push({ name: 'new-notouch', lib: fresh, touch: false });
+if (fresh.setAlongRows && wanted('new-along')) sides.push({ name: 'new-along', lib: fresh, along: true });
 
 const rows: string[][] = [];
 for (const k of KERNELS) {
@@ -428,6 +467,7 @@ for (const k of KERNELS) {
       side.lib.setFloatPairs?.(side.pairs);
       side.lib.setIntRows?.(side.intRows ?? true);
       side.lib.setTouchAhead?.(side.touch ?? true);
+      side.lib.setAlongRows?.(side.along);
       side.lib.setEngineMode(engine === 'wasm' ? 'wasm' : 'auto');
       const f = side.lib.guvectorize([k.signature], k.layout)(k.kernel) as unknown as { sync: (...a: unknown[]) => unknown; explain: (...a: unknown[]) => string };
       let args = inputs;
@@ -454,6 +494,7 @@ for (const k of KERNELS) {
         side.lib.setFloatPairs?.(side.pairs);
         side.lib.setIntRows?.(side.intRows ?? true);
         side.lib.setTouchAhead?.(side.touch ?? true);
+        side.lib.setAlongRows?.(side.along);
         return f.sync(...args);
       };
       return { side, run, f, args };
@@ -499,6 +540,7 @@ for (const s of sides) {
   s.lib.setNarrowDoubles?.(true);
   s.lib.setFloatPairs?.(undefined);
   s.lib.setTouchAhead?.(true);
+  s.lib.setAlongRows?.(undefined);
 }
 console.log(`\n${rounds} samples per side, in turns; CPU time per call; * = outside the corpus. ${shared ? 'Operands in Wasm memory (sharedArray, into a given out).' : 'Ordinary typed arrays, outputs allocated by the call.'}\n`);
 const right = (header: string) => ({ header, align: 'right' as const });

@@ -42,9 +42,11 @@ import { layoutKey, type MemoryLayout, prepareRunnerArgs } from './memory-layout
  * A candidate: the JS engine, the Wasm engine, or a variant of the Wasm engine's loop: loops in
  * masked lanes (see above), or a per-row kernel's float64 values in pairs of vectors, 4 rows per
  * vector instead of 2 (row-pairs.ts: faster where the row's 32-bit work is heavy, slower for some
- * light ones, whose 4-row copies into lanes cost more).
+ * light ones, whose 4-row copies into lanes cost more), or a per-row kernel's rows one after another
+ * with its loops whose iterations are independent in lanes along the row (along-rows.ts: faster
+ * where such loops are the work, slower where loops that carry a value would run scalar).
  */
-export type Engine = 'js' | 'wasm' | 'wasm-masked' | 'wasm-pairs';
+export type Engine = 'js' | 'wasm' | 'wasm-masked' | 'wasm-pairs' | 'wasm-along';
 
 /**
  * Calls that touch fewer elements than this ({@link touchedElements}) are not trials: too short to
@@ -367,25 +369,33 @@ export function measuredChoice(plan: CallPlan, elements: number, where: string, 
       : `the best of ${counts.slice(0, -1).join(', ')} and ${counts.at(-1)} timed calls of this call shape`;
     const reason = `chosen by measurement: ${figures(c)} (${timed}). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}`;
     if (c.winner === 'wasm-masked') return { engine: 'wasm', maskedLoops: true, reason };
+    if (c.winner === 'wasm-along') return { engine: 'wasm', alongRows: true, reason };
     return c.winner === 'wasm-pairs' ? { engine: 'wasm', floatPairs: true, reason } : { engine: c.winner, reason };
   }
   if (c && c.trials.length > 0) {
     return { ...guess, reason: `${guess.reason} (A guess until measured: ${c.trials.length} timed calls of this call shape so far, ${figures(c)}.)` };
   }
   const offered = variants();
-  const variant = offered.includes('wasm-masked') ? ' (and the Wasm engine with its loops in masked lanes)' : offered.includes('wasm-pairs') ? ' (and the Wasm engine with float64 values in pairs of vectors, 4 rows per vector)' : '';
+  const variant = offered.map((v) => VARIANT_PHRASES[v]).filter((p) => p).join(', and ');
+  const also = variant ? ` (and the Wasm engine ${variant})` : '';
   const note = where === 'parallel' && touchedElements(plan, elements) >= MIN_TIMED_ELEMENTS
-    ? `A guess until measured: in the first ${MIN_ROUNDS} or more calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements, the workers run the chunks on the engines${variant} in turns and time each, and later calls run the fastest.`
+    ? `A guess until measured: in the first ${MIN_ROUNDS} or more calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements, the workers run the chunks on the engines${also} in turns and time each, and later calls run the fastest.`
     : touchedElements(plan, elements) >= MIN_TIMED_ELEMENTS
-    ? `A guess until measured: the first ${MIN_ROUNDS * (variant ? 3 : 2)} or more calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements take the engines${variant} in turn, and later calls run the fastest.`
-    : `A guess: calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements are timed on both engines${variant}, and the fastest then runs every call of the shape.`;
+    ? `A guess until measured: the first ${MIN_ROUNDS * (2 + offered.length)} or more calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements take the engines${also} in turn, and later calls run the fastest.`
+    : `A guess: calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements are timed on both engines${also}, and the fastest then runs every call of the shape.`;
   return { ...guess, reason: `${guess.reason} (${note})` };
 }
 
 /** The candidates in the order `explain` gives their figures. */
-const CANDIDATES: readonly Engine[] = ['js', 'wasm', 'wasm-masked', 'wasm-pairs'];
+const CANDIDATES: readonly Engine[] = ['js', 'wasm', 'wasm-masked', 'wasm-pairs', 'wasm-along'];
 /** Each candidate as `explain` names it. */
-const CANDIDATE_NAMES: Record<Engine, string> = { js: 'JS', wasm: 'Wasm', 'wasm-masked': 'Wasm with loops in masked lanes', 'wasm-pairs': 'Wasm with float64 in pairs of vectors' };
+const CANDIDATE_NAMES: Record<Engine, string> = { js: 'JS', wasm: 'Wasm', 'wasm-masked': 'Wasm with loops in masked lanes', 'wasm-pairs': 'Wasm with float64 in pairs of vectors', 'wasm-along': 'Wasm along the row' };
+/** Each variant of the Wasm engine as `explain` describes it before it is timed. */
+const VARIANT_PHRASES: Partial<Record<Engine, string>> = {
+  'wasm-masked': 'with its loops in masked lanes',
+  'wasm-pairs': 'with float64 values in pairs of vectors, 4 rows per vector',
+  'wasm-along': 'with rows one after another and loops in SIMD along the row',
+};
 
 /** 3 significant digits in ns, µs or ms. */
 function formatSeconds(seconds: number): string {

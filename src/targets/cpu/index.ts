@@ -5,7 +5,7 @@ import { limitExceeded } from '../../cancellation.js';
 import { ArgumentError, CallTimeoutError } from '../../errors.js';
 import { type CallPlan, isDeviceResident, loopSize } from '../../plan.js';
 import { chooseEngine, explainPlan, surelyJs, runWasm } from './wasm/index.js';
-import { floatPairsVariant, maskedLoopsVariant, variantOf } from './wasm/engine.js';
+import { alongRowsVariant, floatPairsVariant, maskedLoopsVariant, variantOf } from './wasm/engine.js';
 import { decideEngine, type Engine, measuredChoice, recordTrial, startTrialClock } from './engine-calibration.js';
 import { ExecutableCache } from '../executables.js';
 import type { KernelCompiler, Target } from '../target.js';
@@ -79,10 +79,10 @@ function runOnThisThread(plan: CallPlan): void {
   }
 }
 
-/** The candidates a call offers calibration besides the two engines: the Wasm loop's masked-lanes or float64-pairs variant, where it has one. */
+/** The candidates a call offers calibration besides the two engines: the Wasm loop's masked-lanes, float64-pairs and along-the-row variants, where it has them. */
 export function variantsOf(plan: CallPlan): readonly Engine[] {
   if (maskedLoopsVariant(plan)) return ['wasm-masked'];
-  return floatPairsVariant(plan) ? ['wasm-pairs'] : [];
+  return [...(floatPairsVariant(plan) ? ['wasm-pairs' as const] : []), ...(alongRowsVariant(plan) ? ['wasm-along' as const] : [])];
 }
 
 /**

@@ -37,6 +37,12 @@ export interface MemoryLayout {
    * that calibration times beside the others, absent on layouts of the JS engine.
    */
   readonly floatPairs?: true;
+  /**
+   * The Wasm engine runs a per-row kernel's rows one after another, its loops whose iterations
+   * are independent in SIMD lanes along the row (along-rows.ts), rather than rows in lanes: a
+   * variant that calibration times beside the others, absent on layouts of the JS engine.
+   */
+  readonly alongRows?: true;
 }
 
 /** The data a runner reads, in plain arrays (also what is posted to workers). */
@@ -103,6 +109,7 @@ export function layoutKey(layout: MemoryLayout): number | string {
   for (const axes of layout.coreUnit) for (const unit of axes) code = code * 2 + (unit ? 1 : 0);
   code = code * 2 + (layout.maskedLoops ? 1 : 0);
   code = code * 2 + (layout.floatPairs ? 1 : 0);
+  code = code * 2 + (layout.alongRows ? 1 : 0);
   if (code < 2 ** 50) return code;
-  return `${layout.rank}|${layout.int32Indices}|${layout.inner.join(',')}|${layout.coreUnit.map((c) => c.map((u) => (u ? '1' : 's')).join('')).join(',')}${layout.maskedLoops ? '|masked' : ''}${layout.floatPairs ? '|pairs' : ''}`;
+  return `${layout.rank}|${layout.int32Indices}|${layout.inner.join(',')}|${layout.coreUnit.map((c) => c.map((u) => (u ? '1' : 's')).join('')).join(',')}${layout.maskedLoops ? '|masked' : ''}${layout.floatPairs ? '|pairs' : ''}${layout.alongRows ? '|along' : ''}`;
 }

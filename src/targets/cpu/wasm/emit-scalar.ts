@@ -122,6 +122,12 @@ export class FunctionEmitter {
    * label to leave (the row-vector loop, which then lets the scalar loop redo the rows and throw).
    */
   bailTo: number | undefined = undefined;
+  /**
+   * Called before a loop statement is emitted: may emit code of its own for the loop (the vector
+   * part of a loop along the row: along-rows.ts) and return the loop that the scalar code then
+   * runs (the rest), or the statement itself.
+   */
+  beforeLoop: ((s: Extract<Stmt, { kind: 'loop' }>) => Extract<Stmt, { kind: 'loop' }>) | undefined = undefined;
   /** Where `return` goes inside the kernel body: the result local and the label to leave. */
   returnTo: { result: number | undefined; labelDepth: number } | 'function' = 'function';
 
@@ -351,7 +357,7 @@ export class FunctionEmitter {
   }
 
   private loop(s: Extract<Stmt, { kind: 'loop' }>): void {
-    emitLoop(this, s, (list) => this.stmts(list), this.loops);
+    emitLoop(this, this.beforeLoop?.(s) ?? s, (list) => this.stmts(list), this.loops);
   }
 
   varLocal(v: Variable): number {

@@ -15,6 +15,8 @@ import { layoutKey, type MemoryLayout, prepareRunnerArgs } from '../memory-layou
 import { buffer, isInWasmMemory, release, reserve, wasmMemory } from './memory.js';
 import { type CompiledModule, compileKernelModule } from './module.js';
 import { ROW_SCRATCH_BYTES, rowPlan } from './emit-rows.js';
+import { alongRowLoops } from './along-rows.js';
+import { findLoopCounters } from './loop-counters.js';
 import { hasMaskedVariant, vectorizeShape } from './element-loops.js';
 import { BYTE_TABLE_MIN_ELEMENTS } from './byte-table.js';
 import { MATH_PORTS } from './math-ports.js';
@@ -56,6 +58,8 @@ export interface EngineChoice {
   readonly maskedLoops?: true;
   /** The Wasm engine runs a per-row kernel's float64 values in pairs of vectors, 4 rows per vector (measured faster: engine-calibration.ts). */
   readonly floatPairs?: true;
+  /** The Wasm engine runs a per-row kernel's rows one after another, its independent loops in SIMD along the row (measured faster: engine-calibration.ts). */
+  readonly alongRows?: true;
 }
 
 /** A choice that measurement may overrule, where the mode leaves the choice to the library. */
@@ -239,18 +243,34 @@ export function floatPairsVariant(plan: CallPlan): boolean {
   return pairsVariants.get(plan, prepareRunnerArgs(plan).layout);
 }
 
-/** The Wasm loop's variants a call may run: the default, or one calibration chose ({@link EngineChoice}). */
-export type WasmVariant = 'wasm' | 'wasm-masked' | 'wasm-pairs';
+/** Per kernel and memory layout: whether its Wasm row loop has the along-the-row variant ({@link alongRowsVariant}). */
+const alongVariants = new ExecutableCache<MemoryLayout, boolean>({
+  layoutKey,
+  compile: (spec, layout) => spec.kind === 'guvectorize' && typeof alongRowLoops(spec.kernel, layout, findLoopCounters(spec.kernel)) !== 'string',
+}, { scopedByKernel: true });
 
-/** The layout a Wasm call compiles for: the call's, with loops in masked lanes or float64 in pairs where asked. */
+/**
+ * Whether a per-row kernel has a loop whose iterations are independent, and so a variant that
+ * runs rows one after another with that loop in SIMD lanes along the row (along-rows.ts), that
+ * calibration times beside the engines.
+ */
+export function alongRowsVariant(plan: CallPlan): boolean {
+  return alongVariants.get(plan, prepareRunnerArgs(plan).layout);
+}
+
+/** The Wasm loop's variants a call may run: the default, or one calibration chose ({@link EngineChoice}). */
+export type WasmVariant = 'wasm' | 'wasm-masked' | 'wasm-pairs' | 'wasm-along';
+
+/** The layout a Wasm call compiles for: the call's, with loops in masked lanes, float64 in pairs or loops along the row where asked. */
 export function wasmLayoutOf(layout: MemoryLayout, variant: WasmVariant): MemoryLayout {
   if (variant === 'wasm-masked') return { ...layout, maskedLoops: true };
+  if (variant === 'wasm-along') return { ...layout, alongRows: true };
   return variant === 'wasm-pairs' ? { ...layout, floatPairs: true } : layout;
 }
 
 /** The Wasm variant an engine choice names. */
 export function variantOf(choice: EngineChoice): WasmVariant {
-  return choice.maskedLoops ? 'wasm-masked' : choice.floatPairs ? 'wasm-pairs' : 'wasm';
+  return choice.maskedLoops ? 'wasm-masked' : choice.floatPairs ? 'wasm-pairs' : choice.alongRows ? 'wasm-along' : 'wasm';
 }
 
 /** Whether an expression is a float32 `Math.exp` that `fastmath` computes inline in float32 (fast-exp.ts). */
@@ -423,8 +443,9 @@ export function explainPlan(plan: CallPlan, elements: number, choice: EngineChoi
  * How a compiled kernel's loop runs, in words: SIMD (elements or rows per vector, and vectors per
  * step) or scalar, and why scalar (`lanes` is then the reason).
  */
-export function wasmVariant(plan: CallPlan, module: Pick<CompiledModule, 'lanes' | 'vectors' | 'byteTable' | 'exactLocals' | 'pairedDoubles' | 'intLanes'>): string {
-  const { lanes, vectors, byteTable, exactLocals, pairedDoubles, intLanes } = module;
+export function wasmVariant(plan: CallPlan, module: Pick<CompiledModule, 'lanes' | 'vectors' | 'byteTable' | 'exactLocals' | 'pairedDoubles' | 'intLanes' | 'alongRows'>): string {
+  const { lanes, vectors, byteTable, exactLocals, pairedDoubles, intLanes, alongRows } = module;
+  if (alongRows) return `rows one after another, ${alongRows}; a loop whose output overlaps a row it reads other than in place runs scalar`;
   if (typeof lanes !== 'number') return `scalar: ${lanes}`;
   const table = byteTable ? `; a call of ≥ ${BYTE_TABLE_MIN_ELEMENTS.toLocaleString('en-US')} elements computes the kernel's 256 results (a function of one byte) and looks each element up` : '';
   if (plan.kind === 'vectorize') return (vectors === 1 ? `SIMD, ${lanes} lanes` : `SIMD, ${lanes} lanes × ${vectors} vectors per step`) + table;

@@ -28,6 +28,8 @@ import { describeNarrowedLocals } from './exact-doubles.js';
 import { isPortFunction, MATH_PORTS, PORT_FUNCTIONS, scalarEntry } from './math-ports.js';
 import { WASM_MATH } from './math-support.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
+import { type AlongLoop, alongRowLoops, describeAlongRows, emitAlongRowLoop, wantsAlongRows } from './along-rows.js';
+import { loadLanes, storeLanes } from './lane-memory.js';
 
 export interface CompiledModule {
   readonly bytes: Uint8Array;
@@ -53,6 +55,8 @@ export interface CompiledModule {
   readonly pairedDoubles: boolean;
   /** Where a per-row kernel's rows run in 8- or 16-bit lanes (row-int-lanes.ts), how, in words; empty otherwise. */
   readonly intLanes: string;
+  /** Where a per-row kernel's rows run one after another with loops in SIMD along the row (along-rows.ts), which, in words; empty otherwise. */
+  readonly alongRows: string;
 }
 
 /** Collects the local arrays declared in a body (at any depth). */
@@ -208,9 +212,13 @@ function emit(
     builder.define(helperIndices.get(h)!, { type, locals: e.locals, code: e.code });
   });
 
-  // Per-row kernels: the row plan, and the row scratch area after the local arrays' (emit-rows.ts).
-  const row = kind === 'guvectorize' ? rowPlan(kernel, layout) : undefined;
-  const shape = kind === 'vectorize' ? vectorizeShape(kernel, layout) : typeof row === 'string' ? row : { lanes: row!.lanes, vectors: row!.groups };
+  // Per-row kernels: rows one after another with loops along the row in lanes, where the layout
+  // asks and a loop qualifies (along-rows.ts); else the row plan, and the row scratch area after
+  // the local arrays' (emit-rows.ts).
+  const alongLoops = kind === 'guvectorize' && wantsAlongRows(layout) ? alongRowLoops(kernel, layout, counters) : undefined;
+  const along = typeof alongLoops === 'object' ? alongLoops : undefined;
+  const row = kind === 'guvectorize' && !along ? rowPlan(kernel, layout) : undefined;
+  const shape = kind === 'vectorize' ? vectorizeShape(kernel, layout) : along ? 'rows run one after another' : typeof row === 'string' ? row : { lanes: row!.lanes, vectors: row!.groups };
   let rows: { plan: RowPlan; offset: number } | undefined;
   if (row !== undefined && typeof row !== 'string') {
     rows = { plan: row, offset: Math.ceil(scratchBytes / 16) * 16 };
@@ -224,12 +232,12 @@ function emit(
   }
   // Then the vector loops' constants (FunctionEmitter.hoistConstants), as many as they use.
   const constants = { offset: Math.ceil(scratchBytes / 16) * 16, bytes: 0 };
-  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows, tables, constants), exportName: 'run' });
+  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows, tables, constants, along), exportName: 'run' });
   if (constants.bytes > 0) scratchBytes = constants.offset + constants.bytes;
   const lanes = typeof shape === 'string' ? shape : shape.lanes;
   const exactLocals = rows && rows.plan.kernel !== kernel ? describeNarrowedLocals(kernel, rows.plan.kernel) : '';
   const intLanes = rows?.plan.intLanes ? describeIntLanes(rows.plan.intLanes) : '';
-  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors, byteTable: table !== undefined, exactLocals, pairedDoubles: rows?.plan.pairs === true, intLanes };
+  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors, byteTable: table !== undefined, exactLocals, pairedDoubles: rows?.plan.pairs === true, intLanes, alongRows: along ? describeAlongRows(along) : '' };
 }
 
 /** The element type of operand `i` (a vectorize kernel's output follows its parameters). */
@@ -262,6 +270,7 @@ function emitRun(
   kernel: TypedKernel, kind: 'vectorize' | 'guvectorize', nin: number, layout: MemoryLayout, ctx: ModuleContext, params: ValType[], shape: SimdShape | string,
   rows: { plan: RowPlan; offset: number } | undefined, tables: { plan: ByteTable; offset: number; run: number } | undefined,
   constants: { readonly offset: number; bytes: number },
+  along: ReadonlyMap<Stmt, AlongLoop> | undefined,
 ) {
   const count = params.length - 2;
   const e = new FunctionEmitter(ctx, params.length, params.length - 1);
@@ -317,7 +326,28 @@ function emitRun(
     });
   } else if (typeof shape !== 'string') e.hoistConstants(() => emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count));
 
-  // The scalar loop: every element where there is no vector loop, else the tail.
+  // The scalar loop: every element where there is no vector loop, else the tail; rows one after
+  // another where loops run along the row, each such loop's vector part before its scalar rest.
+  if (along) {
+    e.beforeLoop = (s) => {
+      const loop = along.get(s);
+      if (!loop) return s;
+      emitAlongRowLoop(e, ctx, s, loop);
+      return { ...s, init: [] };
+    };
+    e.hoistConstants(() => emitScalarLoop(e, kernel, nin, layout, pointer, step, k, count, result));
+  } else emitScalarLoop(e, kernel, nin, layout, pointer, step, k, count, result);
+  e.op(Op.end);
+  void VOID;
+  return { type: { params, results: [] }, locals: e.locals, code: e.code };
+}
+
+/** `run`'s scalar loop over the elements (rows) from `k` to `count`, the kernel body inlined. */
+function emitScalarLoop(
+  e: FunctionEmitter, kernel: TypedKernel, nin: number, layout: MemoryLayout,
+  pointer: (number | undefined)[], step: (number | undefined)[], k: number, count: number, result: number | undefined,
+): void {
+  const returnType = kernel.returnType;
   e.open('block');
   const exit = e.depth() - 1;
   e.open('loop');
@@ -366,9 +396,6 @@ function emitRun(
   e.br(top);
   e.close();
   e.close();
-  e.op(Op.end);
-  void VOID;
-  return { type: { params, results: [] }, locals: e.locals, code: e.code };
 }
 
 /**
@@ -428,77 +455,3 @@ function emitVectorLoop(
   e.close();
 }
 
-/** Whether the lanes of a narrow integer type load sign-extended. */
-const SIGNED_NARROW = new Set<DType>(['int8', 'int16']);
-
-/**
- * Loads `lanes` elements of `dtype` from the address on the stack plus `offset` bytes into lanes
- * of their lane type (emit-simd.ts): 8- and 16-bit integers extended to int32.
- */
-function loadLanes(e: FunctionEmitter, dtype: DType, lanes: 16 | 8 | 4 | 2, offset: number): void {
-  const bytes = DTYPES[dtype].bytes;
-  const memarg = (align: number) => e.code.u32(align).u32(offset);
-  const signed = SIGNED_NARROW.has(dtype);
-  switch (bytes * lanes) {
-    case 16:
-      e.simd(SimdOp.v128_load);
-      memarg(sizeShift(dtype));
-      return;
-    case 8:
-      // 8-bit integers in 16-bit lanes, 16-bit integers in 32-bit lanes, 32-bit values in lanes 0–1.
-      if (bytes === 1) e.simd(signed ? SimdOp.v128_load8x8_s : SimdOp.v128_load8x8_u);
-      else if (bytes === 2) e.simd(signed ? SimdOp.v128_load16x4_s : SimdOp.v128_load16x4_u);
-      else e.simd(SimdOp.v128_load64_zero);
-      memarg(Math.min(bytes, 2));
-      return;
-    case 4:
-      e.simd(SimdOp.v128_load32_zero);
-      memarg(0);
-      break;
-    default: {
-      // Two bytes: 2 lanes of 8-bit integers.
-      const zero = e.local(ValType.v128);
-      e.get(zero);
-      e.simd(SimdOp.v128_load16_lane);
-      memarg(0);
-      e.code.byte(0);
-      break;
-    }
-  }
-  if (bytes === 1) e.simd(signed ? SimdOp.i16x8_extend_low_i8x16_s : SimdOp.i16x8_extend_low_i8x16_u);
-  e.simd(signed ? SimdOp.i32x4_extend_low_i16x8_s : SimdOp.i32x4_extend_low_i16x8_u);
-}
-
-/**
- * Stores the lanes on the stack (after the address) as `lanes` elements of `dtype` at the address
- * plus `offset` bytes: narrow integers are each lane's value (already in their range: the kernel's
- * result was converted to `dtype`), narrowed from int32 lanes by saturation, which keeps it, and
- * from 16-bit lanes as their low bytes.
- */
-function storeLanes(e: FunctionEmitter, dtype: DType, lanes: 16 | 8 | 4 | 2, offset: number): void {
-  const bytes = DTYPES[dtype].bytes;
-  const memarg = (align: number) => e.code.u32(align).u32(offset);
-  if (bytes * lanes === 16) {
-    e.simd(SimdOp.v128_store);
-    memarg(sizeShift(dtype));
-    return;
-  }
-  const laneBytes = 16 / lanes === 8 ? 4 : 16 / lanes; // 32-bit values in 2-lane code sit in 32-bit lanes 0–1
-  if (bytes < laneBytes && laneBytes === 4) {
-    // int32 lanes: the value is in the type's range, so saturating narrowing keeps it — one or two
-    // instructions (packssdw/packusdw, packsswb/packuswb), where a byte shuffle costs V8 its mask too.
-    const v = e.local(ValType.v128);
-    const signed = SIGNED_NARROW.has(dtype);
-    e.tee(v).get(v).simd(signed || bytes === 1 ? SimdOp.i16x8_narrow_i32x4_s : SimdOp.i16x8_narrow_i32x4_u);
-    if (bytes === 1) e.tee(v).get(v).simd(signed ? SimdOp.i8x16_narrow_i16x8_s : SimdOp.i8x16_narrow_i16x8_u);
-  } else if (bytes < laneBytes) {
-    // The low `bytes` of each lane, packed at the bottom of the vector.
-    const v = e.local(ValType.v128);
-    const picks = Array.from({ length: lanes }, (_, l) => Array.from({ length: bytes }, (_, b) => laneBytes * l + b)).flat();
-    e.tee(v).get(v).shuffle([...picks, ...Array<number>(16 - picks.length).fill(0)]);
-  }
-  const op = { 8: SimdOp.v128_store64_lane, 4: SimdOp.v128_store32_lane, 2: SimdOp.v128_store16_lane }[bytes * lanes]!;
-  e.simd(op);
-  memarg(0);
-  e.code.byte(0);
-}

@@ -1,0 +1,463 @@
+/**
+ * Per-row (guvectorize) kernels vectorised along the row: rows run one after another, as in the
+ * scalar loop, and a loop along the row whose iterations are independent runs 4 (32-bit values)
+ * or 2 (float64) of its iterations per vector, reading and writing its elements with contiguous
+ * v128 loads and stores — what Numba's LLVM does with such a loop, where rows in lanes
+ * (emit-rows.ts) must transpose rows into lanes and back.
+ *
+ * A loop qualifies (`alongRowLoops`) where
+ * - it is a bounded counter loop `for (let i = start; i < end; i++)` (loop-counters.ts),
+ * - its body is `let`s of its own variables, assignments to them, and stores `out[i] = …` into
+ *   1-D arrays contiguous along the row (each element written once, in order),
+ * - it reads 1-D contiguous arrays at `a[i + c]` (c a constant; arrays it writes only at `[i]`),
+ *   and values that do not change in the loop (per-row scalars, values computed before it): no
+ *   value is carried from one iteration to the next,
+ * - every expression has a lane form (as element-wise SIMD code: emit-simd.ts), helpers included
+ *   (inlined; they take no arrays), and `i` itself appears only in indices.
+ * Each element then gets the operations the scalar loop gives it, in the same order: the results
+ * are the JS engine's bit for bit.
+ *
+ * The vector loop runs iterations whose every access is in bounds, worked out once per loop:
+ * from the first `i` with `i + c ≥ 0` for every read, while `i + lanes − 1 < end`, every read's
+ * `i + lanes − 1 + c` and every store's index is below its array's length. The scalar loop then
+ * goes on from where the vector loop stopped: the last iterations, or all of them where the first
+ * reads before an array's start (where the JS engine reports the index out of bounds). A loop runs
+ * scalar also where its output row overlaps a row it reads (or another output) in memory, unless
+ * it is the very same row and either every access to it is at `[i]`, or it is read only at
+ * `i + c`, `c ≥ 0`, before the body's one store (each element is then read before it is written,
+ * as in the scalar order).
+ *
+ * A variant that calibration times beside rows in lanes (engine-calibration.ts): faster where the
+ * loops along the row are most of the work and rows are long enough to fill vectors, slower where
+ * loops that carry a value (a row's sum) run scalar here but in lanes there.
+ */
+import { type DType, DTYPES } from '../../../dtypes.js';
+import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
+import { isArrayType } from '../../../compiler/ir.js';
+import { childExprs, forEachStmt } from '../../../compiler/ir-walk.js';
+import type { MemoryLayout } from '../memory-layout.js';
+import { Op, SimdOp, ValType } from './encoder.js';
+import type { FunctionEmitter, ModuleContext, WasmArray } from './emit-scalar.js';
+import { laneType, SimdEmitter } from './emit-simd.js';
+import { isInt32Exact } from './loop-counters.js';
+import { loadLanes, storeLanes } from './lane-memory.js';
+import { WASM_MATH } from './math-support.js';
+
+/** Lane types of values (8- and 16-bit integers as exact int32, as element-wise lanes hold them). */
+const LANE_TYPES = new Set<DType>(['float32', 'float64', 'int32', 'uint32', 'int8', 'uint8', 'uint8c', 'int16', 'uint16', 'bool']);
+
+/** How one loop along the row runs in lanes. */
+export interface AlongLoop {
+  readonly counter: Variable;
+  /** The loop runs while `counter < end` (an int32-exact expression). */
+  readonly end: Expr;
+  /** 4 (32-bit values), or 2 where a value is float64 (32-bit values then in lanes 0–1). */
+  readonly lanes: 4 | 2;
+  /** Vectors per step: each array moves in 16 bytes, and float64 arithmetic runs two chains side by side. */
+  readonly vectors: number;
+  /** Per array the loop reads: the least and the greatest `c` of its reads `a[i + c]`. */
+  readonly reads: ReadonlyMap<Variable, { readonly min: number; readonly max: number }>;
+  /** The arrays the loop stores into, at `[i]`. */
+  readonly writes: ReadonlySet<Variable>;
+  /** The variables held in lanes: the body's own, and inlined helpers' parameters and locals. */
+  readonly locals: ReadonlySet<Variable>;
+  /** The body's only store is its last statement (see the file comment: in-place rows). */
+  readonly storeLast: boolean;
+  /** The arrays read or written that are operands (not local arrays): they may share memory. */
+  readonly operands: ReadonlySet<Variable>;
+}
+
+/** Set by tests and benchmarks (`__testing.setAlongRows`): every guvectorize module made after runs its loops along the row where they qualify (true), or never (false). */
+let override: boolean | undefined;
+
+/**
+ * Hooks for tests and benchmarks: not part of the public API.
+ * @internal
+ */
+export const __testing = {
+  /** Whether modules compiled from now on run loops along the row (true), never (false), or where the layout asks (undefined). */
+  setAlongRows(on: boolean | undefined): void {
+    override = on;
+  },
+};
+
+/** Whether a per-row kernel's module for `layout` runs its qualifying loops along the row. */
+export function wantsAlongRows(layout: MemoryLayout): boolean {
+  return override ?? layout.alongRows === true;
+}
+
+/**
+ * The loops of a per-row kernel that run along the row in lanes (keyed by their statement), or
+ * why none does.
+ */
+export function alongRowLoops(kernel: TypedKernel, layout: MemoryLayout, counters: ReadonlySet<Variable>): Map<Stmt, AlongLoop> | string {
+  const contiguous = new Set<Variable>();
+  kernel.params.forEach((p, i) => {
+    if (isArrayType(p.type) && p.type.ndim === 1 && layout.coreUnit[i]?.[0]) contiguous.add(p);
+  });
+  forEachStmt(kernel.body, (s) => {
+    if (s.kind === 'local-array') contiguous.add(s.variable);
+  });
+  const loops = new Map<Stmt, AlongLoop>();
+  let why: string | undefined;
+  forEachStmt(kernel.body, (s) => {
+    if (s.kind !== 'loop') return;
+    const plan = analyse(s, contiguous, counters, new Set(kernel.params));
+    if (typeof plan === 'string') why ??= plan;
+    else loops.set(s, plan);
+  });
+  return loops.size ? loops : (why ?? 'the kernel has no loop');
+}
+
+class Refusal extends Error {}
+
+function refuse(why: string): never {
+  throw new Refusal(why);
+}
+
+function analyse(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet<Variable>, counters: ReadonlySet<Variable>, params: ReadonlySet<Variable>): AlongLoop | string {
+  try {
+    return analyseLoop(s, contiguous, counters, params);
+  } catch (error) {
+    if (error instanceof Refusal) return error.message;
+    throw error;
+  }
+}
+
+/** `a[i + c]`: the constant c, or undefined where the index is not of that form. */
+function offsetOf(index: Expr, counter: Variable): number | undefined {
+  if (index.kind === 'var') return index.variable === counter ? 0 : undefined;
+  if (index.kind !== 'binary' || (index.op !== '+' && index.op !== '-')) return undefined;
+  const small = (x: Expr) => (x.kind === 'const' && typeof x.value === 'number' && Number.isInteger(x.value) && Math.abs(x.value) < 2 ** 20 ? x.value : undefined);
+  const isCounter = (x: Expr) => x.kind === 'var' && x.variable === counter;
+  if (isCounter(index.left)) {
+    const c = small(index.right);
+    return c === undefined ? undefined : index.op === '+' ? c : -c;
+  }
+  return index.op === '+' && isCounter(index.right) ? small(index.left) : undefined;
+}
+
+function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet<Variable>, counters: ReadonlySet<Variable>, params: ReadonlySet<Variable>): AlongLoop {
+  const init = s.init[0];
+  const counter = init?.kind === 'let' ? init.variable : undefined;
+  if (!counter || !counters.has(counter) || s.cond?.kind !== 'compare') refuse('a loop is not `for (let i = start; i < end; i++)`');
+  const end = s.cond.right;
+  if (!isInt32Exact(end, new Set())) refuse('a loop\'s end is not an int32 value');
+  const locals = new Set<Variable>();
+  const reads = new Map<Variable, { min: number; max: number }>();
+  const writes = new Set<Variable>();
+  const types = new Set<DType>();
+  const bytes: number[] = [];
+  /** A function in lanes costs more than an instruction or two (emit-simd.ts callsOutOfLine). */
+  let outOfLine = false;
+  const seeType = (t: DType) => {
+    if (!LANE_TYPES.has(t)) refuse(`a loop computes in ${t}`);
+    types.add(laneType(t));
+  };
+  /** Whether an expression varies from one iteration to the next (else it is computed once, in scalar code). */
+  const varies = (x: Expr): boolean => x.kind === 'index' || x.kind === 'call' || (x.kind === 'var' && locals.has(x.variable)) || childExprs(x).some(varies);
+  const usesCounter = (x: Expr): boolean => (x.kind === 'var' && x.variable === counter) || childExprs(x).some(usesCounter);
+  const visit = (x: Expr): void => {
+    seeType(x.type);
+    if (!varies(x)) {
+      if (usesCounter(x)) refuse('a loop uses its counter other than as an index');
+      return;
+    }
+    switch (x.kind) {
+      case 'index': {
+        const a = x.array;
+        if (!contiguous.has(a)) refuse(`\`${a.name}\` is not a 1-D array contiguous along the row`);
+        const c = offsetOf(x.indices[0]!, counter);
+        if (c === undefined) refuse(`\`${a.name}\` is read at an index other than \`i + c\``);
+        if (writes.has(a) && c !== 0) refuse(`a loop reads \`${a.name}\`, which it writes, at another index than \`i\``);
+        const r = reads.get(a);
+        reads.set(a, { min: Math.min(c, r?.min ?? c), max: Math.max(c, r?.max ?? c) });
+        bytes.push(DTYPES[(a.type as { dtype: DType }).dtype].bytes);
+        return;
+      }
+      case 'call':
+        x.args.forEach((a) => {
+          if (a.kind === 'array-ref') refuse('a helper takes an array');
+          visit(a);
+        });
+        helper(x.helper);
+        return;
+      case 'binary':
+        if (!(x.type === 'float32' || x.type === 'float64') && x.op === '%') refuse('integer `%` has no SIMD instruction');
+        if (x.op === '%') outOfLine = true; // fmod, lane by lane
+        if (['<<', '>>', '>>>'].includes(x.op) && x.right.kind !== 'const') refuse('a shift count varies');
+        break;
+      case 'compare':
+        seeType(x.operandType);
+        break;
+      case 'math':
+        if (WASM_MATH[x.fn].floatLanes !== 'instructions') outOfLine = true;
+        if ((laneType(x.type) === 'int32' || x.type === 'uint32') && (!WASM_MATH[x.fn].intLanes || (x.fn === 'abs' && x.type === 'uint32'))) refuse(`Math.${x.fn} on integers`);
+        break;
+      case 'var':
+        return;
+      default:
+        break;
+    }
+    childExprs(x).forEach(visit);
+  };
+  const seen = new Set<HelperFunction>();
+  const helper = (h: HelperFunction): void => {
+    if (seen.has(h)) return;
+    seen.add(h);
+    h.params.forEach((p) => locals.add(p));
+    if (h.returnType !== 'void') seeType(h.returnType);
+    helperStmts(h.body);
+  };
+  const helperStmts = (list: readonly Stmt[]): void => {
+    for (const st of list) {
+      switch (st.kind) {
+        case 'let': case 'assign':
+          locals.add(st.variable);
+          seeType(st.variable.type as DType);
+          visit(st.kind === 'let' ? st.init : st.value);
+          break;
+        case 'if': visit(st.cond); helperStmts(st.then); helperStmts(st.otherwise); break;
+        case 'return': if (st.value) visit(st.value); break;
+        default: refuse(`a helper has a ${st.kind === 'local-array' ? 'local array' : st.kind} statement`);
+      }
+    }
+  };
+  let storeLast = true;
+  let stores = 0;
+  for (const st of s.body) if (st.kind === 'store') writes.add(st.array);
+  s.body.forEach((st, at) => {
+    switch (st.kind) {
+      case 'let':
+        locals.add(st.variable);
+        seeType(st.variable.type as DType);
+        visit(st.init);
+        return;
+      case 'assign':
+        if (!locals.has(st.variable)) refuse(`\`${st.variable.name}\` carries a value from one iteration to the next`);
+        visit(st.value);
+        return;
+      case 'store': {
+        const a = st.array;
+        const dtype = (a.type as { dtype: DType }).dtype;
+        if (!contiguous.has(a)) refuse(`\`${a.name}\` is not a 1-D array contiguous along the row`);
+        if (offsetOf(st.indices[0]!, counter) !== 0) refuse(`\`${a.name}\` is written at an index other than \`i\``);
+        if (st.value.type !== dtype || dtype === 'bool') refuse(`\`${a.name}\` is written a ${st.value.type} value`);
+        seeType(dtype);
+        writes.add(a);
+        bytes.push(DTYPES[dtype].bytes);
+        visit(st.value);
+        if (at !== s.body.length - 1) storeLast = false;
+        stores++;
+        return;
+      }
+      default:
+        refuse(`a loop has a ${st.kind === 'local-array' ? 'local array' : st.kind} statement`);
+    }
+  });
+  if (!writes.size) refuse('a loop stores nothing');
+  const lanes = types.has('float64') ? 2 : 4;
+  const narrowest = Math.min(...bytes);
+  // float64 alone: two vectors per step where the body is arithmetic (as element-wise code: two
+  // dependency chains side by side); out-of-line functions would only double their code.
+  const vectors = lanes === 2 && narrowest === 8 ? (outOfLine ? 1 : 2) : Math.max(1, 16 / (lanes * narrowest));
+  const operands = new Set([...reads.keys(), ...writes].filter((a) => params.has(a)));
+  return { counter, end, lanes, vectors, reads, writes, locals, storeLast: storeLast && stores === 1, operands };
+}
+
+/**
+ * Emits the vector loop of a loop along the row (its `init` included), before the scalar loop
+ * that runs the rest (the caller emits it, without its `init`).
+ */
+export function emitAlongRowLoop(e: FunctionEmitter, ctx: ModuleContext, s: Extract<Stmt, { kind: 'loop' }>, loop: AlongLoop): void {
+  e.stmts(s.init);
+  const i = e.varLocal(loop.counter);
+  const simd = new AlongRowEmitter(e, ctx, loop, i);
+  e.open('block');
+  const skip = e.depth() - 1;
+  exitUnlessApart(e, loop, skip);
+  // Every read's first element in bounds from here on (i only grows).
+  const least = Math.min(0, ...[...loop.reads.values()].map((r) => r.min));
+  e.get(i).i32(-least).op(Op.i32_lt_s).br(skip, true);
+  const limit = endOfAccesses(e, loop);
+  simd.hoistUniforms(s.body);
+  const steps = loop.vectors > 1 ? [loop.vectors, 1] : [1];
+  for (const vectors of steps) {
+    // The last i that starts a step of `vectors` vectors: limit − elements per step (limit < 2³¹).
+    const perStep = loop.lanes * vectors;
+    e.open('block');
+    const exit = e.depth() - 1;
+    // A limit below a step's elements: no step (limit − perStep could pass below −2³¹).
+    e.get(limit).i32(perStep).op(Op.i64_extend_i32_s).op(Op.i64_lt_s).br(exit, true);
+    const last = e.local(ValType.i32);
+    e.get(limit).i32(perStep).op(Op.i64_extend_i32_s).op(Op.i64_sub).op(Op.i32_wrap_i64).set(last);
+    e.open('loop');
+    const top = e.depth() - 1;
+    e.get(i).get(last).op(Op.i32_gt_s).br(exit, true);
+    for (let part = 0; part < vectors; part++) simd.step(s.body, part);
+    e.get(i).i32(perStep).op(Op.i32_add).set(i);
+    e.br(top);
+    e.close();
+    e.close();
+  }
+  e.close();
+}
+
+/**
+ * Pushes nothing; returns a local (i64) holding the bound that `i + elements per step` must not
+ * pass: the loop's end, and each array's length less its greatest offset read.
+ */
+function endOfAccesses(e: FunctionEmitter, loop: AlongLoop): number {
+  const limit = e.local(ValType.i64);
+  e.int32(loop.end);
+  e.op(Op.i64_extend_i32_s).set(limit);
+  const atMost = (push: () => void) => {
+    const v = e.local(ValType.i64);
+    push();
+    e.set(v);
+    e.get(v).get(limit).get(v).get(limit).op(Op.i64_lt_s).op(Op.select).set(limit);
+  };
+  const length = (a: Variable) => {
+    const dim = e.arrays.get(a)!.dims[0]!;
+    if ('local' in dim) e.get(dim.local).op(Op.i64_extend_i32_u);
+    else e.i32(dim.constant).op(Op.i64_extend_i32_u);
+  };
+  for (const [a, r] of loop.reads) atMost(() => {
+    length(a);
+    e.i32(r.max).op(Op.i64_extend_i32_s).op(Op.i64_sub);
+  });
+  for (const a of loop.writes) atMost(() => length(a));
+  return limit;
+}
+
+/**
+ * Branches to `skip` where an output row shares memory with another row the loop reads or writes,
+ * other than as the very same row where that is safe (see the file comment).
+ */
+function exitUnlessApart(e: FunctionEmitter, loop: AlongLoop, skip: number): void {
+  const span = (a: WasmArray) => {
+    // [base, base + length·size) in i64
+    e.get(a.base).op(Op.i64_extend_i32_u);
+    const dim = a.dims[0]!;
+    if ('local' in dim) e.get(dim.local).op(Op.i64_extend_i32_u);
+    else e.i32(dim.constant).op(Op.i64_extend_i32_u);
+    e.i32(DTYPES[a.dtype].bytes).op(Op.i64_extend_i32_u).op(Op.i64_mul).op(Op.i64_add);
+  };
+  const writes = [...loop.writes].filter((a) => loop.operands.has(a));
+  const others = [...writes, ...[...loop.reads.keys()].filter((a) => loop.operands.has(a))];
+  writes.forEach((w, k) => {
+    for (const r of others.slice(k + 1)) {
+      const a = e.arrays.get(w)!;
+      const b = e.arrays.get(r)!;
+      // apart: a ends before b starts, or b before a
+      span(a);
+      e.get(b.base).op(Op.i64_extend_i32_u).op(Op.i64_le_u);
+      span(b);
+      e.get(a.base).op(Op.i64_extend_i32_u).op(Op.i64_le_u).op(Op.i32_or);
+      const reads = loop.reads.get(r);
+      // The very same row: safe where every access to it is at [i] (each element then gets the
+      // scalar order's operations), or where it is read only ahead, before the body's one store.
+      if (!reads || (reads.min === 0 && reads.max === 0) || (loop.storeLast && reads.min >= 0)) e.get(a.base).get(b.base).op(Op.i32_eq).op(Op.i32_or);
+      e.op(Op.i32_eqz).br(skip, true);
+    }
+  });
+}
+
+/** Emits a qualifying loop's body in lanes, one vector's iterations per call of {@link step}. */
+class AlongRowEmitter extends SimdEmitter {
+  /** The vector of the step being emitted (its first iteration is `i + part · lanes`). */
+  private part = 0;
+  /** Values the loop does not change, splatted once before it. */
+  private readonly uniforms = new Map<Expr, number>();
+
+  constructor(e: FunctionEmitter, ctx: ModuleContext, private readonly loop: AlongLoop, private readonly counter: number) {
+    super(e, ctx, loop.lanes, e.local(ValType.v128));
+  }
+
+  private varies(x: Expr): boolean {
+    return x.kind === 'index' || x.kind === 'call' || (x.kind === 'var' && this.loop.locals.has(x.variable)) || childExprs(x).some((c) => this.varies(c));
+  }
+
+  /** Splats, before the loop, each value that the body's lanes read and the loop does not change. */
+  hoistUniforms(body: readonly Stmt[]): void {
+    const walk = (x: Expr): void => {
+      if (!this.varies(x)) {
+        if (x.kind === 'const' || this.uniforms.has(x)) return;
+        this.e.expr(x);
+        this.splatUniform(x.type);
+        const local = this.e.local(ValType.v128);
+        this.e.set(local);
+        this.uniforms.set(x, local);
+        return;
+      }
+      if (x.kind === 'index') return;
+      childExprs(x).forEach(walk);
+    };
+    for (const st of body) {
+      if (st.kind === 'let') walk(st.init);
+      else if (st.kind === 'assign' || st.kind === 'store') walk(st.kind === 'assign' ? st.value : st.value);
+    }
+  }
+
+  /** The body, for the `part`-th vector of a step. */
+  step(body: readonly Stmt[], part: number): void {
+    this.part = part;
+    this.mask = undefined;
+    this.anyDone = false;
+    this.allReturned = false;
+    this.stmts(body);
+  }
+
+  /** Pushes the address of element `i + c` of the step's vector of `a`; returns the memarg offset to add. */
+  private address(a: Variable, c: number): number {
+    const array = this.e.arrays.get(a)!;
+    const size = DTYPES[array.dtype].bytes;
+    this.e.get(array.base).get(this.counter);
+    if (size > 1) this.e.i32(Math.log2(size)).op(Op.i32_shl);
+    this.e.op(Op.i32_add);
+    const offset = (c + this.part * this.loop.lanes) * size;
+    if (offset >= 0) return offset;
+    this.e.i32(offset).op(Op.i32_add);
+    return 0;
+  }
+
+  override expr(x: Expr): void {
+    const hoisted = this.uniforms.get(x);
+    if (hoisted !== undefined) {
+      this.e.get(hoisted);
+      return;
+    }
+    if (!this.varies(x)) {
+      this.e.expr(x);
+      this.splatUniform(x.type);
+      return;
+    }
+    if (x.kind === 'index') {
+      const offset = this.address(x.array, offsetOf(x.indices[0]!, this.loop.counter)!);
+      loadLanes(this.e, this.e.arrays.get(x.array)!.dtype, this.loop.lanes, offset);
+      return;
+    }
+    super.expr(x);
+  }
+
+  protected override math(fn: Parameters<SimdEmitter['math']>[0], args: readonly Expr[], t: DType, fastmath: boolean): void {
+    if (fn === 'fround') {
+      this.expr(args[0]!);
+      if (args[0]!.type === 'float64') this.simd(SimdOp.f32x4_demote_f64x2_zero);
+      return;
+    }
+    super.math(fn, args, t, fastmath);
+  }
+
+  protected override stmt(s: Stmt): void {
+    if (s.kind !== 'store') return super.stmt(s);
+    const offset = this.address(s.array, 0);
+    this.expr(s.value);
+    storeLanes(this.e, this.e.arrays.get(s.array)!.dtype, this.loop.lanes, offset);
+  }
+}
+
+/** What `explain` says of the loops along the row. */
+export function describeAlongRows(loops: ReadonlyMap<Stmt, AlongLoop>): string {
+  return [...loops].map(([s, l]) => `the loop at line ${s.loc.line} in SIMD along the row, ${l.lanes} elements per vector${l.vectors > 1 ? ` × ${l.vectors} vectors per step` : ''}`).join('; ');
+}

@@ -1,0 +1,313 @@
+/**
+ * Per-row kernels whose loops run in SIMD lanes along the row (along-rows.ts) are bit-identical to
+ * the JS engine: maps and stencils of every lane type, rows of 0 to 1,000 elements (the vector
+ * loop's edges and its scalar rest), values with NaN, ±Inf and −0, int wraps, uint8c clamps,
+ * float32 rounding, per-row and broadcast scalars, helpers, ragged and strided rows, in-place and
+ * overlapping outputs, and reads out of bounds at either end of a row.
+ */
+import fc from 'fast-check';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type DType, DTYPES } from '../../../../src/dtypes.js';
+import { engineMode, setEngineMode } from '../../../../src/targets/cpu/wasm/index.js';
+import { guvectorize, sharedArray, shutdown } from '../../../../src/index.js';
+import { __testing as alongTesting } from '../../../../src/targets/cpu/wasm/along-rows.js';
+import { expectSameArrays, same, wasmAndJs } from './same-values.js';
+
+const initialMode = engineMode();
+beforeEach(() => alongTesting.setAlongRows(true));
+afterEach(() => {
+  setEngineMode(initialMode);
+  alongTesting.setAlongRows(undefined);
+});
+afterAll(async () => {
+  await shutdown();
+});
+
+type V = { [i: number]: number; length: number };
+type Ufunc = { sync: (...args: unknown[]) => unknown; explain: (...args: unknown[]) => string };
+
+/** Row lengths around the vector loop's edges (lanes of 2 and 4, steps of 2 vectors) and a long row. */
+const ROW_LENGTHS = [0, 1, 2, 3, 5, 7, 8, 9, 63, 64, 65, 1000];
+
+function valuesOf(dtype: DType): fc.Arbitrary<number> {
+  switch (dtype) {
+    case 'float64':
+      return fc.oneof(fc.double(), fc.double({ min: -4, max: 4, noNaN: true }), fc.constantFrom(0, -0, NaN, Infinity, -Infinity, 0.5, 2 ** 31, 1e300, 5e-324));
+    case 'float32':
+      return fc.oneof(fc.float(), fc.float({ min: -4, max: 4, noNaN: true }), fc.constantFrom(0, -0, NaN, Infinity, -Infinity, 0.5, 2 ** 31, 1e-45)).map(Math.fround);
+    case 'int32':
+      return fc.oneof(fc.integer(), fc.integer({ min: -9, max: 9 }), fc.constantFrom(-2147483648, 2147483647));
+    case 'uint32':
+      return fc.oneof(fc.nat({ max: 4294967295 }), fc.constantFrom(0, 4294967295, 2147483648));
+    case 'int16':
+      return fc.oneof(fc.integer({ min: -32768, max: 32767 }), fc.constantFrom(-32768, 32767, 0, -1));
+    case 'uint16':
+      return fc.oneof(fc.integer({ min: 0, max: 65535 }), fc.constantFrom(0, 65535, 32768));
+    case 'int8':
+      return fc.oneof(fc.integer({ min: -128, max: 127 }), fc.constantFrom(-128, 127, 0, -1));
+    default:
+      return fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(0, 255));
+  }
+}
+
+/** Rows of `dtype`: `batch` rows of `n`, from `values` in turn. */
+function rowsOf(dtype: DType, batch: number, n: number, values: readonly number[]): { data: V; shape: number[] } {
+  const data = new DTYPES[dtype].arrayType(batch * n) as unknown as V;
+  for (let i = 0; i < data.length; i++) data[i] = values[i % values.length]!;
+  return { data, shape: [batch, n] };
+}
+
+function compare(w: unknown, j: unknown): void {
+  if (typeof w === 'string' || typeof j === 'string') {
+    expect(w).toEqual(j);
+    return;
+  }
+  const results = (r: unknown) => (Array.isArray(r) ? r : [r]).map((x) => (x as { data?: ArrayLike<number> }).data ?? (x as ArrayLike<number>));
+  const [a, b] = [results(w), results(j)];
+  expect(a.length).toBe(b.length);
+  a.forEach((x, i) => expectSameArrays(x, b[i]!));
+}
+
+interface Case {
+  readonly name: string;
+  readonly signature: string;
+  readonly layout: string;
+  readonly kernel: (...args: never[]) => void;
+  readonly env?: Record<string, unknown>;
+  /** The array input's type (every array input is a row of it), and the scalars' (one per row, or one for all). */
+  readonly dtype: DType;
+  readonly arrays: number;
+  readonly scalars?: DType;
+  /** Whether its loop must run along the row (else the case checks a loop that must not). */
+  readonly along: boolean;
+}
+
+const sq = (v: number) => v * v;
+const halfOrZero = (v: number) => {
+  if (v > 0) return v / 2;
+  return 0;
+};
+
+const CASES: Case[] = [
+  {
+    name: 'map: int32 plus a scalar per row (Numba\'s guvectorize example)', signature: 'void(int32[:], int32, int32[:])', layout: '(n),()->(n)', dtype: 'int32', arrays: 1, scalars: 'int32', along: true,
+    kernel: (x: V, y: number, res: V) => {
+      for (let i = 0; i < x.length; i++) res[i] = x[i]! + y;
+    },
+  },
+  {
+    name: 'stencil: float32 3-tap blur, edges apart', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: true,
+    kernel: (x: V, out: V) => {
+      const n = x.length;
+      out[0] = (x[0]! + x[1]!) / 2;
+      for (let i = 1; i < n - 1; i++) out[i] = (x[i - 1]! + x[i]! + x[i + 1]!) / 3;
+      out[n - 1] = (x[n - 2]! + x[n - 1]!) / 2;
+    },
+  },
+  {
+    name: 'stencil: float64 log returns', signature: 'void(float64[:], float64[:])', layout: '(n)->(n)', dtype: 'float64', arrays: 1, along: true,
+    kernel: (p: V, out: V) => {
+      if (p.length > 0) out[0] = 0;
+      for (let i = 1; i < p.length; i++) out[i] = Math.log(p[i]! / p[i - 1]!);
+    },
+  },
+  {
+    name: 'stencil: float64 5 taps (two vectors per step)', signature: 'void(float64[:], float64[:])', layout: '(n)->(n)', dtype: 'float64', arrays: 1, along: true,
+    kernel: (x: V, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]!;
+      for (let i = 2; i < x.length - 2; i++) out[i] = 0.1 * x[i - 2]! + 0.2 * x[i - 1]! + 0.4 * x[i]! + 0.2 * x[i + 1]! + 0.1 * x[i + 2]!;
+    },
+  },
+  {
+    name: 'int16 wrap: a gradient into int16', signature: 'void(int16[:], int16[:])', layout: '(n)->(n)', dtype: 'int16', arrays: 1, along: true,
+    kernel: (x: V, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = 0;
+      for (let i = 1; i < x.length - 1; i++) out[i] = x[i + 1]! - x[i - 1]!;
+    },
+  },
+  {
+    name: 'uint8c clamp: scaled bytes', signature: 'void(uint8[:], float32, uint8c[:])', layout: '(n),()->(n)', dtype: 'uint8', arrays: 1, scalars: 'float32', along: true,
+    kernel: (x: V, k: number, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! * k - 3;
+    },
+  },
+  {
+    name: 'int8 and uint16 rows: two inputs of narrow types', signature: 'void(int8[:], int8[:], uint16[:])', layout: '(n),(n)->(n)', dtype: 'int8', arrays: 2, along: true,
+    kernel: (a: V, b: V, out: V) => {
+      for (let i = 0; i < a.length; i++) out[i] = a[i]! * b[i]! + (a[i]! << 3);
+    },
+  },
+  {
+    name: 'uint32 rows: wrap and unsigned compare', signature: 'void(uint32[:], uint32, uint32[:])', layout: '(n),()->(n)', dtype: 'uint32', arrays: 1, scalars: 'uint32', along: true,
+    kernel: (x: V, y: number, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! > y ? x[i]! - y : (x[i]! ^ y) >>> 1;
+    },
+  },
+  {
+    name: 'float32 rounding: float32 rows through float64 (Math.sqrt, a float64 scalar)', signature: 'void(float32[:], float64, float32[:])', layout: '(n),()->(n)', dtype: 'float32', arrays: 1, scalars: 'float64', along: true,
+    kernel: (x: V, k: number, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = Math.sqrt(x[i]! * x[i]! + k) / 3;
+    },
+  },
+  {
+    name: 'let and Math in lanes: float32 softplus-like map with min/max and a select', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: true,
+    kernel: (x: V, out: V) => {
+      for (let i = 0; i < x.length; i++) {
+        const v = Math.min(Math.max(x[i]!, -20), 20);
+        let w = v * 0.5;
+        w = w > 1 ? Math.exp(-w) : w;
+        out[i] = v + w;
+      }
+    },
+  },
+  {
+    name: 'helpers inlined', signature: 'void(float64[:], float64, float64[:])', layout: '(n),()->(n)', dtype: 'float64', arrays: 1, scalars: 'float64', along: true, env: { sq, halfOrZero },
+    kernel: (x: V, y: number, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = sq(x[i]!) + halfOrZero(x[i]! - y);
+    },
+  },
+  {
+    name: 'two outputs, one read back at [i]', signature: 'void(float32[:], float32[:], float32[:])', layout: '(n)->(n),(n)', dtype: 'float32', arrays: 1, along: true,
+    kernel: (x: V, a: V, b: V) => {
+      for (let i = 0; i < x.length; i++) {
+        a[i] = x[i]! * 2;
+        b[i] = a[i]! + x[i]!;
+      }
+    },
+  },
+  {
+    name: 'softmax: its normalising loop along the row, the others scalar', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: true,
+    kernel: (x: V, out: V) => {
+      let m = -Infinity;
+      for (let i = 0; i < x.length; i++) m = Math.max(m, x[i]!);
+      let sum = 0;
+      for (let i = 0; i < x.length; i++) {
+        out[i] = Math.exp(x[i]! - m);
+        sum += out[i]!;
+      }
+      for (let i = 0; i < x.length; i++) out[i] = out[i]! / sum;
+    },
+  },
+  {
+    name: 'a value carried along the row: stays in rows in lanes', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: false,
+    kernel: (x: V, out: V) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) {
+        s += x[i]!;
+        out[i] = s;
+      }
+    },
+  },
+  {
+    name: 'the output read one behind: stays in rows in lanes', signature: 'void(float32[:], float32, float32[:])', layout: '(n),()->(n)', dtype: 'float32', arrays: 1, scalars: 'float32', along: false,
+    kernel: (x: V, a: number, out: V) => {
+      if (x.length > 0) out[0] = x[0]!;
+      for (let i = 1; i < x.length; i++) out[i] = a * x[i]! + (1 - a) * out[i - 1]!;
+    },
+  },
+];
+
+/** Random batches, row lengths, values and scalars (per row or one for all); Wasm along the row ≡ JS. */
+function checkCase(c: Case, numRuns: number): void {
+  const f = guvectorize([c.signature], c.layout, c.env ? { env: c.env } : {})(c.kernel) as unknown as Ufunc;
+  const scalarType = c.scalars;
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 6 }), fc.constantFrom(...ROW_LENGTHS), fc.boolean(),
+      fc.array(valuesOf(c.dtype), { minLength: 1, maxLength: 70 }), fc.array(valuesOf(scalarType ?? 'float64'), { minLength: 1, maxLength: 8 }),
+      (batch, n, oneScalar, values, scalars) => {
+        const args: unknown[] = Array.from({ length: c.arrays }, (_, k) => rowsOf(c.dtype, batch, n, k === 0 ? values : [...values].reverse()));
+        if (scalarType) args.push(oneScalar ? scalars[0]! : { data: DTYPES[scalarType].arrayType.from(Array.from({ length: batch }, (_, r) => scalars[r % scalars.length]!)), shape: [batch] });
+        const [w, j] = wasmAndJs(() => f.sync(...args));
+        compare(w, j);
+      },
+    ),
+    { numRuns },
+  );
+  // The form asked for is the one that ran.
+  setEngineMode('wasm');
+  const args: unknown[] = Array.from({ length: c.arrays }, () => rowsOf(c.dtype, 2, 64, [1, 2, 3]));
+  if (scalarType) args.push(1);
+  expect(f.explain(...args).includes('SIMD along the row')).toBe(c.along);
+}
+
+describe('per-row loops in SIMD lanes along the row are bit-identical to the JS engine', () => {
+  it.each(CASES.map((c) => [c.name, c] as const))('%s', (_, c) => checkCase(c, 60), 30_000);
+});
+
+describe('edges of the vector loop', () => {
+  it('reads out of bounds at either end of a row throw as on the JS engine, after the same elements', () => {
+    const before = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')((x: V, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i - 1]! + x[i]!;
+    }) as unknown as Ufunc;
+    const after = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')((x: V, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! + x[i + 2]!;
+    }) as unknown as Ufunc;
+    for (const f of [before, after]) {
+      for (const n of [1, 5, 64]) {
+        const x = rowsOf('float32', 3, n, [0.5, 1.5, -2]);
+        const run = () => {
+          const out = { data: new Float32Array(3 * n).fill(7), shape: [3, n] };
+          try {
+            f.sync(x, { out });
+          } catch (e) {
+            return [String(e), Array.from(out.data)];
+          }
+          return ['no error', Array.from(out.data)];
+        };
+        const [w, j] = wasmAndJs(run);
+        expect((w as [string, number[]])[0]).toMatch(/out of bounds/);
+        expect(w).toEqual(j);
+      }
+    }
+  });
+
+  it('in place, and outputs overlapping an input by an element, in Wasm memory: the JS engine\'s results', () => {
+    const stencil = guvectorize(['void(float64[:], float64[:])'], '(n)->(n)')((x: V, out: V) => {
+      for (let i = 1; i < x.length - 1; i++) out[i] = x[i - 1]! + 2 * x[i]! + x[i + 1]!;
+    }) as unknown as Ufunc;
+    const ahead = guvectorize(['void(float64[:], float64[:])'], '(n)->(n)')((x: V, out: V) => {
+      for (let i = 0; i < x.length - 3; i++) out[i] = x[i]! * 0.5 + x[i + 3]!;
+    }) as unknown as Ufunc;
+    for (const f of [stencil, ahead]) {
+      for (const shift of [0, 1, -1, 3]) {
+        for (const n of [9, 64, 65]) {
+          const run = () => {
+            // In Wasm memory: operands elsewhere are copied in apart (block-staging.ts), so never overlap there.
+            const data = sharedArray(2 * n + 8, 'float64') as Float64Array;
+            data.set(Float64Array.from({ length: 2 * n + 8 }, (_, i) => Math.sin(i) * 10));
+            // Views of the one array (the library copies an input that overlaps `out` as another array).
+            const x = { data, shape: [2, n], strides: [n, 1], offset: 4 };
+            const out = { data, shape: [2, n], strides: [n, 1], offset: 4 + shift };
+            f.sync(x, { out });
+            return data;
+          };
+          const [w, j] = wasmAndJs(run);
+          expectSameArrays(w as Float64Array, j as Float64Array);
+        }
+      }
+    }
+  });
+
+  it('strided and reversed rows run the scalar loop, with the same results', () => {
+    const f = guvectorize(['void(float32[:], float32, float32[:])'], '(n),()->(n)')((x: V, y: number, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! * y;
+    }) as unknown as Ufunc;
+    const data = Float32Array.from({ length: 200 }, (_, i) => i - 100.25);
+    for (const x of [{ data, shape: [4, 25], strides: [50, 2], offset: 0 }, { data, shape: [2, 64], strides: [64, -1], offset: 63 }]) {
+      const [w, j] = wasmAndJs(() => (f.sync(x, 3) as { data: Float32Array }).data);
+      expectSameArrays(w as Float32Array, j as Float32Array);
+    }
+  });
+
+  it('a per-row scalar that is NaN, ±Inf or −0 meets every element as in JS', () => {
+    const f = guvectorize(['void(float32[:], float32, float32[:])'], '(n),()->(n)')((x: V, y: number, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! * y + y;
+    }) as unknown as Ufunc;
+    const scalars = Float32Array.from([NaN, Infinity, -Infinity, -0, 0, 1e-45]);
+    const x = rowsOf('float32', 6, 65, [0, -0, 1, -1, NaN, Infinity, 3.5]);
+    const [w, j] = wasmAndJs(() => (f.sync(x, { data: scalars, shape: [6] }) as { data: Float32Array }).data);
+    expect(same(NaN, NaN)).toBe(true);
+    expectSameArrays(w as Float32Array, j as Float32Array);
+  });
+});
