@@ -217,7 +217,7 @@ function checkCase(c: Case, numRuns: number): void {
       fc.array(valuesOf(c.dtype), { minLength: 1, maxLength: 70 }), fc.array(valuesOf(scalarType ?? 'float64'), { minLength: 1, maxLength: 8 }),
       (batch, n, oneScalar, values, scalars) => {
         const args: unknown[] = Array.from({ length: c.arrays }, (_, k) => rowsOf(c.dtype, batch, n, k === 0 ? values : [...values].reverse()));
-        if (scalarType) args.push(oneScalar ? scalars[0]! : { data: DTYPES[scalarType].arrayType.from(Array.from({ length: batch }, (_, r) => scalars[r % scalars.length]!)), shape: [batch] });
+        if (scalarType) args.push(oneScalar ? scalars[0]! : { data: rowsOf(scalarType, batch, 1, scalars).data, shape: [batch] });
         const [w, j] = wasmAndJs(() => f.sync(...args));
         compare(w, j);
       },
