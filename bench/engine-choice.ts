@@ -11,7 +11,9 @@
  * masked lanes (element-loops.ts), timed forced too (`__testing.setLanesTake('all')`) and judged
  * alike ("Wasm masked"); so does a per-row kernel of 32-bit rows that keeps true doubles, its
  * Wasm loop with them in pairs of vectors, 4 rows per vector (row-pairs.ts; forced by emit-rows.ts
- * `__testing.setFloatPairs(true)`: "Wasm pairs").
+ * `__testing.setFloatPairs(true)`: "Wasm pairs"); and so does a per-row kernel with a loop whose
+ * iterations are independent, rows one after another with that loop in lanes along the row
+ * (along-rows.ts; forced by `__testing.setAlongRows(true)`: "Wasm along").
  *
  *   npx tsx bench/engine-choice.ts [--target cpu|parallel] [--load N] [--calibrations K] [--only a,b] [--quick] [--base DIR]
  *
@@ -55,13 +57,15 @@ const CALIBRATING_CALLS = 12;
 const SAMPLES = quick ? 3 : 7;
 
 type Ufunc = ((...args: unknown[]) => Promise<unknown>) & { explain: (...args: unknown[]) => string };
-type Form = 'js' | 'wasm' | 'wasm-masked' | 'wasm-pairs';
+type Form = 'js' | 'wasm' | 'wasm-masked' | 'wasm-pairs' | 'wasm-along';
 interface Library {
   readonly name: string;
   readonly setEngineMode: (mode: 'auto' | 'js' | 'wasm') => 'auto' | 'js' | 'wasm';
   readonly setLanesTake: (which: 'uniform' | 'all') => void;
   /** Absent in checkouts before row-pairs.ts. */
   readonly setFloatPairs?: (on: boolean | undefined) => void;
+  /** Absent in checkouts before along-rows.ts. */
+  readonly setAlongRows?: (on: boolean | undefined) => void;
   readonly kernels: readonly Kernel[];
   readonly shutdown: () => Promise<void>;
   /** The parallel target's placement by measurement, on or off (`--target parallel` turns it off). */
@@ -108,7 +112,8 @@ async function load_(dir: string, name: string): Promise<Library> {
   const kernels = [...corpus, ...more].filter((k) => !only || only.includes(k.name));
   const rows = await at('src/targets/cpu/wasm/emit-rows.ts');
   const parallel = await at('src/targets/parallel/index.ts');
-  const library: Library = { name, setEngineMode: index.setEngineMode, setLanesTake: loops.__testing.setLanesTake, setFloatPairs: rows.__testing?.setFloatPairs, kernels, shutdown: index.shutdown, measuredPlacement: parallel.__testing.measuredPlacement };
+  const along = await at('src/targets/cpu/wasm/along-rows.ts').catch(() => undefined);
+  const library: Library = { name, setEngineMode: index.setEngineMode, setLanesTake: loops.__testing.setLanesTake, setFloatPairs: rows.__testing?.setFloatPairs, setAlongRows: along?.__testing?.setAlongRows, kernels, shutdown: index.shutdown, measuredPlacement: parallel.__testing.measuredPlacement };
   if (target === 'parallel') library.measuredPlacement(false);
   return library;
 }
@@ -148,6 +153,7 @@ function formOf(explainedAll: string, scalarExplainedAll: string): Form {
   const scalarExplained = engineText(scalarExplainedAll);
   if (explained.startsWith('JavaScript')) return 'js';
   if (/^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs/.test(explained)) return 'wasm-pairs';
+  if (/^WebAssembly \(rows one after another/.test(explained)) return 'wasm-along';
   return /^WebAssembly \(SIMD/.test(explained) && /^WebAssembly \(scalar: elements leave a loop/.test(scalarExplained) ? 'wasm-masked' : 'wasm';
 }
 
@@ -162,7 +168,7 @@ function scalarExplain(lib: Library, f: Ufunc, args: unknown[]): string {
 }
 
 /** A form's time ÷ the fastest form's. */
-const ratioOf = (v: Record<Form, number>, e: Form) => v[e] / Math.min(v.js, v.wasm, v['wasm-masked'], v['wasm-pairs']);
+const ratioOf = (v: Record<Form, number>, e: Form) => v[e] / Math.min(v.js, v.wasm, v['wasm-masked'], v['wasm-pairs'], v['wasm-along']);
 
 /** A fresh ufunc of `k` compiled with true doubles in pairs of vectors, where its row loop has that form; else undefined. */
 function pairedUfunc(lib: Library, k: Kernel, args: unknown[]): Ufunc | undefined {
@@ -175,6 +181,21 @@ function pairedUfunc(lib: Library, k: Kernel, args: unknown[]): Ufunc | undefine
     return /^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs/.test(engineText(paired.explain(...args))) ? paired : undefined;
   } finally {
     lib.setFloatPairs(undefined);
+    lib.setEngineMode(before);
+  }
+}
+
+/** A fresh ufunc of `k` compiled with rows one after another and loops along the row, where it has such a loop; else undefined. */
+function alongUfunc(lib: Library, k: Kernel, args: unknown[]): Ufunc | undefined {
+  if (!lib.setAlongRows) return undefined;
+  const before = lib.setEngineMode('wasm');
+  lib.setAlongRows(true);
+  try {
+    // Its own ufunc: compiled kernels are cached per layout, not per `setAlongRows`.
+    const along = k.make();
+    return /^WebAssembly \(rows one after another/.test(engineText(along.explain(...args))) ? along : undefined;
+  } finally {
+    lib.setAlongRows(undefined);
     lib.setEngineMode(before);
   }
 }
@@ -208,25 +229,29 @@ for (const name of names) {
     // The masked form on a ufunc of its own: compiled kernels are cached per layout, not per `setLanesTake`.
     const masked = k.make();
     const paired = pairedUfunc(lib, k, args);
+    const along = alongUfunc(lib, k, args);
     const forms: Form[] = /^WebAssembly \(scalar: elements leave a loop/.test(engineText(scalarExplain(lib, f, args))) ? ['js', 'wasm', 'wasm-masked'] : ['js', 'wasm'];
     if (paired) forms.push('wasm-pairs');
-    return { lib, f, masked, paired, forms, best: { js: Infinity, wasm: Infinity, 'wasm-masked': Infinity, 'wasm-pairs': Infinity } as Record<Form, number> };
+    if (along) forms.push('wasm-along');
+    return { lib, f, masked, paired, along, forms, best: { js: Infinity, wasm: Infinity, 'wasm-masked': Infinity, 'wasm-pairs': Infinity, 'wasm-along': Infinity } as Record<Form, number> };
   });
   for (let s = 0; s < SAMPLES + 1; s++) {
-    for (const { lib, f, masked, paired, forms, best } of judged) {
+    for (const { lib, f, masked, paired, along, forms, best } of judged) {
       for (const form of forms) {
         const before = lib.setEngineMode(form === 'js' ? 'js' : 'wasm');
         if (form === 'wasm-masked') lib.setLanesTake('all');
         // The workers' kernel is compiled for the staged operands' layout at the call, not at `explain`.
         if (form === 'wasm-pairs' && target === 'parallel') lib.setFloatPairs!(true);
+        if (form === 'wasm-along' && target === 'parallel') lib.setAlongRows!(true);
         try {
           const t = clock();
-          await (form === 'wasm-masked' ? masked : form === 'wasm-pairs' ? paired! : f)(...args);
+          await (form === 'wasm-masked' ? masked : form === 'wasm-pairs' ? paired! : form === 'wasm-along' ? along! : f)(...args);
           if (s > 0) best[form] = Math.min(best[form], clock() - t); // the first of each: warm-up
         } finally {
           lib.setEngineMode(before);
           lib.setLanesTake('uniform');
           if (form === 'wasm-pairs' && target === 'parallel') lib.setFloatPairs!(undefined);
+          if (form === 'wasm-along' && target === 'parallel') lib.setAlongRows!(undefined);
         }
       }
     }
@@ -234,7 +259,7 @@ for (const name of names) {
   for (const [i, { lib, best }] of judged.entries()) {
     verdicts[i]!.set(name, { ...best, chosen: chosen[i]! });
     const worst = Math.max(...chosen[i]!.map((e) => ratioOf(best, e)));
-    process.stderr.write(`${name} (${lib.name}): JS ${formatSeconds(best.js)}, Wasm ${formatSeconds(best.wasm)}${Number.isFinite(best['wasm-masked']) ? `, Wasm masked ${formatSeconds(best['wasm-masked'])}` : ''}${Number.isFinite(best['wasm-pairs']) ? `, Wasm pairs ${formatSeconds(best['wasm-pairs'])}` : ''}, chose ${chosen[i]!.join(' ')}: worst ${formatRatio(worst)}\n`);
+    process.stderr.write(`${name} (${lib.name}): JS ${formatSeconds(best.js)}, Wasm ${formatSeconds(best.wasm)}${Number.isFinite(best['wasm-masked']) ? `, Wasm masked ${formatSeconds(best['wasm-masked'])}` : ''}${Number.isFinite(best['wasm-pairs']) ? `, Wasm pairs ${formatSeconds(best['wasm-pairs'])}` : ''}${Number.isFinite(best['wasm-along']) ? `, Wasm along ${formatSeconds(best['wasm-along'])}` : ''}, chose ${chosen[i]!.join(' ')}: worst ${formatRatio(worst)}\n`);
   }
 }
 
@@ -242,7 +267,7 @@ const rows = names.map((name) => {
   const k = libraries[0]!.kernels.find((x) => x.name === name)!;
   return [name, k.corpus ? 'yes' : 'no', ...verdicts.flatMap((m) => {
     const v = m.get(name)!;
-    return [formatSeconds(v.js), formatSeconds(v.wasm), Number.isFinite(v['wasm-masked']) ? formatSeconds(v['wasm-masked']) : '—', Number.isFinite(v['wasm-pairs']) ? formatSeconds(v['wasm-pairs']) : '—', v.chosen.join(' '), formatRatio(Math.max(...v.chosen.map((e) => ratioOf(v, e))))];
+    return [formatSeconds(v.js), formatSeconds(v.wasm), Number.isFinite(v['wasm-masked']) ? formatSeconds(v['wasm-masked']) : '—', Number.isFinite(v['wasm-pairs']) ? formatSeconds(v['wasm-pairs']) : '—', Number.isFinite(v['wasm-along']) ? formatSeconds(v['wasm-along']) : '—', v.chosen.join(' '), formatRatio(Math.max(...v.chosen.map((e) => ratioOf(v, e))))];
   })];
 });
 const summary = libraries.map((l, i) => {
@@ -253,7 +278,7 @@ const summary = libraries.map((l, i) => {
 const machine = describeMachine({ summary: 'not used by this benchmark' });
 const columns = [{ header: 'kernel' }, { header: 'corpus' }, ...libraries.flatMap((l) => {
   const p = libraries.length > 1 ? `${l.name}: ` : '';
-  return [{ header: `${p}JS`, align: 'right' as const }, { header: `${p}Wasm`, align: 'right' as const }, { header: `${p}Wasm masked`, align: 'right' as const }, { header: `${p}Wasm pairs`, align: 'right' as const }, { header: `${p}chosen` }, { header: `${p}worst chosen ÷ best`, align: 'right' as const }];
+  return [{ header: `${p}JS`, align: 'right' as const }, { header: `${p}Wasm`, align: 'right' as const }, { header: `${p}Wasm masked`, align: 'right' as const }, { header: `${p}Wasm pairs`, align: 'right' as const }, { header: `${p}Wasm along`, align: 'right' as const }, { header: `${p}chosen` }, { header: `${p}worst chosen ÷ best`, align: 'right' as const }];
 })];
 const report = [
   `# Engine choice by measurement${target === 'parallel' ? ' on the parallel target (the engine its workers run)' : ''}: chosen ÷ best engine${quick ? ' (quick run: sizes ÷ 16)' : ''}`,
@@ -262,7 +287,7 @@ const report = [
   '',
   machineMarkdown(machine),
   '',
-  `Each kernel: ${calibrations} fresh ${target === 'parallel' ? 'parallel ' : ''}ufunc(s) per library calibrated by ${CALIBRATING_CALLS} ${target === 'parallel' ? 'awaited ' : ''}calls with ordinary typed arrays${load ? ` while ${load} busy loop(s) ran` : ''}; then JS, Wasm and (where the kernel has them) Wasm with its loops in masked lanes and Wasm with its rows' doubles in pairs of vectors forced${target === 'parallel' ? ' on the workers (placement on the calling thread by measurement off), wall time per awaited call' : ', CPU time per call'}, the least of ${SAMPLES} samples in turns. "chosen": each calibration's form; "worst chosen ÷ best": the worst of them against the fastest form (goal ≤ 1.1×).`,
+  `Each kernel: ${calibrations} fresh ${target === 'parallel' ? 'parallel ' : ''}ufunc(s) per library calibrated by ${CALIBRATING_CALLS} ${target === 'parallel' ? 'awaited ' : ''}calls with ordinary typed arrays${load ? ` while ${load} busy loop(s) ran` : ''}; then JS, Wasm and (where the kernel has them) Wasm with its loops in masked lanes, Wasm with its rows' doubles in pairs of vectors and Wasm with rows one after another and loops along the row forced${target === 'parallel' ? ' on the workers (placement on the calling thread by measurement off), wall time per awaited call' : ', CPU time per call'}, the least of ${SAMPLES} samples in turns. "chosen": each calibration's form; "worst chosen ÷ best": the worst of them against the fastest form (goal ≤ 1.1×).`,
   '',
   ...summary,
   '',

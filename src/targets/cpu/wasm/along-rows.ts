@@ -7,13 +7,14 @@
  *
  * A loop qualifies (`alongRowLoops`) where
  * - it is a bounded counter loop `for (let i = start; i < end; i++)` (loop-counters.ts),
- * - its body is `let`s of its own variables, assignments to them, and stores `out[i] = …` into
- *   1-D arrays contiguous along the row (each element written once, in order),
+ * - its body is `let`s of its own variables, assignments to them, stores `out[i] = …` into 1-D
+ *   arrays contiguous along the row, and `if`s of those (run under lane masks, as element-wise
+ *   SIMD code runs them),
  * - it reads 1-D contiguous arrays at `a[i + c]` (c a constant; arrays it writes only at `[i]`),
  *   and values that do not change in the loop (per-row scalars, values computed before it): no
  *   value is carried from one iteration to the next,
  * - every expression has a lane form (as element-wise SIMD code: emit-simd.ts), helpers included
- *   (inlined; they take no arrays), and `i` itself appears only in indices.
+ *   (inlined; they take no arrays); `i` as a value is a float64 vector of consecutive counts.
  * Each element then gets the operations the scalar loop gives it, in the same order: the results
  * are the JS engine's bit for bit.
  *
@@ -39,9 +40,11 @@ import type { MemoryLayout } from '../memory-layout.js';
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter, ModuleContext, WasmArray } from './emit-scalar.js';
 import { laneType, SimdEmitter } from './emit-simd.js';
+import { integralSource } from './int-lanes.js';
 import { isInt32Exact } from './loop-counters.js';
-import { loadLanes, storeLanes } from './lane-memory.js';
+import { elementAddress, loadLanes, storeLanes } from './lane-memory.js';
 import { WASM_MATH } from './math-support.js';
+import { type NarrowBody, narrowBody, NarrowAlongSteps } from './along-int-lanes.js';
 
 /** Lane types of values (8- and 16-bit integers as exact int32, as element-wise lanes hold them). */
 const LANE_TYPES = new Set<DType>(['float32', 'float64', 'int32', 'uint32', 'int8', 'uint8', 'uint8c', 'int16', 'uint16', 'bool']);
@@ -51,8 +54,13 @@ export interface AlongLoop {
   readonly counter: Variable;
   /** The loop runs while `counter < end` (an int32-exact expression). */
   readonly end: Expr;
-  /** 4 (32-bit values), or 2 where a value is float64 (32-bit values then in lanes 0–1). */
-  readonly lanes: 4 | 2;
+  /**
+   * 4 (32-bit values), or 2 where a value is float64 (32-bit values then in lanes 0–1); 8 and 16
+   * where the body runs in 16- or 8-bit integer lanes ({@link narrow}).
+   */
+  readonly lanes: 16 | 8 | 4 | 2;
+  /** The body as an element-wise kernel in 8- or 16-bit integer lanes, where it is exact there (along-int-lanes.ts). */
+  readonly narrow?: NarrowBody;
   /** Vectors per step: each array moves in 16 bytes, and float64 arithmetic runs two chains side by side. */
   readonly vectors: number;
   /** Per array the loop reads: the least and the greatest `c` of its reads `a[i + c]`. */
@@ -102,7 +110,7 @@ export function alongRowLoops(kernel: TypedKernel, layout: MemoryLayout, counter
   let why: string | undefined;
   forEachStmt(kernel.body, (s) => {
     if (s.kind !== 'loop') return;
-    const plan = analyse(s, contiguous, counters, new Set(kernel.params));
+    const plan = analyse(s, contiguous, counters, kernel);
     if (typeof plan === 'string') why ??= plan;
     else loops.set(s, plan);
   });
@@ -115,9 +123,9 @@ function refuse(why: string): never {
   throw new Refusal(why);
 }
 
-function analyse(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet<Variable>, counters: ReadonlySet<Variable>, params: ReadonlySet<Variable>): AlongLoop | string {
+function analyse(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet<Variable>, counters: ReadonlySet<Variable>, kernel: TypedKernel): AlongLoop | string {
   try {
-    return analyseLoop(s, contiguous, counters, params);
+    return analyseLoop(s, contiguous, counters, kernel);
   } catch (error) {
     if (error instanceof Refusal) return error.message;
     throw error;
@@ -137,7 +145,7 @@ function offsetOf(index: Expr, counter: Variable): number | undefined {
   return index.op === '+' && isCounter(index.right) ? small(index.left) : undefined;
 }
 
-function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet<Variable>, counters: ReadonlySet<Variable>, params: ReadonlySet<Variable>): AlongLoop {
+function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet<Variable>, counters: ReadonlySet<Variable>, kernel: TypedKernel): AlongLoop {
   const init = s.init[0];
   const counter = init?.kind === 'let' ? init.variable : undefined;
   if (!counter || !counters.has(counter) || s.cond?.kind !== 'compare') refuse('a loop is not `for (let i = start; i < end; i++)`');
@@ -155,14 +163,10 @@ function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet
     types.add(laneType(t));
   };
   /** Whether an expression varies from one iteration to the next (else it is computed once, in scalar code). */
-  const varies = (x: Expr): boolean => x.kind === 'index' || x.kind === 'call' || (x.kind === 'var' && locals.has(x.variable)) || childExprs(x).some(varies);
-  const usesCounter = (x: Expr): boolean => (x.kind === 'var' && x.variable === counter) || childExprs(x).some(usesCounter);
+  const varies = (x: Expr): boolean => x.kind === 'index' || x.kind === 'call' || (x.kind === 'var' && (locals.has(x.variable) || x.variable === counter)) || childExprs(x).some(varies);
   const visit = (x: Expr): void => {
     seeType(x.type);
-    if (!varies(x)) {
-      if (usesCounter(x)) refuse('a loop uses its counter other than as an index');
-      return;
-    }
+    if (!varies(x)) return;
     switch (x.kind) {
       case 'index': {
         const a = x.array;
@@ -190,6 +194,10 @@ function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet
       case 'compare':
         seeType(x.operandType);
         break;
+      case 'cast':
+        // `p > t ? 255 : 0` stored into uint8 is computed in int32 lanes (emit-simd.ts SimdEmitter.cast).
+        visit(integralSource(x) ?? x.value);
+        return;
       case 'math':
         if (WASM_MATH[x.fn].floatLanes !== 'instructions') outOfLine = true;
         if ((laneType(x.type) === 'int32' || x.type === 'uint32') && (!WASM_MATH[x.fn].intLanes || (x.fn === 'abs' && x.type === 'uint32'))) refuse(`Math.${x.fn} on integers`);
@@ -225,8 +233,10 @@ function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet
   };
   let storeLast = true;
   let stores = 0;
-  for (const st of s.body) if (st.kind === 'store') writes.add(st.array);
-  s.body.forEach((st, at) => {
+  forEachStmt(s.body, (st) => {
+    if (st.kind === 'store') writes.add(st.array);
+  });
+  const statements = (list: readonly Stmt[], top: boolean): void => list.forEach((st, at) => {
     switch (st.kind) {
       case 'let':
         locals.add(st.variable);
@@ -244,25 +254,36 @@ function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet
         if (offsetOf(st.indices[0]!, counter) !== 0) refuse(`\`${a.name}\` is written at an index other than \`i\``);
         if (st.value.type !== dtype || dtype === 'bool') refuse(`\`${a.name}\` is written a ${st.value.type} value`);
         seeType(dtype);
-        writes.add(a);
         bytes.push(DTYPES[dtype].bytes);
         visit(st.value);
-        if (at !== s.body.length - 1) storeLast = false;
+        if (!top || at !== list.length - 1) storeLast = false;
         stores++;
         return;
       }
+      case 'if':
+        // Both branches under lane masks (emit-simd.ts); a store keeps inactive lanes' elements.
+        visit(st.cond);
+        statements(st.then, false);
+        statements(st.otherwise, false);
+        return;
       default:
         refuse(`a loop has a ${st.kind === 'local-array' ? 'local array' : st.kind} statement`);
     }
   });
+  statements(s.body, true);
   if (!writes.size) refuse('a loop stores nothing');
-  const lanes = types.has('float64') ? 2 : 4;
+  const narrow = narrowBody(s.body, counter, (index) => offsetOf(index, counter)!, varies, kernel.source);
+  const lanes = narrow ? (narrow.plan.lanes.bits === 16 ? 8 : 16) : types.has('float64') ? 2 : 4;
   const narrowest = Math.min(...bytes);
-  // float64 alone: two vectors per step where the body is arithmetic (as element-wise code: two
-  // dependency chains side by side); out-of-line functions would only double their code.
-  const vectors = lanes === 2 && narrowest === 8 ? (outOfLine ? 1 : 2) : Math.max(1, 16 / (lanes * narrowest));
+  // Each array moves 16 bytes per step; and at least two vectors per step where the body is
+  // arithmetic (half the loop's own instructions per element, two dependency chains side by side:
+  // 0.86–0.92× the time of one on add-scalar-rows, box blur and a clamp of float32 on the 2-core
+  // VM, four 0.91–0.93×); out-of-line functions would only double their code (log returns 1.11×).
+  const fill = Math.max(1, 16 / (lanes * narrowest));
+  const vectors = outOfLine ? fill : Math.max(fill, 2);
+  const params = new Set(kernel.params);
   const operands = new Set([...reads.keys(), ...writes].filter((a) => params.has(a)));
-  return { counter, end, lanes, vectors, reads, writes, locals, storeLast: storeLast && stores === 1, operands };
+  return { counter, end, lanes, narrow, vectors, reads, writes, locals, storeLast: storeLast && stores === 1, operands };
 }
 
 /**
@@ -272,7 +293,7 @@ function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet
 export function emitAlongRowLoop(e: FunctionEmitter, ctx: ModuleContext, s: Extract<Stmt, { kind: 'loop' }>, loop: AlongLoop): void {
   e.stmts(s.init);
   const i = e.varLocal(loop.counter);
-  const simd = new AlongRowEmitter(e, ctx, loop, i);
+  const lanes = loop.narrow ? new NarrowAlongSteps(e, ctx, loop.narrow, i) : new AlongRowEmitter(e, ctx, loop, i, s.body);
   e.open('block');
   const skip = e.depth() - 1;
   exitUnlessApart(e, loop, skip);
@@ -280,7 +301,7 @@ export function emitAlongRowLoop(e: FunctionEmitter, ctx: ModuleContext, s: Extr
   const least = Math.min(0, ...[...loop.reads.values()].map((r) => r.min));
   e.get(i).i32(-least).op(Op.i32_lt_s).br(skip, true);
   const limit = endOfAccesses(e, loop);
-  simd.hoistUniforms(s.body);
+  lanes.hoistUniforms();
   const steps = loop.vectors > 1 ? [loop.vectors, 1] : [1];
   for (const vectors of steps) {
     // The last i that starts a step of `vectors` vectors: limit − elements per step (limit < 2³¹).
@@ -294,7 +315,7 @@ export function emitAlongRowLoop(e: FunctionEmitter, ctx: ModuleContext, s: Extr
     e.open('loop');
     const top = e.depth() - 1;
     e.get(i).get(last).op(Op.i32_gt_s).br(exit, true);
-    for (let part = 0; part < vectors; part++) simd.step(s.body, part);
+    for (let part = 0; part < vectors; part++) lanes.step(part);
     e.get(i).i32(perStep).op(Op.i32_add).set(i);
     e.br(top);
     e.close();
@@ -370,16 +391,29 @@ class AlongRowEmitter extends SimdEmitter {
   /** Values the loop does not change, splatted once before it. */
   private readonly uniforms = new Map<Expr, number>();
 
-  constructor(e: FunctionEmitter, ctx: ModuleContext, private readonly loop: AlongLoop, private readonly counter: number) {
+  constructor(e: FunctionEmitter, ctx: ModuleContext, private readonly loop: AlongLoop, private readonly counter: number, private readonly loopBody: readonly Stmt[]) {
     super(e, ctx, loop.lanes, e.local(ValType.v128));
   }
 
   private varies(x: Expr): boolean {
-    return x.kind === 'index' || x.kind === 'call' || (x.kind === 'var' && this.loop.locals.has(x.variable)) || childExprs(x).some((c) => this.varies(c));
+    if (x.kind === 'var') return this.loop.locals.has(x.variable) || x.variable === this.loop.counter;
+    return x.kind === 'index' || x.kind === 'call' || childExprs(x).some((c) => this.varies(c));
+  }
+
+  /** The counter's values in the step's vector (float64 lanes: the counter is a float64 of the language). */
+  private counterLanes(): void {
+    const bytes = new Uint8Array(16);
+    const view = new DataView(bytes.buffer);
+    for (let l = 0; l < 2; l++) view.setFloat64(8 * l, this.part * 2 + l, true);
+    this.e.get(this.counter).op(Op.f64_convert_i32_s);
+    this.simd(SimdOp.f64x2_splat);
+    this.simd(SimdOp.v128_const);
+    this.e.code.bytes(bytes);
+    this.simd(SimdOp.f64x2_add);
   }
 
   /** Splats, before the loop, each value that the body's lanes read and the loop does not change. */
-  hoistUniforms(body: readonly Stmt[]): void {
+  hoistUniforms(): void {
     const walk = (x: Expr): void => {
       if (!this.varies(x)) {
         if (x.kind === 'const' || this.uniforms.has(x)) return;
@@ -393,32 +427,32 @@ class AlongRowEmitter extends SimdEmitter {
       if (x.kind === 'index') return;
       childExprs(x).forEach(walk);
     };
-    for (const st of body) {
-      if (st.kind === 'let') walk(st.init);
-      else if (st.kind === 'assign' || st.kind === 'store') walk(st.kind === 'assign' ? st.value : st.value);
-    }
+    const statements = (list: readonly Stmt[]) => {
+      for (const st of list) {
+        if (st.kind === 'let') walk(st.init);
+        else if (st.kind === 'assign' || st.kind === 'store') walk(st.value);
+        else if (st.kind === 'if') {
+          walk(st.cond);
+          statements(st.then);
+          statements(st.otherwise);
+        }
+      }
+    };
+    statements(this.loopBody);
   }
 
   /** The body, for the `part`-th vector of a step. */
-  step(body: readonly Stmt[], part: number): void {
+  step(part: number): void {
     this.part = part;
     this.mask = undefined;
     this.anyDone = false;
     this.allReturned = false;
-    this.stmts(body);
+    this.stmts(this.loopBody);
   }
 
   /** Pushes the address of element `i + c` of the step's vector of `a`; returns the memarg offset to add. */
   private address(a: Variable, c: number): number {
-    const array = this.e.arrays.get(a)!;
-    const size = DTYPES[array.dtype].bytes;
-    this.e.get(array.base).get(this.counter);
-    if (size > 1) this.e.i32(Math.log2(size)).op(Op.i32_shl);
-    this.e.op(Op.i32_add);
-    const offset = (c + this.part * this.loop.lanes) * size;
-    if (offset >= 0) return offset;
-    this.e.i32(offset).op(Op.i32_add);
-    return 0;
+    return elementAddress(this.e, this.e.arrays.get(a)!, this.counter, c + this.part * this.loop.lanes);
   }
 
   override expr(x: Expr): void {
@@ -432,6 +466,7 @@ class AlongRowEmitter extends SimdEmitter {
       this.splatUniform(x.type);
       return;
     }
+    if (x.kind === 'var' && x.variable === this.loop.counter) return this.counterLanes();
     if (x.kind === 'index') {
       const offset = this.address(x.array, offsetOf(x.indices[0]!, this.loop.counter)!);
       loadLanes(this.e, this.e.arrays.get(x.array)!.dtype, this.loop.lanes, offset);
@@ -451,13 +486,27 @@ class AlongRowEmitter extends SimdEmitter {
 
   protected override stmt(s: Stmt): void {
     if (s.kind !== 'store') return super.stmt(s);
+    const dtype = this.e.arrays.get(s.array)!.dtype;
     const offset = this.address(s.array, 0);
     this.expr(s.value);
-    storeLanes(this.e, this.e.arrays.get(s.array)!.dtype, this.loop.lanes, offset);
+    if (this.activeMask()) {
+      // Under an `if`: inactive lanes' elements keep what memory holds.
+      this.narrowMask(dtype);
+      const mask = this.e.local(ValType.v128);
+      this.e.set(mask);
+      this.address(s.array, 0);
+      loadLanes(this.e, dtype, this.loop.lanes, offset);
+      this.e.get(mask);
+      this.simd(SimdOp.v128_bitselect);
+    }
+    storeLanes(this.e, dtype, this.loop.lanes, offset);
   }
 }
 
 /** What `explain` says of the loops along the row. */
 export function describeAlongRows(loops: ReadonlyMap<Stmt, AlongLoop>): string {
-  return [...loops].map(([s, l]) => `the loop at line ${s.loc.line} in SIMD along the row, ${l.lanes} elements per vector${l.vectors > 1 ? ` × ${l.vectors} vectors per step` : ''}`).join('; ');
+  return [...loops].map(([s, l]) => {
+    const narrow = l.narrow ? ` in ${l.narrow.plan.lanes.bits}-bit lanes` : '';
+    return `the loop at line ${s.loc.line} in SIMD along the row, ${l.lanes} elements per vector${narrow}${l.vectors > 1 ? ` × ${l.vectors} vectors per step` : ''}`;
+  }).join('; ');
 }

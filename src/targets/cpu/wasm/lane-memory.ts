@@ -3,8 +3,23 @@
  * loops (module.ts) and loops along a row (along-rows.ts) move their operands with them.
  */
 import { type DType, DTYPES } from '../../../dtypes.js';
-import { SimdOp, ValType } from './encoder.js';
-import { type FunctionEmitter, sizeShift } from './emit-scalar.js';
+import { Op, SimdOp, ValType } from './encoder.js';
+import { type FunctionEmitter, sizeShift, type WasmArray } from './emit-scalar.js';
+
+/**
+ * Pushes the address of element `i + offset` of a 1-D contiguous array, `i` the i32 in local
+ * `counter`, and returns what the load or store's memarg adds to it (a memarg offset is never
+ * negative: a negative offset is added to the address instead).
+ */
+export function elementAddress(e: FunctionEmitter, a: WasmArray, counter: number, offset: number): number {
+  const size = DTYPES[a.dtype].bytes;
+  e.get(a.base).get(counter);
+  if (size > 1) e.i32(Math.log2(size)).op(Op.i32_shl);
+  e.op(Op.i32_add);
+  if (offset >= 0) return offset * size;
+  e.i32(offset * size).op(Op.i32_add);
+  return 0;
+}
 
 /** Whether the lanes of a narrow integer type load sign-extended. */
 const SIGNED_NARROW = new Set<DType>(['int8', 'int16']);

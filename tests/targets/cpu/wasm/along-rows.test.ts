@@ -9,7 +9,8 @@ import fc from 'fast-check';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type DType, DTYPES } from '../../../../src/dtypes.js';
 import { engineMode, setEngineMode } from '../../../../src/targets/cpu/wasm/index.js';
-import { guvectorize, sharedArray, shutdown } from '../../../../src/index.js';
+import { guvectorize, setParallelOptions, sharedArray, shutdown } from '../../../../src/index.js';
+import { DEFAULT_THRESHOLD } from '../../../../src/targets/parallel/index.js';
 import { __testing as alongTesting } from '../../../../src/targets/cpu/wasm/along-rows.js';
 import { expectSameArrays, same, wasmAndJs } from './same-values.js';
 
@@ -20,6 +21,7 @@ afterEach(() => {
   alongTesting.setAlongRows(undefined);
 });
 afterAll(async () => {
+  setParallelOptions({ threshold: DEFAULT_THRESHOLD });
   await shutdown();
 });
 
@@ -80,6 +82,8 @@ interface Case {
   readonly scalars?: DType;
   /** Whether its loop must run along the row (else the case checks a loop that must not). */
   readonly along: boolean;
+  /** What `explain` must also say (the lanes it runs in). */
+  readonly explains?: string;
 }
 
 const sq = (v: number) => v * v;
@@ -138,6 +142,39 @@ const CASES: Case[] = [
     },
   },
   {
+    name: '16-bit lanes: a gradient of int16 wrapping into int16', signature: 'void(int16[:], int16[:])', layout: '(n)->(n)', dtype: 'int16', arrays: 1, along: true, explains: '8 elements per vector in 16-bit lanes',
+    kernel: (x: V, out: V) => {
+      for (let i = 1; i < x.length - 1; i++) out[i] = x[i + 1]! - x[i - 1]! * 3;
+    },
+  },
+  {
+    name: '16-bit lanes: a clamp between per-row int16 bounds, saturating sum', signature: 'void(int16[:], int16, int16[:])', layout: '(n),()->(n)', dtype: 'int16', arrays: 1, scalars: 'int16', along: true, explains: 'in 16-bit lanes',
+    kernel: (x: V, k: number, out: V) => {
+      for (let i = 0; i < x.length; i++) {
+        const s = Math.min(Math.max(x[i]! + k, -32768), 32767);
+        out[i] = Math.max(s, k);
+      }
+    },
+  },
+  {
+    name: '8-bit lanes: a threshold of bytes', signature: 'void(uint8[:], uint8, uint8[:])', layout: '(n),()->(n)', dtype: 'uint8', arrays: 1, scalars: 'uint8', along: true, explains: '16 elements per vector in 8-bit lanes',
+    kernel: (x: V, t: number, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! > t ? 255 : 0;
+    },
+  },
+  {
+    name: '8-bit lanes: a saturating sum of bytes into uint8c, a stencil', signature: 'void(uint8[:], uint8, uint8c[:])', layout: '(n),()->(n)', dtype: 'uint8', arrays: 1, scalars: 'uint8', along: true, explains: 'in 8-bit lanes',
+    kernel: (x: V, t: number, out: V) => {
+      for (let i = 0; i < x.length - 1; i++) out[i] = x[i + 1]! + t;
+    },
+  },
+  {
+    name: 'int8 rows: wraps in 16-bit lanes (a product) into int8', signature: 'void(int8[:], int8[:], int8[:])', layout: '(n),(n)->(n)', dtype: 'int8', arrays: 2, along: true, explains: 'in 16-bit lanes',
+    kernel: (a: V, b: V, out: V) => {
+      for (let i = 0; i < a.length; i++) out[i] = a[i]! * b[i]! - (a[i]! << 2);
+    },
+  },
+  {
     name: 'uint32 rows: wrap and unsigned compare', signature: 'void(uint32[:], uint32, uint32[:])', layout: '(n),()->(n)', dtype: 'uint32', arrays: 1, scalars: 'uint32', along: true,
     kernel: (x: V, y: number, out: V) => {
       for (let i = 0; i < x.length; i++) out[i] = x[i]! > y ? x[i]! - y : (x[i]! ^ y) >>> 1;
@@ -189,6 +226,28 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'ifs: stores under lane masks, one branch storing nothing', signature: 'void(int16[:], int16, int16[:], float32[:])', layout: '(n),()->(n),(n)', dtype: 'int16', arrays: 1, scalars: 'int16', along: true,
+    kernel: (x: V, t: number, a: V, b: V) => {
+      for (let i = 0; i < x.length; i++) {
+        let v = x[i]! * 3;
+        if (x[i]! > t) {
+          a[i] = v;
+          v = v / 7;
+        } else if (x[i]! < -t) b[i] = -v;
+        else {
+          a[i] = t;
+          b[i] = v + 0.5;
+        }
+      }
+    },
+  },
+  {
+    name: 'the counter as a value (float64 lanes of consecutive counts)', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: true,
+    kernel: (x: V, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! * i + i / 3 - (x.length - i);
+    },
+  },
+  {
     name: 'a value carried along the row: stays in rows in lanes', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: false,
     kernel: (x: V, out: V) => {
       let s = 0;
@@ -228,7 +287,9 @@ function checkCase(c: Case, numRuns: number): void {
   setEngineMode('wasm');
   const args: unknown[] = Array.from({ length: c.arrays }, () => rowsOf(c.dtype, 2, 64, [1, 2, 3]));
   if (scalarType) args.push(1);
-  expect(f.explain(...args).includes('SIMD along the row')).toBe(c.along);
+  const explained = f.explain(...args);
+  expect(explained.includes('SIMD along the row')).toBe(c.along);
+  if (c.explains) expect(explained).toContain(c.explains);
 }
 
 describe('per-row loops in SIMD lanes along the row are bit-identical to the JS engine', () => {
@@ -309,5 +370,24 @@ describe('edges of the vector loop', () => {
     const [w, j] = wasmAndJs(() => (f.sync(x, { data: scalars, shape: [6] }) as { data: Float32Array }).data);
     expect(same(NaN, NaN)).toBe(true);
     expectSameArrays(w as Float32Array, j as Float32Array);
+  });
+
+  it('the parallel target\'s workers run loops along the row, bit-identical to the JS engine', async () => {
+    setParallelOptions({ threshold: 0 });
+    const make = (target: 'cpu' | 'parallel') =>
+      guvectorize(['void(float32[:], float32, float32[:])'], '(n),()->(n)', { target })((x: V, k: number, out: V) => {
+        for (let i = 1; i < x.length - 1; i++) out[i] = (x[i - 1]! + x[i]! * k + x[i + 1]!) / 3;
+      });
+    const cpu = make('cpu') as unknown as Ufunc;
+    const parallel = make('parallel') as unknown as Ufunc & ((...args: unknown[]) => Promise<unknown>);
+    for (const batch of [5, 257, 4099]) {
+      const x = sharedArray(batch * 37, 'float32').map((_, i) => Math.sin(i) * 3);
+      const table = { data: x, shape: [batch, 37] };
+      setEngineMode('js');
+      const expected = cpu.sync(table, 0.5) as { data: Float32Array };
+      setEngineMode('wasm');
+      expect(parallel.explain(table, 0.5)).toMatch(/running WebAssembly \(rows one after another, the loop at line 2 in SIMD along the row/);
+      expectSameArrays((await parallel(table, 0.5) as { data: Float32Array }).data, expected.data);
+    }
   });
 });
