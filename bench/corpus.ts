@@ -41,7 +41,7 @@ const skipPeers = args.includes('--skip-peers');
 const machine = describeMachine({ summary: 'not used by this benchmark' });
 const suffix = quick ? '-quick' : only ? '-partial' : '';
 const outFile = flag('--out') ?? fileURLToPath(new URL(`./results/corpus-${machineSlug(machine)}${suffix}.md`, import.meta.url));
-const timing = quick ? { samples: 5 } : { samples: 7 };
+const timing = { samples: 5 };
 const reps = quick ? 5 : 7;
 
 const kernels = CORPUS.filter((k) => !only || only.includes(k.name));
@@ -127,16 +127,16 @@ interface Measured {
 }
 
 /**
- * Timed calls per sample at least: a kernel with a fresh output of tens of MiB leaves the garbage
- * collector a full collection every few calls, and a sample of one call takes it or not by where
- * the turn falls; three average it as a loop does.
+ * Timed calls per sample at least: a kernel with a fresh output of tens of MiB has V8 run a full
+ * collection every two calls or so, and a sample of one call takes it or not by where the turn
+ * falls. Four (even, after the one untimed call) take half of such collections, as a loop does.
  */
-const MIN_TIMED_CALLS = 3;
+const MIN_TIMED_CALLS = 4;
 
 /**
  * Median seconds per call of each of `calls`, timed in turns, each turn a warm burst of one call: one
  * call untimed (it meets the caches and the garbage the previous contender left), then as many calls
- * of it as last ≥ 5 ms (three at least), timed — what a user's loop of that call waits for per
+ * of it as last ≥ 5 ms (four at least), timed — what a user's loop of that call waits for per
  * call, the way the Numba peer is timed (a tight loop of the same call). A turn of single calls, each right after a different
  * contender, would time cold caches that no user's loop sees. The turns rotate, so that no contender
  * always follows the same one, and every contender sees the same load on a shared machine.
@@ -255,7 +255,7 @@ const report = [
   '',
   'Ordinary typed arrays in, outputs allocated by the call, on every side; medians after warm-up. ' +
     '"cpu" is the engine the library chooses; "JS" and "Wasm" force one engine (`setEngineMode`), and "chosen ÷ best" is cpu ÷ the faster of the two. ' +
-    'Each kernel\'s cpu figures (chosen, JS, Wasm, fastmath, shared, JS loop) are timed in turns, sample by sample, and so are its two parallel ones: their ratios compare like with like on a loaded machine. Each sample is a warm burst of one contender (an untimed call, then at least three calls lasting ≥ 5 ms, timed), as a user\'s loop of that call runs and as Numba is timed. ' +
+    'Each kernel\'s cpu figures (chosen, JS, Wasm, fastmath, shared, JS loop) are timed in turns, sample by sample, and so are its two parallel ones: their ratios compare like with like on a loaded machine. Each sample is a warm burst of one contender (an untimed call, then at least four calls lasting ≥ 5 ms, timed), as a user\'s loop of that call runs and as Numba is timed. ' +
     '"fastmath ÷ cpu" is the same kernel with `fastmath: true`. "ordinary ÷ shared": the call as users write it against the same call on `sharedArray` inputs into a given `sharedArray` `out` (what ordinary arrays cost: copies, and the fresh output). Ratios below 1 mean ufunc is faster.',
   '',
   markdownTable(
