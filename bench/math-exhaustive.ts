@@ -8,6 +8,9 @@
  * - `--float64 N` random and edge doubles per function (default 10^8: the edges of each
  *   function, then random inputs over every range of its algorithm and any bit pattern), through
  *   float64 SIMD lanes and the scalar loop.
+ * - `pow^K` (e.g. `--functions pow^6,pow^2.4`): `x ** K` with the literal exponent K compiled into the
+ *   kernel (math/pow.ts `powLanesOfKnownY`), a function of x alone: every float32 x (the float32
+ *   kernel's K is `Math.fround(K)`, as its literal is a float32), and random and edge doubles x.
  * NaN matches NaN (payloads are not part of the claim). Work is sharded over worker threads in
  * chunks; prints one JSON line per function with the counts (the claim: every mismatch count 0).
  *
@@ -25,7 +28,7 @@ import { mulberry32 } from '../tests/random.js';
 import {
   ASIN_CENTRES, asinInput, ATAN_CENTRES, atan2Input, atanInput, edgeInputs, TRIG_CENTRES, trigInput, ulpsFrom,
 } from '../tests/targets/cpu/wasm/math-inputs.js';
-import { binaryEdges, PORTED_FUNCTIONS, type PortedFunction, randomBinary, randomUnary, unaryCentres } from './lib/math-inputs.js';
+import { binaryEdges, POW_X, PORTED_FUNCTIONS, type PortedFunction, randomBinary, randomUnary, unaryCentres } from './lib/math-inputs.js';
 
 /** Per function: arity, random float64 inputs (one per argument), edge values. */
 interface Spec {
@@ -52,6 +55,28 @@ const SPECS: Record<string, Spec> = {
   ...Object.fromEntries(PORTED_FUNCTIONS.map((fn) => [fn, logPowerSpec(fn)])),
 };
 
+/** The exponent of `pow^K`, or undefined for a `Math` function's name. */
+function literalExponent(fn: string): number | undefined {
+  const m = /^pow\^(.+)$/.exec(fn);
+  if (!m) return undefined;
+  const k = Number(m[1]);
+  if (Number.isNaN(k) && m[1] !== 'NaN') throw new Error(`pow^K needs a number K, found ${m[1]}`);
+  return k;
+}
+
+/** The spec of `pow^K` (x only; y = K): pow's random x and its special x as edges. */
+function specOf(fn: string): Spec | undefined {
+  if (literalExponent(fn) === undefined) return SPECS[fn];
+  return { arity: 1, random: (next, i) => [randomBinary('pow', next, i)[0]], centres: POW_X };
+}
+
+/** The kernel's and V8's expression of `fn` on `args` (JS source), with float32's rounded literal where `f32`. */
+function expression(fn: string, args: readonly string[], f32 = false): string {
+  const k = literalExponent(fn);
+  if (k === undefined) return `Math.${fn}(${args.join(', ')})`;
+  return `Math.pow(${args[0]}, ${f32 ? Math.fround(k) : k})`;
+}
+
 const CHUNK_BITS = 22;
 const CHUNK = 1 << CHUNK_BITS;
 const FLOAT32_CHUNKS = 2 ** 32 / CHUNK;
@@ -71,7 +96,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
   const functions = flag('--functions')?.split(',') ?? Object.keys(SPECS);
-  for (const f of functions) if (!SPECS[f]) throw new Error(`unknown function ${f}: choose from ${Object.keys(SPECS).join(', ')}`);
+  for (const f of functions) if (!specOf(f)) throw new Error(`unknown function ${f}: choose from ${Object.keys(SPECS).join(', ')}, pow^K`);
   const workers = Number(flag('--workers') ?? availableParallelism());
   const float64 = Number(flag('--float64') ?? 1e8);
   const [from, to, step = 1] = (flag('--float32-chunks') ?? `0:${FLOAT32_CHUNKS}`).split(':').map(Number) as [number, number, number?];
@@ -151,20 +176,23 @@ interface AnyArity {
 }
 
 function makeKernels(fn: string) {
-  const { arity } = SPECS[fn]!;
+  const { arity } = specOf(fn)!;
   const params = arity === 1 ? ['x'] : ['y', 'x'];
-  const body = new Function(...params, `return Math.${fn}(${params.join(', ')})`) as (...a: number[]) => number;
+  const k = literalExponent(fn);
+  // pow^K: the literal as JS reads it (String(K) gives the double back; the float32 kernel rounds it)
+  const source = k === undefined ? `Math.${fn}(${params.join(', ')})` : `x ** (${Object.is(k, -0) ? '-0' : String(k)})`;
+  const body = new Function(...params, `return ${source}`) as (...a: number[]) => number;
   const f32 = vectorize([`float32(${params.map(() => 'float32').join(', ')})`])(body) as unknown as AnyArity;
   const f64 = vectorize([`float64(${params.map(() => 'float64').join(', ')})`])(body) as unknown as AnyArity;
   const a = (arrays ??= allocate());
-  const k = { ...a, f32, f64, in32: a.in32.slice(0, arity), in64: a.in64.slice(0, arity), strided: a.strided.slice(0, arity) };
-  const lanes32 = f32.explain(...k.in32, { out: k.out32 });
-  const lanes64 = f64.explain(...k.in64, { out: k.out64 });
-  const scalar = f64.explain(...k.strided.map((s) => view(s, CHUNK)), { out: view(k.stridedOut, CHUNK) });
+  const kernels = { ...a, f32, f64, in32: a.in32.slice(0, arity), in64: a.in64.slice(0, arity), strided: a.strided.slice(0, arity) };
+  const lanes32 = f32.explain(...kernels.in32, { out: kernels.out32 });
+  const lanes64 = f64.explain(...kernels.in64, { out: kernels.out64 });
+  const scalar = f64.explain(...kernels.strided.map((s) => view(s, CHUNK)), { out: view(kernels.stridedOut, CHUNK) });
   if (!lanes32.startsWith('WebAssembly (SIMD, 4 lanes)') || !lanes64.startsWith('WebAssembly (SIMD, 2 lanes)') || !scalar.startsWith('WebAssembly (scalar')) {
     throw new Error(`unexpected engines: ${lanes32} / ${lanes64} / ${scalar}`);
   }
-  return k;
+  return kernels;
 }
 
 /**
@@ -173,14 +201,15 @@ function makeKernels(fn: string) {
  */
 type WantLoop = (xs: readonly Float64Array[], want: Float64Array, n: number) => void;
 const wantLoops = new Map<string, WantLoop>();
-function computeWant(fn: string, xs: readonly Float64Array[], want: Float64Array, n: number): void {
-  let loop = wantLoops.get(fn);
+function computeWant(fn: string, xs: readonly Float64Array[], want: Float64Array | Float32Array, n: number, f32 = false): void {
+  const key = `${fn} ${f32}`;
+  let loop = wantLoops.get(key);
   if (!loop) {
-    const args = xs.map((_, j) => `x${j}[i]`).join(', ');
-    loop = new Function('xs', 'want', 'n', `const [${xs.map((_, j) => `x${j}`).join(', ')}] = xs; for (let i = 0; i < n; i++) want[i] = Math.${fn}(${args});`) as WantLoop;
-    wantLoops.set(fn, loop);
+    const args = xs.map((_, j) => `x${j}[i]`);
+    loop = new Function('xs', 'want', 'n', `const [${xs.map((_, j) => `x${j}`).join(', ')}] = xs; for (let i = 0; i < n; i++) want[i] = ${expression(fn, args, f32)};`) as WantLoop;
+    wantLoops.set(key, loop);
   }
-  loop(xs, want, n);
+  loop(xs, want as Float64Array, n);
 }
 
 const words = (a: Float64Array | Float32Array) => new Int32Array(a.buffer, a.byteOffset, a.byteLength / 4);
@@ -209,7 +238,7 @@ function mismatches(got: Float64Array | Float32Array, want: Float64Array | Float
 
 function float32Job(fn: string, k: ReturnType<typeof makeKernels>, chunk: number): Counts {
   const c = zero();
-  const { arity } = SPECS[fn]!;
+  const { arity } = specOf(fn)!;
   const bits = k.in32.map((a) => new Int32Array(a.buffer, a.byteOffset, CHUNK));
   const base = chunk * CHUNK;
   for (let i = 0; i < CHUNK; i++) bits[0]![i] = (base + i) | 0;
@@ -224,7 +253,9 @@ function float32Job(fn: string, k: ReturnType<typeof makeKernels>, chunk: number
   k.f64.sync(...k.in64, { out: k.out64 });
   k.f64.sync(...k.strided.map((s) => view(s, CHUNK)), { out: view(k.stridedOut, CHUNK) });
   computeWant(fn, k.in64, k.want, CHUNK);
-  k.want32.set(k.want);
+  // the float32 kernel's own result, rounded once (pow^K: its K is the float32 literal)
+  if (literalExponent(fn) === undefined) k.want32.set(k.want);
+  else computeWant(fn, k.in64, k.want32, CHUNK, true);
   const describe = (what: string, got: Float64Array | Float32Array, stride: number, want: Float64Array | Float32Array) => (i: number) =>
     `${what} ${fn}(${k.in64.map((a) => a[i]).join(', ')}) = ${got[i * stride]}, V8 ${want[i]}`;
   c.float32Lanes = mismatches(k.out32, k.want32, CHUNK, 1, describe('float32 lanes', k.out32, 1, k.want32), c);
@@ -236,7 +267,7 @@ function float32Job(fn: string, k: ReturnType<typeof makeKernels>, chunk: number
 
 function float64Job(fn: string, k: ReturnType<typeof makeKernels>, chunk: number, count: number): Counts {
   const c = zero();
-  const spec = SPECS[fn]!;
+  const spec = specOf(fn)!;
   const next = mulberry32(0x5eed + chunk * 7919 + fn.length);
   let filled = 0;
   const put = (args: readonly number[]) => {

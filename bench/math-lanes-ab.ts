@@ -13,8 +13,12 @@
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
  *   npx tsx bench/math-lanes-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--js]
+ *   npx tsx bench/math-lanes-ab.ts --base-commit dd64e21 …   # the same, the base made from a commit of this repository
  */
-import { resolve } from 'node:path';
+import { execSync } from 'node:child_process';
+import { mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cpuUsage } from 'node:process';
 import { markdownTable } from './lib/markdown.js';
@@ -26,7 +30,16 @@ const quick = argv.includes('--quick');
 const rounds = Number(flag('--rounds') ?? (quick ? 3 : 15));
 const only = flag('--only')?.split(',');
 const withJs = argv.includes('--js');
-const baseDir = flag('--base');
+const baseCommit = flag('--base-commit');
+const baseDir = flag('--base') ?? (baseCommit ? checkoutOf(baseCommit) : undefined);
+
+/** A directory holding `src/` of a commit of this repository, with this checkout's node_modules. */
+function checkoutOf(commit: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'math-lanes-base-'));
+  execSync(`git archive ${commit} src package.json tsconfig.json | tar -x -C ${dir}`, { stdio: ['ignore', 'ignore', 'inherit'] });
+  symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
+  return dir;
+}
 
 type Vectorize = (signatures: string[], options?: object) => (kernel: (...args: never[]) => number) => (...args: unknown[]) => unknown;
 interface Library {

@@ -375,8 +375,12 @@ export const LOG1P_LANES: VectorCode = {
     const s = c.let(div(f, add(num(2), f)));
     const z = c.let(mul(s, s));
     const R = c.let(mul(z, c.poly(z, LG)));
-    const result = sub(mul(dk, num(LN2_HI)), sub(sub(hfsq, add(mul(s, add(hfsq, R)), add(mul(dk, num(LN2_LO)), cc))), f));
+    const result = c.local();
+    sub(mul(dk, num(LN2_HI)), sub(sub(hfsq, add(mul(s, add(hfsq, R)), add(mul(dk, num(LN2_LO)), cc))), f))();
+    c.e.set(result);
+    // |x| < 2^-29 (rare lanes): x, or x − x²/2
     const ax = c.let(c.abs(x!));
-    return select(c.lt(ax, num(2 ** -29)), select(c.lt(ax, num(2 ** -54)), x!, sub(x!, mul(mul(x!, x!), num(0.5)))), result);
+    c.whereAny(c.let(c.lt(ax, num(2 ** -29))), result, () => select(c.lt(ax, num(2 ** -54)), x!, sub(x!, mul(mul(x!, x!), num(0.5)))));
+    return c.get(result);
   },
 };
