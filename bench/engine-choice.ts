@@ -70,7 +70,10 @@ interface Library {
   readonly shutdown: () => Promise<void>;
   /** The parallel target's placement by measurement, on or off (`--target parallel` turns it off). */
   readonly measuredPlacement: (on: boolean) => boolean;
+  /** Where the library has it: a hook that sees what the workers measured in each trial call (parallel/index.ts `__testing.turnTimes`). */
+  readonly turnTimes?: (hook: TurnHook | undefined) => unknown;
 }
+type TurnHook = (engines: readonly Form[], measured: readonly number[], times: readonly { mean: number; least: number }[]) => readonly number[];
 /** A kernel as one library builds it. */
 interface Kernel {
   readonly name: string;
@@ -113,7 +116,7 @@ async function load_(dir: string, name: string): Promise<Library> {
   const rows = await at('src/targets/cpu/wasm/emit-rows.ts');
   const parallel = await at('src/targets/parallel/index.ts');
   const along = await at('src/targets/cpu/wasm/along-rows.ts').catch(() => undefined);
-  const library: Library = { name, setEngineMode: index.setEngineMode, setLanesTake: loops.__testing.setLanesTake, setFloatPairs: rows.__testing?.setFloatPairs, setAlongRows: along?.__testing?.setAlongRows, kernels, shutdown: index.shutdown, measuredPlacement: parallel.__testing.measuredPlacement };
+  const library: Library = { name, setEngineMode: index.setEngineMode, setLanesTake: loops.__testing.setLanesTake, setFloatPairs: rows.__testing?.setFloatPairs, setAlongRows: along?.__testing?.setAlongRows, kernels, shutdown: index.shutdown, measuredPlacement: parallel.__testing.measuredPlacement, turnTimes: parallel.__testing.turnTimes };
   if (target === 'parallel') library.measuredPlacement(false);
   return library;
 }
@@ -208,12 +211,25 @@ for (const name of names) {
   const args = kernels[0]!.inputs(kernels[0]!.size).map((r) => callArgument(makeInput(r, next) as Operand | number));
   // Calibrations in turns across libraries, each a fresh ufunc's first calls, under the load asked for.
   const chosen = libraries.map((): Form[] => []);
+  // What the workers measured in the trial calls (the parallel target): per form, the best over calls of the mean and of the least chunk time.
+  const trialTimes = libraries.map(() => new Map<Form, { mean: number; least: number }>());
   const loops = busyLoops(load);
   try {
     for (let c = 0; c < calibrations; c++) {
       for (const [i, k] of kernels.entries()) {
         const f = k.make();
-        for (let call = 0; call < CALIBRATING_CALLS; call++) await f(...args);
+        libraries[i]!.turnTimes?.((engines, measured, times) => {
+          engines.forEach((e, t) => {
+            const was = trialTimes[i]!.get(e) ?? { mean: Infinity, least: Infinity };
+            trialTimes[i]!.set(e, { mean: Math.min(was.mean, times[t]!.mean), least: Math.min(was.least, times[t]!.least) });
+          });
+          return measured;
+        });
+        try {
+          for (let call = 0; call < CALIBRATING_CALLS; call++) await f(...args);
+        } finally {
+          libraries[i]!.turnTimes?.(undefined);
+        }
         chosen[i]!.push(formOf(f.explain(...args), scalarExplain(libraries[i]!, f, args)));
       }
     }
@@ -259,7 +275,8 @@ for (const name of names) {
   for (const [i, { lib, best }] of judged.entries()) {
     verdicts[i]!.set(name, { ...best, chosen: chosen[i]! });
     const worst = Math.max(...chosen[i]!.map((e) => ratioOf(best, e)));
-    process.stderr.write(`${name} (${lib.name}): JS ${formatSeconds(best.js)}, Wasm ${formatSeconds(best.wasm)}${Number.isFinite(best['wasm-masked']) ? `, Wasm masked ${formatSeconds(best['wasm-masked'])}` : ''}${Number.isFinite(best['wasm-pairs']) ? `, Wasm pairs ${formatSeconds(best['wasm-pairs'])}` : ''}${Number.isFinite(best['wasm-along']) ? `, Wasm along ${formatSeconds(best['wasm-along'])}` : ''}, chose ${chosen[i]!.join(' ')}: worst ${formatRatio(worst)}\n`);
+    const trials = [...trialTimes[i]!].map(([e, t]) => `${e} ${formatSeconds(t.mean)}/${formatSeconds(t.least)}`).join(', ');
+    process.stderr.write(`${name} (${lib.name}): JS ${formatSeconds(best.js)}, Wasm ${formatSeconds(best.wasm)}${Number.isFinite(best['wasm-masked']) ? `, Wasm masked ${formatSeconds(best['wasm-masked'])}` : ''}${Number.isFinite(best['wasm-pairs']) ? `, Wasm pairs ${formatSeconds(best['wasm-pairs'])}` : ''}${Number.isFinite(best['wasm-along']) ? `, Wasm along ${formatSeconds(best['wasm-along'])}` : ''}, chose ${chosen[i]!.join(' ')}: worst ${formatRatio(worst)}${trials ? `; the workers' trials, per loop index, mean/least chunk: ${trials}` : ''}\n`);
   }
 }
 

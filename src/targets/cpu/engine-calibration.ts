@@ -261,9 +261,11 @@ export function turnsOf(c: Calibration): readonly Engine[] {
 }
 
 /**
- * Ends a trial on the workers ({@link turnsOf}): records each candidate's least seconds per loop
- * index over the chunks it ran (a candidate that ran none, or none long enough to time, records
- * nothing; `measured` undefined: the call failed). The choice is made as on the calling thread —
+ * Ends a trial on the workers ({@link turnsOf}): records each candidate's seconds per loop index
+ * in the call — all the seconds its chunks took, as the threads that ran them timed them, ÷ all
+ * their loop indices: what the call costs on it, spread over the threads, with the contention it
+ * causes itself (page faults, memory traffic of 16 threads) rather than its least slowed chunk (a
+ * candidate that ran no chunk records nothing; `measured` undefined: the call failed). The choice is made as on the calling thread —
  * once every candidate has {@link MIN_ROUNDS} trials, more while two are close or one is still
  * warming up, up to {@link MAX_ROUNDS} — and re-checked as there: a re-check is one more such call.
  */
@@ -365,7 +367,7 @@ export function measuredChoice(plan: CallPlan, elements: number, where: string, 
   if (c?.winner) {
     const counts = named(c).map((e) => count(c, e));
     const timed = where === 'parallel'
-      ? `the least of ${counts.slice(0, -1).join(', ')} and ${counts.at(-1)} calls of this call shape whose chunks the workers ran on each in turns, per chunk as the worker that ran it timed it`
+      ? `the best of ${counts.slice(0, -1).join(', ')} and ${counts.at(-1)} calls of this call shape whose chunks the workers ran on each in turns, each call's chunks on an engine timed by the workers that ran them, their seconds ÷ their ${unit}s`
       : `the best of ${counts.slice(0, -1).join(', ')} and ${counts.at(-1)} timed calls of this call shape`;
     const reason = `chosen by measurement: ${figures(c)} (${timed}). The guess was ${guess.engine === 'wasm' ? 'WebAssembly' : 'JavaScript'}, because ${guess.reason}`;
     if (c.winner === 'wasm-masked') return { engine: 'wasm', maskedLoops: true, reason };

@@ -26,7 +26,7 @@ import { fastmathNote, variantOf, wasmKernelFor, wasmLayoutOf, WasmMemoryFull, w
 import { buffer as wasmBuffer, release as releaseWasm, reserve } from '../cpu/wasm/memory.js';
 import { estimatedSeconds, isCostly, MIN_COSTED_WORK, POOL_SECONDS, recordCallTime } from './kernel-cost.js';
 import { placeCall, placementKey, recordPlacement } from './placement.js';
-import { chunking, type Job, type JobOutcome, minChunkOf, type PoolOptions, type ScalarArgument, type Turn, WorkerPool } from './pool.js';
+import { chunking, type Job, type JobOutcome, minChunkOf, type PoolOptions, type ScalarArgument, type Turn, type TurnTime, WorkerPool } from './pool.js';
 import { Command, MAX_OPERANDS, scalarKindOf, type WorkerMessage } from './protocol.js';
 import { type ArenaSource, canSplitLoop, type CopyPipeline, type StagedOperands, StagingArenas, stageOperands, yieldToEventLoop } from './staging.js';
 
@@ -475,13 +475,18 @@ function trialJobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecisi
 function endTrial(planned: PlannedJob, outcome: JobOutcome | undefined): void {
   const { decision, turns } = planned;
   if (!decision.trial) return;
-  if (outcome?.ok !== true || !turns || !outcome.turnSeconds) return recordTurns(decision.trial, undefined);
-  const seconds = turnTimesHook ? turnTimesHook(turns, outcome.turnSeconds) : outcome.turnSeconds;
+  if (outcome?.ok !== true || !turns || !outcome.turnTimes) return recordTurns(decision.trial, undefined);
+  const means = outcome.turnTimes.map((time) => time.mean);
+  const seconds = turnTimesHook ? turnTimesHook(turns, means, outcome.turnTimes) : means;
   recordTurns(decision.trial, new Map(turns.map((engine, t) => [engine, seconds[t]!])));
 }
 
-/** Replaces the workers' chunk times of trials (tests: deterministic choices). */
-let turnTimesHook: ((engines: readonly Engine[], measured: readonly number[]) => readonly number[]) | undefined;
+/**
+ * Replaces the workers' chunk times of trials (tests: deterministic choices; benchmarks read them):
+ * it gets the candidates in turn order, the seconds per loop index recorded for each, and all
+ * that was measured of each.
+ */
+let turnTimesHook: ((engines: readonly Engine[], measured: readonly number[], times: readonly TurnTime[]) => readonly number[]) | undefined;
 
 /**
  * Where and on which engine a call runs, for `f.explain(…)`: on the workers (each running the

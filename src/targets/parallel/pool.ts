@@ -78,11 +78,16 @@ export interface Turn {
   readonly copies: boolean;
 }
 
-/**
- * How a job ended; for a job with turns, each turn's least seconds per loop index over the chunks
- * it ran on the workers (Infinity: none).
- */
-export type JobOutcome = { readonly ok: true; readonly turnSeconds?: readonly number[] } | { readonly ok: false; readonly error: Error };
+/** What the workers measured of one turn of a job: seconds per loop index over its chunks (NaN, Infinity: it ran none). */
+export interface TurnTime {
+  /** All its chunks' seconds ÷ all their loop indices. */
+  readonly mean: number;
+  /** The least of its chunks' seconds per loop index. */
+  readonly least: number;
+}
+
+/** How a job ended; for a job with turns, what the workers measured of each turn. */
+export type JobOutcome = { readonly ok: true; readonly turnTimes?: readonly TurnTime[] } | { readonly ok: false; readonly error: Error };
 
 interface PooledWorker {
   readonly index: number;
@@ -644,9 +649,14 @@ export class WorkerPool {
     }
   }
 
-  /** Each turn's least seconds per loop index over the chunks the job's workers ran of it. */
-  private turnSeconds(running: RunningJob): number[] {
-    return running.job.turns!.map((_, t) => Math.min(...running.participants.map((pooled) => this.control.turnTime(pooled.index, t))));
+  /** What the job's workers measured of each turn, over all their chunks of it. */
+  private turnTimes(running: RunningJob): TurnTime[] {
+    return running.job.turns!.map((_, t) => {
+      const times = running.participants.map((pooled) => this.control.turnTime(pooled.index, t));
+      const seconds = times.reduce((sum, time) => sum + time.seconds, 0);
+      const indices = times.reduce((sum, time) => sum + time.indices, 0);
+      return { mean: indices > 0 ? seconds / indices : Infinity, least: Math.min(...times.map((time) => time.least)) };
+    });
   }
 
   /** Reads how the job ended (once), frees the pool and hands it to the next waiting job. */
@@ -679,7 +689,7 @@ export class WorkerPool {
         ),
       };
     } else {
-      running.outcome = lowest ? { ok: false, error: lowest.error } : running.job.turns ? { ok: true, turnSeconds: this.turnSeconds(running) } : { ok: true };
+      running.outcome = lowest ? { ok: false, error: lowest.error } : running.job.turns ? { ok: true, turnTimes: this.turnTimes(running) } : { ok: true };
     }
     this.current = undefined;
     // Copies still to make are of chunks no thread runs any more (skipped after an error).

@@ -116,7 +116,10 @@ export const WorkerSlot = {
   errorMessageBytes: 4,
   /** The index-check site an index error recorded below failed at (the runner's `sites`), or −1. */
   errorSite: 5,
-  /** Float64 slots (2 int32 each) from here: per turn, the least seconds per loop index of the chunks this worker ran in the job. */
+  /**
+   * Float64 slots (2 int32 each) from here: per turn, of the chunks this worker ran in the job,
+   * the least seconds per loop index, the seconds in all and the loop indices in all.
+   */
   turnTimes: 8,
 } as const;
 
@@ -132,7 +135,7 @@ export const WorkerState = {
   dead: 3,
 } as const;
 
-const WORKER_HEADER_INT32 = WorkerSlot.turnTimes + 2 * MAX_TURNS;
+const WORKER_HEADER_INT32 = WorkerSlot.turnTimes + 2 * 3 * MAX_TURNS;
 /** Bytes for an error's class name and message (UTF-8); longer messages are cut. */
 const ERROR_BYTES = 8192;
 const WORKER_AREA_INT32 = WORKER_HEADER_INT32 + ERROR_BYTES / 4;
@@ -197,25 +200,33 @@ export class ControlBlock {
     return FIRST_WORKER_INT32 + w * WORKER_AREA_INT32 + slot;
   }
 
-  /** Float64 index of worker `w`'s time of turn `turn` (see {@link WorkerSlot.turnTimes}). */
+  /** Float64 index of worker `w`'s times of turn `turn`: the least per index, then seconds and indices in all (see {@link WorkerSlot.turnTimes}). */
   private turnTimeSlot(w: number, turn: number): number {
-    return this.workerSlot(w, WorkerSlot.turnTimes) / 2 + turn;
+    return this.workerSlot(w, WorkerSlot.turnTimes) / 2 + 3 * turn;
   }
 
   /** Forgets worker `w`'s chunk times (before a job). */
   clearTurnTimes(w: number): void {
-    for (let t = 0; t < MAX_TURNS; t++) this.float64[this.turnTimeSlot(w, t)] = Infinity;
+    for (let t = 0; t < MAX_TURNS; t++) {
+      const slot = this.turnTimeSlot(w, t);
+      this.float64.fill(0, slot, slot + 3);
+      this.float64[slot] = Infinity;
+    }
   }
 
-  /** Records that worker `w` ran a chunk of turn `turn` at `secondsPerIndex` (it keeps the least). */
-  recordTurnTime(w: number, turn: number, secondsPerIndex: number): void {
+  /** Records that worker `w` ran a chunk of `indices` loop indices of turn `turn` in `seconds`. */
+  recordTurnTime(w: number, turn: number, seconds: number, indices: number): void {
     const slot = this.turnTimeSlot(w, turn);
-    if (secondsPerIndex < this.float64[slot]!) this.float64[slot] = secondsPerIndex;
+    const { float64 } = this;
+    if (seconds / indices < float64[slot]!) float64[slot] = seconds / indices;
+    float64[slot + 1] += seconds;
+    float64[slot + 2] += indices;
   }
 
-  /** The least seconds per loop index of worker `w`'s chunks of turn `turn` in the job (Infinity: it ran none). */
-  turnTime(w: number, turn: number): number {
-    return this.float64[this.turnTimeSlot(w, turn)]!;
+  /** Worker `w`'s chunks of turn `turn` in the job: the least seconds per loop index (Infinity: none), seconds and indices in all. */
+  turnTime(w: number, turn: number): { least: number; seconds: number; indices: number } {
+    const slot = this.turnTimeSlot(w, turn);
+    return { least: this.float64[slot]!, seconds: this.float64[slot + 1]!, indices: this.float64[slot + 2]! };
   }
 
   /** Records the error a chunk threw in worker `w`'s area (workers claim chunks in increasing
@@ -353,12 +364,12 @@ export function markWorkerDead(control: ControlBlock, w: number): void {
 
 /**
  * Runners taking a job's chunks in turns ({@link Slot.turns}): turn t runs `runners[t]` over
- * `args[t]`; each chunk is timed and its seconds per loop index handed to `timed`.
+ * `args[t]`; each chunk is timed and its seconds and loop indices handed to `timed`.
  */
 export interface ChunkTurns {
   readonly runners: readonly Runner[];
   readonly args: readonly RunnerArgs[];
-  readonly timed: (turn: number, secondsPerIndex: number) => void;
+  readonly timed: (turn: number, seconds: number, indices: number) => void;
 }
 
 /**
@@ -394,7 +405,7 @@ function runTurn(turns: ChunkTurns, chunk: number, chunkSize: number, total: num
   const indices = Math.min(chunkSize, total - chunk * chunkSize);
   const started = performance.now();
   runChunk(turns.runners[turn]!, turns.args[turn]!, chunk, chunkSize, total);
-  turns.timed(turn, (performance.now() - started) / 1000 / indices);
+  turns.timed(turn, (performance.now() - started) / 1000, indices);
 }
 
 /**

@@ -159,7 +159,7 @@ export class WorkerCore {
       failed = true;
     };
     if (turns === 1) return runClaimedChunks(control, runners[0]!, argsOfTurn[0]!, onFailure);
-    const timed = (turn: number, secondsPerIndex: number) => control.recordTurnTime(index, turn, secondsPerIndex);
+    const timed = (turn: number, seconds: number, indices: number) => control.recordTurnTime(index, turn, seconds, indices);
     runClaimedChunks(control, runners[0]!, argsOfTurn[0]!, onFailure, { runners, args: argsOfTurn, timed });
   }
 
