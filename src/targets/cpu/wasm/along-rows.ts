@@ -365,7 +365,7 @@ function exitUnlessApart(e: FunctionEmitter, loop: AlongLoop, skip: number): voi
     e.i32(DTYPES[a.dtype].bytes).op(Op.i64_extend_i32_u).op(Op.i64_mul).op(Op.i64_add);
   };
   const writes = [...loop.writes].filter((a) => loop.operands.has(a));
-  const others = [...writes, ...[...loop.reads.keys()].filter((a) => loop.operands.has(a))];
+  const others = [...writes, ...[...loop.reads.keys()].filter((a) => loop.operands.has(a) && !loop.writes.has(a))];
   writes.forEach((w, k) => {
     for (const r of others.slice(k + 1)) {
       const a = e.arrays.get(w)!;

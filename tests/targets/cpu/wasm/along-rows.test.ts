@@ -350,6 +350,25 @@ describe('edges of the vector loop', () => {
     }
   });
 
+  it('ragged rows: a second input shorter or longer than the output, read under a test of its length', () => {
+    const f = guvectorize(['void(float64[:], float64[:], float64[:])'], '(n),(m)->(n)')((x: V, y: V, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! * 2 + (i < y.length ? y[i]! : -1);
+    }) as unknown as Ufunc;
+    const strict = guvectorize(['void(float64[:], float64[:], float64[:])'], '(n),(m)->(n)')((x: V, y: V, out: V) => {
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! - y[i]!;
+    }) as unknown as Ufunc;
+    for (const [n, m] of [[64, 61], [65, 64], [9, 20], [3, 0], [1000, 999]] as const) {
+      const x = rowsOf('float64', 3, n, [0.5, -1.25, 3, NaN, -0]);
+      const y = rowsOf('float64', 3, m, [2, 7.5, Infinity]);
+      for (const g of [f, strict]) {
+        const [w, j] = wasmAndJs(() => g.sync(x, y));
+        compare(w, j);
+      }
+    }
+    setEngineMode('wasm');
+    expect(f.explain(rowsOf('float64', 2, 64, [1]), rowsOf('float64', 2, 60, [1]))).toContain('SIMD along the row');
+  });
+
   it('strided and reversed rows run the scalar loop, with the same results', () => {
     const f = guvectorize(['void(float32[:], float32, float32[:])'], '(n),()->(n)')((x: V, y: number, out: V) => {
       for (let i = 0; i < x.length; i++) out[i] = x[i]! * y;
