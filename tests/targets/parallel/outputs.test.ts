@@ -135,4 +135,4 @@ it('lets the memory of dropped results go: a worker collects its heap once it ha
   } finally {
     await __testing.resetPool();
   }
-});
+}, 30_000); // 80 calls of 8 thresholds' worth and up to 2 s of waiting for the sweeper: ~5 s under load, at the default limit
