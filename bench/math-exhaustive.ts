@@ -11,6 +11,8 @@
  * - `pow^K` (e.g. `--functions pow^6,pow^2.4`): `x ** K` with the literal exponent K compiled into the
  *   kernel (math/pow.ts `powLanesOfKnownY`), a function of x alone: every float32 x (the float32
  *   kernel's K is `Math.fround(K)`, as its literal is a float32), and random and edge doubles x.
+ * - `B^pow` (e.g. `--functions 2^pow,10^pow`): `B ** y` with the literal base B compiled in
+ *   (`powLanesOfKnownBase`), a function of y alone, over the same inputs (y).
  * NaN matches NaN (payloads are not part of the claim). Work is sharded over worker threads in
  * chunks; prints one JSON line per function with the counts (the claim: every mismatch count 0).
  *
@@ -28,7 +30,7 @@ import { mulberry32 } from '../tests/random.js';
 import {
   ASIN_CENTRES, asinInput, ATAN_CENTRES, atan2Input, atanInput, edgeInputs, TRIG_CENTRES, trigInput, ulpsFrom,
 } from '../tests/targets/cpu/wasm/math-inputs.js';
-import { binaryEdges, POW_X, PORTED_FUNCTIONS, type PortedFunction, randomBinary, randomUnary, unaryCentres } from './lib/math-inputs.js';
+import { binaryEdges, POW_X, POW_Y, PORTED_FUNCTIONS, type PortedFunction, randomBinary, randomUnary, unaryCentres } from './lib/math-inputs.js';
 
 /** Per function: arity, random float64 inputs (one per argument), edge values. */
 interface Spec {
@@ -64,17 +66,30 @@ function literalExponent(fn: string): number | undefined {
   return k;
 }
 
-/** The spec of `pow^K` (x only; y = K): pow's random x and its special x as edges. */
+/** The base of `B^pow`, or undefined. */
+function literalBase(fn: string): number | undefined {
+  const m = /^(.+)\^pow$/.exec(fn);
+  if (!m) return undefined;
+  const b = Number(m[1]);
+  if (Number.isNaN(b) && m[1] !== 'NaN') throw new Error(`B^pow needs a number B, found ${m[1]}`);
+  return b;
+}
+
+/** The spec of `pow^K` (x only; y = K: pow's random x and its special x as edges) and of `B^pow` (y only). */
 function specOf(fn: string): Spec | undefined {
-  if (literalExponent(fn) === undefined) return SPECS[fn];
-  return { arity: 1, random: (next, i) => [randomBinary('pow', next, i)[0]], centres: POW_X };
+  if (literalExponent(fn) !== undefined) return { arity: 1, random: (next, i) => [randomBinary('pow', next, i)[0]], centres: POW_X };
+  if (literalBase(fn) !== undefined) return { arity: 1, random: (next, i) => [randomBinary('pow', next, i)[1]], centres: POW_Y };
+  return SPECS[fn];
 }
 
 /** The kernel's and V8's expression of `fn` on `args` (JS source), with float32's rounded literal where `f32`. */
 function expression(fn: string, args: readonly string[], f32 = false): string {
   const k = literalExponent(fn);
-  if (k === undefined) return `Math.${fn}(${args.join(', ')})`;
-  return `Math.pow(${args[0]}, ${f32 ? Math.fround(k) : k})`;
+  const b = literalBase(fn);
+  const literal = (v: number) => String(f32 ? Math.fround(v) : v);
+  if (k !== undefined) return `Math.pow(${args[0]}, ${literal(k)})`;
+  if (b !== undefined) return `Math.pow(${literal(b)}, ${args[0]})`;
+  return `Math.${fn}(${args.join(', ')})`;
 }
 
 const CHUNK_BITS = 22;
@@ -96,7 +111,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
   const functions = flag('--functions')?.split(',') ?? Object.keys(SPECS);
-  for (const f of functions) if (!specOf(f)) throw new Error(`unknown function ${f}: choose from ${Object.keys(SPECS).join(', ')}, pow^K`);
+  for (const f of functions) if (!specOf(f)) throw new Error(`unknown function ${f}: choose from ${Object.keys(SPECS).join(', ')}, pow^K, B^pow`);
   const workers = Number(flag('--workers') ?? availableParallelism());
   const float64 = Number(flag('--float64') ?? 1e8);
   const [from, to, step = 1] = (flag('--float32-chunks') ?? `0:${FLOAT32_CHUNKS}`).split(':').map(Number) as [number, number, number?];
@@ -178,9 +193,10 @@ interface AnyArity {
 function makeKernels(fn: string) {
   const { arity } = specOf(fn)!;
   const params = arity === 1 ? ['x'] : ['y', 'x'];
-  const k = literalExponent(fn);
-  // pow^K: the literal as JS reads it (String(K) gives the double back; the float32 kernel rounds it)
-  const source = k === undefined ? `Math.${fn}(${params.join(', ')})` : `x ** (${Object.is(k, -0) ? '-0' : String(k)})`;
+  const [k, b] = [literalExponent(fn), literalBase(fn)];
+  // pow^K, B^pow: the literal as JS reads it (String(v) gives the double back; the float32 kernel rounds it)
+  const literal = (v: number) => (Object.is(v, -0) ? '-0' : String(v));
+  const source = k !== undefined ? `x ** (${literal(k)})` : b !== undefined ? `(${literal(b)}) ** x` : `Math.${fn}(${params.join(', ')})`;
   const body = new Function(...params, `return ${source}`) as (...a: number[]) => number;
   const f32 = vectorize([`float32(${params.map(() => 'float32').join(', ')})`])(body) as unknown as AnyArity;
   const f64 = vectorize([`float64(${params.map(() => 'float64').join(', ')})`])(body) as unknown as AnyArity;
@@ -254,7 +270,7 @@ function float32Job(fn: string, k: ReturnType<typeof makeKernels>, chunk: number
   k.f64.sync(...k.strided.map((s) => view(s, CHUNK)), { out: view(k.stridedOut, CHUNK) });
   computeWant(fn, k.in64, k.want, CHUNK);
   // the float32 kernel's own result, rounded once (pow^K: its K is the float32 literal)
-  if (literalExponent(fn) === undefined) k.want32.set(k.want);
+  if (literalExponent(fn) === undefined && literalBase(fn) === undefined) k.want32.set(k.want);
   else computeWant(fn, k.in64, k.want32, CHUNK, true);
   const describe = (what: string, got: Float64Array | Float32Array, stride: number, want: Float64Array | Float32Array) => (i: number) =>
     `${what} ${fn}(${k.in64.map((a) => a[i]).join(', ')}) = ${got[i * stride]}, V8 ${want[i]}`;

@@ -111,7 +111,7 @@ export function fillUnary(fn: Exclude<PortedFunction, 'pow' | 'hypot'>, xs: Floa
 
 /** Special x and y of pow (e_pow.c's cases) and of hypot. */
 export const POW_X = [...COMMON, 3, -3, 10, 0.1, 1 + 2 ** -52, 1 - 2 ** -53, 1 + 2 ** -21, 1 - 2 ** -21, 1e-310, -1e-310, 2 ** 1023, 2 ** -1022, Math.E, 1.5, fromWords(0x3ff3988e, 0), fromWords(0x3ffbb67a, 0)];
-const POW_Y = [...COMMON, 3, -3, 0.5, -0.5, 1.5, -1.5, 1 / 3, 2 ** 31, 2 ** 31 + 1, -(2 ** 31), 2 ** 53, 2 ** 53 + 2, 2 ** 52 + 1, 2 ** 64, 2 ** 65, -(2 ** 64), 1024, -1074, -1075, 1e10, 7, -7, 100, 2 ** 21 + 1, 2 ** 20 + 1];
+export const POW_Y = [...COMMON, 3, -3, 0.5, -0.5, 1.5, -1.5, 1 / 3, 2 ** 31, 2 ** 31 + 1, -(2 ** 31), 2 ** 53, 2 ** 53 + 2, 2 ** 52 + 1, 2 ** 64, 2 ** 65, -(2 ** 64), 1024, -1074, -1075, 1e10, 7, -7, 100, 2 ** 21 + 1, 2 ** 20 + 1];
 const HYPOT = [...COMMON, 3, 4, 1e300, 1e-300, 1e154, 1e-160, 5e-324];
 
 /** The edge pairs of pow or hypot: every special x with every special y. */

@@ -133,38 +133,51 @@ describe('ports of V8 Math functions in the Wasm engine', () => {
     }
   });
 
-  // A literal exponent is compiled into the lanes (pow.ts powLanesOfKnownY): every x of pow's
-  // edges and random inputs against V8, per exponent, float64 and float32, in lanes and scalar.
-  const LITERAL_EXPONENTS = [
-    '0', '-0', '1', '-1', '2', '-2', '0.5', '-0.5', '3', '-3', '6', '7', '-7', '2.4', '1 / 2.4', '1 / 2.2', '-1.5', '1.25', '1 / 3', '12', '100',
-    '1024', '-1074', '-1075', '1e10', '1e-300', '2 ** 31', '2 ** 31 + 1', '-(2 ** 31)', '2 ** 31 + 2 ** 11', '2 ** 53', '2 ** 64', '1 + 2 ** -52',
-    'NaN', 'Infinity', '-Infinity',
-  ];
-  it('pow with a literal exponent: V8\'s bits for every x of the edges and random inputs', () => {
+  /**
+   * `x ** K` (side 'exponent') or `K ** x` ('base') with the literal K compiled into the lanes
+   * (pow.ts powLanesOfKnownY, powLanesOfKnownBase): every x in `xs` against V8, per literal,
+   * float64 and float32 (whose literal is a float32), in lanes and in the scalar loop.
+   */
+  function expectLiteralPow(side: 'exponent' | 'base', literals: readonly string[], xs: Float64Array): void {
     setEngineMode('wasm');
-    const [xs] = inputs('pow');
     const n = 40_000;
     for (const dtype of ['float64', 'float32'] as const) {
+      const round = dtype === 'float32' ? Math.fround : (v: number) => v;
       for (const strided of [false, true]) {
         const data = sharedArray(strided ? 2 * n : n, dtype);
-        for (let i = 0; i < n; i++) data[strided ? 2 * i : i] = xs![i]!;
+        for (let i = 0; i < n; i++) data[strided ? 2 * i : i] = xs[i]!;
         const operand = strided ? { data, shape: [n], strides: [2] } : data;
-        for (const literal of LITERAL_EXPONENTS) {
-          const k = vectorize([`${dtype}(${dtype})`])(new Function('x', `return x ** (${literal});`) as (x: number) => number) as unknown as AnyUfunc;
+        for (const literal of literals) {
+          const source = side === 'exponent' ? `x ** (${literal})` : `(${literal}) ** x`;
+          const k = vectorize([`${dtype}(${dtype})`])(new Function('x', `return ${source};`) as (x: number) => number) as unknown as AnyUfunc;
           const out = sharedArray(n, dtype);
           k.sync(operand, { out });
-          const y = Number(new Function(`return ${literal};`)());
+          const c = round(Number(new Function(`return ${literal};`)()));
           for (let i = 0; i < n; i++) {
             const x = data[strided ? 2 * i : i]!;
-            const want = dtype === 'float32' ? Math.fround(x ** Math.fround(y)) : x ** y;
+            const want = round(side === 'exponent' ? x ** c : c ** x);
             const got = out[i]!;
             if (!(Object.is(got, want) || (Number.isNaN(got) && Number.isNaN(want)))) {
-              expect.fail(`${dtype} ${x} ** (${literal}) = ${got} in Wasm (${strided ? 'scalar' : 'lanes'}), V8 gives ${want}`);
+              expect.fail(`${dtype} ${source} at x = ${x}: ${got} in Wasm (${strided ? 'scalar' : 'lanes'}), V8 gives ${want}`);
             }
           }
         }
       }
     }
+  }
+
+  it('pow with a literal exponent: V8\'s bits for every x of the edges and random inputs', () => {
+    const exponents = [
+      '0', '-0', '1', '-1', '2', '-2', '0.5', '-0.5', '3', '-3', '6', '7', '-7', '2.4', '1 / 2.4', '1 / 2.2', '-1.5', '1.25', '1 / 3', '12', '100',
+      '1024', '-1074', '-1075', '1e10', '1e-300', '2 ** 31', '2 ** 31 + 1', '-(2 ** 31)', '2 ** 31 + 2 ** 11', '2 ** 53', '2 ** 64', '1 + 2 ** -52',
+      'NaN', 'Infinity', '-Infinity',
+    ];
+    expectLiteralPow('exponent', exponents, inputs('pow')[0]!);
+  }, 120_000);
+
+  it('pow with a literal base: V8\'s bits for every y of the edges and random inputs', () => {
+    const bases = ['2', '10', 'Math.E', '1.05', '0.5', '0.999', '1 + 2 ** -40', '3', '1e-300', '5e-324', '1e300', '2 ** 1023', '1.7976931348623157e308', '1', '0', '-2', '-0.5', 'Infinity', 'NaN'];
+    expectLiteralPow('base', bases, inputs('pow')[1]!);
   }, 120_000);
 
   it('float32 in lanes 0 and 1 of 2-lane code (rows beside float64): the JS engine\'s bits', () => {

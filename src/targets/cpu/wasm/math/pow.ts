@@ -4,9 +4,10 @@
  * requires), ported to a scalar Wasm function `(f64, f64) → f64` line by line (c-ops.ts).
  */
 import { CScalar, fromWords, type Val } from './c-ops.js';
-import type { FunctionEmitter } from '../emit-scalar.js';
-import { Op, SimdOp } from '../encoder.js';
-import type { CheckedVectorCode, CLanes, Vec } from './lanes.js';
+import { ModuleBuilder, Op, SimdOp, ValType } from '../encoder.js';
+import { FunctionEmitter } from '../emit-scalar.js';
+import { WebAssemblyApi } from '../wasm-api.js';
+import { type CheckedVectorCode, CLanes, type Vec } from './lanes.js';
 
 const DP_H = fromWords(0x3fe2b803, 0x40000000);
 const DP_L = fromWords(0x3e4cfdeb, 0x43cfd006);
@@ -248,9 +249,14 @@ const LOW0 = -0x100000000n; // SET_LOW_WORD(·, 0) as a mask
  * z, all exact. Right for lanes whose x is finite, non-zero and not ±1, and |z| < 1020.
  */
 function powMagnitude(c: CLanes, ax0: Vec, y: Vec, y1: Vec, y2: Vec): { z0: Vec; magnitude: Vec } {
+  const { t1, t2 } = log2Lanes(c, ax0);
+  return exp2Lanes(c, t1, t2, y, y1, y2);
+}
+
+/** log2(ax) = t1 + t2 in extra precision (the C code's branch for |y| ≤ 2^31), ax0 = |x|. */
+function log2Lanes(c: CLanes, ax0: Vec): { t1: Vec; t2: Vec } {
   const { num, int, add, sub, mul, div, select, and, or } = c;
   const low0 = (v: Vec) => and(v, int(LOW0));
-  // log2(ax) = t1 + t2 (the C code's branch for |y| ≤ 2^31)
   const subnormal = c.let(c.lt(ax0, num(2 ** -1022)));
   const ax1 = c.let(select(subnormal, mul(ax0, num(TWO53)), ax0));
   const ix1 = c.let(c.shrU(ax1, 32));
@@ -285,6 +291,13 @@ function powMagnitude(c: CLanes, ax0: Vec, y: Vec, y1: Vec, y2: Vec): { z0: Vec;
   const tn = c.let(c.toF(n));
   const t1 = c.let(low0(add(add(add(zH, zL), dpH), tn)));
   const t2 = c.let(sub(zL, sub(sub(sub(t1, tn), dpH), zH)));
+  return { t1, t2 };
+}
+
+/** (y1 + y2)·(t1 + t2) = z, and 2^z (without the sign): z0 and the magnitude. */
+function exp2Lanes(c: CLanes, t1: Vec, t2: Vec, y: Vec, y1: Vec, y2: Vec): { z0: Vec; magnitude: Vec } {
+  const { num, int, add, sub, mul, div, and } = c;
+  const low0 = (v: Vec) => and(v, int(LOW0));
   // (y1 + y2)·(t1 + t2)
   const pL = c.let(add(mul(y2, t1), mul(y, t2)));
   const pH1 = c.let(mul(y1, t1));
@@ -393,9 +406,61 @@ function powLanesOfKnownY(c: CLanes, x: Vec, k: number): { value: Vec; covered: 
   return { value, covered: and(ordinaryX(c, ax0), c.lt(c.abs(z0), num(1020))) };
 }
 
+/**
+ * log2(b) = t1 + t2 as pow's lanes compute it (`log2Lanes`), for a base b known when the kernel is
+ * compiled: that code itself, run once in a small module of its own, so the two doubles are the
+ * ones every vector would compute.
+ */
+const log2OfBases = new Map<number, readonly [number, number]>();
+function log2OfBase(b: number): readonly [number, number] {
+  let t = log2OfBases.get(b);
+  if (t) return t;
+  const e = new FunctionEmitter(undefined as never, 1, -1);
+  const c = new CLanes(e);
+  const ax0 = c.let(() => void e.get(0).simd(SimdOp.f64x2_splat).simd(SimdOp.f64x2_abs));
+  const { t1, t2 } = log2Lanes(c, ax0);
+  t1();
+  e.simd(SimdOp.f64x2_extract_lane).code.byte(0);
+  t2();
+  e.simd(SimdOp.f64x2_extract_lane).code.byte(0);
+  e.op(Op.end);
+  const builder = new ModuleBuilder(undefined);
+  const type = { params: [ValType.f64], results: [ValType.f64, ValType.f64] };
+  builder.define(builder.declare(type), { type, locals: e.locals, code: e.code, exportName: 'log2' });
+  const instance = new WebAssemblyApi.Instance(new WebAssemblyApi.Module(builder.encode()), {});
+  t = (instance.exports.log2 as (v: number) => [number, number])(b);
+  log2OfBases.set(b, t);
+  return t;
+}
+
+/**
+ * e_pow.c in lanes where every lane's x is the same positive number `b` (not 1, finite), known
+ * when the kernel is compiled (a literal base: `2 ** x`, `10 ** (db / 20)`, `1.05 ** -n`): log2(b)
+ * in extra precision is computed once (`log2OfBase`), the sign is +1 and no lane is NaN for a
+ * negative base; the early results of y = 0, ±1, 2, 0.5 are constants (1, b, 1/b, b·b, sqrt(b),
+ * as the C code computes them), taken only by vectors with such a lane. A vector computes y·log2(b)
+ * and 2^that; lanes left to the scalar function: y NaN or ±∞, |y| above 2^31, |z| ≥ 1020.
+ */
+function powLanesOfKnownBase(c: CLanes, y: Vec, b: number): { value: Vec; covered: Vec } | undefined {
+  if (!(b > 0 && b < Infinity && b !== 1)) return undefined;
+  const { num, int, select, and, or } = c;
+  const [t1, t2] = log2OfBase(b);
+  const y1 = c.let(and(y, int(LOW0)));
+  const { z0, magnitude } = exp2Lanes(c, num(t1), num(t2), y, y1, c.sub(y, y1));
+  const result = c.local();
+  magnitude();
+  c.e.set(result);
+  const special = c.let(or(or(or(c.eq(y, num(0)), c.eq(c.abs(y), num(1))), c.eq(y, num(2))), c.eq(y, num(0.5))));
+  c.whereAny(special, result, () =>
+    select(c.eq(y, num(0)), num(1), select(c.eq(y, num(1)), num(b), select(c.eq(y, num(-1)), num(1 / b), select(c.eq(y, num(2)), num(b * b), num(Math.sqrt(b)))))));
+  const yOk = and(c.lt(c.abs(y), num(Infinity)), c.ile(c.shrU(c.abs(y), 32), int(0x41e00000n)));
+  return { value: c.get(result), covered: or(special, and(yOk, c.lt(c.abs(z0), num(1020)))) };
+}
+
 export const POW_LANES: CheckedVectorCode = {
   lanes: (c, [x, y], known) => {
-    const k = known?.[1];
-    return (k !== undefined ? powLanesOfKnownY(c, x!, k) : undefined) ?? powLanes(c, x!, y!);
+    const [base, exponent] = [known?.[0], known?.[1]];
+    return (exponent !== undefined ? powLanesOfKnownY(c, x!, exponent) : undefined) ??
+      (base !== undefined ? powLanesOfKnownBase(c, y!, base) : undefined) ?? powLanes(c, x!, y!);
   },
 };
