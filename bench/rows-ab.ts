@@ -25,10 +25,12 @@
  * are independent in lanes along the row (along-rows.ts; `__testing.setAlongRows(true)`), the
  * variant that calibration times beside rows in lanes; kernels with no such loop run as on the
  * other sides.
+ * `new-staged` is this checkout copying every row into slots, also where a kernel without a loop
+ * could read its inputs from their rows (emit-rows.ts, `__testing.setDirectReads(false)`).
  *
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
- *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs,new-pairs-g1,new-i32,new-notouch,new-along]
+ *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs,new-pairs-g1,new-i32,new-notouch,new-along,new-staged]
  *   npx tsx bench/rows-ab.ts --shared     # no base: this checkout with its rule against one group per step
  *
  * Checks every side's result against the first side's, bit for bit. Prints each row as it is
@@ -61,6 +63,7 @@ interface Library {
   readonly setIntRows?: (on: boolean) => void;
   readonly setTouchAhead?: (on: boolean) => void;
   readonly setAlongRows?: (on: boolean | undefined) => void;
+  readonly setDirectReads?: (on: boolean) => void;
 }
 
 async function load(dir: string): Promise<Library> {
@@ -69,7 +72,7 @@ async function load(dir: string): Promise<Library> {
   const engine = await at('src/targets/cpu/wasm/index.ts');
   const rows = await at('src/targets/cpu/wasm/emit-rows.ts');
   const along = await at('src/targets/cpu/wasm/along-rows.ts').catch(() => undefined);
-  return { setAlongRows: along?.__testing?.setAlongRows, guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups, setNarrowDoubles: rows.__testing?.setNarrowDoubles, setFloatPairs: rows.__testing?.setFloatPairs, setIntRows: rows.__testing?.setIntRows, setTouchAhead: rows.__testing?.setTouchAhead };
+  return { setAlongRows: along?.__testing?.setAlongRows, guvectorize: index.guvectorize, sharedArray: index.sharedArray, setEngineMode: engine.setEngineMode, setRowGroups: rows.__testing?.setRowGroups, setNarrowDoubles: rows.__testing?.setNarrowDoubles, setFloatPairs: rows.__testing?.setFloatPairs, setIntRows: rows.__testing?.setIntRows, setTouchAhead: rows.__testing?.setTouchAhead, setDirectReads: rows.__testing?.setDirectReads };
 }
 
 type Dtype = 'float32' | 'float64' | 'int32' | 'int16' | 'uint8';
@@ -327,6 +330,46 @@ const KERNELS: RowKernel[] = [
     },
     inputs: (s) => [{ dtype: 'float32', shape: [ROWS * s, ROW], low: -1, high: 1 }, { scalar: 0.25 }],
   },
+  // Without a loop: a few elements of each row at fixed indices.
+  {
+    name: 'cross-f32', corpus: false, signature: 'void(float32[:], float32[:], float32[:])', layout: '(c),(c)->(c)',
+    kernel: (a: V, b: V, out: V) => {
+      out[0] = a[1]! * b[2]! - a[2]! * b[1]!;
+      out[1] = a[2]! * b[0]! - a[0]! * b[2]!;
+      out[2] = a[0]! * b[1]! - a[1]! * b[0]!;
+    },
+    inputs: (s) => [{ dtype: 'float32', shape: [ROWS * 16 * s, 3], low: -1, high: 1 }, { dtype: 'float32', shape: [ROWS * 16 * s, 3], low: -1, high: 1 }],
+  },
+  {
+    name: 'saturation-f64', corpus: false, signature: 'void(float64[:], float64[:])', layout: '(c)->()',
+    kernel: (p: V, out: V) => {
+      const hi = Math.max(p[0]!, Math.max(p[1]!, p[2]!));
+      const lo = Math.min(p[0]!, Math.min(p[1]!, p[2]!));
+      out[0] = hi > 0 ? (hi - lo) / hi : 0;
+    },
+    inputs: (s) => [{ dtype: 'float64', shape: [ROWS * 16 * s, 3], low: 0, high: 1 }],
+  },
+  {
+    name: 'quat-norm-i16', corpus: false, signature: 'void(int16[:], float32[:])', layout: '(c)->()',
+    kernel: (q: V, out: V) => {
+      out[0] = Math.sqrt(q[0]! * q[0]! + q[1]! * q[1]! + q[2]! * q[2]! + q[3]! * q[3]!);
+    },
+    inputs: (s) => [{ dtype: 'int16', shape: [ROWS * 16 * s, 4], low: -32768, high: 32767 }],
+  },
+  {
+    name: 'quat-norm-u8', corpus: false, signature: 'void(uint8[:], float32[:])', layout: '(c)->()',
+    kernel: (q: V, out: V) => {
+      out[0] = Math.sqrt(q[0]! * q[0]! + q[1]! * q[1]! + q[2]! * q[2]! + q[3]! * q[3]!);
+    },
+    inputs: (s) => [{ dtype: 'uint8', shape: [ROWS * 16 * s, 4], low: 0, high: 255 }],
+  },
+  {
+    name: 'gray-i16', corpus: false, signature: 'void(int16[:], int16[:])', layout: '(c)->()',
+    kernel: (rgb: V, out: V) => {
+      out[0] = 0.299 * rgb[0]! + 0.587 * rgb[1]! + 0.114 * rgb[2]!;
+    },
+    inputs: (s) => [{ dtype: 'int16', shape: [ROWS * 16 * s, 3], low: 0, high: 4095 }],
+  },
   // 8- and 16-bit rows in lanes of their width (row-int-lanes.ts): 8 rows per vector in 16-bit lanes, 16 in 8-bit lanes.
   {
     name: 'row-sum-i16-wrap', corpus: false, signature: 'void(int16[:], int16[:])', layout: '(n)->()',
@@ -440,6 +483,8 @@ interface Side {
   readonly touch?: boolean;
   /** true: rows one after another, loops whose iterations are independent in lanes along the row (along-rows.ts), whatever calibration would choose. */
   readonly along?: true;
+  /** false: kernels without a loop copy their inputs' rows into slots too (emit-rows.ts direct reads). */
+  readonly direct?: boolean;
 }
 
 const fresh = await load(resolve(new URL('..', import.meta.url).pathname));
@@ -454,6 +499,7 @@ if (fresh.setFloatPairs && wanted('new-pairs-g1')) sides.push({ name: 'new-pairs
 if (fresh.setIntRows && wanted('new-i32')) sides.push({ name: 'new-i32', lib: fresh, intRows: false });
 if (fresh.setTouchAhead && wanted('new-notouch')) sides.push({ name: 'new-notouch', lib: fresh, touch: false });
 if (fresh.setAlongRows && wanted('new-along')) sides.push({ name: 'new-along', lib: fresh, along: true });
+if (fresh.setDirectReads && wanted('new-staged')) sides.push({ name: 'new-staged', lib: fresh, direct: false });
 
 const rows: string[][] = [];
 for (const k of KERNELS) {
@@ -468,6 +514,7 @@ for (const k of KERNELS) {
       side.lib.setIntRows?.(side.intRows ?? true);
       side.lib.setTouchAhead?.(side.touch ?? true);
       side.lib.setAlongRows?.(side.along);
+      side.lib.setDirectReads?.(side.direct ?? true);
       side.lib.setEngineMode(engine === 'wasm' ? 'wasm' : 'auto');
       const f = side.lib.guvectorize([k.signature], k.layout)(k.kernel) as unknown as { sync: (...a: unknown[]) => unknown; explain: (...a: unknown[]) => string };
       let args = inputs;
@@ -495,6 +542,7 @@ for (const k of KERNELS) {
         side.lib.setIntRows?.(side.intRows ?? true);
         side.lib.setTouchAhead?.(side.touch ?? true);
         side.lib.setAlongRows?.(side.along);
+        side.lib.setDirectReads?.(side.direct ?? true);
         return f.sync(...args);
       };
       return { side, run, f, args };
@@ -541,6 +589,7 @@ for (const s of sides) {
   s.lib.setFloatPairs?.(undefined);
   s.lib.setTouchAhead?.(true);
   s.lib.setAlongRows?.(undefined);
+  s.lib.setDirectReads?.(true);
 }
 console.log(`\n${rounds} samples per side, in turns; CPU time per call; * = outside the corpus. ${shared ? 'Operands in Wasm memory (sharedArray, into a given out).' : 'Ordinary typed arrays, outputs allocated by the call.'}\n`);
 const right = (header: string) => ({ header, align: 'right' as const });

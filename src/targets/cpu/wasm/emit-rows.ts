@@ -13,10 +13,11 @@
  *
  * Rows are copied, lane-interleaved, into a scratch area of the thread (slot `i` holds element `i`
  * of each lane's row), the body runs on the slots with plain v128 loads and stores, and the rows
- * that the kernel writes are copied back. So nothing reaches the operands before a block of rows
- * is complete: an index out of bounds leaves the vector loop (the `bail` label) and the scalar
- * loop redoes the block from its first row, which throws exactly where the JS engine throws,
- * having written exactly what it writes.
+ * that the kernel writes are copied back (a kernel without a loop reads its inputs of 8-bit
+ * elements from their rows instead: `directInputs`). So nothing reaches the operands before a
+ * block of rows is complete: an index out of bounds leaves the vector loop (the `bail` label) and
+ * the scalar loop redoes the block from its first row, which throws exactly where the JS engine
+ * throws, having written exactly what it writes.
  *
  * A divergent `if` (a condition that varies per row) runs both branches under lane masks, as for
  * element-wise kernels; stores and assignments keep inactive lanes' values. A loop whose condition
@@ -521,6 +522,10 @@ export const __testing = {
   setTouchAhead(on: boolean): void {
     touchAhead = on;
   },
+  /** Whether plans emitted from now on let kernels without a loop read inputs of 8-bit elements from their rows (directInputs). */
+  setDirectReads(on: boolean): void {
+    directReads = on;
+  },
 };
 
 /** The parameters that vary per row (refusing those lanes cannot hold): the start of analyse's walk. */
@@ -772,9 +777,28 @@ export class RowSimdEmitter extends SimdEmitter {
     return false;
   }
 
-  /** Per group, where the kernel's arrays live in the row scratch (bindToScratch). */
-  bindGroups(arrays: ReadonlyMap<Variable, WasmArray>[]): void {
+  /** Per binding of an array the body reads straight from its rows (directInputs), the operand as that binding's group sees it. */
+  private readonly directRows = new Map<WasmArray, RowOperand>();
+  /**
+   * Per statement list being emitted (innermost last): the vectors loaded from such arrays at
+   * constant indices, by binding and index. A load is reused in its list and the lists nested in
+   * it (which run only after it), never after its list ends (a branch that did not run).
+   */
+  private readonly directLoaded: Map<WasmArray, Map<string, number>>[] = [];
+
+  override stmts(list: readonly Stmt[]): void {
+    this.directLoaded.push(new Map());
+    super.stmts(list);
+    this.directLoaded.pop();
+  }
+
+  /** Per group, where the kernel's arrays live in the row scratch (bindToScratch), and which of them the body reads from their rows. */
+  bindGroups(arrays: ReadonlyMap<Variable, WasmArray>[], direct: ReadonlySet<RowOperand> = new Set()): void {
     this.groupArrays = arrays;
+    this.directRows.clear();
+    arrays.forEach((bound, g) => {
+      for (const o of direct) this.directRows.set(bound.get(o.v)!, groupOperand(o, this.plan.lanes, g));
+    });
     this.useGroup(0);
   }
 
@@ -826,11 +850,38 @@ export class RowSimdEmitter extends SimdEmitter {
     }
     if (x.kind === 'index') {
       const a = this.e.arrays.get(x.array)!;
+      const view = this.directRows.get(a);
+      if (view) {
+        this.loadFromRows(x, a, view);
+        return;
+      }
       this.e.get(this.e.address(x.array, a, x.indices, x.loc));
       this.loadSlot(a);
       return;
     }
     super.expr(x);
+  }
+
+  /**
+   * `x` (an element of an array bound by directInputs) loaded from each lane's row: its index
+   * checked, then one lane access per row into zeros — the vector a slot would hold. At constant
+   * indices, once per statement list (directLoaded).
+   */
+  private loadFromRows(x: Extract<Expr, { kind: 'index' }>, a: WasmArray, view: RowOperand): void {
+    const key = x.indices.every((i) => i.kind === 'const') ? x.indices.map((i) => String((i as { value: unknown }).value)).join(',') : undefined;
+    const known = key === undefined ? undefined : this.directLoaded.map((m) => m.get(a)?.get(key)).find((l) => l !== undefined);
+    if (known !== undefined) {
+      this.e.get(known);
+      return;
+    }
+    const into = this.e.local(ValType.v128);
+    this.e.i32(0).simd(SimdOp.i32x4_splat).set(into);
+    loadLanes(this.e, this.plan.lanes, view, this.e.address(x.array, a, x.indices, x.loc), into);
+    this.e.get(into);
+    if (key === undefined) return;
+    const level = this.directLoaded[this.directLoaded.length - 1]!;
+    if (!level.has(a)) level.set(a, new Map());
+    level.get(a)!.set(key, into);
   }
 
   protected override math(fn: Parameters<SimdEmitter['math']>[0], args: readonly Expr[], t: DType, fastmath: boolean): void {
@@ -1065,6 +1116,17 @@ export function emitRowVectorLoop(
   if (touchAhead && hasLoop(kernel)) loop.touches = touchBytesPerRow(loop, extents);
   // Each group's slots lie in its own region of the scratch, at the first group's offsets.
   for (const o of loop.arrays) o.slots!.forEach((slot, g) => g > 0 && e.get(o.slot!).i32(g * groupRegionBytes(plan)).op(Op.i32_add).set(slot));
+  const direct = directInputs(loop);
+  if (direct.size) {
+    // The body reads these from their rows; a call where one shares an output's slots (in place)
+    // runs the staged loop after this one instead.
+    e.open('block');
+    const staged = e.depth() - 1;
+    for (const o of direct) e.get(o.shared!).get(o.aliased!).op(Op.i32_or).br(staged, true);
+    simd.bindGroups(bindToScratch(loop, rowScratch, direct), direct);
+    emitBlocksOfRows(loop, simd, direct);
+    e.close();
+  }
   simd.bindGroups(bindToScratch(loop, rowScratch));
   emitBlocksOfRows(loop, simd);
   e.close(); // exit
@@ -1239,7 +1301,8 @@ function exitUnlessOutputsApart({ e, plan, locals: { pointer, count }, arrays, e
  * arrays lane-interleaved at fixed offsets of the group's region, array operands at the group's
  * slots (contiguous, one slot of 8 or 16 bytes per element: {@link slotBytesOf}).
  */
-function bindToScratch({ e, kernel, plan, saved, arrays }: RowLoop, rowScratch: number): Map<Variable, WasmArray>[] {
+function bindToScratch({ e, kernel, plan, saved, arrays }: RowLoop, rowScratch: number, direct?: ReadonlySet<RowOperand>): Map<Variable, WasmArray>[] {
+  const zero = e.local(ValType.i32);
   return Array.from({ length: plan.groups }, (_, g) => {
     const bound = new Map<Variable, WasmArray>();
     for (const [v, offset] of plan.localOffsets) {
@@ -1249,6 +1312,10 @@ function bindToScratch({ e, kernel, plan, saved, arrays }: RowLoop, rowScratch: 
     }
     for (const o of arrays) {
       const a = o.src!;
+      if (direct?.has(o)) {
+        bound.set(o.v, { base: zero, strides: a.strides, dims: a.dims, dtype: o.dtype, shift: o.shift });
+        continue;
+      }
       const strides: WasmArray['strides'][number][] = a.dims.length === 2 ? [dimLocal(a.dims[1]!), 'unit'] : a.dims.map(() => 'unit' as const);
       bound.set(o.v, { base: o.slots![g]!, strides, dims: a.dims, dtype: o.dtype, shift: o.slotBytes === 8 ? 3 : 4 });
     }
@@ -1261,7 +1328,7 @@ function bindToScratch({ e, kernel, plan, saved, arrays }: RowLoop, rowScratch: 
  * copied into their slots, the kernel's body in lanes (an index out of bounds leaves this block
  * and the rest to the scalar loop), the written slots copied back, the next block.
  */
-function emitBlocksOfRows(loop: RowLoop, simd: RowSimdEmitter): void {
+function emitBlocksOfRows(loop: RowLoop, simd: RowSimdEmitter, direct?: ReadonlySet<RowOperand>): void {
   const { e, kernel, layout, plan, locals: { pointer, k, count }, operands, arrays, exit } = loop;
   const { lanes, groups } = plan;
   const rows = lanes * groups;
@@ -1275,6 +1342,7 @@ function emitBlocksOfRows(loop: RowLoop, simd: RowSimdEmitter): void {
   loadScalarArguments(loop, simd);
   // Rows → slots.
   for (const o of arrays) {
+    if (direct?.has(o)) continue;
     e.get(o.aliased!).op(Op.i32_eqz);
     if (plan.covered.has(o.index)) e.get(o.shared!).op(Op.i32_and);
     e.open('if');
@@ -1312,6 +1380,24 @@ const TOUCH_MIN_BYTES = 64;
 const TOUCH_MAX_BYTES = 256;
 /** Cleared by benchmarks (`__testing.setTouchAhead`): plans emitted after do not touch the next block's rows. */
 let touchAhead = true;
+/** Cleared by benchmarks (`__testing.setDirectReads`): plans emitted after copy every operand's rows into slots. */
+let directReads = true;
+
+/**
+ * The operands a kernel without a loop reads straight from their rows, with a lane access per
+ * element and row where the body reads it (RowSimdEmitter.loadFromRows), instead of copying them
+ * into slots first: inputs of 8-bit elements the kernel does not write. Their copy is that lane
+ * access per element already (RowCopy.element) plus a store to the slot and the body's load from
+ * it: rgb-to-gray's rows of 3 bytes and a norm of rows of 4 bytes took 0.73–0.84× of the staged
+ * form (bench/rows-ab.ts, new-staged). Not for 16-bit elements (0.92× on one kernel, 1.05× on
+ * another), nor wider ones, which are copied a vector per row and transposed where a row has a
+ * vector's worth (a float32 quaternion's norm read lane by lane: 1.2× slower); a kernel that loops
+ * reads each element many times: staged too.
+ */
+function directInputs({ kernel, plan, arrays }: RowLoop): Set<RowOperand> {
+  if (!directReads || hasLoop(kernel) || plan.intLanes) return new Set();
+  return new Set(arrays.filter((o) => !plan.written.has(o.index) && DTYPES[o.dtype].bytes === 1));
+}
 
 /**
  * Whether the kernel loops (along its rows, presumably): only then are the next block's rows

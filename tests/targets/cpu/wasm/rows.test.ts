@@ -1202,4 +1202,99 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
       expect(f.explain(...long, ...outArg)).toContain('rows per vector');
     }
   }, 60_000);
+
+  // emit-rows.ts directInputs: a kernel without a loop reads its inputs of 8-bit elements straight
+  // from their rows (lane loads at each index, once per element and group however often the body
+  // reads it) instead of copying them into slots first; a call where such an input is an output's
+  // very view (in place) runs the staged loop. Indices past a row's end (the scalar loop redoes
+  // the block and throws), reads first made under a uniform `if` that does not run, reads under
+  // per-row conditions, signed and unsigned bytes beside 16-bit rows (staged), 2-D cores, uniform
+  // scalar indices, broadcast and spaced rows, in 2 rows per vector and in pairs (4).
+  it('kernels without a loop read their inputs from the rows: bit-identical to JS on every batch, view and core size', () => {
+    const pick = (x: Vector, k: number) => x[k]! * 2;
+    const cases: { signature: string; layout: string; kernel: (...args: never[]) => void; dtypes: (DType | 'scalar')[]; core: number[]; env?: Record<string, unknown> }[] = [
+      {
+        signature: 'void(uint8[:], uint8[:])', layout: '(c)->()', dtypes: ['uint8'], core: [1],
+        kernel: ((rgb: Vector, out: Vector) => {
+          out[0] = 0.299 * rgb[0]! + 0.587 * rgb[1]! + 0.114 * rgb[2]!;
+        }) as never,
+      },
+      {
+        signature: 'void(uint8[:], int8[:], float32[:])', layout: '(c),(c)->()', dtypes: ['uint8', 'int8'], core: [1, 1],
+        kernel: ((a: Vector, b: Vector, out: Vector) => {
+          let t = 0.5;
+          if (a.length > 3) t = a[1]! * b[0]!;
+          let v = a[1]! - t;
+          if (a[0]! > b[0]!) v = v + a[0]! * b[1]!;
+          out[0] = v + a[0]! - a[1]! * b[1]!;
+        }) as never,
+      },
+      {
+        signature: 'void(int8[:], int16[:], int32[:])', layout: '(c),(c)->()', dtypes: ['int8', 'int16'], core: [1, 1],
+        kernel: ((x: Vector, y: Vector, out: Vector) => {
+          out[0] = x[0]! * 3 - y[1]! + x[1]! * y[0]!;
+        }) as never,
+      },
+      {
+        signature: 'void(uint8c[:,:], float64[:])', layout: '(m,c)->()', dtypes: ['uint8c'], core: [2],
+        kernel: ((x: Matrix, out: Vector) => {
+          out[0] = x[0]![1]! * x[1]![0]! - x[1]![1]! + x[0]![1]!;
+        }) as never,
+      },
+      {
+        signature: 'void(int8[:], int32, float64[:])', layout: '(c),()->()', dtypes: ['int8', 'scalar'], core: [1, 0], env: { pick },
+        kernel: ((x: Vector, k: number, out: Vector) => {
+          out[0] = x[k]! + pick(x, k) - x[0]!;
+        }) as never,
+      },
+    ];
+    // Each kernel as the engine's plan has it, and with its true doubles in pairs of vectors (4 rows a vector) where it has any.
+    for (const [c, pairs] of cases.flatMap((c) => [[c, undefined], [c, true]] as const)) {
+      rowTesting.setFloatPairs(pairs);
+      const f = guvectorize([c.signature], c.layout, c.env ? { env: c.env } : {})(c.kernel);
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 5 }), fc.constantFrom(1, 1, 2, -1), fc.boolean(), fc.integer({ min: -1, max: 4 }),
+          fc.array(valuesOf(c.dtypes[0] as DType), { minLength: 1, maxLength: 50 }),
+          (batch, n, spacing, broadcastLast, k, values) => {
+            const args = c.dtypes.map((dtype, i) => {
+              if (dtype === 'scalar') return k;
+              const core = c.core[i] === 2 ? [2, n] : [n];
+              const shape = broadcastLast && i === c.dtypes.length - 1 && i > 0 ? core : [batch, ...core];
+              return viewOf(dtype, shape, values, [1, spacing]);
+            });
+            const [w, j] = wasmAndJs(() => f.sync(...args) as { data: ArrayLike<number> } | ArrayLike<number>);
+            compare(w, j);
+          },
+        ),
+        { numRuns: 60 },
+      );
+      setEngineMode('wasm');
+      const shaped = c.dtypes.map((dtype, i) => (dtype === 'scalar' ? 1 : viewOf(dtype, c.core[i] === 2 ? [40, 2, 3] : [40, 3], [1.5], [1])));
+      const text = f.explain(...shaped);
+      expect(text).toContain('rows per vector');
+      if (c === cases[0]) expect(text.includes('float64 values in pairs')).toBe(pairs === true);
+    }
+  }, 60_000);
+
+  it('a kernel without a loop called in place (out is an input) runs its rows staged, as in JS', () => {
+    const f = guvectorize(['void(int8[:], int8[:], int8[:])'], '(c),(c)->(c)')((a: Vector, b: Vector, out: Vector) => {
+      out[0] = a[1]! * b[0]!;
+      out[1] = a[0]! + out[0]! * a[1]!;
+      out[2] = a[2]! - b[2]! + a[0]!;
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 40 }), fc.constantFrom(3, 4), fc.constantFrom('a', 'b', 'neither'), fc.array(valuesOf('int8'), { minLength: 1, maxLength: 40 }), (batch, n, into, values) => {
+        const [w, j] = wasmAndJs(() => {
+          const a = viewOf('int8', [batch, n], values, [1]);
+          const b = viewOf('int8', [batch, n], values.map((v) => v >> 1), [1]);
+          const out = into === 'a' ? a : into === 'b' ? b : viewOf('int8', [batch, n], [0], [1]);
+          (f.sync as (...args: unknown[]) => unknown)(a, b, { out });
+          return [...(out.data as Int8Array), ...(a.data as Int8Array)];
+        });
+        expect(w).toEqual(j);
+      }),
+      { numRuns: 60 },
+    );
+  });
 });
