@@ -1,0 +1,105 @@
+/**
+ * Where a parallel call's time goes, per engine the workers run: each form forced on the workers
+ * (`setEngineMode`, and the Wasm variants as bench/engine-choice.ts forces them), awaited calls of
+ * a corpus kernel at full size with (a) ordinary inputs and a fresh output, as users call it, (b)
+ * `sharedArray` inputs (in the Wasm memory: the calling thread copies nothing in) and a fresh
+ * output, (c) `sharedArray` inputs and a `sharedArray` output (nothing to copy for the Wasm engine
+ * either way). Wall time per call, least of the samples, the forms and cases in turns. Where the
+ * Wasm engine loses in (a) but not in (c), the difference is staging and copying; where it loses in
+ * (c) too, it is in the workers' code. Placement on the calling thread by measurement is off.
+ *
+ *   npx tsx bench/parallel-engines.ts [--only a,b] [--samples N]
+ */
+import { callArgument, makeInput } from './corpus/inputs.js';
+import { CORPUS, type Operand } from './corpus/kernels.js';
+import { formatRatio, formatSeconds } from './lib/format.js';
+import { describeMachine, machineMarkdown } from './lib/machine.js';
+import { markdownTable } from './lib/markdown.js';
+import { mulberry32 } from '../tests/random.js';
+import { type DType, setEngineMode, sharedArray, shutdown } from '../src/index.js';
+import { __testing as parallelTesting } from '../src/targets/parallel/index.js';
+import { __testing as rowsTesting } from '../src/targets/cpu/wasm/emit-rows.js';
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+const only = (flag('--only') ?? 'softmax,move-mean,log-returns,box-blur-rows,row-dot,sigmoid').split(',');
+const SAMPLES = Number(flag('--samples') ?? 7);
+
+type Case = 'ordinary' | 'shared in' | 'shared in, out';
+const CASES: readonly Case[] = ['ordinary', 'shared in', 'shared in, out'];
+type Form = 'js' | 'wasm' | 'wasm-pairs';
+
+const DTYPE_OF = new Map<unknown, DType>([[Float32Array, 'float32'], [Float64Array, 'float64'], [Int32Array, 'int32'], [Int16Array, 'int16'], [Uint8Array, 'uint8']]);
+/** A copy of an operand in a `sharedArray` (the Wasm memory). */
+function shared(a: Operand | number): Operand | number {
+  if (typeof a === 'number') return a;
+  const copy = sharedArray(a.data.length, DTYPE_OF.get(a.data.constructor)!);
+  copy.set(a.data as never);
+  return { data: copy as never, shape: a.shape };
+}
+
+type Ufunc = ((...args: unknown[]) => Promise<unknown>) & { explain: (...args: unknown[]) => string };
+parallelTesting.measuredPlacement(false);
+const rows: string[][] = [];
+for (const k of CORPUS.filter((c) => only.includes(c.name))) {
+  const next = mulberry32(7);
+  const operands = k.inputs(k.fullSize).map((r) => makeInput(r, next));
+  const ordinary = operands.map(callArgument);
+  const inShared = operands.map(shared).map((o) => callArgument(o as Operand | number));
+  // The output of a call, in a `sharedArray`, for case (c).
+  const probe = (await (k.makeUfunc('parallel') as unknown as Ufunc)(...ordinary)) as { data?: ArrayLike<number>; shape?: number[] } & ArrayLike<number>;
+  const outData = probe.data ?? probe;
+  const out = shared({ data: outData as never, shape: probe.shape ?? [outData.length] }) as Operand;
+  const outArg = probe.shape ? { data: out.data, shape: out.shape } : out.data;
+  const f = k.makeUfunc('parallel') as unknown as Ufunc;
+  setEngineMode('wasm');
+  rowsTesting.setFloatPairs(true);
+  const paired = k.makeUfunc('parallel') as unknown as Ufunc;
+  const hasPairs = /float64 values in pairs/.test(paired.explain(...ordinary));
+  rowsTesting.setFloatPairs(undefined);
+  setEngineMode('auto');
+  const forms: Form[] = hasPairs ? ['js', 'wasm', 'wasm-pairs'] : ['js', 'wasm'];
+  const best = new Map<string, number>();
+  for (let s = 0; s <= SAMPLES; s++) {
+    for (const form of forms) {
+      for (const c of CASES) {
+        const args = c === 'ordinary' ? ordinary : inShared;
+        setEngineMode(form === 'js' ? 'js' : 'wasm');
+        if (form === 'wasm-pairs') rowsTesting.setFloatPairs(true);
+        try {
+          const g = form === 'wasm-pairs' ? paired : f;
+          const t = performance.now();
+          await (c === 'shared in, out' ? g(...args, { out: outArg }) : g(...args));
+          const dt = (performance.now() - t) / 1000;
+          const key = `${form}|${c}`;
+          if (s > 0) best.set(key, Math.min(best.get(key) ?? Infinity, dt)); // the first of each: warm-up
+        } finally {
+          rowsTesting.setFloatPairs(undefined);
+          setEngineMode('auto');
+        }
+      }
+    }
+  }
+  for (const c of CASES) {
+    const js = best.get(`js|${c}`)!;
+    const cells = forms.map((form) => formatSeconds(best.get(`${form}|${c}`)!));
+    while (cells.length < 3) cells.push('—');
+    const wasmBest = Math.min(...forms.filter((e) => e !== 'js').map((e) => best.get(`${e}|${c}`)!));
+    rows.push([k.name, c, ...cells, formatRatio(wasmBest / js)]);
+    process.stderr.write(`${k.name}, ${c}: ${forms.map((form) => `${form} ${formatSeconds(best.get(`${form}|${c}`)!)}`).join(', ')}\n`);
+  }
+}
+const report = [
+  '# Parallel target: each engine forced on the workers, by where the operands lie',
+  '',
+  `\`npx tsx bench/parallel-engines.ts ${argv.join(' ')}\`, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+  '',
+  machineMarkdown(describeMachine({ summary: 'not used by this benchmark' })),
+  '',
+  `Awaited calls, wall time, least of ${SAMPLES} samples, forms and cases in turns. "ordinary": ordinary inputs, fresh output (as users call); "shared in": \`sharedArray\` inputs, fresh output; "shared in, out": \`sharedArray\` inputs and output.`,
+  '',
+  markdownTable([{ header: 'kernel' }, { header: 'operands' }, { header: 'JS', align: 'right' }, { header: 'Wasm', align: 'right' }, { header: 'Wasm pairs', align: 'right' }, { header: 'best Wasm ÷ JS', align: 'right' }], rows),
+  '',
+].join('\n');
+console.log(report);
+await shutdown();
