@@ -18,9 +18,9 @@
  * the Wasm engine forced, the other sides run the 2-row form); `new-pairs-g1` the same with one
  * group of rows per step. `--sides` keeps only the named extra sides (e.g. `--sides new-pairs`). `new-i32` is this checkout keeping rows of 8- and 16-bit integers
  * in 32-bit lanes (emit-rows.ts `__testing.setIntRows(false)`): what 8 rows per vector in 16-bit
- * lanes, 16 in 8-bit lanes (row-int-lanes.ts) are worth. `new-notouch` is this checkout without
- * loading the next block's rows ahead while a block computes (emit-rows.ts touchNextBlock,
- * `__testing.setTouchAhead(false)`): what overlapping the rows' cache misses with the body is worth.
+ * lanes, 16 in 8-bit lanes (row-int-lanes.ts) are worth. `new-touch` is this checkout loading
+ * the next block's rows ahead while a block computes (emit-rows.ts touchNextBlock, off by default,
+ * `__testing.setTouchAhead(true)`): what overlapping the rows' cache misses with the body is worth.
  * `new-along` is this checkout running rows one after another with their loops whose iterations
  * are independent in lanes along the row (along-rows.ts; `__testing.setAlongRows(true)`), the
  * variant that calibration times beside rows in lanes; kernels with no such loop run as on the
@@ -30,7 +30,7 @@
  *
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
- *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs,new-pairs-g1,new-i32,new-notouch,new-along,new-staged]
+ *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs,new-pairs-g1,new-i32,new-touch,new-along,new-staged]
  *   npx tsx bench/rows-ab.ts --shared     # no base: this checkout with its rule against one group per step
  *
  * Checks every side's result against the first side's, bit for bit. Prints each row as it is
@@ -497,7 +497,7 @@ if (fresh.setNarrowDoubles && wanted('new-f64')) sides.push({ name: 'new-f64', l
 if (fresh.setFloatPairs && wanted('new-pairs')) sides.push({ name: 'new-pairs', lib: fresh, pairs: true });
 if (fresh.setFloatPairs && wanted('new-pairs-g1')) sides.push({ name: 'new-pairs-g1', lib: fresh, pairs: true, groups: 1 });
 if (fresh.setIntRows && wanted('new-i32')) sides.push({ name: 'new-i32', lib: fresh, intRows: false });
-if (fresh.setTouchAhead && wanted('new-notouch')) sides.push({ name: 'new-notouch', lib: fresh, touch: false });
+if (fresh.setTouchAhead && wanted('new-touch')) sides.push({ name: 'new-touch', lib: fresh, touch: true });
 if (fresh.setAlongRows && wanted('new-along')) sides.push({ name: 'new-along', lib: fresh, along: true });
 if (fresh.setDirectReads && wanted('new-staged')) sides.push({ name: 'new-staged', lib: fresh, direct: false });
 
@@ -512,7 +512,7 @@ for (const k of KERNELS) {
       side.lib.setNarrowDoubles?.(side.narrow ?? true);
       side.lib.setFloatPairs?.(side.pairs);
       side.lib.setIntRows?.(side.intRows ?? true);
-      side.lib.setTouchAhead?.(side.touch ?? true);
+      side.lib.setTouchAhead?.(side.touch ?? false);
       side.lib.setAlongRows?.(side.along);
       side.lib.setDirectReads?.(side.direct ?? true);
       side.lib.setEngineMode(engine === 'wasm' ? 'wasm' : 'auto');
@@ -540,7 +540,7 @@ for (const k of KERNELS) {
         side.lib.setNarrowDoubles?.(side.narrow ?? true);
         side.lib.setFloatPairs?.(side.pairs);
         side.lib.setIntRows?.(side.intRows ?? true);
-        side.lib.setTouchAhead?.(side.touch ?? true);
+        side.lib.setTouchAhead?.(side.touch ?? false);
         side.lib.setAlongRows?.(side.along);
         side.lib.setDirectReads?.(side.direct ?? true);
         return f.sync(...args);
@@ -587,7 +587,7 @@ for (const s of sides) {
   s.lib.setRowGroups?.(undefined);
   s.lib.setNarrowDoubles?.(true);
   s.lib.setFloatPairs?.(undefined);
-  s.lib.setTouchAhead?.(true);
+  s.lib.setTouchAhead?.(false);
   s.lib.setAlongRows?.(undefined);
   s.lib.setDirectReads?.(true);
 }

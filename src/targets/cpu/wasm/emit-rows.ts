@@ -1378,8 +1378,13 @@ function emitBlocksOfRows(loop: RowLoop, simd: RowSimdEmitter, direct?: Readonly
 const TOUCH_MIN_BYTES = 64;
 /** The most bytes of each row touched ahead: the start of longer rows (more lines would fill the core's queue of misses, and the hardware's prefetch follows a long row). */
 const TOUCH_MAX_BYTES = 256;
-/** Cleared by benchmarks (`__testing.setTouchAhead`): plans emitted after do not touch the next block's rows. */
-let touchAhead = true;
+/**
+ * Off: touching the next block's rows ahead measured 0.70–1.0× on the 2-core VM but 1.06–1.43× on
+ * the 16-core host (row-dot, a float64 row sum: bench/results/rows-ab-reductions-*.md), so no
+ * kernel runs it until the engine choice can time it as a candidate. Tests and bench/rows-ab.ts set
+ * it (`__testing.setTouchAhead`).
+ */
+let touchAhead = false;
 /** Cleared by benchmarks (`__testing.setDirectReads`): plans emitted after copy every operand's rows into slots. */
 let directReads = true;
 

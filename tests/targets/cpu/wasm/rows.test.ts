@@ -1138,6 +1138,7 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
   // batches spanning several blocks and ending mid-block, spaced and broadcast rows, outputs read
   // before written (touched too), 2-D cores, 8- and 16-bit rows in lanes of their width.
   it('rows touched ahead of their block (long rows, loops): bit-identical to JS on every batch and view', () => {
+    rowTesting.setTouchAhead(true); // off by default (emit-rows.ts); ufuncs made below emit their plans with it
     const cases: { signature: string; layout: string; kernel: (...args: never[]) => void; dtypes: DType[]; core: number[]; out?: DType }[] = [
       {
         signature: 'void(float32[:], float32[:], float32[:])', layout: '(n),(n)->()', dtypes: ['float32', 'float32'], core: [1, 1],
@@ -1201,6 +1202,7 @@ describe('per-row kernels vectorised over rows are bit-identical to the JS engin
       const outArg = c.out ? [{ out: viewOf(c.out, [40, 100], [0], [1]) }] : [];
       expect(f.explain(...long, ...outArg)).toContain('rows per vector');
     }
+    rowTesting.setTouchAhead(false);
   }, 60_000);
 
   // emit-rows.ts directInputs: a kernel without a loop reads its inputs of 8-bit elements straight
