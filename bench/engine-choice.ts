@@ -176,35 +176,28 @@ function scalarExplain(lib: Library, f: Ufunc, args: unknown[]): string {
 /** A form's time ÷ the fastest form's. */
 const ratioOf = (v: Record<Form, number>, e: Form) => v[e] / Math.min(v.js, v.wasm, v['wasm-masked'], v['wasm-pairs'], v['wasm-along']);
 
-/** A fresh ufunc of `k` compiled with true doubles in pairs of vectors, where its row loop has that form; else undefined. */
-function pairedUfunc(lib: Library, k: Kernel, args: unknown[]): Ufunc | undefined {
-  if (!lib.setFloatPairs) return undefined;
+/**
+ * A fresh ufunc of `k` compiled with one of the Wasm engine's variant forms switched on by `set`
+ * (a `__testing` hook), where the kernel has that form — `explain` then matches `form` — else
+ * undefined. Its own ufunc: compiled kernels are cached per layout, not per hook.
+ */
+function variantUfunc(lib: Library, k: Kernel, args: unknown[], set: ((on: boolean | undefined) => void) | undefined, form: RegExp): Ufunc | undefined {
+  if (!set) return undefined;
   const before = lib.setEngineMode('wasm');
-  lib.setFloatPairs(true);
+  set(true);
   try {
-    // Its own ufunc: compiled kernels are cached per layout, not per `setFloatPairs`.
-    const paired = k.make();
-    return /^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs/.test(engineText(paired.explain(...args))) ? paired : undefined;
+    const variant = k.make();
+    return form.test(engineText(variant.explain(...args))) ? variant : undefined;
   } finally {
-    lib.setFloatPairs(undefined);
+    set(undefined);
     lib.setEngineMode(before);
   }
 }
 
-/** A fresh ufunc of `k` compiled with rows one after another and loops along the row, where it has such a loop; else undefined. */
-function alongUfunc(lib: Library, k: Kernel, args: unknown[]): Ufunc | undefined {
-  if (!lib.setAlongRows) return undefined;
-  const before = lib.setEngineMode('wasm');
-  lib.setAlongRows(true);
-  try {
-    // Its own ufunc: compiled kernels are cached per layout, not per `setAlongRows`.
-    const along = k.make();
-    return /^WebAssembly \(rows one after another/.test(engineText(along.explain(...args))) ? along : undefined;
-  } finally {
-    lib.setAlongRows(undefined);
-    lib.setEngineMode(before);
-  }
-}
+/** With true doubles in pairs of vectors (row-pairs.ts), where its row loop has that form. */
+const pairedUfunc = (lib: Library, k: Kernel, args: unknown[]) => variantUfunc(lib, k, args, lib.setFloatPairs, /^WebAssembly \(SIMD, 4 rows per vector \(float64 values in pairs/);
+/** With rows one after another and loops along the row (along-rows.ts), where it has such a loop. */
+const alongUfunc = (lib: Library, k: Kernel, args: unknown[]) => variantUfunc(lib, k, args, lib.setAlongRows, /^WebAssembly \(rows one after another/);
 
 const started = performance.now();
 const verdicts = libraries.map(() => new Map<string, Verdict>());
