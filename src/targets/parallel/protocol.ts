@@ -303,22 +303,30 @@ export interface ArgumentSetMessage {
  * bytes of `to`. `before`: the caller's shared array into its staged copy, before the chunk runs —
  * every thread copies its own chunks, in parallel, instead of the calling thread copying it all
  * before the job. `after`: the staged copy back into the caller's shared array, while it is in
- * cache, instead of the calling thread copying it all after the job.
+ * cache, instead of the calling thread copying it all after the job. `clear`: the staged copy of
+ * an output the call allocated (all zeros) is zeroed instead of copied in, before the chunk runs.
+ *
+ * Why `clear` rather than `before` for such an output: reading its untouched pages maps the
+ * kernel's shared zero page, and the copy back then takes a copy-on-write fault per page whose TLB
+ * flush interrupts every core running the process — several times what the copy itself costs, and
+ * charged partly to the other threads' chunks. Zeroing the arena touches only memory already in use.
  */
-export interface ChunkCopy {
-  readonly from: Uint8Array;
-  readonly to: Uint8Array;
-  readonly bytesPerIndex: number;
-  readonly when: 'before' | 'after';
-}
+export type ChunkCopy =
+  | { readonly from: Uint8Array; readonly to: Uint8Array; readonly bytesPerIndex: number; readonly when: 'before' | 'after' }
+  | { readonly to: Uint8Array; readonly bytesPerIndex: number; readonly when: 'clear' };
 
 function copyChunk(copies: readonly ChunkCopy[], start: number, end: number): void {
-  for (const { from, to, bytesPerIndex } of copies) to.set(from.subarray(start * bytesPerIndex, end * bytesPerIndex), start * bytesPerIndex);
+  for (const copy of copies) {
+    const at = start * copy.bytesPerIndex;
+    const until = end * copy.bytesPerIndex;
+    if (copy.when === 'clear') copy.to.fill(0, at, until);
+    else copy.to.set(copy.from.subarray(at, until), at);
+  }
 }
 
 /** A runner that also makes each chunk's {@link ChunkCopy}s, before and after running it. */
 export function copyingRunner(runner: Runner, copies: readonly ChunkCopy[]): Runner {
-  const before = copies.filter((c) => c.when === 'before');
+  const before = copies.filter((c) => c.when !== 'after');
   const after = copies.filter((c) => c.when === 'after');
   return (args, start, end) => {
     copyChunk(before, start, end);

@@ -165,6 +165,11 @@ interface StagedRange {
   start: number;
   end: number;
   copyIn: boolean;
+  /**
+   * Whether the caller's bytes are known zeros (an output the call allocated, alone in its range):
+   * the staged copy is cleared instead of read from them (see protocol.ts `ChunkCopy`).
+   */
+  fresh: boolean;
   copyBack: boolean;
   /** The job's threads copy it back chunk by chunk (see `chunkCopies`). */
   copiedByChunks?: boolean;
@@ -177,14 +182,24 @@ interface StagedRange {
   readonly members: { readonly k: number; readonly view: OperandView; readonly reach: Reach }[];
 }
 
-/** A copy between a caller's array and the arena: `to.set(from)`. */
+/** A copy between a caller's array and the arena: `to.set(from)`; without `from`, `to.fill(0)`. */
 interface Copy {
-  readonly from: Uint8Array;
+  readonly from?: Uint8Array;
   readonly to: Uint8Array;
 }
 
 /** A copy made by loop index: index i's bytes are [i·bytesPerIndex, (i+1)·bytesPerIndex). */
-type IndexedCopy = Omit<ChunkCopy, 'when'>;
+interface IndexedCopy {
+  readonly from: Uint8Array;
+  readonly to: Uint8Array;
+  readonly bytesPerIndex: number;
+}
+
+/** Makes bytes [start, end) of `copy`. */
+function copySlice({ from, to }: Copy, start: number, end: number): void {
+  if (from) to.set(from.subarray(start, end), start);
+  else to.fill(0, start, end);
+}
 
 /** Copies are made in slices of this many bytes, so that an async copy can yield between them. */
 const SLICE_BYTES = 1 << 20;
@@ -210,7 +225,7 @@ export function yieldToEventLoop(): Promise<void> {
 }
 
 function copyAll(copies: readonly Copy[]): void {
-  for (const { from, to } of copies) to.set(from);
+  for (const copy of copies) copySlice(copy, 0, copy.to.length);
 }
 
 /**
@@ -221,9 +236,10 @@ function copyAll(copies: readonly Copy[]): void {
  */
 async function copyYielding(copies: readonly Copy[]): Promise<void> {
   let since = performance.now();
-  for (const { from, to } of copies) {
-    for (let at = 0; at < from.length; at += SLICE_BYTES) {
-      to.set(from.subarray(at, Math.min(at + SLICE_BYTES, from.length)), at);
+  for (const copy of copies) {
+    const length = copy.to.length;
+    for (let at = 0; at < length; at += SLICE_BYTES) {
+      copySlice(copy, at, Math.min(at + SLICE_BYTES, length));
       if (performance.now() - since >= YIELD_AFTER_MS) {
         await yieldToEventLoop();
         since = performance.now();
@@ -258,7 +274,8 @@ export class StagedOperands {
       .filter((range) => range.copyIn && !range.copiedInByChunks)
       .map((range) => {
         const length = range.end - range.start;
-        return { from: new Uint8Array(range.buffer, range.start, length), to: new Uint8Array(arena.buffer, range.at, length) };
+        const to = new Uint8Array(arena.buffer, range.at, length);
+        return range.fresh ? { to } : { from: new Uint8Array(range.buffer, range.start, length), to };
       });
   }
 
@@ -300,7 +317,7 @@ export class StagedOperands {
       }
       if (!copiesIn || !range.copyIn || range.copiedInByChunks) continue;
       if (member.k < plan.nin && bytesPerIndex !== undefined) byIndex.push({ from: caller, to: staged, bytesPerIndex });
-      else whole.push({ from: caller, to: staged });
+      else whole.push(range.fresh ? { to: staged } : { from: caller, to: staged });
     }
     if (byIndex.length === 0 && back.length === 0) {
       for (const range of this.ranges) range.copiedBackByPipeline = false;
@@ -335,7 +352,7 @@ export class StagedOperands {
       const staged = new Uint8Array(this.arena.buffer, range.at, length);
       if (takeIn) {
         range.copiedInByChunks = true;
-        copies.push({ from: caller, to: staged, bytesPerIndex, when: 'before' });
+        copies.push(range.fresh ? { to: staged, bytesPerIndex, when: 'clear' } : { from: caller, to: staged, bytesPerIndex, when: 'before' });
       }
       if (range.copyBack) {
         range.copiedByChunks = true;
@@ -577,11 +594,11 @@ export class CopyPipeline {
     const until = performance.now() + budgetMs;
     try {
       while (this.wholeDone < this.whole.length) {
-        const { from, to } = this.whole[this.wholeDone]!;
-        const end = Math.min(this.wholeAt + PIPELINE_SLICE_BYTES, from.length);
-        to.set(from.subarray(this.wholeAt, end), this.wholeAt);
+        const copy = this.whole[this.wholeDone]!;
+        const end = Math.min(this.wholeAt + PIPELINE_SLICE_BYTES, copy.to.length);
+        copySlice(copy, this.wholeAt, end);
         this.wholeAt = end;
-        if (end === from.length) {
+        if (end === copy.to.length) {
           this.wholeDone++;
           this.wholeAt = 0;
         }
@@ -678,7 +695,7 @@ export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace: (arr
     const copyIn = !isOutput || plan.kind !== 'vectorize' || !writesEveryElement(view, loopShape, reach);
     let ranges = byBuffer.get(array.buffer);
     if (!ranges) byBuffer.set(array.buffer, (ranges = []));
-    ranges.push({ buffer: array.buffer, start, end, copyIn, copyBack: isOutput, at: 0, members: [{ k, view, reach }] });
+    ranges.push({ buffer: array.buffer, start, end, copyIn, fresh: isOutput && view.fresh === true, copyBack: isOutput, at: 0, members: [{ k, view, reach }] });
   }
   if (byBuffer.size === 0) return new StagedOperands(data, offset, replaced);
 
@@ -693,6 +710,7 @@ export function stageOperands(plan: CallPlan, arenas: ArenaSource, inPlace: (arr
         // Whatever the members, the merged range travels whole: an output's skipped copy-in would
         // now leave another member's bytes behind.
         current.copyIn = true;
+        current.fresh &&= range.fresh;
         current.copyBack ||= range.copyBack;
         current.members.push(...range.members);
       } else {

@@ -125,7 +125,7 @@ export class WorkerCore {
       control.writeError(index, 0, error);
       control.lowerErrorChunk(0);
     } finally {
-      for (const { from } of this.copies) this.releasedBytes += from.byteLength;
+      for (const copy of this.copies) this.releasedBytes += (copy.when === 'clear' ? copy.to : copy.from).byteLength;
       this.copies = [];
     }
     if (Atomics.compareExchange(int32, this.stateSlot, WorkerState.busy, WorkerState.idle) === WorkerState.busy) {

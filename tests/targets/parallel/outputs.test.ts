@@ -95,6 +95,44 @@ it("chains calls on the Wasm engine: a result (shared memory outside the Wasm me
   }
 });
 
+it('gives zeros where a per-row kernel leaves its fresh output unwritten on the Wasm engine, though the staging arena held an earlier call\'s rows', async () => {
+  const { callCounts, wasmJobs } = await import('../../call-paths.js');
+  const { threshold } = getParallelOptions();
+  const placement = __testing.measuredPlacement(false);
+  const before = setEngineMode('wasm');
+  try {
+    const rows = threshold;
+    const x = Float64Array.from({ length: rows * 8 }, (_, i) => i + 1);
+    const signature = ['void(float64[:], float64[:])'];
+    // Fills every element of its rows: the arena the Wasm engine stages outputs in holds these after the call.
+    const fill = guvectorize(signature, '(n)->(n)', { target: 'parallel' })((row: Float64Array, out: Float64Array) => {
+      for (let i = 0; i < row.length; i++) out[i] = -row[i]!;
+    });
+    // Writes the first element of each row only and reads the second before: the rest stay as allocated.
+    const head = guvectorize(signature, '(n)->(n)', { target: 'parallel' })((row: Float64Array, out: Float64Array) => {
+      out[0] = row[0]! + out[1]!;
+    });
+    callCounts(true);
+    wasmJobs(true);
+    for (const sync of [false, true]) {
+      for (let round = 0; round < 2; round++) {
+        const filled = (sync ? fill.sync({ data: x, shape: [rows, 8] }) : await fill({ data: x, shape: [rows, 8] })) as NDArray;
+        expect(filled.data[rows * 8 - 1]).toBe(-rows * 8);
+        const { data } = (sync ? head.sync({ data: x, shape: [rows, 8] }) : await head({ data: x, shape: [rows, 8] })) as NDArray;
+        for (let i = 0; i < rows * 8; i++) {
+          const expected = i % 8 === 0 ? x[i]! : 0;
+          if (data[i] !== expected) expect([sync, round, i, data[i]]).toEqual([sync, round, i, expected]);
+        }
+      }
+    }
+    expect(callCounts().pool).toBe(8);
+    expect(wasmJobs()).toBe(8);
+  } finally {
+    setEngineMode(before);
+    __testing.measuredPlacement(placement);
+  }
+});
+
 it('lets the memory of dropped results go: a worker collects its heap once it has released enough shared memory', async () => {
   const { setFlagsFromString } = await import('node:v8');
   const { runInNewContext } = await import('node:vm');

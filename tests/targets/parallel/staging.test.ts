@@ -38,7 +38,7 @@ describe('stageOperands', () => {
     };
     const shared = new Float64Array(new SharedArrayBuffer(8 * n));
     const { staged, copies } = stage(shared);
-    expect(copies.map((c) => [c.bytesPerIndex, c.from.length])).toEqual([[8, 8 * n]]);
+    expect(copies.map((c) => [c.when, c.bytesPerIndex, c.to.length])).toEqual([['after', 8, 8 * n]]);
     copyingRunner(() => {}, copies)({} as never, 0, 600); // a thread's chunk [0, 600)
     expect(shared[599]).toBe(1198);
     expect(shared[600]).toBe(0);
@@ -68,7 +68,7 @@ describe('stageOperands', () => {
     const p = plan('guvectorize', [rows], [rowView(x), rowView(ordinary)], [rowView(out)]);
     const staged = stageOperands(p, new StagingArenas(), () => false, true);
     const copies = staged.chunkCopies(p);
-    expect(copies.map((c) => [c.when, c.bytesPerIndex, c.from.buffer === x.buffer || c.to.buffer === x.buffer ? 'x' : 'out'])).toEqual([
+    expect(copies.map((c) => [c.when, c.bytesPerIndex, c.to.buffer === x.buffer || (c.when !== 'clear' && c.from.buffer === x.buffer) ? 'x' : 'out'])).toEqual([
       ['before', 32, 'x'],
       ['before', 32, 'out'],
       ['after', 32, 'out'],
@@ -98,6 +98,55 @@ describe('stageOperands', () => {
     staged.finish(false);
     expect(out[80]).toBe(7);
     expect(out[0]).toBe(7);
+  });
+
+  it('clears the staged copy of an output the call allocated instead of reading it, on the threads and on the calling thread', () => {
+    const rows = 50;
+    const x = Float64Array.from({ length: rows * 4 }, (_, i) => i);
+    const rowView = (d: Float64Array) => view(d, 0, [4], { shape: [4], strides: [1] });
+    // A fresh output is all zeros: here it holds 5s, which show through wherever it is read rather than cleared.
+    const freshView = (d: Float64Array): OperandView => ({ ...rowView(d), fresh: true });
+    const arenas = new StagingArenas();
+    // Every arena dirty first: a clear must not leave an earlier call's bytes.
+    const dirty = arenas.acquire(1 << 16);
+    new Uint8Array(dirty.buffer).fill(0xff);
+    arenas.release(dirty);
+    const out = new Float64Array(new SharedArrayBuffer(rows * 32)).fill(5);
+    const p = plan('guvectorize', [rows], [rowView(x)], [freshView(out)]);
+    const staged = stageOperands(p, arenas, () => false, true);
+    const copies = staged.chunkCopies(p);
+    expect(copies.map((c) => [c.when, c.bytesPerIndex])).toEqual([
+      ['clear', 32],
+      ['after', 32],
+    ]);
+    staged.copyIn();
+    const sout = staged.data[1] as Float64Array;
+    const at = staged.offset[1]!;
+    let seen: number[] = [];
+    copyingRunner(() => {
+      seen = [sout[at + 39]!, sout[at + 40]!, sout[at + 79]!, sout[at + 80]!];
+      sout[at + 40] = 1;
+    }, copies)({} as never, 10, 20);
+    expect(seen).toEqual([NaN, 0, 0, NaN]); // rows 10-19 cleared, the others untouched (0xff bytes: NaN)
+    expect([out[39], out[40], out[41], out[80]]).toEqual([5, 1, 0, 5]); // the chunk's rows copied back
+    // An ordinary fresh output: the calling thread clears it whole (whether in a pipeline or not).
+    for (const pipelined of [false, true]) {
+      const ordinary = new Float64Array(rows * 4).fill(5);
+      const q = plan('guvectorize', [rows], [rowView(x)], [freshView(ordinary)]);
+      const s2 = stageOperands(q, arenas, () => false, true);
+      new Uint8Array((s2.data[1] as Float64Array).buffer).fill(0xff);
+      const pipeline = pipelined ? s2.pipelineCopies(q, false) : undefined;
+      if (pipeline) {
+        pipeline.begin({ chunks: 1, chunkSize: rows, total: rows, open: () => {} });
+        pipeline.finishNow();
+      } else s2.copyIn();
+      expect(pipelined).toBe(pipeline !== undefined);
+      const staged2 = s2.data[1] as Float64Array;
+      expect([staged2[s2.offset[1]!], staged2[s2.offset[1]! + rows * 4 - 1]]).toEqual([0, 0]);
+      expect((s2.data[0] as Float64Array)[s2.offset[0]! + 7]).toBe(7);
+      s2.finish(true, pipeline);
+      expect(ordinary.every((v) => v === 0)).toBe(true);
+    }
   });
 
   it('leaves copies in to the calling thread when they were made already, or when turned off', () => {
