@@ -12,7 +12,8 @@
  *   SIMD code runs them),
  * - it reads 1-D contiguous arrays at `a[i + c]` (c a constant; arrays it writes only at `[i]`),
  *   and values that do not change in the loop (per-row scalars, values computed before it): no
- *   value is carried from one iteration to the next,
+ *   value is carried from one iteration to the next but reductions (a row's max, min, sum or
+ *   product: {@link AlongReduction}), each kept bit for bit as the scalar loop computes it,
  * - every expression has a lane form (as element-wise SIMD code: emit-simd.ts), helpers included
  *   (inlined; they take no arrays); `i` as a value is a float64 vector of consecutive counts.
  * Each element then gets the operations the scalar loop gives it, in the same order: the results
@@ -29,13 +30,15 @@
  * as in the scalar order).
  *
  * A variant that calibration times beside rows in lanes (engine-calibration.ts): faster where the
- * loops along the row are most of the work and rows are long enough to fill vectors, slower where
- * loops that carry a value (a row's sum) run scalar here but in lanes there.
+ * loops along the row are most of the work and rows are long enough to fill vectors (softmax: its
+ * max in lanes, its exp in 4 float32 lanes where rows in lanes hold the float64 sum's 2), slower
+ * where loops that carry a value other than a reduction (a running sum stored per element) run
+ * scalar here but in lanes there.
  */
 import { type DType, DTYPES } from '../../../dtypes.js';
 import type { Expr, HelperFunction, Stmt, TypedKernel, Variable } from '../../../compiler/ir.js';
 import { isArrayType } from '../../../compiler/ir.js';
-import { childExprs, forEachStmt } from '../../../compiler/ir-walk.js';
+import { childExprs, forEachExpr, forEachStmt } from '../../../compiler/ir-walk.js';
 import type { MemoryLayout } from '../memory-layout.js';
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter, ModuleContext, WasmArray } from './emit-scalar.js';
@@ -73,6 +76,28 @@ export interface AlongLoop {
   readonly storeLast: boolean;
   /** The arrays read or written that are operands (not local arrays): they may share memory. */
   readonly operands: ReadonlySet<Variable>;
+  /** The values the loop carries from one iteration to the next, each a reduction of a value computed in lanes. */
+  readonly reductions: ReadonlyMap<Variable, AlongReduction>;
+}
+
+/**
+ * A value a loop carries, updated by one statement at the top of its body, `v = v ∘ e` (∘ one of
+ * `+ - *`, float64) or `v = Math.max(v, e)` / `Math.min` (float32 or float64), where nothing else
+ * in the loop (`e` included) reads or writes `v`. `e` is computed in lanes like any
+ * other value of the body; how it is combined into `v` keeps the scalar loop's result bit for bit:
+ * - `+ - *`: lane by lane, in the order of the iterations, into the scalar `v` (a float sum is
+ *   not associative: adding lanes side by side would round differently);
+ * - max and min: into a vector of partial results, combined into `v` after the vector loop.
+ *   Math.max and Math.min of a set do not depend on the order (NaN wins, +0 above −0), and
+ *   f32x4/f64x2 max and min follow exactly those rules (emit-simd.ts minMax).
+ * A loop with `+ - *` reductions qualifies only where it also stores (analyseLoop says why).
+ */
+export interface AlongReduction {
+  readonly op: '+' | '-' | '*' | 'max' | 'min';
+  /** The value each iteration combines into the variable, computed in lanes. */
+  readonly operand: Expr;
+  /** The statement converts a float32 operand to float64: its lanes are float32, each promoted as it is combined. */
+  readonly promoted: boolean;
 }
 
 /** Set by tests and benchmarks (`__testing.setAlongRows`): every guvectorize module made after runs its loops along the row where they qualify (true), or never (false). */
@@ -143,6 +168,27 @@ function offsetOf(index: Expr, counter: Variable): number | undefined {
     return c === undefined ? undefined : index.op === '+' ? c : -c;
   }
   return index.op === '+' && isCounter(index.right) ? small(index.left) : undefined;
+}
+
+/** The reduction that `v = …` is (see {@link AlongReduction}), or undefined. */
+function reductionOf(st: Extract<Stmt, { kind: 'assign' }>): AlongReduction | undefined {
+  const v = st.variable;
+  const x = st.value;
+  const isV = (y: Expr) => y.kind === 'var' && y.variable === v;
+  if (x.kind === 'binary' && (x.op === '+' || x.op === '-' || x.op === '*') && x.type === 'float64' && v.type === 'float64') {
+    // `e + v` and `e * v` as `v + e`, `v * e`: IEEE addition and multiplication commute.
+    const operand = isV(x.left) ? x.right : x.op !== '-' && isV(x.right) ? x.left : undefined;
+    if (!operand) return undefined;
+    const promoted = operand.kind === 'cast' && operand.value.type === 'float32';
+    return { op: x.op, operand: promoted ? operand.value : operand, promoted };
+  }
+  if (x.kind === 'math' && (x.fn === 'max' || x.fn === 'min') && x.args.length === 2 && (x.type === 'float32' || x.type === 'float64') && v.type === x.type) {
+    const at = x.args.findIndex(isV);
+    const operand = x.args[1 - at];
+    if (at < 0 || !operand) return undefined;
+    return { op: x.fn, operand, promoted: false };
+  }
+  return undefined;
 }
 
 function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet<Variable>, counters: ReadonlySet<Variable>, kernel: TypedKernel): AlongLoop {
@@ -231,6 +277,7 @@ function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet
       }
     }
   };
+  const reductions = new Map<Variable, AlongReduction>();
   let storeLast = true;
   let stores = 0;
   forEachStmt(s.body, (st) => {
@@ -243,10 +290,17 @@ function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet
         seeType(st.variable.type as DType);
         visit(st.init);
         return;
-      case 'assign':
-        if (!locals.has(st.variable)) refuse(`\`${st.variable.name}\` carries a value from one iteration to the next`);
-        visit(st.value);
+      case 'assign': {
+        if (locals.has(st.variable)) {
+          visit(st.value);
+          return;
+        }
+        const reduction = top ? reductionOf(st) : undefined;
+        if (!reduction) refuse(`\`${st.variable.name}\` carries a value from one iteration to the next`);
+        reductions.set(st.variable, reduction);
+        visit(reduction.operand);
         return;
+      }
       case 'store': {
         const a = st.array;
         const dtype = (a.type as { dtype: DType }).dtype;
@@ -271,8 +325,22 @@ function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet
     }
   });
   statements(s.body, true);
-  if (!writes.size) refuse('a loop stores nothing');
-  const narrow = narrowBody(s.body, counter, (index) => offsetOf(index, counter)!, varies, kernel.source);
+  if (!writes.size && !reductions.size) refuse('a loop stores nothing');
+  // Such a loop is one dependent add (or multiply) per element along the row, where rows in lanes
+  // run one such chain per lane side by side: a row sum, a row dot and logsumexp's sum of exp
+  // measured 1.09–1.2× slower along the row (2-core VM, bench/rows-ab.ts). With stores, the chain
+  // runs beside their work (softmax's exp).
+  if (!writes.size && [...reductions.values()].some((r) => r.op !== 'max' && r.op !== 'min')) refuse('a loop only sums or multiplies, and would run one dependent operation per element');
+  for (const v of reductions.keys()) {
+    // Its own statement's one read: another (in its operand, another statement, a second update)
+    // would see a value the lanes have not combined yet. (The loop's end, int32, reads no float.)
+    let count = 0;
+    forEachExpr(s.body, (x) => {
+      if (x.kind === 'var' && x.variable === v) count++;
+    });
+    if (count !== 1) refuse(`\`${v.name}\` carries a value from one iteration to the next`);
+  }
+  const narrow = reductions.size ? undefined : narrowBody(s.body, counter, (index) => offsetOf(index, counter)!, varies, kernel.source);
   const lanes = narrow ? (narrow.plan.lanes.bits === 16 ? 8 : 16) : types.has('float64') ? 2 : 4;
   const narrowest = Math.min(...bytes);
   // Each array moves 16 bytes per step; and at least two vectors per step where the body is
@@ -283,7 +351,7 @@ function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet
   const vectors = outOfLine ? fill : Math.max(fill, 2);
   const params = new Set(kernel.params);
   const operands = new Set([...reads.keys(), ...writes].filter((a) => params.has(a)));
-  return { counter, end, lanes, narrow, vectors, reads, writes, locals, storeLast: storeLast && stores === 1, operands };
+  return { counter, end, lanes, narrow, vectors, reads, writes, locals, storeLast: storeLast && stores === 1, operands, reductions };
 }
 
 /**
@@ -294,6 +362,7 @@ export function emitAlongRowLoop(e: FunctionEmitter, ctx: ModuleContext, s: Extr
   e.stmts(s.init);
   const i = e.varLocal(loop.counter);
   const lanes = loop.narrow ? new NarrowAlongSteps(e, ctx, loop.narrow, i) : new AlongRowEmitter(e, ctx, loop, i, s.body);
+  const reduces = lanes instanceof AlongRowEmitter ? lanes : undefined;
   e.open('block');
   const skip = e.depth() - 1;
   exitUnlessApart(e, loop, skip);
@@ -302,6 +371,7 @@ export function emitAlongRowLoop(e: FunctionEmitter, ctx: ModuleContext, s: Extr
   e.get(i).i32(-least).op(Op.i32_lt_s).br(skip, true);
   const limit = endOfAccesses(e, loop);
   lanes.hoistUniforms();
+  reduces?.startReductions();
   const steps = loop.vectors > 1 ? [loop.vectors, 1] : [1];
   for (const vectors of steps) {
     // The last i that starts a step of `vectors` vectors: limit − elements per step (limit < 2³¹).
@@ -321,6 +391,7 @@ export function emitAlongRowLoop(e: FunctionEmitter, ctx: ModuleContext, s: Extr
     e.close();
     e.close();
   }
+  reduces?.finishReductions();
   e.close();
 }
 
@@ -390,6 +461,8 @@ class AlongRowEmitter extends SimdEmitter {
   private part = 0;
   /** Values the loop does not change, splatted once before it. */
   private readonly uniforms = new Map<Expr, number>();
+  /** Per max or min reduction, its vector of partial results. */
+  private readonly partials = new Map<Variable, number>();
 
   constructor(e: FunctionEmitter, ctx: ModuleContext, private readonly loop: AlongLoop, private readonly counter: number, private readonly loopBody: readonly Stmt[]) {
     super(e, ctx, loop.lanes, e.local(ValType.v128));
@@ -412,6 +485,57 @@ class AlongRowEmitter extends SimdEmitter {
     this.simd(SimdOp.f64x2_add);
   }
 
+  /** Before the vector loop: each max or min reduction's partial results start as its value. */
+  startReductions(): void {
+    for (const [v, r] of this.loop.reductions) {
+      if (r.op !== 'max' && r.op !== 'min') continue;
+      const partial = this.e.local(ValType.v128);
+      this.e.get(this.e.varLocal(v));
+      this.splat(v.type as DType);
+      this.e.set(partial);
+      this.partials.set(v, partial);
+    }
+  }
+
+  /** After the vector loop: each max or min reduction's partial results combined into its value (in any order: see AlongReduction). */
+  finishReductions(): void {
+    for (const [v, partial] of this.partials) {
+      const f64 = v.type === 'float64';
+      const max = this.loop.reductions.get(v)!.op === 'max';
+      const local = this.e.varLocal(v);
+      for (let lane = 0; lane < this.loop.lanes; lane++) {
+        this.e.get(local).get(partial);
+        this.lane(f64 ? SimdOp.f64x2_extract_lane : SimdOp.f32x4_extract_lane, lane);
+        this.e.op(max ? (f64 ? Op.f64_max : Op.f32_max) : f64 ? Op.f64_min : Op.f32_min);
+        this.e.set(local);
+      }
+    }
+  }
+
+  /** One iteration of a reduction per lane (see AlongReduction). */
+  private reduce(v: Variable, r: AlongReduction): void {
+    const partial = this.partials.get(v);
+    if (partial !== undefined) {
+      const f64 = v.type === 'float64';
+      this.e.get(partial);
+      this.expr(r.operand);
+      this.simd(r.op === 'max' ? (f64 ? SimdOp.f64x2_max : SimdOp.f32x4_max) : f64 ? SimdOp.f64x2_min : SimdOp.f32x4_min);
+      this.e.set(partial);
+      return;
+    }
+    const lanes = this.e.local(ValType.v128);
+    const local = this.e.varLocal(v);
+    this.expr(r.operand);
+    this.e.set(lanes);
+    for (let lane = 0; lane < this.loop.lanes; lane++) {
+      this.e.get(local).get(lanes);
+      if (r.promoted) this.lane(SimdOp.f32x4_extract_lane, lane).e.op(Op.f64_promote_f32);
+      else this.lane(SimdOp.f64x2_extract_lane, lane);
+      this.e.op(r.op === '+' ? Op.f64_add : r.op === '-' ? Op.f64_sub : Op.f64_mul);
+      this.e.set(local);
+    }
+  }
+
   /** Splats, before the loop, each value that the body's lanes read and the loop does not change. */
   hoistUniforms(): void {
     const walk = (x: Expr): void => {
@@ -430,6 +554,7 @@ class AlongRowEmitter extends SimdEmitter {
     const statements = (list: readonly Stmt[]) => {
       for (const st of list) {
         if (st.kind === 'let') walk(st.init);
+        else if (st.kind === 'assign' && this.loop.reductions.has(st.variable)) walk(this.loop.reductions.get(st.variable)!.operand);
         else if (st.kind === 'assign' || st.kind === 'store') walk(st.value);
         else if (st.kind === 'if') {
           walk(st.cond);
@@ -485,6 +610,8 @@ class AlongRowEmitter extends SimdEmitter {
   }
 
   protected override stmt(s: Stmt): void {
+    const reduction = s.kind === 'assign' ? this.loop.reductions.get(s.variable) : undefined;
+    if (reduction) return this.reduce((s as { variable: Variable }).variable, reduction);
     if (s.kind !== 'store') return super.stmt(s);
     const dtype = this.e.arrays.get(s.array)!.dtype;
     const offset = this.address(s.array, 0);
@@ -507,6 +634,7 @@ class AlongRowEmitter extends SimdEmitter {
 export function describeAlongRows(loops: ReadonlyMap<Stmt, AlongLoop>): string {
   return [...loops].map(([s, l]) => {
     const narrow = l.narrow ? ` in ${l.narrow.plan.lanes.bits}-bit lanes` : '';
-    return `the loop at line ${s.loc.line} in SIMD along the row, ${l.lanes} elements per vector${narrow}${l.vectors > 1 ? ` × ${l.vectors} vectors per step` : ''}`;
+    const carried = [...l.reductions].map(([v, r]) => (r.op === 'max' || r.op === 'min' ? `\`${v.name}\` a ${r.op} of lanes` : `\`${v.name}\` lane by lane in order`));
+    return `the loop at line ${s.loc.line} in SIMD along the row, ${l.lanes} elements per vector${narrow}${l.vectors > 1 ? ` × ${l.vectors} vectors per step` : ''}${carried.length ? ` (${carried.join(', ')})` : ''}`;
   }).join('; ');
 }

@@ -213,7 +213,8 @@ const CASES: Case[] = [
     },
   },
   {
-    name: 'softmax: its normalising loop along the row, the others scalar', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: true,
+    name: 'softmax from -Infinity: the max of lanes, the sum lane by lane, the normalising map', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: true,
+    explains: '2 elements per vector × 2 vectors per step (`m` a max of lanes); the loop at line 5 in SIMD along the row, 2 elements per vector × 2 vectors per step (`sum` lane by lane in order)',
     kernel: (x: V, out: V) => {
       let m = -Infinity;
       for (let i = 0; i < x.length; i++) m = Math.max(m, x[i]!);
@@ -245,6 +246,133 @@ const CASES: Case[] = [
     name: 'the counter as a value (float64 lanes of consecutive counts)', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: true,
     kernel: (x: V, out: V) => {
       for (let i = 0; i < x.length; i++) out[i] = x[i]! * i + i / 3 - (x.length - i);
+    },
+  },
+  {
+    name: 'softmax of the corpus: the max from x[0], the loops from 1 and 0', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: true, explains: '`m` a max of lanes',
+    kernel: (x: V, out: V) => {
+      let m = x[0]!;
+      for (let i = 1; i < x.length; i++) m = Math.max(m, x[i]!);
+      let sum = 0;
+      for (let i = 0; i < x.length; i++) {
+        out[i] = Math.exp(x[i]! - m);
+        sum += out[i]!;
+      }
+      for (let i = 0; i < x.length; i++) out[i] = out[i]! / sum;
+    },
+  },
+  {
+    name: 'logsumexp of float64: a max of 2 lanes; its sum of exp, storing nothing, scalar', signature: 'void(float64[:], float64[:])', layout: '(n)->()', dtype: 'float64', arrays: 1, along: true,
+    explains: 'the loop at line 3 in SIMD along the row, 2 elements per vector × 2 vectors per step (`m` a max of lanes); a loop whose output',
+    kernel: (x: V, out: V) => {
+      let m = -Infinity;
+      for (let i = 0; i < x.length; i++) m = Math.max(m, x[i]!);
+      let sum = 0;
+      for (let i = 0; i < x.length; i++) sum += Math.exp(x[i]! - m);
+      out[0] = m + Math.log(sum);
+    },
+  },
+  {
+    name: 'range of float32 rows (NaN, ±0) in float64: min and max in one loop, the variable second or first', signature: 'void(float32[:], float32[:], float32[:])', layout: '(n)->(),()', dtype: 'float32', arrays: 1, along: true, explains: '`a` a min of lanes, `b` a max of lanes',
+    kernel: (x: V, lo: V, hi: V) => {
+      let a = Infinity;
+      let b = -Infinity;
+      for (let i = 0; i < x.length; i++) {
+        a = Math.min(x[i]!, a);
+        b = Math.max(b, x[i]!);
+      }
+      lo[0] = a;
+      hi[0] = b;
+    },
+  },
+  {
+    name: 'float64 sum, difference and product in one loop beside a map, with a per-row scalar', signature: 'void(float64[:], float64, float64[:], float64[:])', layout: '(n),()->(n),()', dtype: 'float64', arrays: 1, scalars: 'float64', along: true, explains: 'lane by lane in order',
+    kernel: (x: V, k: number, y: V, out: V) => {
+      let s = 0.1;
+      let d = 0;
+      let p = 1;
+      for (let i = 0; i < x.length; i++) {
+        const v = x[i]! * k;
+        s += v;
+        y[i] = v - 1;
+        d = d - v * v;
+        p = (1 + x[i]! / 64) * p;
+      }
+      out[0] = s + d * p;
+    },
+  },
+  {
+    name: 'float32 promoted into a float64 sum beside a float32 map: 4 lanes, each promoted in order', signature: 'void(float32[:], float32[:], float32[:])', layout: '(n)->(n),()', dtype: 'float32', arrays: 1, along: true, explains: '4 elements per vector × 2 vectors per step (`s` lane by lane in order)',
+    kernel: (x: V, y: V, out: V) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) {
+        y[i] = Math.abs(x[i]!);
+        s += x[i]!;
+      }
+      out[0] = s;
+    },
+  },
+  {
+    name: 'a loop that only sums (a row dot): stays in rows in lanes', signature: 'void(float32[:], float32[:], float32[:])', layout: '(n),(n)->()', dtype: 'float32', arrays: 2, along: false,
+    kernel: (a: V, b: V, out: V) => {
+      let acc = 0;
+      for (let i = 0; i < a.length - 1; i++) acc += a[i]! * b[i + 1]!;
+      out[0] = acc;
+    },
+  },
+  {
+    name: 'a float32 max beside a float64 map: the max in lanes 0–1 of 4', signature: 'void(float32[:], float64, float32[:], float32[:])', layout: '(n),()->(n),()', dtype: 'float32', arrays: 1, scalars: 'float64', along: true, explains: '2 elements per vector × 2 vectors per step (`m` a max of lanes)',
+    kernel: (x: V, k: number, out: V, top: V) => {
+      let m = x.length > 0 ? x[0]! : 0;
+      for (let i = 0; i < x.length; i++) {
+        m = Math.max(m, x[i]!);
+        out[i] = x[i]! * k + k;
+      }
+      top[0] = m;
+    },
+  },
+  {
+    name: 'a sum under an `if`: stays in rows in lanes', signature: 'void(float64[:], float64[:], float64[:])', layout: '(n)->(n),()', dtype: 'float64', arrays: 1, along: false,
+    kernel: (x: V, y: V, out: V) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) {
+        y[i] = x[i]! * 3;
+        if (x[i]! > 0) s += x[i]!;
+      }
+      out[0] = s;
+    },
+  },
+  {
+    name: 'a value subtracted from each element (`s = x[i] − s`): stays in rows in lanes', signature: 'void(float64[:], float64[:], float64[:])', layout: '(n)->(n),()', dtype: 'float64', arrays: 1, along: false,
+    kernel: (x: V, y: V, out: V) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) {
+        s = x[i]! - s;
+        y[i] = x[i]! + 1;
+      }
+      out[0] = s;
+    },
+  },
+  {
+    name: 'a sum whose term reads the sum: stays in rows in lanes', signature: 'void(float64[:], float64[:], float64[:])', layout: '(n)->(n),()', dtype: 'float64', arrays: 1, along: false,
+    kernel: (x: V, y: V, out: V) => {
+      let s = 1;
+      for (let i = 0; i < x.length; i++) {
+        y[i] = x[i]! / 2;
+        s += x[i]! * s;
+      }
+      out[0] = s;
+    },
+  },
+  {
+    name: 'a max updated twice in the loop: stays in rows in lanes', signature: 'void(float32[:], float32[:])', layout: '(n)->()', dtype: 'float32', arrays: 1, along: false,
+    kernel: (x: V, out: V) => {
+      let m = -Infinity;
+      for (let i = 0; i < x.length; i++) {
+        m = Math.max(m, x[i]!);
+        m = Math.max(m, -x[i]!);
+      }
+      out[0] = m;
     },
   },
   {
@@ -347,6 +475,116 @@ describe('edges of the vector loop', () => {
           expectSameArrays(w as Float64Array, j as Float64Array);
         }
       }
+    }
+  });
+
+  it('reductions: float sums in the scalar loop\'s order, on values whose sum depends on it', () => {
+    const sum64 = guvectorize(['void(float64[:], float64[:], float64[:])'], '(n)->(n),()')((x: V, y: V, out: V) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) {
+        s += x[i]!;
+        y[i] = -x[i]!;
+      }
+      out[0] = s;
+    }) as unknown as Ufunc;
+    const sum32 = guvectorize(['void(float32[:], float32[:], float64[:])'], '(n)->(n),()')((x: V, y: V, out: V) => {
+      let s = 0;
+      let d = 0;
+      for (let i = 0; i < x.length; i++) {
+        y[i] = x[i]! * 2;
+        s += x[i]!;
+        d -= y[i]! * 0.75;
+      }
+      out[0] = s + d;
+    }) as unknown as Ufunc;
+    // Each rotation of the pattern puts a large term and its cancelling one in other lanes.
+    const pattern = [2 ** 53, 1, -(2 ** 53), 1, 2 ** 24, 3, -(2 ** 24), 0.5, 1e16, -1e16, 7];
+    for (const n of [8, 9, 64, 65, 1000]) {
+      for (let r = 0; r < pattern.length; r++) {
+        const values = [...pattern.slice(r), ...pattern.slice(0, r)];
+        for (const [f, dtype] of [[sum64, 'float64'], [sum32, 'float32']] as const) {
+          const x = rowsOf(dtype, 2, n, values);
+          const [w, j] = wasmAndJs(() => (f.sync(x) as { data: Float64Array }[])[1]!.data);
+          expectSameArrays(w as Float64Array, j as Float64Array);
+        }
+      }
+    }
+    setEngineMode('wasm');
+    expect(sum32.explain(rowsOf('float32', 2, 64, [1]))).toContain('4 elements per vector × 2 vectors per step (`s` lane by lane in order, `d` lane by lane in order)');
+  });
+
+  it('reductions: a read past either end of a row throws as on the JS engine, after the same stores', () => {
+    const ahead = guvectorize(['void(float64[:], float64[:], float64[:])'], '(n)->(n),()')((x: V, out: V, total: V) => {
+      let s = 0;
+      let m = -Infinity;
+      for (let i = 0; i < x.length; i++) {
+        out[i] = x[i]! * 2;
+        s += x[i + 1]!;
+        m = Math.max(m, x[i]!);
+      }
+      total[0] = s + m;
+    }) as unknown as Ufunc;
+    const behind = guvectorize(['void(float32[:], float32[:])'], '(n)->()')((x: V, total: V) => {
+      let m = -Infinity;
+      for (let i = 0; i < x.length; i++) m = Math.max(m, x[i - 2]!);
+      total[0] = m;
+    }) as unknown as Ufunc;
+    for (const n of [1, 5, 64, 1000]) {
+      const x = rowsOf('float64', 3, n, [0.5, 1.5, -2, NaN]);
+      const run = () => {
+        const out = { data: new Float64Array(3 * n).fill(7), shape: [3, n] };
+        const total = { data: new Float64Array(3).fill(7), shape: [3] };
+        try {
+          ahead.sync(x, { out: [out, total] });
+        } catch (e) {
+          return [String(e), Array.from(out.data), Array.from(total.data)];
+        }
+        return ['no error', Array.from(out.data)];
+      };
+      const [w, j] = wasmAndJs(run);
+      expect((w as string[])[0]).toMatch(/out of bounds/);
+      expect(w).toEqual(j);
+      const [bw, bj] = wasmAndJs(() => {
+        try {
+          return behind.sync(rowsOf('float32', 2, n, [1, -0, 0]));
+        } catch (e) {
+          return String(e);
+        }
+      });
+      expect(bw).toMatch(/out of bounds/);
+      expect(bw).toEqual(bj);
+    }
+    setEngineMode('wasm');
+    expect(ahead.explain(rowsOf('float64', 2, 64, [1]))).toContain('(`s` lane by lane in order, `m` a max of lanes)');
+  });
+
+  it('reductions: softmax in place and on rows overlapping by an element, in Wasm memory, strided and reversed', () => {
+    const softmax = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')((x: V, out: V) => {
+      let m = x[0]!;
+      for (let i = 1; i < x.length; i++) m = Math.max(m, x[i]!);
+      let sum = 0;
+      for (let i = 0; i < x.length; i++) {
+        out[i] = Math.exp(x[i]! - m);
+        sum += out[i]!;
+      }
+      for (let i = 0; i < x.length; i++) out[i] = out[i]! / sum;
+    }) as unknown as Ufunc;
+    for (const shift of [0, 1, -1, 5]) {
+      for (const n of [9, 64, 65]) {
+        const run = () => {
+          const data = sharedArray(2 * n + 16, 'float32') as Float32Array;
+          data.set(Float32Array.from({ length: 2 * n + 16 }, (_, i) => Math.sin(i) * 10));
+          softmax.sync({ data, shape: [2, n], strides: [n, 1], offset: 8 }, { out: { data, shape: [2, n], strides: [n, 1], offset: 8 + shift } });
+          return data;
+        };
+        const [w, j] = wasmAndJs(run);
+        expectSameArrays(w as Float32Array, j as Float32Array);
+      }
+    }
+    const data = Float32Array.from({ length: 200 }, (_, i) => (i % 7 === 3 ? -0 : Math.cos(i) * 30));
+    for (const x of [{ data, shape: [4, 25], strides: [50, 2], offset: 0 }, { data, shape: [2, 64], strides: [64, -1], offset: 63 }]) {
+      const [w, j] = wasmAndJs(() => (softmax.sync(x) as { data: Float32Array }).data);
+      expectSameArrays(w as Float32Array, j as Float32Array);
     }
   });
 
