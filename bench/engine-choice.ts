@@ -52,8 +52,12 @@ const only = flag('--only')?.split(',');
 const baseDir = flag('--base');
 const target = (flag('--target') ?? 'cpu') as 'cpu' | 'parallel';
 if (target !== 'cpu' && target !== 'parallel') throw new Error(`--target: 'cpu' or 'parallel', found ${String(target)}`);
-/** Calls that calibrate a fresh ufunc: more than engine-calibration.ts's trials take (4–8). */
-const CALIBRATING_CALLS = 12;
+/**
+ * A fresh ufunc is called until `explain` no longer says its engine is a guess until measured (a
+ * calibration of four candidates can take 14 calls), at most this many times; a calibration still
+ * undecided then is judged by the guess it runs.
+ */
+const MAX_CALIBRATING_CALLS = 40;
 const SAMPLES = quick ? 3 : 7;
 
 type Ufunc = ((...args: unknown[]) => Promise<unknown>) & { explain: (...args: unknown[]) => string };
@@ -72,6 +76,10 @@ interface Library {
   readonly measuredPlacement: (on: boolean) => boolean;
   /** Where the library has it: a hook that sees what the workers measured in each trial call (parallel/index.ts `__testing.turnTimes`). */
   readonly turnTimes?: (hook: TurnHook | undefined) => unknown;
+  /** Where the library has it: a hook that sees every trial of the calling thread's calibration (engine-calibration.ts `__testing.observeTrials`). */
+  readonly observeTrials?: (hook: ((engine: Form, secondsPerIndex: number) => void) | undefined) => unknown;
+  /** Where the library has it: forgets every calibration (ufuncs of the same code share one since engine-calibration.ts `shapesOf`). */
+  readonly forgetCalibrations?: () => void;
 }
 type TurnHook = (engines: readonly Form[], measured: readonly number[], times: readonly { mean: number; least: number }[]) => readonly number[];
 /** A kernel as one library builds it. */
@@ -119,7 +127,8 @@ async function load_(dir: string, name: string): Promise<Library> {
   const rows = await at('src/targets/cpu/wasm/emit-rows.ts');
   const parallel = await at('src/targets/parallel/index.ts');
   const along = await at('src/targets/cpu/wasm/along-rows.ts').catch(() => undefined);
-  const library: Library = { name, setEngineMode: index.setEngineMode, setLanesTake: loops.__testing.setLanesTake, setFloatPairs: rows.__testing?.setFloatPairs, setAlongRows: along?.__testing?.setAlongRows, kernels, shutdown: index.shutdown, measuredPlacement: parallel.__testing.measuredPlacement, turnTimes: parallel.__testing.turnTimes };
+  const calibration = await at('src/targets/cpu/engine-calibration.ts');
+  const library: Library = { observeTrials: calibration.__testing?.observeTrials, forgetCalibrations: calibration.__testing?.forgetCalibrations, name, setEngineMode: index.setEngineMode, setLanesTake: loops.__testing.setLanesTake, setFloatPairs: rows.__testing?.setFloatPairs, setAlongRows: along?.__testing?.setAlongRows, kernels, shutdown: index.shutdown, measuredPlacement: parallel.__testing.measuredPlacement, turnTimes: parallel.__testing.turnTimes };
   if (target === 'parallel') library.measuredPlacement(false);
   return library;
 }
@@ -143,7 +152,7 @@ const cpuSeconds = () => {
 const clock = target === 'parallel' ? () => performance.now() / 1000 : cpuSeconds;
 
 /** Seconds per call of each form (Infinity: the kernel has no such form), and each calibration's choice. */
-type Verdict = Record<Form, number> & { readonly chosen: Form[] };
+type Verdict = Record<Form, number> & { readonly chosen: Form[]; readonly calls: number[] };
 
 /**
  * What `explain` says of the engine: on the parallel target, after where the call runs ("On 2
@@ -207,12 +216,15 @@ for (const name of names) {
   const args = kernels[0]!.inputs(kernels[0]!.size).map((r) => callArgument(makeInput(r, next) as Operand | number));
   // Calibrations in turns across libraries, each a fresh ufunc's first calls, under the load asked for.
   const chosen = libraries.map((): Form[] => []);
+  // The calls each calibration took to decide (MAX_CALIBRATING_CALLS + 1: undecided).
+  const callsTaken = libraries.map((): number[] => []);
   // What the workers measured in the trial calls (the parallel target): per form, the best over calls of the mean and of the least chunk time.
   const trialTimes = libraries.map(() => new Map<Form, { mean: number; least: number }>());
   const loops = busyLoops(load);
   try {
     for (let c = 0; c < calibrations; c++) {
       for (const [i, k] of kernels.entries()) {
+        libraries[i]!.forgetCalibrations?.(); // a fresh ufunc's first calls, not the last calibration's choice
         const f = k.make();
         libraries[i]!.turnTimes?.((engines, measured, times) => {
           engines.forEach((e, t) => {
@@ -221,12 +233,24 @@ for (const name of names) {
           });
           return measured;
         });
+        // The trials the calling thread's calibration timed, in order, for stderr.
+        const trials: string[] = [];
+        libraries[i]!.observeTrials?.((engine, perIndex) => trials.push(`${engine} ${formatSeconds(perIndex * k.size)}`));
+        let calls = 0;
         try {
-          for (let call = 0; call < CALIBRATING_CALLS; call++) await f(...args);
+          // Until decided; a call that is not measured (one engine only) is not called at all.
+          while (calls < MAX_CALIBRATING_CALLS && /A guess until measured/.test(f.explain(...args))) {
+            await f(...args);
+            calls++;
+          }
         } finally {
           libraries[i]!.turnTimes?.(undefined);
+          libraries[i]!.observeTrials?.(undefined);
         }
+        const decided = !/A guess until measured/.test(f.explain(...args));
+        callsTaken[i]!.push(decided ? calls : MAX_CALIBRATING_CALLS + 1);
         chosen[i]!.push(formOf(f.explain(...args), scalarExplain(libraries[i]!, f, args)));
+        if (trials.length) process.stderr.write(`${name} (${libraries[i]!.name}) calibration ${c + 1}: ${trials.join(', ')} → ${decided ? `${chosen[i]!.at(-1)} after ${calls} calls` : `undecided after ${calls} calls`}\n`);
       }
     }
   } finally {
@@ -252,9 +276,12 @@ for (const name of names) {
       for (const form of forms) {
         const before = lib.setEngineMode(form === 'js' ? 'js' : 'wasm');
         if (form === 'wasm-masked') lib.setLanesTake('all');
-        // The workers' kernel is compiled for the staged operands' layout at the call, not at `explain`.
-        if (form === 'wasm-pairs' && target === 'parallel') lib.setFloatPairs!(true);
-        if (form === 'wasm-along' && target === 'parallel') lib.setAlongRows!(true);
+        // On while the call runs too: the kernels a call compiles at its first run (the calling
+        // thread's kernel for ordinary arrays staged in blocks, the workers' kernel for the staged
+        // operands' layout) are not those `explain` compiled; made without the hook they would be
+        // the 2-row form, which the "along" and "pairs" columns then timed on the cpu target.
+        if (form === 'wasm-pairs') lib.setFloatPairs!(true);
+        if (form === 'wasm-along') lib.setAlongRows!(true);
         try {
           const t = clock();
           await (form === 'wasm-masked' ? masked : form === 'wasm-pairs' ? paired! : form === 'wasm-along' ? along! : f)(...args);
@@ -262,14 +289,14 @@ for (const name of names) {
         } finally {
           lib.setEngineMode(before);
           lib.setLanesTake('uniform');
-          if (form === 'wasm-pairs' && target === 'parallel') lib.setFloatPairs!(undefined);
-          if (form === 'wasm-along' && target === 'parallel') lib.setAlongRows!(undefined);
+          if (form === 'wasm-pairs') lib.setFloatPairs!(undefined);
+          if (form === 'wasm-along') lib.setAlongRows!(undefined);
         }
       }
     }
   }
   for (const [i, { lib, best }] of judged.entries()) {
-    verdicts[i]!.set(name, { ...best, chosen: chosen[i]! });
+    verdicts[i]!.set(name, { ...best, chosen: chosen[i]!, calls: callsTaken[i]! });
     const worst = Math.max(...chosen[i]!.map((e) => ratioOf(best, e)));
     const trials = [...trialTimes[i]!].map(([e, t]) => `${e} ${formatSeconds(t.mean)}/${formatSeconds(t.least)}`).join(', ');
     process.stderr.write(`${name} (${lib.name}): JS ${formatSeconds(best.js)}, Wasm ${formatSeconds(best.wasm)}${Number.isFinite(best['wasm-masked']) ? `, Wasm masked ${formatSeconds(best['wasm-masked'])}` : ''}${Number.isFinite(best['wasm-pairs']) ? `, Wasm pairs ${formatSeconds(best['wasm-pairs'])}` : ''}${Number.isFinite(best['wasm-along']) ? `, Wasm along ${formatSeconds(best['wasm-along'])}` : ''}, chose ${chosen[i]!.join(' ')}: worst ${formatRatio(worst)}${trials ? `; the workers' trials, per loop index, mean/least chunk: ${trials}` : ''}\n`);
@@ -280,7 +307,7 @@ const rows = names.map((name) => {
   const k = libraries[0]!.kernels.find((x) => x.name === name)!;
   return [name, k.corpus ? 'yes' : 'no', ...verdicts.flatMap((m) => {
     const v = m.get(name)!;
-    return [formatSeconds(v.js), formatSeconds(v.wasm), Number.isFinite(v['wasm-masked']) ? formatSeconds(v['wasm-masked']) : '—', Number.isFinite(v['wasm-pairs']) ? formatSeconds(v['wasm-pairs']) : '—', Number.isFinite(v['wasm-along']) ? formatSeconds(v['wasm-along']) : '—', v.chosen.join(' '), formatRatio(Math.max(...v.chosen.map((e) => ratioOf(v, e))))];
+    return [formatSeconds(v.js), formatSeconds(v.wasm), Number.isFinite(v['wasm-masked']) ? formatSeconds(v['wasm-masked']) : '—', Number.isFinite(v['wasm-pairs']) ? formatSeconds(v['wasm-pairs']) : '—', Number.isFinite(v['wasm-along']) ? formatSeconds(v['wasm-along']) : '—', v.chosen.map((e, c) => `${e} (${v.calls[c]! > MAX_CALIBRATING_CALLS ? 'undecided' : v.calls[c]})`).join(' '), formatRatio(Math.max(...v.chosen.map((e) => ratioOf(v, e))))];
   })];
 });
 const summary = libraries.map((l, i) => {
@@ -300,7 +327,7 @@ const report = [
   '',
   machineMarkdown(machine),
   '',
-  `Each kernel: ${calibrations} fresh ${target === 'parallel' ? 'parallel ' : ''}ufunc(s) per library calibrated by ${CALIBRATING_CALLS} ${target === 'parallel' ? 'awaited ' : ''}calls with ordinary typed arrays${load ? ` while ${load} busy loop(s) ran` : ''}; then JS, Wasm and (where the kernel has them) Wasm with its loops in masked lanes, Wasm with its rows' doubles in pairs of vectors and Wasm with rows one after another and loops along the row forced${target === 'parallel' ? ' on the workers (placement on the calling thread by measurement off), wall time per awaited call' : ', CPU time per call'}, the least of ${SAMPLES} samples in turns. "chosen": each calibration's form; "worst chosen ÷ best": the worst of them against the fastest form (goal ≤ 1.1×).`,
+  `Each kernel: ${calibrations} fresh ${target === 'parallel' ? 'parallel ' : ''}ufunc(s) per library calibrated by ${target === 'parallel' ? 'awaited ' : ''}calls with ordinary typed arrays until \`explain\` says the engine was chosen by measurement (at most ${MAX_CALIBRATING_CALLS})${load ? ` while ${load} busy loop(s) ran` : ''}; then JS, Wasm and (where the kernel has them) Wasm with its loops in masked lanes, Wasm with its rows' doubles in pairs of vectors and Wasm with rows one after another and loops along the row forced${target === 'parallel' ? ' on the workers (placement on the calling thread by measurement off), wall time per awaited call' : ', CPU time per call'}, the least of ${SAMPLES} samples in turns. "chosen": each calibration's form, with the calls it took to decide; "worst chosen ÷ best": the worst of them against the fastest form (goal ≤ 1.1×).`,
   '',
   ...summary,
   '',

@@ -9,7 +9,8 @@
  * the lower best time per loop index. The reversal is for costs that fall on every second call: a
  * kernel whose fresh output is tens of MiB has V8 collect garbage (external memory pressure) every
  * two calls or so, and plain alternation gave every collection to one engine, whose best time then
- * never showed its speed. Where the Wasm
+ * never showed its speed. With more candidates the rounds keep that (each candidate's calls change
+ * parity from one round to the next) without timing one twice in a row ({@link due}). Where the Wasm
  * engine has a second variant for the call — element-wise loops that elements leave at different
  * iterations (escape-time `while`, `break`, a `return` in a loop) run one element at a time, or in
  * masked SIMD lanes until a vector's last element leaves (element-loops.ts): faster for some
@@ -26,12 +27,13 @@
  * before.
  *
  * What it costs: the first four to eight large calls of a shape each run whole on one engine, so two
- * to four of them run the slower one (six to twelve calls with the masked variant, four to eight of
- * them on the slower two), and then one call in 16, 64, 256, … re-checks the choice;
+ * to four of them run the slower one (with variants, two rounds of every candidate, then up to two
+ * more of those still in contention), and then one call in 16, 64, 256, … re-checks the choice;
  * nothing is measured on small calls (a 1-element call looks nothing up). The best time of each engine counts: the first calls on an engine pay its warm-up
  * (compiling, JIT tiers, Wasm tier-up), later ones run warm.
  */
 import type { TypedKernel } from '../../compiler/ir.js';
+import { printKernel } from '../../compiler/print-ir.js';
 import type { TypedArray } from '../../dtypes.js';
 import type { CallPlan } from '../../plan.js';
 import type { EngineChoice } from './wasm/engine.js';
@@ -57,11 +59,14 @@ export const MIN_TIMED_ELEMENTS = 1 << 14;
 const MIN_TRIAL_SECONDS = 20e-6;
 
 /**
- * Trials rotate through the candidates (the guess first, every other round reversed): at least two rounds, and more (up to
+ * Trials rotate through the candidates (the guess first; see {@link due}): at least two rounds, and more (up to
  * four) while the two fastest are close ({@link UNDECIDED}) or a candidate is still getting faster —
  * its latest call under 0.8× its best before — as a Wasm kernel does until V8 has tiered it up (its
  * second call measured 25 ms where later ones take 0.6 ms: a one-row pairwise-distance call on the
- * 2-core VM).
+ * 2-core VM). The rounds after the second time only the candidates still in contention: those
+ * within {@link UNDECIDED} of the fastest, and any still getting faster. One clearly slower (JS at
+ * twice the Wasm forms' time) would add a whole slow call to each round and tell nothing, while the
+ * close ones need the rounds: a per-row kernel with four candidates took sixteen calls to decide.
  */
 const MIN_ROUNDS = 2;
 const MAX_ROUNDS = 4;
@@ -121,6 +126,12 @@ export interface Calibration {
   readonly guess: Engine;
   /** What is timed, in the order of each round: the guess, the other engine, and any variant. */
   readonly candidates: readonly Engine[];
+  /** The candidates the rounds under way and after time (on the calling thread): all, then those still in contention. */
+  contenders: readonly Engine[];
+  /** The order of the round under way ({@link orderOf}), rounds completed, and trials recorded in the one under way (on the calling thread). */
+  order: readonly Engine[];
+  rounds: number;
+  inRound: number;
   /** Seconds per loop index (element, or row) of each timed call, in order. */
   readonly trials: { readonly engine: Engine; readonly secondsPerIndex: number }[];
   /** Set once every trial has run. */
@@ -138,7 +149,41 @@ export interface Calibration {
   turnCalls?: number;
 }
 
-const calibrations = new WeakMap<TypedKernel, Map<string, Calibration>>();
+/**
+ * The calibrations of a kernel, by call shape, shared by every typed kernel of the same code: two
+ * ufuncs of one function (one made with `fastmath` where it changes nothing, a ufunc made again)
+ * run the same generated code, so they run the same measured choice rather than two choices each
+ * within the noise of its own trials. The code is the kernel's typed IR as text (print-ir.ts: its
+ * helpers, types and the `fastmath` marks, which are what the option changes); a kernel with lookup
+ * tables keeps its own (their values may steer its loops). Computed once per typed kernel.
+ */
+let shapesByKernel = new WeakMap<TypedKernel, Map<string, Calibration>>();
+const shapesByCode = new Map<string, WeakRef<Map<string, Calibration>>>();
+const forgetCode = new FinalizationRegistry<string>((code) => {
+  if (!shapesByCode.get(code)?.deref()) shapesByCode.delete(code);
+});
+
+function shapesOf(kernel: TypedKernel): Map<string, Calibration> {
+  let shapes = shapesByKernel.get(kernel);
+  if (shapes) return shapes;
+  const code = codeOf(kernel);
+  shapes = code === undefined ? undefined : shapesByCode.get(code)?.deref();
+  if (!shapes) {
+    shapes = new Map();
+    if (code !== undefined) {
+      shapesByCode.set(code, new WeakRef(shapes));
+      forgetCode.register(shapes, code);
+    }
+  }
+  shapesByKernel.set(kernel, shapes);
+  return shapes;
+}
+
+/** A kernel's code as text, or undefined where it keeps calibrations of its own (see {@link shapesOf}). */
+function codeOf(kernel: TypedKernel): string | undefined {
+  if (!Array.isArray(kernel.body) || kernel.tables?.length) return undefined;
+  return printKernel(kernel);
+}
 
 /**
  * Elements a call reads and writes: loop indices × the core elements of each array operand (1 for
@@ -168,10 +213,9 @@ export function callShapeKey(plan: CallPlan, layout: MemoryLayout, where: string
 }
 
 function calibrationFor(kernel: TypedKernel, key: string, candidates: readonly Engine[]): Calibration {
-  let byShape = calibrations.get(kernel);
-  if (!byShape) calibrations.set(kernel, (byShape = new Map()));
+  const byShape = shapesOf(kernel);
   let c = byShape.get(key);
-  if (!c) byShape.set(key, (c = { guess: candidates[0]!, candidates, trials: [], callsSinceChoice: 0, nextRecheck: FIRST_RECHECK, recheck: [] }));
+  if (!c) byShape.set(key, (c = { guess: candidates[0]!, candidates, contenders: candidates, order: candidates, rounds: 0, inRound: 0, trials: [], callsSinceChoice: 0, nextRecheck: FIRST_RECHECK, recheck: [] }));
   return c;
 }
 
@@ -182,17 +226,33 @@ function candidatesOf(guess: Engine, variants: readonly Engine[]): readonly Engi
   return [guess, guess === 'js' ? 'wasm' : 'js', ...variants];
 }
 
-/** The candidate whose trial is due next: rounds through the candidates, every other one reversed. */
+/** The candidate whose trial is due next. */
 function due(c: Calibration): Engine {
-  const k = c.candidates.length;
-  const round = Math.floor(c.trials.length / k);
-  const at = c.trials.length % k;
-  return c.candidates[round % 2 === 0 ? at : k - 1 - at]!;
+  return c.order[c.inRound]!;
+}
+
+/**
+ * The order of the next round, after `c.rounds` rounds: each contender's calls alternate between
+ * odd and even from one round to the next (a cost on every second call falls on all alike), and,
+ * with more than two, none is timed twice in a row, where the second call could still run the code
+ * of the first: V8 compiles a Wasm function's optimised tier in the background during its first
+ * call (9 ms for the along-the-row softmax on the 2-core VM), and on a loaded machine a call right
+ * after can start before that thread has had a core. Two contenders: every other round reversed (A B, B A: the one way to alternate parity). An odd
+ * number: the same order every round (its length moves each call's parity). An even number over
+ * two: the order moved on by one each round (A B C D, B C D A, …). Where the contenders just
+ * changed, the order moves on by one more if it would start with the candidate timed last.
+ */
+function orderOf(c: Calibration): readonly Engine[] {
+  const k = c.contenders.length;
+  if (k === 2) return c.rounds % 2 === 0 ? c.contenders : [c.contenders[1]!, c.contenders[0]!];
+  let shift = k % 2 === 1 ? 0 : c.rounds % k;
+  if (k > 1 && c.contenders[shift] === c.trials.at(-1)?.engine) shift = (shift + 1) % k;
+  return [...c.contenders.slice(shift), ...c.contenders.slice(0, shift)];
 }
 
 /** What was measured for a shape so far, if anything (for `explain`). */
 export function calibrationOf(kernel: TypedKernel, key: string): Calibration | undefined {
-  return calibrations.get(kernel)?.get(key);
+  return shapesOf(kernel).get(key);
 }
 
 /** The engine a call runs on, and the calibration to record its time in when it is a trial. */
@@ -214,7 +274,7 @@ export interface EngineForCall {
  *   variant), asked for when the shape's calibration starts
  */
 export function engineForCall(kernel: TypedKernel, key: string, guess: Engine, touched: number, variants: () => readonly Engine[] = none): EngineForCall {
-  const known = calibrations.get(kernel)?.get(key);
+  const known = shapesOf(kernel).get(key);
   if (known?.winner) {
     if (touched < MIN_TIMED_ELEMENTS || known.pending) return { engine: known.winner };
     if (known.recheck.length === 0 && ++known.callsSinceChoice < known.nextRecheck) return { engine: known.winner };
@@ -240,10 +300,27 @@ export function recordTrial(c: Calibration, engine: Engine, seconds: number | un
   // The rotation holds: a call whose engine was not the one due (a Wasm call that ran JS) records nothing.
   if (engine !== due(c)) return;
   c.trials.push({ engine, secondsPerIndex: seconds / loop });
-  const rounds = c.trials.length / c.candidates.length;
-  if (rounds < MIN_ROUNDS || !Number.isInteger(rounds)) return;
-  if (rounds < MAX_ROUNDS && (c.candidates.some((e) => stillWarming(c, e)) || undecided(c))) return;
-  c.winner = fastest(c);
+  observer?.(engine, seconds / loop);
+  if (++c.inRound < c.contenders.length) return;
+  c.rounds++;
+  c.inRound = 0;
+  if (c.rounds >= MIN_ROUNDS) {
+    c.contenders = inContention(c);
+    if (c.rounds >= MAX_ROUNDS || c.contenders.length === 1 || !(c.contenders.some((e) => stillWarming(c, e)) || undecided(c))) {
+      c.winner = fastest(c);
+      return;
+    }
+  }
+  c.order = orderOf(c);
+}
+
+/**
+ * The candidates that further rounds time: within {@link UNDECIDED} of the fastest best time, or
+ * still getting faster; in the candidates' order.
+ */
+function inContention(c: Calibration): readonly Engine[] {
+  const best = bestOf(c, fastest(c));
+  return c.contenders.filter((e) => bestOf(c, e) < UNDECIDED * best || stillWarming(c, e));
 }
 
 /**
@@ -297,6 +374,7 @@ function recordRecheck(c: Calibration, engine: Engine, seconds: number | undefin
   if (seconds === undefined || seconds < MIN_TRIAL_SECONDS) return; // the same engine is tried again next time
   c.recheck.shift();
   c.trials.push({ engine, secondsPerIndex: seconds / loop });
+  observer?.(engine, seconds / loop);
   if (c.recheck.length > 0) return;
   c.winner = fastest(c);
   c.callsSinceChoice = 0;
@@ -387,6 +465,23 @@ export function measuredChoice(plan: CallPlan, elements: number, where: string, 
     : `A guess: calls of this call shape that touch at least ${MIN_TIMED_ELEMENTS} elements are timed on both engines${also}, and the fastest then runs every call of the shape.`;
   return { ...guess, reason: `${guess.reason} (${note})` };
 }
+
+/** Set by benchmarks (`__testing.observeTrials`): sees every trial recorded on the calling thread. */
+let observer: ((engine: Engine, secondsPerIndex: number) => void) | undefined;
+
+export const __testing = {
+  /** Calls `hook` with the engine and seconds per loop index of every trial recorded on the calling thread (undefined: none); returns the hook before. */
+  observeTrials(hook: typeof observer): typeof observer {
+    const before = observer;
+    observer = hook;
+    return before;
+  },
+  /** Forgets every calibration: ufuncs made after, and those made before, calibrate afresh (a benchmark judging users' first calls). */
+  forgetCalibrations(): void {
+    shapesByKernel = new WeakMap();
+    shapesByCode.clear();
+  },
+};
 
 /** The candidates in the order `explain` gives their figures. */
 const CANDIDATES: readonly Engine[] = ['js', 'wasm', 'wasm-masked', 'wasm-pairs', 'wasm-along'];

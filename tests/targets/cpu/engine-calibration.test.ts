@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TypedKernel } from '../../../src/compiler/ir.js';
-import { type Engine, engineForCall, MIN_TIMED_ELEMENTS, recordTrial, recordTurns, startTrialClock, turnsOf } from '../../../src/targets/cpu/engine-calibration.js';
+import { __testing as calibrationTesting, type Engine, engineForCall, MIN_TIMED_ELEMENTS, recordTrial, recordTurns, startTrialClock, turnsOf } from '../../../src/targets/cpu/engine-calibration.js';
 import { engineMode, setEngineMode } from '../../../src/targets/cpu/wasm/index.js';
 import { guvectorize, ready, sharedArray, vectorize } from '../../../src/index.js';
 import { __testing as parallelTesting } from '../../../src/targets/parallel/index.js';
@@ -53,9 +53,27 @@ describe('calibration of one call shape', () => {
     expect(engineForCall(k, 's', 'js', big)).toEqual({ engine: 'wasm' });
   });
 
+  it('with three or four candidates, gives every one calls of both parities (a cost on every second call) and never times one twice in a row', () => {
+    for (const variants of [['wasm-masked'], ['wasm-pairs', 'wasm-along']] as const) {
+      const k = kernel();
+      const seen: Engine[] = [];
+      const least = new Map<Engine, number>();
+      for (;;) {
+        const d = engineForCall(k, 's', 'js', big, () => variants);
+        if (!d.trial) break;
+        seen.push(d.engine);
+        const seconds = 2 + (seen.length % 2 === 0 ? 1 : 0); // all alike, and every second call pays 1 more
+        least.set(d.engine, Math.min(least.get(d.engine) ?? Infinity, seconds));
+        recordTrial(d.trial, d.engine, seconds, big);
+      }
+      expect([...least.values()]).toEqual(Array(2 + variants.length).fill(2));
+      expect(seen.some((e, i) => e === seen[i - 1])).toBe(false);
+    }
+  });
+
   it('tries both engines again while one is still getting faster (a Wasm kernel before V8 tiers it up), up to four calls each', () => {
     const k = kernel();
-    const times: Record<string, number[]> = { js: [3, 3, 3, 3], wasm: [10, 2, 1.9, 1.9] };
+    const times: Record<string, number[]> = { js: [2, 2, 2, 2], wasm: [10, 3, 1.5, 1.5] };
     const seen: string[] = [];
     for (;;) {
       const d = engineForCall(k, 's', 'js', big);
@@ -63,12 +81,13 @@ describe('calibration of one call shape', () => {
       seen.push(d.engine);
       recordTrial(d.trial, d.engine, times[d.engine]!.shift()!, big);
     }
-    // After four calls Wasm had just dropped from 10 to 2: one more pair, where it held (1.9).
+    // After four calls Wasm, 1.5× JS's best, had just dropped from 10 to 3: one more pair, where it
+    // came under JS (1.5 against 2); JS, then 1.33× Wasm's best and not getting faster, is out.
     expect(seen).toEqual(['js', 'wasm', 'wasm', 'js', 'js', 'wasm']);
     expect(engineForCall(k, 's', 'js', big)).toEqual({ engine: 'wasm' });
     // An engine that keeps getting faster is tried at most four times.
     const k2 = kernel();
-    const falling: Record<string, number[]> = { js: [8, 4, 2, 1], wasm: [3, 3, 3, 3] };
+    const falling: Record<string, number[]> = { js: [8, 4, 3, 2.2], wasm: [3, 3, 3, 3] };
     let calls = 0;
     for (;;) {
       const d = engineForCall(k2, 's', 'js', big);
@@ -107,6 +126,47 @@ describe('calibration of one call shape', () => {
     expect(engineForCall(k2, 's', 'js', big)).toEqual({ engine: 'wasm' });
   });
 
+  it('after two rounds, times only the candidates within 1.25× of the fastest (or still getting faster), up to four rounds', () => {
+    const k = kernel();
+    // Two Wasm forms close to each other and to the guess, JS twice as slow: the per-row kernels
+    // with four candidates (rows in lanes, pairs, along the row).
+    const times: Record<string, number[]> = { wasm: [4.5, 4.6, 4.4, 4.5], js: [9, 9], 'wasm-pairs': [4, 3.9, 3.9, 4], 'wasm-along': [4.2, 3.8, 3.8, 3.7] };
+    const seen: string[] = [];
+    const observed: string[] = [];
+    const before = calibrationTesting.observeTrials((engine) => observed.push(engine));
+    try {
+      for (;;) {
+        const d = engineForCall(k, 's', 'wasm', big, () => ['wasm-pairs', 'wasm-along']);
+        if (!d.trial) break;
+        seen.push(d.engine);
+        recordTrial(d.trial, d.engine, times[d.engine]!.shift()!, big);
+      }
+    } finally {
+      calibrationTesting.observeTrials(before);
+    }
+    expect(seen).toEqual([
+      // Four: the order moves on by one each round (each one's calls change parity), none twice in a row.
+      'wasm', 'js', 'wasm-pairs', 'wasm-along', 'js', 'wasm-pairs', 'wasm-along', 'wasm',
+      // JS (9 against 3.8) is out; the three close ones go on, in one order (three calls move the
+      // parity), moved on by one so as not to time Wasm twice in a row.
+      'wasm-pairs', 'wasm-along', 'wasm', 'wasm-pairs', 'wasm-along', 'wasm',
+    ]);
+    expect(observed).toEqual(seen);
+    expect(engineForCall(k, 's', 'wasm', big)).toEqual({ engine: 'wasm-along' });
+    // Once a single candidate is left in contention, it is the choice: two rounds here.
+    const k2 = kernel();
+    const apart: Record<string, number[]> = { wasm: [2, 2], js: [9, 9], 'wasm-pairs': [3, 3] };
+    let calls = 0;
+    for (;;) {
+      const d = engineForCall(k2, 's', 'wasm', big, () => ['wasm-pairs']);
+      if (!d.trial) break;
+      calls++;
+      recordTrial(d.trial, d.engine, apart[d.engine]!.shift()!, big);
+    }
+    expect(calls).toBe(6);
+    expect(engineForCall(k2, 's', 'wasm', big)).toEqual({ engine: 'wasm' });
+  });
+
   it('takes a variant offered as a third candidate in the rotation, and re-checks every loser', () => {
     const k = kernel();
     const times: Record<string, number[]> = { js: [3, 3, 3], wasm: [4, 4, 4], 'wasm-masked': [2, 2, 9] };
@@ -120,7 +180,8 @@ describe('calibration of one call shape', () => {
       recordTrial(d.trial, d.engine, times[d.engine]!.shift()!, big);
     }
     expect(asked).toBe(1); // once, when the shape's calibration starts
-    expect(seen).toEqual(['wasm', 'js', 'wasm-masked', 'wasm-masked', 'js', 'wasm']);
+    // Three: the same order each round (three calls move each one's parity), none twice in a row.
+    expect(seen).toEqual(['wasm', 'js', 'wasm-masked', 'wasm', 'js', 'wasm-masked']);
     expect(engineForCall(k, 's', 'wasm', big, variants)).toEqual({ engine: 'wasm-masked' }); // large call 2 since the choice (the loop's last was 1)
     for (let i = 3; i < 16; i++) expect(engineForCall(k, 's', 'wasm', big, variants).trial).toBeUndefined();
     // The re-check: both losers, then the winner (whose slow call does not undo its best).
@@ -391,6 +452,7 @@ describe('explain, through the public API', () => {
     const measured: number[][] = [];
     try {
       for (const fastest of ['wasm-pairs', 'js', 'wasm'] as const) {
+        calibrationTesting.forgetCalibrations(); // each ufunc of the same code would share the first's
         const f = dot();
         expect(f.explain(rows, rows)).toMatch(/the workers run the chunks on the engines \(and the Wasm engine with float64 values in pairs of vectors, 4 rows per vector\) in turns and time each/);
         // The workers' own times, replaced by ones that make `fastest` win.
@@ -448,6 +510,34 @@ describe('explain, through the public API', () => {
       parallelTesting.turnTimes(undefined);
       parallelTesting.measuredPlacement(placement);
     }
+  }, 60_000);
+
+  it('shares one calibration between ufuncs of the same code (fastmath where it changes nothing), not where fastmath changes the code', async () => {
+    setEngineMode('auto');
+    calibrationTesting.forgetCalibrations();
+    const poly = (options?: object) => vectorize(['float64(float64)'], options)((x: number) => ((x * 0.5 + 1) * x - 2) * x + 3);
+    const plain = poly();
+    const fast = poly({ fastmath: true }); // changes nothing: no float32 Math.exp
+    const xs = new Float64Array(4 * MIN_TIMED_ELEMENTS).map((_, i) => i / 1000);
+    const figures = (explained: string) => /chosen by measurement: (.*?)\. The guess/.exec(explained)?.[1];
+    for (let i = 0; i < 16 && /A guess until measured/.test(plain.explain(xs)); i++) await plain(xs);
+    expect(figures(plain.explain(xs))).toBeDefined();
+    // Measured by `plain`'s calls only: the same figures, so the same engine, for the fastmath ufunc,
+    // and for a ufunc of the same kernel made later.
+    expect(figures(fast.explain(xs))).toBe(figures(plain.explain(xs)));
+    expect(fast.explain(xs)).toMatch(/fastmath is on but changes nothing here/);
+    expect(figures(poly().explain(xs))).toBe(figures(plain.explain(xs)));
+    // fastmath changes float32 exp: other code, its own calibration.
+    const sigmoid = (options?: object) => vectorize(['float32(float32)'], options)((x: number) => 1 / (1 + Math.exp(-x)));
+    const sigmoidPlain = sigmoid();
+    const x32 = new Float32Array(4 * MIN_TIMED_ELEMENTS).map((_, i) => Math.fround(i / 10000 - 3));
+    for (let i = 0; i < 16 && /A guess until measured/.test(sigmoidPlain.explain(x32)); i++) await sigmoidPlain(x32);
+    expect(sigmoidPlain.explain(x32)).toMatch(/chosen by measurement/);
+    expect(sigmoid({ fastmath: true }).explain(x32)).toMatch(/A guess until measured/);
+    // After forgetting, every ufunc calibrates afresh.
+    calibrationTesting.forgetCalibrations();
+    expect(plain.explain(xs)).toMatch(/A guess until measured/);
+    expect(fast.explain(xs)).toMatch(/A guess until measured/);
   }, 60_000);
 
   it('measures per-row kernels per core size, and the parallel target apart from the cpu', async () => {
