@@ -6,9 +6,14 @@
  * output, (c) `sharedArray` inputs and a `sharedArray` output (nothing to copy for the Wasm engine
  * either way). Wall time per call, least of the samples, the forms and cases in turns. Where the
  * Wasm engine loses in (a) but not in (c), the difference is staging and copying; where it loses in
- * (c) too, it is in the workers' code. Placement on the calling thread by measurement is off.
+ * (c) too, it is in the workers' code. Placement on the calling thread by measurement is off. The
+ * Wasm engine is also timed with a fresh output copied into its staging arena rather than cleared
+ * (`__testing.freshOutputsCleared(false)`, as before eb21e95): that change's A/B.
  *
- *   npx tsx bench/parallel-engines.ts [--only a,b] [--samples N]
+ *   npx tsx bench/parallel-engines.ts [--only a,b] [--samples N] [--workers N,M,…]
+ *
+ * `--workers`: the same for each pool size in turn (`setParallelOptions({ workers })`): whether a
+ * form's time scales with the workers or something in it contends.
  */
 import { callArgument, makeInput } from './corpus/inputs.js';
 import { CORPUS, type Operand } from './corpus/kernels.js';
@@ -16,7 +21,7 @@ import { formatRatio, formatSeconds } from './lib/format.js';
 import { describeMachine, machineMarkdown } from './lib/machine.js';
 import { markdownTable } from './lib/markdown.js';
 import { mulberry32 } from '../tests/random.js';
-import { type DType, setEngineMode, sharedArray, shutdown } from '../src/index.js';
+import { type DType, getParallelOptions, setEngineMode, setParallelOptions, sharedArray, shutdown } from '../src/index.js';
 import { __testing as parallelTesting } from '../src/targets/parallel/index.js';
 import { __testing as rowsTesting } from '../src/targets/cpu/wasm/emit-rows.js';
 
@@ -24,10 +29,12 @@ const argv = process.argv.slice(2);
 const flag = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 const only = (flag('--only') ?? 'softmax,move-mean,log-returns,box-blur-rows,row-dot,sigmoid').split(',');
 const SAMPLES = Number(flag('--samples') ?? 7);
+const POOL_SIZES = (flag('--workers') ?? String(getParallelOptions().workers)).split(',').map(Number);
 
 type Case = 'ordinary' | 'shared in' | 'shared in, out';
 const CASES: readonly Case[] = ['ordinary', 'shared in', 'shared in, out'];
-type Form = 'js' | 'wasm' | 'wasm-pairs';
+/** 'wasm-copied-in': Wasm with a fresh output copied into the staging arena, as before eb21e95 (A/B). */
+type Form = 'js' | 'wasm' | 'wasm-pairs' | 'wasm-copied-in';
 
 const DTYPE_OF = new Map<unknown, DType>([[Float32Array, 'float32'], [Float64Array, 'float64'], [Int32Array, 'int32'], [Int16Array, 'int16'], [Uint8Array, 'uint8']]);
 /** A copy of an operand in a `sharedArray` (the Wasm memory). */
@@ -58,35 +65,40 @@ for (const k of CORPUS.filter((c) => only.includes(c.name))) {
   const hasPairs = /float64 values in pairs/.test(paired.explain(...ordinary));
   rowsTesting.setFloatPairs(undefined);
   setEngineMode('auto');
-  const forms: Form[] = hasPairs ? ['js', 'wasm', 'wasm-pairs'] : ['js', 'wasm'];
-  const best = new Map<string, number>();
-  for (let s = 0; s <= SAMPLES; s++) {
-    for (const form of forms) {
-      for (const c of CASES) {
-        const args = c === 'ordinary' ? ordinary : inShared;
-        setEngineMode(form === 'js' ? 'js' : 'wasm');
-        if (form === 'wasm-pairs') rowsTesting.setFloatPairs(true);
-        try {
-          const g = form === 'wasm-pairs' ? paired : f;
-          const t = performance.now();
-          await (c === 'shared in, out' ? g(...args, { out: outArg }) : g(...args));
-          const dt = (performance.now() - t) / 1000;
-          const key = `${form}|${c}`;
-          if (s > 0) best.set(key, Math.min(best.get(key) ?? Infinity, dt)); // the first of each: warm-up
-        } finally {
-          rowsTesting.setFloatPairs(undefined);
-          setEngineMode('auto');
+  const forms: Form[] = hasPairs ? ['js', 'wasm', 'wasm-pairs', 'wasm-copied-in'] : ['js', 'wasm', 'wasm-copied-in'];
+  for (const workers of POOL_SIZES) {
+    setParallelOptions({ workers });
+    const best = new Map<string, number>();
+    for (let s = 0; s <= SAMPLES; s++) {
+      for (const form of forms) {
+        for (const c of CASES) {
+          const args = c === 'ordinary' ? ordinary : inShared;
+          setEngineMode(form === 'js' ? 'js' : 'wasm');
+          if (form === 'wasm-pairs') rowsTesting.setFloatPairs(true);
+          if (form === 'wasm-copied-in') parallelTesting.freshOutputsCleared(false);
+          try {
+            const g = form === 'wasm-pairs' ? paired : f;
+            const t = performance.now();
+            await (c === 'shared in, out' ? g(...args, { out: outArg }) : g(...args));
+            const dt = (performance.now() - t) / 1000;
+            const key = `${form}|${c}`;
+            if (s > 0) best.set(key, Math.min(best.get(key) ?? Infinity, dt)); // the first of each: warm-up
+          } finally {
+            rowsTesting.setFloatPairs(undefined);
+            parallelTesting.freshOutputsCleared(true);
+            setEngineMode('auto');
+          }
         }
       }
     }
-  }
-  for (const c of CASES) {
-    const js = best.get(`js|${c}`)!;
-    const cells = forms.map((form) => formatSeconds(best.get(`${form}|${c}`)!));
-    while (cells.length < 3) cells.push('—');
-    const wasmBest = Math.min(...forms.filter((e) => e !== 'js').map((e) => best.get(`${e}|${c}`)!));
-    rows.push([k.name, c, ...cells, formatRatio(wasmBest / js)]);
-    process.stderr.write(`${k.name}, ${c}: ${forms.map((form) => `${form} ${formatSeconds(best.get(`${form}|${c}`)!)}`).join(', ')}\n`);
+    for (const c of CASES) {
+      const js = best.get(`js|${c}`)!;
+      const cell = (form: Form) => (best.has(`${form}|${c}`) ? formatSeconds(best.get(`${form}|${c}`)!) : '—');
+      const wasmBest = Math.min(...forms.filter((e) => e === 'wasm' || e === 'wasm-pairs').map((e) => best.get(`${e}|${c}`)!));
+      const copiedIn = best.get(`wasm-copied-in|${c}`)!;
+      rows.push([k.name, String(workers), c, cell('js'), cell('wasm'), cell('wasm-pairs'), formatRatio(wasmBest / js), cell('wasm-copied-in'), formatRatio(best.get(`wasm|${c}`)! / copiedIn)]);
+      process.stderr.write(`${k.name}, ${workers} workers, ${c}: ${forms.map((form) => `${form} ${formatSeconds(best.get(`${form}|${c}`)!)}`).join(', ')}\n`);
+    }
   }
 }
 const report = [
@@ -96,9 +108,9 @@ const report = [
   '',
   machineMarkdown(describeMachine({ summary: 'not used by this benchmark' })),
   '',
-  `Awaited calls, wall time, least of ${SAMPLES} samples, forms and cases in turns. "ordinary": ordinary inputs, fresh output (as users call); "shared in": \`sharedArray\` inputs, fresh output; "shared in, out": \`sharedArray\` inputs and output.`,
+  `Awaited calls, wall time, least of ${SAMPLES} samples, forms and cases in turns. "ordinary": ordinary inputs, fresh output (as users call); "shared in": \`sharedArray\` inputs, fresh output; "shared in, out": \`sharedArray\` inputs and output. "Wasm, fresh output copied in": the Wasm engine with the output the call allocates copied into the staging arena and back, as before eb21e95 (which clears it instead); "Wasm ÷ copied in": that change's effect (1.00× where nothing is staged).`,
   '',
-  markdownTable([{ header: 'kernel' }, { header: 'operands' }, { header: 'JS', align: 'right' }, { header: 'Wasm', align: 'right' }, { header: 'Wasm pairs', align: 'right' }, { header: 'best Wasm ÷ JS', align: 'right' }], rows),
+  markdownTable([{ header: 'kernel' }, { header: 'workers', align: 'right' }, { header: 'operands' }, { header: 'JS', align: 'right' }, { header: 'Wasm', align: 'right' }, { header: 'Wasm pairs', align: 'right' }, { header: 'best Wasm ÷ JS', align: 'right' }, { header: 'Wasm, fresh output copied in', align: 'right' }, { header: 'Wasm ÷ copied in', align: 'right' }], rows),
   '',
 ].join('\n');
 console.log(report);

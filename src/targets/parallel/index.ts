@@ -132,6 +132,16 @@ let pipelineResults = false;
 /** Whether the threads copy in staged operands whose own memory is shared (A/B benchmarks turn it off). */
 let threadCopiesIn = true;
 /**
+ * Whether an output the call allocated is staged cleared rather than copied in (A/B benchmarks turn
+ * it off: as before, when the fresh output's untouched pages were read and then written back).
+ */
+let freshOutputsCleared = true;
+
+/** `plan` as staging sees it: without its outputs' `fresh` marks where the A/B turned clearing off. */
+function stagingPlan(plan: CallPlan): CallPlan {
+  return freshOutputsCleared ? plan : { ...plan, operands: plan.operands.map(({ fresh: _fresh, ...view }) => view) };
+}
+/**
  * Whether a call the pool could take may run on the calling thread where that measured faster
  * (placement.ts); tests of the pool's own workings and A/B benchmarks turn it off.
  */
@@ -311,7 +321,7 @@ const wasmArenas: ArenaSource = {
  * undefined where the JS runner runs.
  */
 function wasmJob(plan: CallPlan, poolSize: number, variant: WasmVariant): { staged: StagedOperands; stagedPlan: CallPlan; runner: RunnerSource } | undefined {
-  const staged = stageOperands(plan, wasmArenas, isInWasmMemory, true);
+  const staged = stageOperands(stagingPlan(plan), wasmArenas, isInWasmMemory, true);
   if (!staged) return undefined; // the Wasm memory is full: the JS runner runs the call
   const stagedPlan = stagedPlanOf(plan, staged);
   const runner = wasmRunnerSourceFor(stagedPlan, wasmLayoutOf(prepareRunnerArgs(stagedPlan).layout, variant), poolSize);
@@ -384,7 +394,7 @@ function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, s
     ({ runner, staged, stagedPlan } = wasm);
     probes.wasmJob?.();
   } else {
-    staged = stageOperands(plan, arenas, undefined, true);
+    staged = stageOperands(stagingPlan(plan), arenas, undefined, true);
     stagedPlan = stagedPlanOf(plan, staged);
   }
   // Operands whose own memory is shared are copied by the threads, chunk by chunk as they run
@@ -421,7 +431,7 @@ function jobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, s
  */
 function trialJobFor(plan: CallPlan, workers: WorkerPool, decision: EngineDecision, startedAt: number): PlannedJob {
   const trial = decision.trial!;
-  const staged = stageOperands(plan, wasmArenas, isInWasmMemory, true);
+  const staged = stageOperands(stagingPlan(plan), wasmArenas, isInWasmMemory, true);
   if (!staged) {
     recordTurns(trial, undefined);
     return jobFor(plan, workers, { engine: 'js', loop: decision.loop }, startedAt);
@@ -756,6 +766,12 @@ export const __testing = {
   threadCopiesIn(on: boolean): boolean {
     const was = threadCopiesIn;
     threadCopiesIn = on;
+    return was;
+  },
+  /** Whether an output the call allocated is staged cleared rather than copied in (A/B); returns the old setting. */
+  freshOutputsCleared(on: boolean): boolean {
+    const was = freshOutputsCleared;
+    freshOutputsCleared = on;
     return was;
   },
   /** Whether calls may run on the calling thread where that measured faster (placement.ts); returns the old setting. */
