@@ -25,12 +25,14 @@
  * are independent in lanes along the row (along-rows.ts; `__testing.setAlongRows(true)`), the
  * variant that calibration times beside rows in lanes; kernels with no such loop run as on the
  * other sides.
+ * `base-along` is the base with the same setting (with --base): new-along ÷ base-along is what a
+ * change to the along-the-row code is worth.
  * `new-staged` is this checkout copying every row into slots, also where a kernel without a loop
  * could read its inputs from their rows (emit-rows.ts, `__testing.setDirectReads(false)`).
  *
  *   git archive main src package.json tsconfig.json | (mkdir -p /tmp/base && tar -x -C /tmp/base)
  *   ln -s $PWD/node_modules /tmp/base/node_modules
- *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs,new-pairs-g1,new-i32,new-touch,new-along,new-staged]
+ *   npx tsx bench/rows-ab.ts --base /tmp/base [--rounds 15] [--only a,b] [--quick] [--engines wasm,chosen] [--shared] [--sides new-g1,new-f64,new-pairs,new-pairs-g1,new-i32,new-touch,new-along,base-along,new-staged]
  *   npx tsx bench/rows-ab.ts --shared     # no base: this checkout with its rule against one group per step
  *
  * Checks every side's result against the first side's, bit for bit. Prints each row as it is
@@ -499,6 +501,7 @@ if (fresh.setFloatPairs && wanted('new-pairs-g1')) sides.push({ name: 'new-pairs
 if (fresh.setIntRows && wanted('new-i32')) sides.push({ name: 'new-i32', lib: fresh, intRows: false });
 if (fresh.setTouchAhead && wanted('new-touch')) sides.push({ name: 'new-touch', lib: fresh, touch: true });
 if (fresh.setAlongRows && wanted('new-along')) sides.push({ name: 'new-along', lib: fresh, along: true });
+if (baseDir && sides[0]!.lib.setAlongRows && wanted('base-along')) sides.push({ name: 'base-along', lib: sides[0]!.lib, along: true });
 if (fresh.setDirectReads && wanted('new-staged')) sides.push({ name: 'new-staged', lib: fresh, direct: false });
 
 const rows: string[][] = [];

@@ -98,6 +98,13 @@ export interface AlongReduction {
   readonly operand: Expr;
   /** The statement converts a float32 operand to float64: its lanes are float32, each promoted as it is combined. */
   readonly promoted: boolean;
+  /**
+   * The operand is an element `a[i + c]` that memory still holds after the vector loop (an input,
+   * or an array the loop stores into before this statement): a sum or product is combined after
+   * the vector loop, from memory, in order — not in the vector loop, where V8 keeps a carried
+   * scalar beside an out-of-line call (softmax's exp) in memory (bench/results/rows-ab-mixed-*.md).
+   */
+  readonly fromMemory?: { readonly array: Variable; readonly offset: number };
 }
 
 /** Set by tests and benchmarks (`__testing.setAlongRows`): every guvectorize module made after runs its loops along the row where they qualify (true), or never (false). */
@@ -331,6 +338,19 @@ function analyseLoop(s: Extract<Stmt, { kind: 'loop' }>, contiguous: ReadonlySet
   // measured 1.09–1.2× slower along the row (2-core VM, bench/rows-ab.ts). With stores, the chain
   // runs beside their work (softmax's exp).
   if (!writes.size && [...reductions.values()].some((r) => r.op !== 'max' && r.op !== 'min')) refuse('a loop only sums or multiplies, and would run one dependent operation per element');
+  for (const [v, r] of reductions) {
+    if (r.op === 'max' || r.op === 'min' || r.operand.kind !== 'index') continue;
+    const a = r.operand.array;
+    const at = s.body.findIndex((st) => st.kind === 'assign' && st.variable === v);
+    const storedAfter = s.body.slice(at).some((st) => {
+      let stores = false;
+      forEachStmt([st], (x) => {
+        if (x.kind === 'store' && x.array === a) stores = true;
+      });
+      return stores;
+    });
+    if (!storedAfter) reductions.set(v, { ...r, fromMemory: { array: a, offset: offsetOf(r.operand.indices[0]!, counter)! } });
+  }
   for (const v of reductions.keys()) {
     // Its own statement's one read: another (in its operand, another statement, a second update)
     // would see a value the lanes have not combined yet. (The loop's end, int32, reads no float.)
@@ -461,8 +481,10 @@ class AlongRowEmitter extends SimdEmitter {
   private part = 0;
   /** Values the loop does not change, splatted once before it. */
   private readonly uniforms = new Map<Expr, number>();
-  /** Per max or min reduction, its vector of partial results. */
-  private readonly partials = new Map<Variable, number>();
+  /** Per max or min reduction, its vector of partial results, and lane masks of what they may have missed (see {@link reduce}). */
+  private readonly partials = new Map<Variable, { readonly value: number; readonly nan: number; readonly zero: number }>();
+  /** Where the vector loop started (i32), for the reductions from memory. */
+  private start: number | undefined;
 
   constructor(e: FunctionEmitter, ctx: ModuleContext, private readonly loop: AlongLoop, private readonly counter: number, private readonly loopBody: readonly Stmt[]) {
     super(e, ctx, loop.lanes, e.local(ValType.v128));
@@ -485,26 +507,72 @@ class AlongRowEmitter extends SimdEmitter {
     this.simd(SimdOp.f64x2_add);
   }
 
-  /** Before the vector loop: each max or min reduction's partial results start as its value. */
+  /** Before the vector loop: each max or min reduction's partial results start as its value; where reductions from memory start. */
   startReductions(): void {
+    if ([...this.loop.reductions.values()].some((r) => r.fromMemory)) this.e.get(this.counter).set((this.start = this.e.local(ValType.i32)));
     for (const [v, r] of this.loop.reductions) {
       if (r.op !== 'max' && r.op !== 'min') continue;
-      const partial = this.e.local(ValType.v128);
+      const partial = { value: this.e.local(ValType.v128), nan: this.e.local(ValType.v128), zero: this.e.local(ValType.v128) };
       this.e.get(this.e.varLocal(v));
       this.splat(v.type as DType);
-      this.e.set(partial);
+      this.e.set(partial.value);
+      this.constant(false, 'bool');
+      this.e.set(partial.nan);
+      this.constant(false, 'bool');
+      this.e.set(partial.zero);
       this.partials.set(v, partial);
     }
   }
 
-  /** After the vector loop: each max or min reduction's partial results combined into its value (in any order: see AlongReduction). */
+  /**
+   * After the vector loop: each max or min reduction's partial results combined into its value
+   * (in any order: see AlongReduction); the reductions from memory over the vector loop's
+   * elements, in order.
+   */
   finishReductions(): void {
+    if (this.start !== undefined) {
+      const j = this.start;
+      this.e.open('block');
+      const exit = this.e.depth() - 1;
+      this.e.open('loop');
+      const top = this.e.depth() - 1;
+      this.e.get(j).get(this.counter).op(Op.i32_ge_s).br(exit, true);
+      for (const [v, r] of this.loop.reductions) {
+        if (!r.fromMemory) continue;
+        const local = this.e.varLocal(v);
+        const array = this.e.arrays.get(r.fromMemory.array)!;
+        this.e.get(local);
+        this.e.load(array.dtype, elementAddress(this.e, array, j, r.fromMemory.offset));
+        if (r.promoted) this.e.op(Op.f64_promote_f32);
+        this.e.op(r.op === '+' ? Op.f64_add : r.op === '-' ? Op.f64_sub : Op.f64_mul);
+        this.e.set(local);
+      }
+      this.e.get(j).i32(1).op(Op.i32_add).set(j);
+      this.e.br(top);
+      this.e.close();
+      this.e.close();
+    }
     for (const [v, partial] of this.partials) {
-      const f64 = v.type === 'float64';
+      const t = v.type as DType;
+      const f64 = t === 'float64';
       const max = this.loop.reductions.get(v)!.op === 'max';
+      // A lane that met NaN is NaN; one whose partial is a zero and met the zero the rule prefers
+      // (max: +0, min: −0) is that zero.
+      this.constant(NaN, t);
+      this.constant(max ? 0 : -0, t);
+      this.e.get(partial.value);
+      this.e.get(partial.value);
+      this.constant(0, t);
+      this.simd(f64 ? SimdOp.f64x2_eq : SimdOp.f32x4_eq);
+      this.e.get(partial.zero);
+      this.simd(SimdOp.v128_and);
+      this.simd(SimdOp.v128_bitselect);
+      this.e.get(partial.nan);
+      this.simd(SimdOp.v128_bitselect);
+      this.e.set(partial.value);
       const local = this.e.varLocal(v);
       for (let lane = 0; lane < this.loop.lanes; lane++) {
-        this.e.get(local).get(partial);
+        this.e.get(local).get(partial.value);
         this.lane(f64 ? SimdOp.f64x2_extract_lane : SimdOp.f32x4_extract_lane, lane);
         this.e.op(max ? (f64 ? Op.f64_max : Op.f32_max) : f64 ? Op.f64_min : Op.f32_min);
         this.e.set(local);
@@ -514,13 +582,32 @@ class AlongRowEmitter extends SimdEmitter {
 
   /** One iteration of a reduction per lane (see AlongReduction). */
   private reduce(v: Variable, r: AlongReduction): void {
+    if (r.fromMemory) return;
     const partial = this.partials.get(v);
     if (partial !== undefined) {
-      const f64 = v.type === 'float64';
-      this.e.get(partial);
+      // The pseudo-maximum `partial < e ? e : partial` (pmax, pmin alike) is one instruction and
+      // one short step of the chain from vector to vector, where f32x4.max's NaN and ±0 rules cost
+      // V8 about seven dependent ones; what it gets wrong is kept apart, off the chain: a NaN `e`
+      // is passed over (a NaN partial stays), and between zeros the first one met stays. So each
+      // lane notes whether it met NaN, and the zero the rule prefers, for finishReductions.
+      const t = v.type as DType;
+      const f64 = t === 'float64';
+      const max = r.op === 'max';
+      const e = this.e.local(ValType.v128);
       this.expr(r.operand);
-      this.simd(r.op === 'max' ? (f64 ? SimdOp.f64x2_max : SimdOp.f32x4_max) : f64 ? SimdOp.f64x2_min : SimdOp.f32x4_min);
-      this.e.set(partial);
+      this.e.set(e);
+      this.e.get(partial.value).get(e);
+      this.simd(max ? (f64 ? SimdOp.f64x2_pmax : SimdOp.f32x4_pmax) : f64 ? SimdOp.f64x2_pmin : SimdOp.f32x4_pmin);
+      this.e.set(partial.value);
+      this.e.get(partial.nan).get(e).get(e);
+      this.simd(f64 ? SimdOp.f64x2_ne : SimdOp.f32x4_ne);
+      this.simd(SimdOp.v128_or);
+      this.e.set(partial.nan);
+      this.e.get(partial.zero).get(e);
+      this.constant(max ? 0 : -0, t);
+      this.simd(f64 ? SimdOp.i64x2_eq : SimdOp.i32x4_eq);
+      this.simd(SimdOp.v128_or);
+      this.e.set(partial.zero);
       return;
     }
     const lanes = this.e.local(ValType.v128);
@@ -554,7 +641,10 @@ class AlongRowEmitter extends SimdEmitter {
     const statements = (list: readonly Stmt[]) => {
       for (const st of list) {
         if (st.kind === 'let') walk(st.init);
-        else if (st.kind === 'assign' && this.loop.reductions.has(st.variable)) walk(this.loop.reductions.get(st.variable)!.operand);
+        else if (st.kind === 'assign' && this.loop.reductions.has(st.variable)) {
+          const r = this.loop.reductions.get(st.variable)!;
+          if (!r.fromMemory) walk(r.operand);
+        }
         else if (st.kind === 'assign' || st.kind === 'store') walk(st.value);
         else if (st.kind === 'if') {
           walk(st.cond);
@@ -634,7 +724,7 @@ class AlongRowEmitter extends SimdEmitter {
 export function describeAlongRows(loops: ReadonlyMap<Stmt, AlongLoop>): string {
   return [...loops].map(([s, l]) => {
     const narrow = l.narrow ? ` in ${l.narrow.plan.lanes.bits}-bit lanes` : '';
-    const carried = [...l.reductions].map(([v, r]) => (r.op === 'max' || r.op === 'min' ? `\`${v.name}\` a ${r.op} of lanes` : `\`${v.name}\` lane by lane in order`));
+    const carried = [...l.reductions].map(([v, r]) => `\`${v.name}\` ${r.op === 'max' || r.op === 'min' ? `a ${r.op} of lanes` : r.fromMemory ? 'in order from memory after the vector loop' : 'lane by lane in order'}`);
     return `the loop at line ${s.loc.line} in SIMD along the row, ${l.lanes} elements per vector${narrow}${l.vectors > 1 ? ` × ${l.vectors} vectors per step` : ''}${carried.length ? ` (${carried.join(', ')})` : ''}`;
   }).join('; ');
 }

@@ -214,7 +214,7 @@ const CASES: Case[] = [
   },
   {
     name: 'softmax from -Infinity: the max of lanes, the sum lane by lane, the normalising map', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: true,
-    explains: '2 elements per vector × 2 vectors per step (`m` a max of lanes); the loop at line 5 in SIMD along the row, 2 elements per vector × 2 vectors per step (`sum` lane by lane in order)',
+    explains: '2 elements per vector × 2 vectors per step (`m` a max of lanes); the loop at line 5 in SIMD along the row, 2 elements per vector × 2 vectors per step (`sum` in order from memory after the vector loop)',
     kernel: (x: V, out: V) => {
       let m = -Infinity;
       for (let i = 0; i < x.length; i++) m = Math.max(m, x[i]!);
@@ -302,12 +302,49 @@ const CASES: Case[] = [
     },
   },
   {
-    name: 'float32 promoted into a float64 sum beside a float32 map: 4 lanes, each promoted in order', signature: 'void(float32[:], float32[:], float32[:])', layout: '(n)->(n),()', dtype: 'float32', arrays: 1, along: true, explains: '4 elements per vector × 2 vectors per step (`s` lane by lane in order)',
+    name: 'float32 values promoted into a float64 sum beside a float32 map: 4 lanes, each promoted in order', signature: 'void(float32[:], float32[:], float32[:])', layout: '(n)->(n),()', dtype: 'float32', arrays: 1, along: true, explains: '4 elements per vector × 2 vectors per step (`s` lane by lane in order)',
     kernel: (x: V, y: V, out: V) => {
       let s = 0;
       for (let i = 0; i < x.length; i++) {
         y[i] = Math.abs(x[i]!);
-        s += x[i]!;
+        s += y[i]! - 1;
+      }
+      out[0] = s;
+    },
+  },
+  {
+    name: 'a sum of the output\'s elements before the loop stores them: lane by lane, not from memory', signature: 'void(float64[:], float64[:], float64[:])', layout: '(n)->(n),()', dtype: 'float64', arrays: 1, along: true, explains: '(`s` lane by lane in order)',
+    kernel: (x: V, y: V, out: V) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) {
+        s += y[i]!;
+        y[i] = x[i]! * 2;
+      }
+      out[0] = s;
+    },
+  },
+  {
+    name: 'float64 sums of an input read ahead and behind, beside a map: in order from memory', signature: 'void(float64[:], float64[:], float64[:])', layout: '(n)->(n),()', dtype: 'float64', arrays: 1, along: true,
+    explains: '(`s` in order from memory after the vector loop, `t` in order from memory after the vector loop)',
+    kernel: (x: V, y: V, out: V) => {
+      let s = 0;
+      let t = 1;
+      for (let i = 1; i < x.length - 2; i++) {
+        y[i] = x[i]! * 2;
+        s += x[i + 2]!;
+        t -= x[i - 1]!;
+      }
+      out[0] = s + 3 * t;
+    },
+  },
+  {
+    name: 'float32 sums of an input read ahead, promoted, beside a map: in order from memory', signature: 'void(float32[:], float32[:], float64[:])', layout: '(n)->(n),()', dtype: 'float32', arrays: 1, along: true,
+    explains: '4 elements per vector × 2 vectors per step (`s` in order from memory after the vector loop)',
+    kernel: (x: V, y: V, out: V) => {
+      let s = 0;
+      for (let i = 0; i < x.length - 3; i++) {
+        y[i] = x[i]! + 1;
+        s += x[i + 3]!;
       }
       out[0] = s;
     },
@@ -510,8 +547,44 @@ describe('edges of the vector loop', () => {
       }
     }
     setEngineMode('wasm');
-    expect(sum32.explain(rowsOf('float32', 2, 64, [1]))).toContain('4 elements per vector × 2 vectors per step (`s` lane by lane in order, `d` lane by lane in order)');
+    expect(sum32.explain(rowsOf('float32', 2, 64, [1]))).toContain('4 elements per vector × 2 vectors per step (`s` in order from memory after the vector loop, `d` lane by lane in order)');
   });
+
+  it('reductions: max and min of rows of zeros of both signs, NaN and infinities, in every lane and order', () => {
+    const range = (dtype: 'float32' | 'float64') =>
+      guvectorize([`void(${dtype}[:], ${dtype}[:], ${dtype}[:])`], '(n)->(n),()')((x: V, y: V, out: V) => {
+        let hi = x[0]!;
+        let lo = x[0]!;
+        for (let i = 0; i < x.length; i++) {
+          hi = Math.max(hi, x[i]!);
+          y[i] = x[i]! * 2;
+          lo = Math.min(x[i]!, lo);
+        }
+        out[0] = hi + 1 / hi + 2 * (lo + 1 / lo); // 1/±0 tells the zeros apart
+      }) as unknown as Ufunc;
+    const patterns = [[-0, 0], [0, -0], [-0, -0, -0, 0], [0, 0, -0], [-1, -0, -2, 0, -3], [-Infinity, -0], [NaN, -1, 0], [-1, -2, NaN, -0], [Infinity, -Infinity], [-0]];
+    for (const dtype of ['float32', 'float64'] as const) {
+      const f = range(dtype);
+      for (const pattern of patterns) {
+        for (const n of [1, 3, 4, 5, 9, 64]) {
+          for (let r = 0; r < pattern.length; r++) {
+            const values = [...pattern.slice(r), ...pattern.slice(0, r)];
+            // One value of the pattern at a time in a row of -5: each lane in turn meets it.
+            for (const at of [0, 1, 2, 3, n - 1]) {
+              if (at >= n) continue;
+              const row = Array.from({ length: n }, (_, i) => values[i % values.length]!);
+              const lone = Array.from({ length: n }, (_, i) => (i === at ? values[0]! : -5));
+              const x = rowsOf(dtype, 2, n, [...row, ...lone]);
+              const [w, j] = wasmAndJs(() => (f.sync(x) as { data: Float64Array }[])[1]!.data);
+              expectSameArrays(w as Float64Array, j as Float64Array);
+            }
+          }
+        }
+      }
+      setEngineMode('wasm');
+      expect(f.explain(rowsOf(dtype, 2, 64, [1]))).toContain('(`hi` a max of lanes, `lo` a min of lanes)');
+    }
+  }, 30_000);
 
   it('reductions: a read past either end of a row throws as on the JS engine, after the same stores', () => {
     const ahead = guvectorize(['void(float64[:], float64[:], float64[:])'], '(n)->(n),()')((x: V, out: V, total: V) => {
@@ -555,7 +628,7 @@ describe('edges of the vector loop', () => {
       expect(bw).toEqual(bj);
     }
     setEngineMode('wasm');
-    expect(ahead.explain(rowsOf('float64', 2, 64, [1]))).toContain('(`s` lane by lane in order, `m` a max of lanes)');
+    expect(ahead.explain(rowsOf('float64', 2, 64, [1]))).toContain('(`s` in order from memory after the vector loop, `m` a max of lanes)');
   });
 
   it('reductions: softmax in place and on rows overlapping by an element, in Wasm memory, strided and reversed', () => {
