@@ -235,6 +235,46 @@ const KERNELS: RowKernel[] = [
     inputs: (s) => [{ dtype: 'float32', shape: [ROWS * s, ROW], low: -1, high: 1 }],
   },
   {
+    name: 'minmax-scale-f32', corpus: false, signature: 'void(float32[:], float32[:])', layout: '(n)->(n)',
+    kernel: (x: V, out: V) => {
+      let lo = x[0]!;
+      let hi = x[0]!;
+      for (let i = 1; i < x.length; i++) {
+        lo = Math.min(lo, x[i]!);
+        hi = Math.max(hi, x[i]!);
+      }
+      const scale = 1 / (hi - lo);
+      for (let i = 0; i < x.length; i++) out[i] = (x[i]! - lo) * scale;
+    },
+    inputs: (s) => [{ dtype: 'float32', shape: [ROWS * s, ROW], low: -50, high: 50 }],
+  },
+  {
+    name: 'softmax-f64', corpus: false, signature: 'void(float64[:], float64[:])', layout: '(n)->(n)',
+    kernel: (x: V, out: V) => {
+      let m = -Infinity;
+      for (let i = 0; i < x.length; i++) m = Math.max(m, x[i]!);
+      let sum = 0;
+      for (let i = 0; i < x.length; i++) {
+        out[i] = Math.exp(x[i]! - m);
+        sum += out[i]!;
+      }
+      for (let i = 0; i < x.length; i++) out[i] /= sum;
+    },
+    inputs: (s) => [{ dtype: 'float64', shape: [(ROWS / 2) * s, ROW], low: -10, high: 10 }],
+  },
+  {
+    name: 'l1-normalize-f32', corpus: false, signature: 'void(float32[:], float32[:])', layout: '(n)->(n)',
+    kernel: (x: V, out: V) => {
+      let s = 0;
+      for (let i = 0; i < x.length; i++) {
+        out[i] = Math.abs(x[i]!);
+        s += out[i]!;
+      }
+      for (let i = 0; i < x.length; i++) out[i] = x[i]! / s;
+    },
+    inputs: (s) => [{ dtype: 'float32', shape: [ROWS * s, ROW * 2], low: -1, high: 1 }],
+  },
+  {
     name: 'cumsum-f32', corpus: false, signature: 'void(float32[:], float32[:])', layout: '(n)->(n)',
     kernel: (x: V, out: V) => {
       let s = 0;

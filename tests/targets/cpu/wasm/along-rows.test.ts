@@ -586,6 +586,29 @@ describe('edges of the vector loop', () => {
     }
   }, 30_000);
 
+  it('reductions: softmax with fastmath (float32 exp) along the row: the JS engine\'s results', () => {
+    const softmax = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { fastmath: true })((x: V, out: V) => {
+      let m = x[0]!;
+      for (let i = 1; i < x.length; i++) m = Math.max(m, x[i]!);
+      let sum = 0;
+      for (let i = 0; i < x.length; i++) {
+        out[i] = Math.exp(x[i]! - m);
+        sum += out[i]!;
+      }
+      for (let i = 0; i < x.length; i++) out[i] = out[i]! / sum;
+    }) as unknown as Ufunc;
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 5 }), fc.constantFrom(...ROW_LENGTHS.filter((n) => n > 0)), fc.array(valuesOf('float32'), { minLength: 1, maxLength: 70 }), (batch, n, values) => {
+        const x = rowsOf('float32', batch, n, values);
+        const [w, j] = wasmAndJs(() => (softmax.sync(x) as { data: Float32Array }).data);
+        expectSameArrays(w as Float32Array, j as Float32Array);
+      }),
+      { numRuns: 40 },
+    );
+    setEngineMode('wasm');
+    expect(softmax.explain(rowsOf('float32', 2, 64, [1]))).toContain('(`sum` in order from memory after the vector loop)');
+  }, 30_000);
+
   it('reductions: a read past either end of a row throws as on the JS engine, after the same stores', () => {
     const ahead = guvectorize(['void(float64[:], float64[:], float64[:])'], '(n)->(n),()')((x: V, out: V, total: V) => {
       let s = 0;
