@@ -21,8 +21,11 @@
  * `git archive main src bench/corpus package.json tsconfig.json | tar -x -C DIR` and a node_modules
  * link), calibrated in turns with this one under the same load: an A/B of the choice.
  *
- * The judging times are the process's CPU time per call (the least over samples: other work on
- * the machine only adds time), so the verdict does not move with the load the calibration had.
+ * The judging times are per call the lower of the wall time and the process's CPU time, as the
+ * calibration's own trials are timed (the least over samples: other work on the machine only adds
+ * time), so the verdict does not move with the load the calibration had: the wall time leaves out
+ * V8's helper threads (a concurrent collection of a fresh output counts in the process's CPU time
+ * on a 16-core host), the CPU time the waits for a core on a loaded one.
  *
  * `--target parallel`: the same for the parallel target's choice of the engine its workers run
  * (calibrated from the workers' own chunk times, engine-calibration.ts `recordTurns`): fresh
@@ -148,8 +151,13 @@ const cpuSeconds = () => {
   return (u.user + u.system) / 1e6;
 };
 
-/** The judging clock: the process's CPU time on the cpu target, the wall time on the parallel one (see the header). */
-const clock = target === 'parallel' ? () => performance.now() / 1000 : cpuSeconds;
+/** Starts timing a judged call; the function returned gives its seconds (see the header): the wall time on the parallel target, else the lower of the wall and the process's CPU time. */
+function startClock(): () => number {
+  const wall = performance.now();
+  if (target === 'parallel') return () => (performance.now() - wall) / 1000;
+  const cpu = cpuSeconds();
+  return () => Math.min((performance.now() - wall) / 1000, cpuSeconds() - cpu);
+}
 
 /** Seconds per call of each form (Infinity: the kernel has no such form), and each calibration's choice. */
 type Verdict = Record<Form, number> & { readonly chosen: Form[]; readonly calls: number[] };
@@ -256,7 +264,7 @@ for (const name of names) {
   } finally {
     for (const p of loops) p.kill();
   }
-  // The engines forced, with no load: CPU time per call, the least over samples taken in turns —
+  // The engines forced, with no load: seconds per call (startClock), the least over samples taken in turns —
   // across libraries too, so that neither judges in the other's wake (a memory-bound kernel's fresh
   // 32 MiB outputs leave the collector work that lands on whatever runs next).
   const judged = kernels.map((k, i) => {
@@ -273,7 +281,10 @@ for (const name of names) {
   });
   for (let s = 0; s < SAMPLES + 1; s++) {
     for (const { lib, f, masked, paired, along, forms, best } of judged) {
-      for (const form of forms) {
+      // The order moves on each sample: in a fixed order the Wasm form, always timed right after
+      // JS, measured 1.17× and 1.25× the same code timed in a later slot (softmax, log-returns on the
+      // 16-core host, whose "pairs" and "along" columns then ran the 2-row code: see above).
+      for (const form of [...forms.slice(s % forms.length), ...forms.slice(0, s % forms.length)]) {
         const before = lib.setEngineMode(form === 'js' ? 'js' : 'wasm');
         if (form === 'wasm-masked') lib.setLanesTake('all');
         // On while the call runs too: the kernels a call compiles at its first run (the calling
@@ -283,9 +294,9 @@ for (const name of names) {
         if (form === 'wasm-pairs') lib.setFloatPairs!(true);
         if (form === 'wasm-along') lib.setAlongRows!(true);
         try {
-          const t = clock();
+          const elapsed = startClock();
           await (form === 'wasm-masked' ? masked : form === 'wasm-pairs' ? paired! : form === 'wasm-along' ? along! : f)(...args);
-          if (s > 0) best[form] = Math.min(best[form], clock() - t); // the first of each: warm-up
+          if (s > 0) best[form] = Math.min(best[form], elapsed()); // the first of each: warm-up
         } finally {
           lib.setEngineMode(before);
           lib.setLanesTake('uniform');
@@ -327,7 +338,7 @@ const report = [
   '',
   machineMarkdown(machine),
   '',
-  `Each kernel: ${calibrations} fresh ${target === 'parallel' ? 'parallel ' : ''}ufunc(s) per library calibrated by ${target === 'parallel' ? 'awaited ' : ''}calls with ordinary typed arrays until \`explain\` says the engine was chosen by measurement (at most ${MAX_CALIBRATING_CALLS})${load ? ` while ${load} busy loop(s) ran` : ''}; then JS, Wasm and (where the kernel has them) Wasm with its loops in masked lanes, Wasm with its rows' doubles in pairs of vectors and Wasm with rows one after another and loops along the row forced${target === 'parallel' ? ' on the workers (placement on the calling thread by measurement off), wall time per awaited call' : ', CPU time per call'}, the least of ${SAMPLES} samples in turns. "chosen": each calibration's form, with the calls it took to decide; "worst chosen ÷ best": the worst of them against the fastest form (goal ≤ 1.1×).`,
+  `Each kernel: ${calibrations} fresh ${target === 'parallel' ? 'parallel ' : ''}ufunc(s) per library calibrated by ${target === 'parallel' ? 'awaited ' : ''}calls with ordinary typed arrays until \`explain\` says the engine was chosen by measurement (at most ${MAX_CALIBRATING_CALLS})${load ? ` while ${load} busy loop(s) ran` : ''}; then JS, Wasm and (where the kernel has them) Wasm with its loops in masked lanes, Wasm with its rows' doubles in pairs of vectors and Wasm with rows one after another and loops along the row forced${target === 'parallel' ? ' on the workers (placement on the calling thread by measurement off), wall time per awaited call' : ', the lower of wall and CPU time per call'}, the least of ${SAMPLES} samples in turns. "chosen": each calibration's form, with the calls it took to decide; "worst chosen ÷ best": the worst of them against the fastest form (goal ≤ 1.1×).`,
   '',
   ...summary,
   '',

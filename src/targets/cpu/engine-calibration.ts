@@ -77,6 +77,16 @@ const STILL_WARMING = 0.8;
  */
 const UNDECIDED = 1.25;
 /**
+ * A candidate's first calls can take several times its warm time without getting faster from one
+ * to the next: on the 16-core host the JS engine's first two trials took 1.3–2.8× its warm time on
+ * per-row kernels (V8 optimises the runner during its first call, and again after a deoptimisation
+ * in the second), so a one-long-row kernel ruled JS out at 2.1× Wasm's best where warm JS takes
+ * 0.7× Wasm's time. A candidate within this factor of the fastest is timed at least
+ * {@link WARM_TRIALS} times before it is ruled out.
+ */
+const COLD = 3;
+const WARM_TRIALS = 3;
+/**
  * After the choice, the losing engine and the winner are timed once more after 16 large calls of the
  * shape, then after 64, 256, …: a choice made while something else loaded the machine is corrected
  * (each engine's best time only improves), at a cost that vanishes as calls go on.
@@ -306,7 +316,7 @@ export function recordTrial(c: Calibration, engine: Engine, seconds: number | un
   c.inRound = 0;
   if (c.rounds >= MIN_ROUNDS) {
     c.contenders = inContention(c);
-    if (c.rounds >= MAX_ROUNDS || c.contenders.length === 1 || !(c.contenders.some((e) => stillWarming(c, e)) || undecided(c))) {
+    if (c.rounds >= MAX_ROUNDS || c.contenders.length === 1 || !(c.contenders.some((e) => stillWarming(c, e) || mayBeCold(c, e)) || undecided(c))) {
       c.winner = fastest(c);
       return;
     }
@@ -320,7 +330,12 @@ export function recordTrial(c: Calibration, engine: Engine, seconds: number | un
  */
 function inContention(c: Calibration): readonly Engine[] {
   const best = bestOf(c, fastest(c));
-  return c.contenders.filter((e) => bestOf(c, e) < UNDECIDED * best || stillWarming(c, e));
+  return c.contenders.filter((e) => bestOf(c, e) < UNDECIDED * best || stillWarming(c, e) || mayBeCold(c, e));
+}
+
+/** Whether a candidate may not have shown its warm time yet: fewer than {@link WARM_TRIALS} trials, within {@link COLD} of the fastest. */
+function mayBeCold(c: Calibration, engine: Engine): boolean {
+  return count(c, engine) < WARM_TRIALS && bestOf(c, engine) < COLD * bestOf(c, fastest(c)) && engine !== fastest(c);
 }
 
 /**
