@@ -102,13 +102,16 @@ function writesEveryElement(view: OperandView, loopShape: readonly number[], rea
 /**
  * The bytes one loop index of a 1-D loop reaches, where a staged range is read or written in loop
  * order — one operand alone in it, whose loop index i reaches only within [i·stride, (i+1)·stride)
- * of its elements (element i of a vectorize call; row i of contiguous rows) — else undefined.
+ * of its elements (element i of a vectorize call; row i of contiguous rows), or a loop of one index
+ * (one long row: whatever its stride, often 0, the index reaches the whole range) — else undefined.
  */
 function loopOrderBytes(range: StagedRange, plan: CallPlan): number | undefined {
   if (plan.loopShape.length !== 1 || range.members.length !== 1) return undefined;
   const { view, reach } = range.members[0]!;
+  if (reach.low !== 0) return undefined;
+  if (plan.loopShape[0] === 1) return (reach.high + 1) * bytesPerElement(view);
   const stride = view.loopStrides[0]!;
-  return stride > 0 && reach.low === 0 && reach.coreHigh < stride ? stride * bytesPerElement(view) : undefined;
+  return stride > 0 && reach.coreHigh < stride ? stride * bytesPerElement(view) : undefined;
 }
 
 /** A staging area: `buffer` from byte `base` on. */

@@ -3,11 +3,11 @@
  * arena, only the range they reach, with aliasing between operands kept; outputs are copied back.
  * And the rule for when a call may be split at all.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { CallPlan, OperandView } from '../../../src/plan.js';
 import { sharedArray } from '../../../src/index.js';
 import { canSplitLoop, StagingArenas, stageOperands } from '../../../src/targets/parallel/staging.js';
-import { copyingRunner } from '../../../src/targets/parallel/protocol.js';
+import { CHUNK_SIZE_F64, ControlBlock, copyingRunner, runClaimedChunks, Slot, TOTAL_F64 } from '../../../src/targets/parallel/protocol.js';
 
 type Data = Float32Array | Float64Array | Int32Array | Uint32Array;
 
@@ -149,6 +149,31 @@ describe('stageOperands', () => {
     }
   });
 
+  it('lets the thread that runs a call of one long row copy it in and back, whatever the stride of its loop of one', () => {
+    const n = 1000;
+    const x = new Float64Array(new SharedArrayBuffer(8 * n));
+    x.forEach((_, i) => (x[i] = i));
+    const out = new Float64Array(new SharedArrayBuffer(8 * n));
+    // One loop index: the front gives its dimension stride 0.
+    const row = (d: Float64Array): OperandView => view(d, 0, [0], { shape: [n], strides: [1] });
+    const p = plan('guvectorize', [1], [row(x)], [{ ...row(out), fresh: true }]);
+    const staged = stageOperands(p, new StagingArenas(), () => false, true);
+    const copies = staged.chunkCopies(p);
+    expect(copies.map((c) => [c.when, c.bytesPerIndex])).toEqual([
+      ['before', 8 * n],
+      ['clear', 8 * n],
+      ['after', 8 * n],
+    ]);
+    staged.copyIn(); // nothing left for the calling thread
+    const [sx, sout] = staged.data as Float64Array[];
+    expect(sx![staged.offset[0]! + n - 1]).toBe(0);
+    copyingRunner(() => {
+      for (let i = 0; i < n; i++) sout![staged.offset[1]! + i] = sx![staged.offset[0]! + i]! * 2;
+    }, copies)({} as never, 0, 1);
+    expect(out[n - 1]).toBe(2 * (n - 1));
+    staged.finish(true);
+  });
+
   it('leaves copies in to the calling thread when they were made already, or when turned off', () => {
     const x = new Float64Array(new SharedArrayBuffer(8 * 64)).fill(3);
     const out = new Float64Array(new SharedArrayBuffer(8 * 64));
@@ -281,3 +306,54 @@ describe('canSplitLoop', () => {
     expect(canSplitLoop(plan('guvectorize', [10], [view(a, 0, [2], { shape: [3], strides: [1] })], [view(a, 0, [2], { shape: [2], strides: [1] })]))).toBe(false);
   });
 });
+
+describe('chunk copies in engine trials', () => {
+  it("count in the time of the turn whose chunks make them: a trial weighs each candidate's staging copies, clears included", () => {
+    // A clock that moves only when work is done: 1 ms per chunk of the kernel, 3 ms per copy or clear.
+    let now = 0;
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => now);
+    /** Bytes whose set and fill take 3 ms on the clock. */
+    class SlowBytes extends Uint8Array<ArrayBufferLike> {
+      override set(...args: Parameters<Uint8Array['set']>): void {
+        now += 3;
+        super.set(...args);
+      }
+      override fill(...args: Parameters<Uint8Array['fill']>): this {
+        now += 3;
+        return super.fill(...args);
+      }
+    }
+    try {
+      const rows = 8;
+      const caller = new Uint8Array(new SharedArrayBuffer(rows * 4)).fill(9);
+      const staged = new SlowBytes(new SharedArrayBuffer(rows * 4));
+      const back = new SlowBytes(new SharedArrayBuffer(rows * 4));
+      const copies = [
+        { from: caller, to: staged, bytesPerIndex: 4, when: 'before' as const },
+        { to: staged, bytesPerIndex: 4, when: 'clear' as const },
+        { from: staged, to: back, bytesPerIndex: 4, when: 'after' as const },
+      ];
+      const kernel = (_args: unknown, start: number) => {
+        now += 1;
+        staged[start * 4] = 100 + start;
+      };
+      const control = ControlBlock.create(1);
+      const { int32, float64 } = control;
+      int32[Slot.chunks] = rows;
+      int32[Slot.errorChunk] = rows;
+      int32[Slot.inputsReady] = rows;
+      float64[TOTAL_F64] = rows;
+      float64[CHUNK_SIZE_F64] = 1;
+      const timed: [number, number, number][] = [];
+      const turns = { runners: [kernel, copyingRunner(kernel, copies)], args: [{}, {}] as never, timed: (turn: number, seconds: number, indices: number) => void timed.push([turn, seconds, indices]) };
+      runClaimedChunks(control, kernel, {} as never, () => {}, turns);
+      // Chunk c runs turn c mod 2: the copying turn's chunks take the kernel's 1 ms and its three copies' 9.
+      expect(timed).toEqual(Array.from({ length: rows }, (_, c) => [c % 2, c % 2 ? 0.01 : 0.001, 1]));
+      // The copying turn's rows: copied in (9s), cleared, written by the kernel, copied back.
+      expect([...back]).toEqual(Array.from({ length: rows * 4 }, (_, i) => (i % 4 === 0 && (i / 4) % 2 ? 100 + i / 4 : 0)));
+    } finally {
+      clock.mockRestore();
+    }
+  });
+});
+
