@@ -4,11 +4,12 @@
  * a corpus kernel at full size with (a) ordinary inputs and a fresh output, as users call it, (b)
  * `sharedArray` inputs (in the Wasm memory: the calling thread copies nothing in) and a fresh
  * output, (c) `sharedArray` inputs and a `sharedArray` output (nothing to copy for the Wasm engine
- * either way). Wall time per call, least of the samples, the forms and cases in turns. Where the
- * Wasm engine loses in (a) but not in (c), the difference is staging and copying; where it loses in
+ * either way). Wall time per call, least of the samples, the forms and cases in turns, each round
+ * starting one later (a collection every few calls then does not fall on one cell every round).
+ * Where the Wasm engine loses in (a) but not in (c), the difference is staging and copying; where it loses in
  * (c) too, it is in the workers' code. Placement on the calling thread by measurement is off. The
  * Wasm engine is also timed with a fresh output copied into its staging arena rather than cleared
- * (`__testing.freshOutputsCleared(false)`, as before eb21e95): that change's A/B.
+ * (`__testing.freshOutputsCleared(false)`, as before b3f5495): that change's A/B.
  *
  *   npx tsx bench/parallel-engines.ts [--only a,b] [--samples N] [--workers N,M,…]
  *
@@ -33,7 +34,7 @@ const POOL_SIZES = (flag('--workers') ?? String(getParallelOptions().workers)).s
 
 type Case = 'ordinary' | 'shared in' | 'shared in, out';
 const CASES: readonly Case[] = ['ordinary', 'shared in', 'shared in, out'];
-/** 'wasm-copied-in': Wasm with a fresh output copied into the staging arena, as before eb21e95 (A/B). */
+/** 'wasm-copied-in': Wasm with a fresh output copied into the staging arena, as before b3f5495 (A/B). */
 type Form = 'js' | 'wasm' | 'wasm-pairs' | 'wasm-copied-in';
 
 const DTYPE_OF = new Map<unknown, DType>([[Float32Array, 'float32'], [Float64Array, 'float64'], [Int32Array, 'int32'], [Int16Array, 'int16'], [Uint8Array, 'uint8']]);
@@ -69,25 +70,27 @@ for (const k of CORPUS.filter((c) => only.includes(c.name))) {
   for (const workers of POOL_SIZES) {
     setParallelOptions({ workers });
     const best = new Map<string, number>();
+    // Each round starts one cell later: a collection every k calls (the fresh outputs' external
+    // memory) then falls on different cells from round to round instead of on one cell every time.
+    const cells = forms.flatMap((form) => CASES.map((c) => ({ form, c })));
     for (let s = 0; s <= SAMPLES; s++) {
-      for (const form of forms) {
-        for (const c of CASES) {
-          const args = c === 'ordinary' ? ordinary : inShared;
-          setEngineMode(form === 'js' ? 'js' : 'wasm');
-          if (form === 'wasm-pairs') rowsTesting.setFloatPairs(true);
-          if (form === 'wasm-copied-in') parallelTesting.freshOutputsCleared(false);
-          try {
-            const g = form === 'wasm-pairs' ? paired : f;
-            const t = performance.now();
-            await (c === 'shared in, out' ? g(...args, { out: outArg }) : g(...args));
-            const dt = (performance.now() - t) / 1000;
-            const key = `${form}|${c}`;
-            if (s > 0) best.set(key, Math.min(best.get(key) ?? Infinity, dt)); // the first of each: warm-up
-          } finally {
-            rowsTesting.setFloatPairs(undefined);
-            parallelTesting.freshOutputsCleared(true);
-            setEngineMode('auto');
-          }
+      for (let j = 0; j < cells.length; j++) {
+        const { form, c } = cells[(j + s) % cells.length]!;
+        const args = c === 'ordinary' ? ordinary : inShared;
+        setEngineMode(form === 'js' ? 'js' : 'wasm');
+        if (form === 'wasm-pairs') rowsTesting.setFloatPairs(true);
+        if (form === 'wasm-copied-in') parallelTesting.freshOutputsCleared(false);
+        try {
+          const g = form === 'wasm-pairs' ? paired : f;
+          const t = performance.now();
+          await (c === 'shared in, out' ? g(...args, { out: outArg }) : g(...args));
+          const dt = (performance.now() - t) / 1000;
+          const key = `${form}|${c}`;
+          if (s > 0) best.set(key, Math.min(best.get(key) ?? Infinity, dt)); // the first round: warm-up
+        } finally {
+          rowsTesting.setFloatPairs(undefined);
+          parallelTesting.freshOutputsCleared(true);
+          setEngineMode('auto');
         }
       }
     }
@@ -108,7 +111,7 @@ const report = [
   '',
   machineMarkdown(describeMachine({ summary: 'not used by this benchmark' })),
   '',
-  `Awaited calls, wall time, least of ${SAMPLES} samples, forms and cases in turns. "ordinary": ordinary inputs, fresh output (as users call); "shared in": \`sharedArray\` inputs, fresh output; "shared in, out": \`sharedArray\` inputs and output. "Wasm, fresh output copied in": the Wasm engine with the output the call allocates copied into the staging arena and back, as before eb21e95 (which clears it instead); "Wasm ÷ copied in": that change's effect (1.00× where nothing is staged).`,
+  `Awaited calls, wall time, least of ${SAMPLES} samples, forms and cases in turns (each round starting one later). "ordinary": ordinary inputs, fresh output (as users call); "shared in": \`sharedArray\` inputs, fresh output; "shared in, out": \`sharedArray\` inputs and output. "Wasm, fresh output copied in": the Wasm engine with the output the call allocates copied into the staging arena and back, as before b3f5495 (which clears it instead); "Wasm ÷ copied in": that change's effect (1.00× where nothing is staged).`,
   '',
   markdownTable([{ header: 'kernel' }, { header: 'workers', align: 'right' }, { header: 'operands' }, { header: 'JS', align: 'right' }, { header: 'Wasm', align: 'right' }, { header: 'Wasm pairs', align: 'right' }, { header: 'best Wasm ÷ JS', align: 'right' }, { header: 'Wasm, fresh output copied in', align: 'right' }, { header: 'Wasm ÷ copied in', align: 'right' }], rows),
   '',
