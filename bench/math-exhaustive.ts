@@ -13,6 +13,9 @@
  *   kernel's K is `Math.fround(K)`, as its literal is a float32), and random and edge doubles x.
  * - `B^pow` (e.g. `--functions 2^pow,10^pow`): `B ** y` with the literal base B compiled in
  *   (`powLanesOfKnownBase`), a function of y alone, over the same inputs (y).
+ * - `pow^@K` (e.g. `--functions pow^@6,pow^@2.4`): `x ** y` with y = K passed as a scalar argument
+ *   of each call (`powLanesOfUniformY`: the case of y decided while the kernel runs), over the
+ *   inputs of `pow^K` (the float32 kernel's K is `Math.fround(K)`, as its float32 argument is).
  * NaN matches NaN (payloads are not part of the claim). Work is sharded over worker threads in
  * chunks; prints one JSON line per function with the counts (the claim: every mismatch count 0).
  *
@@ -57,14 +60,17 @@ const SPECS: Record<string, Spec> = {
   ...Object.fromEntries(PORTED_FUNCTIONS.map((fn) => [fn, logPowerSpec(fn)])),
 };
 
-/** The exponent of `pow^K`, or undefined for a `Math` function's name. */
+/** The exponent of `pow^K` and of `pow^@K`, or undefined for a `Math` function's name. */
 function literalExponent(fn: string): number | undefined {
-  const m = /^pow\^(.+)$/.exec(fn);
+  const m = /^pow\^@?(.+)$/.exec(fn);
   if (!m) return undefined;
   const k = Number(m[1]);
   if (Number.isNaN(k) && m[1] !== 'NaN') throw new Error(`pow^K needs a number K, found ${m[1]}`);
   return k;
 }
+
+/** Whether the exponent of `pow^@K` is passed as a scalar argument (not compiled in). */
+const exponentArgument = (fn: string): boolean => fn.startsWith('pow^@');
 
 /** The base of `B^pow`, or undefined. */
 function literalBase(fn: string): number | undefined {
@@ -111,7 +117,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
   const functions = flag('--functions')?.split(',') ?? Object.keys(SPECS);
-  for (const f of functions) if (!specOf(f)) throw new Error(`unknown function ${f}: choose from ${Object.keys(SPECS).join(', ')}, pow^K, B^pow`);
+  for (const f of functions) if (!specOf(f)) throw new Error(`unknown function ${f}: choose from ${Object.keys(SPECS).join(', ')}, pow^K, pow^@K, B^pow`);
   const workers = Number(flag('--workers') ?? availableParallelism());
   const float64 = Number(flag('--float64') ?? 1e8);
   const [from, to, step = 1] = (flag('--float32-chunks') ?? `0:${FLOAT32_CHUNKS}`).split(':').map(Number) as [number, number, number?];
@@ -196,15 +202,19 @@ function makeKernels(fn: string) {
   const [k, b] = [literalExponent(fn), literalBase(fn)];
   // pow^K, B^pow: the literal as JS reads it (String(v) gives the double back; the float32 kernel rounds it)
   const literal = (v: number) => (Object.is(v, -0) ? '-0' : String(v));
-  const source = k !== undefined ? `x ** (${literal(k)})` : b !== undefined ? `(${literal(b)}) ** x` : `Math.${fn}(${params.join(', ')})`;
+  // pow^@K: y a scalar argument of every call, after the array x
+  const argument = exponentArgument(fn);
+  if (argument) params.push('y');
+  const source = argument ? 'x ** y' : k !== undefined ? `x ** (${literal(k)})` : b !== undefined ? `(${literal(b)}) ** x` : `Math.${fn}(${params.join(', ')})`;
   const body = new Function(...params, `return ${source}`) as (...a: number[]) => number;
   const f32 = vectorize([`float32(${params.map(() => 'float32').join(', ')})`])(body) as unknown as AnyArity;
   const f64 = vectorize([`float64(${params.map(() => 'float64').join(', ')})`])(body) as unknown as AnyArity;
   const a = (arrays ??= allocate());
-  const kernels = { ...a, f32, f64, in32: a.in32.slice(0, arity), in64: a.in64.slice(0, arity), strided: a.strided.slice(0, arity) };
-  const lanes32 = f32.explain(...kernels.in32, { out: kernels.out32 });
-  const lanes64 = f64.explain(...kernels.in64, { out: kernels.out64 });
-  const scalar = f64.explain(...kernels.strided.map((s) => view(s, CHUNK)), { out: view(kernels.stridedOut, CHUNK) });
+  const scalars = argument ? [k!] : [];
+  const kernels = { ...a, f32, f64, in32: a.in32.slice(0, arity), in64: a.in64.slice(0, arity), strided: a.strided.slice(0, arity), scalars };
+  const lanes32 = f32.explain(...kernels.in32, ...scalars, { out: kernels.out32 });
+  const lanes64 = f64.explain(...kernels.in64, ...scalars, { out: kernels.out64 });
+  const scalar = f64.explain(...kernels.strided.map((s) => view(s, CHUNK)), ...scalars, { out: view(kernels.stridedOut, CHUNK) });
   if (!lanes32.startsWith('WebAssembly (SIMD, 4 lanes)') || !lanes64.startsWith('WebAssembly (SIMD, 2 lanes)') || !scalar.startsWith('WebAssembly (scalar')) {
     throw new Error(`unexpected engines: ${lanes32} / ${lanes64} / ${scalar}`);
   }
@@ -265,9 +275,9 @@ function float32Job(fn: string, k: ReturnType<typeof makeKernels>, chunk: number
     const s = k.strided[j]!;
     for (let i = 0; i < CHUNK; i++) s[2 * i] = a[i]!;
   });
-  k.f32.sync(...k.in32, { out: k.out32 });
-  k.f64.sync(...k.in64, { out: k.out64 });
-  k.f64.sync(...k.strided.map((s) => view(s, CHUNK)), { out: view(k.stridedOut, CHUNK) });
+  k.f32.sync(...k.in32, ...k.scalars, { out: k.out32 });
+  k.f64.sync(...k.in64, ...k.scalars, { out: k.out64 });
+  k.f64.sync(...k.strided.map((s) => view(s, CHUNK)), ...k.scalars, { out: view(k.stridedOut, CHUNK) });
   computeWant(fn, k.in64, k.want, CHUNK);
   // the float32 kernel's own result, rounded once (pow^K: its K is the float32 literal)
   if (literalExponent(fn) === undefined && literalBase(fn) === undefined) k.want32.set(k.want);
@@ -297,8 +307,8 @@ function float64Job(fn: string, k: ReturnType<typeof makeKernels>, chunk: number
   }
   while (filled < count) put(spec.random(next, filled));
   const lanes = k.in64.map((a) => a.subarray(0, count));
-  k.f64.sync(...lanes, { out: k.out64.subarray(0, count) });
-  k.f64.sync(...k.strided.map((s) => view(s, count)), { out: view(k.stridedOut, count) });
+  k.f64.sync(...lanes, ...k.scalars, { out: k.out64.subarray(0, count) });
+  k.f64.sync(...k.strided.map((s) => view(s, count)), ...k.scalars, { out: view(k.stridedOut, count) });
   computeWant(fn, k.in64, k.want, count);
   const describe = (what: string, got: Float64Array, stride: number) => (i: number) =>
     `${what} ${fn}(${k.in64.map((a) => a[i]).join(', ')}) = ${got[i * stride]}, V8 ${k.want[i]}`;

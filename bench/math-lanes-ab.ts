@@ -97,6 +97,15 @@ const KERNELS: MathKernel[] = [
   // outside the corpus
   { name: 'cube-f64', corpus: false, signature: 'float64(float64)', kernel: (x: number) => x ** 3, inputs: [f64(-10, 10)], out: 'float64' },
   { name: 'pow-scalar-y-f64', corpus: false, signature: 'float64(float64, float64)', kernel: (x: number, y: number) => x ** y, inputs: [f64(0, 10), { scalar: 1.7 }], out: 'float64' },
+  // an exponent the same for the whole call but not a literal (pow.ts powLanesOfUniformY), and the literal beside it
+  { name: 'pow-scalar-y-f32', corpus: false, signature: 'float32(float32, float32)', kernel: (x: number, y: number) => x ** y, inputs: [f32(0, 10), { scalar: 1.7 }], out: 'float32' },
+  { name: 'pow-literal-y-f64', corpus: false, signature: 'float64(float64)', kernel: (x: number) => x ** 1.7, inputs: [f64(0, 10)], out: 'float64' },
+  { name: 'pow-literal-y-f32', corpus: false, signature: 'float32(float32)', kernel: (x: number) => x ** 1.7, inputs: [f32(0, 10)], out: 'float32' },
+  { name: 'pow-scalar-k-f64', corpus: false, signature: 'float64(float64, float64)', kernel: (x: number, k: number) => x ** k, inputs: [f64(-10, 10), { scalar: 5 }], out: 'float64' },
+  { name: 'pow-scalar-k-f32', corpus: false, signature: 'float32(float32, float32)', kernel: (x: number, k: number) => x ** k, inputs: [f32(-10, 10), { scalar: 5 }], out: 'float32' },
+  { name: 'gamma-arg-f64', corpus: false, signature: 'float64(float64, float64)', kernel: (p: number, gamma: number) => 255 * (p / 255) ** gamma, inputs: [f64(0, 255), { scalar: 2.2 }], out: 'float64' },
+  { name: 'gamma-arg-f32', corpus: false, signature: 'float32(float32, float32)', kernel: (p: number, gamma: number) => 255 * (p / 255) ** gamma, inputs: [f32(0, 255), { scalar: 2.2 }], out: 'float32' },
+  { name: 'inverse-gamma-arg-f32', corpus: false, signature: 'float32(float32, float32)', kernel: (p: number, gamma: number) => 255 * (p / 255) ** (1 / gamma), inputs: [f32(0, 255), { scalar: 2.2 }], out: 'float32' },
   { name: 'pow-xy-f64', corpus: false, signature: 'float64(float64, float64)', kernel: (x: number, y: number) => Math.pow(x, y), inputs: [f64(0, 10), f64(-4, 4)], out: 'float64' },
   { name: 'rsqrt3-f32', corpus: false, signature: 'float32(float32)', kernel: (x: number) => x ** -1.5, inputs: [f32(0.01, 100)], out: 'float32' },
   { name: 'db-to-gain-f64', corpus: false, signature: 'float64(float64)', kernel: (db: number) => 10 ** (db / 20), inputs: [f64(-60, 20)], out: 'float64' },

@@ -769,9 +769,16 @@ export class SimdEmitter {
     const port = MATH_PORTS[fn];
     if (WASM_MATH[fn].floatLanes === 'port' && port?.arity === args.length) {
       // A port of V8's own algorithm in lanes, bit for bit V8's Math.* (math-ports.ts).
-      for (const a of args) this.expr(a);
+      const ofCall = this.e.exponentOfCall;
+      const exponentOfCall = fn === 'pow' && ofCall?.exponent.sites.has(args[1]!) ? ofCall : undefined;
+      // pow's exponent of the call: y as the code before the loops computed it (call-exponent.ts)
+      if (exponentOfCall) {
+        this.expr(args[0]!);
+        this.e.get(exponentOfCall.lanes);
+      } else for (const a of args) this.expr(a);
       // a literal argument, as its lanes hold it (`constant`: a float32 one rounded to float32)
-      const known = args.map((a) => (a.kind !== 'const' || typeof a.value !== 'number' ? undefined : a.type === 'float32' ? Math.fround(a.value) : a.type === 'float64' ? a.value : undefined));
+      const known = exponentOfCall ? [undefined, exponentOfCall.known]
+        : args.map((a) => (a.kind !== 'const' || typeof a.value !== 'number' ? undefined : a.type === 'float32' ? Math.fround(a.value) : a.type === 'float64' ? a.value : undefined));
       port.lanes(this.e, this.ctx.mathImport(fn, args.length), !f32 ? 'f64x2' : this.lanes === 4 ? 'f32x4' : 'f32x2', known);
       return;
     }

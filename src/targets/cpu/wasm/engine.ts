@@ -443,7 +443,13 @@ export function explainPlan(plan: CallPlan, elements: number, choice: EngineChoi
  * How a compiled kernel's loop runs, in words: SIMD (elements or rows per vector, and vectors per
  * step) or scalar, and why scalar (`lanes` is then the reason).
  */
-export function wasmVariant(plan: CallPlan, module: Pick<CompiledModule, 'lanes' | 'vectors' | 'byteTable' | 'exactLocals' | 'pairedDoubles' | 'intLanes' | 'alongRows'>): string {
+export function wasmVariant(plan: CallPlan, module: Pick<CompiledModule, 'lanes' | 'vectors' | 'byteTable' | 'exactLocals' | 'pairedDoubles' | 'intLanes' | 'alongRows' | 'exponentOfCall'>): string {
+  const form = loopForm(plan, module);
+  return module.exponentOfCall ? `${form}; ${module.exponentOfCall}` : form;
+}
+
+/** {@link wasmVariant} but for pow's exponent of the call. */
+function loopForm(plan: CallPlan, module: Pick<CompiledModule, 'lanes' | 'vectors' | 'byteTable' | 'exactLocals' | 'pairedDoubles' | 'intLanes' | 'alongRows'>): string {
   const { lanes, vectors, byteTable, exactLocals, pairedDoubles, intLanes, alongRows } = module;
   if (alongRows) return `rows one after another, ${alongRows}; a loop whose output overlaps a row it reads other than in place runs scalar`;
   if (typeof lanes !== 'number') return `scalar: ${lanes}`;

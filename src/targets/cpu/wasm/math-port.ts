@@ -5,6 +5,7 @@
  */
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter } from './emit-scalar.js';
+import type { KnownArguments } from './math/lanes.js';
 
 /** How the vector(s) given to `lanes` hold their values. */
 export type LaneShape =
@@ -45,8 +46,9 @@ export interface MathPort {
    * where it takes the scratch area). `known[i]`: the number in every lane of argument i where
    * the kernel passes a constant (a float32 constant as the double it promotes to), else
    * undefined; a port may decide on it at compile time what its lanes would decide per vector.
+   * An exponent of the call: what the code before the loops decided on it (call-exponent.ts).
    */
-  lanes(e: FunctionEmitter, scalar: number, shape: LaneShape, known?: readonly (number | undefined)[]): void;
+  lanes(e: FunctionEmitter, scalar: number, shape: LaneShape, known?: KnownArguments): void;
 }
 
 /**

@@ -30,6 +30,7 @@ import { WASM_MATH } from './math-support.js';
 import { FunctionEmitter, type ModuleContext, sizeShift, valType, type WasmArray } from './emit-scalar.js';
 import { type AlongLoop, alongRowLoops, describeAlongRows, emitAlongRowLoop, wantsAlongRows } from './along-rows.js';
 import { loadLanes, storeLanes } from './lane-memory.js';
+import { callExponent, type CallExponent, emitPerExponentCase } from './call-exponent.js';
 
 export interface CompiledModule {
   readonly bytes: Uint8Array;
@@ -57,6 +58,8 @@ export interface CompiledModule {
   readonly intLanes: string;
   /** Where a per-row kernel's rows run one after another with loops in SIMD along the row (along-rows.ts), which, in words; empty otherwise. */
   readonly alongRows: string;
+  /** Where pow's exponent is a value of the call (call-exponent.ts), where, in words; empty otherwise. */
+  readonly exponentOfCall: string;
 }
 
 /** Collects the local arrays declared in a body (at any depth). */
@@ -232,12 +235,15 @@ function emit(
   }
   // Then the vector loops' constants (FunctionEmitter.hoistConstants), as many as they use.
   const constants = { offset: Math.ceil(scratchBytes / 16) * 16, bytes: 0 };
-  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows, tables, constants, along), exportName: 'run' });
+  // pow's exponent of the call, in the kernel the vector loops emit (rows: their plan's)
+  const exponent = rows ? callExponent(rows.plan.kernel, layout) : typeof shape !== 'string' || along ? callExponent(kernel, layout) : undefined;
+  builder.define(runIndex, { ...emitRun(kernel, kind, nin, layout, ctx, runParams, shape, rows, tables, constants, along, exponent), exportName: 'run' });
   if (constants.bytes > 0) scratchBytes = constants.offset + constants.bytes;
   const lanes = typeof shape === 'string' ? shape : shape.lanes;
   const exactLocals = rows && rows.plan.kernel !== kernel ? describeNarrowedLocals(kernel, rows.plan.kernel) : '';
   const intLanes = rows?.plan.intLanes ? describeIntLanes(rows.plan.intLanes) : '';
-  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors, byteTable: table !== undefined, exactLocals, pairedDoubles: rows?.plan.pairs === true, intLanes, alongRows: along ? describeAlongRows(along) : '' };
+  return { bytes: builder.encode(), imports, sites, indexChecks, scratchBytes, lanes, vectors: typeof shape === 'string' ? 1 : shape.vectors, byteTable: table !== undefined, exactLocals, pairedDoubles: rows?.plan.pairs === true, intLanes, alongRows: along ? describeAlongRows(along) : '',
+    exponentOfCall: exponent ? `\`**\` at kernel line ${exponent.at} with an exponent the same for the whole call: its case (odd, even, not an integer, other) decided once per call, before loops of its own` : '' };
 }
 
 /** The element type of operand `i` (a vectorize kernel's output follows its parameters). */
@@ -271,6 +277,7 @@ function emitRun(
   rows: { plan: RowPlan; offset: number } | undefined, tables: { plan: ByteTable; offset: number; run: number } | undefined,
   constants: { readonly offset: number; bytes: number },
   along: ReadonlyMap<Stmt, AlongLoop> | undefined,
+  exponent: CallExponent | undefined,
 ) {
   const count = params.length - 2;
   const e = new FunctionEmitter(ctx, params.length, params.length - 1);
@@ -314,7 +321,8 @@ function emitRun(
   if (rows) {
     const rowScratch = e.local(ValType.i32);
     e.get(e.scratch).i32(rows.offset).op(Op.i32_add).set(rowScratch);
-    e.hoistConstants(() => {
+    const loadScalars = () => loadScalarParams(e, rows.plan.kernel, layout, pointer, step);
+    e.hoistConstants(() => emitPerExponentCase(e, exponent, loadScalars, () => {
       emitRowVectorLoop(e, ctx, layout, rows.plan, { pointer, step, k, count }, rowScratch, rowEmitter(e, ctx, rows.plan));
       // Then one block of rows per step: the tail the groups leave (fewer rows than a step), or all
       // rows where they do not fit a group's share of the scratch.
@@ -323,8 +331,11 @@ function emitRun(
       // Rows in 8- or 16-bit lanes leave up to 15 rows: 4 at a time in 32-bit lanes first.
       const four = rows.plan.fourLanes && { ...rows.plan.fourLanes, groups: 1 };
       if (four) emitRowVectorLoop(e, ctx, layout, four, { pointer, step, k, count }, rowScratch, rowEmitter(e, ctx, four));
-    });
-  } else if (typeof shape !== 'string') e.hoistConstants(() => emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count));
+    }));
+  } else if (typeof shape !== 'string') {
+    const loadScalars = () => loadScalarParams(e, kernel, layout, pointer, step);
+    e.hoistConstants(() => emitPerExponentCase(e, exponent, loadScalars, () => emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count)));
+  }
 
   // The scalar loop: every element where there is no vector loop, else the tail; rows one after
   // another where loops run along the row, each such loop's vector part before its scalar rest.
@@ -335,11 +346,25 @@ function emitRun(
       emitAlongRowLoop(e, ctx, s, loop);
       return { ...s, init: [] };
     };
-    e.hoistConstants(() => emitScalarLoop(e, kernel, nin, layout, pointer, step, k, count, result));
+    const loadScalars = () => loadScalarParams(e, kernel, layout, pointer, step);
+    e.hoistConstants(() => emitPerExponentCase(e, exponent, loadScalars, () => emitScalarLoop(e, kernel, nin, layout, pointer, step, k, count, result)));
   } else emitScalarLoop(e, kernel, nin, layout, pointer, step, k, count, result);
   e.op(Op.end);
   void VOID;
   return { type: { params, results: [] }, locals: e.locals, code: e.code };
+}
+
+/** Sets the locals of the scalar parameters passed as one number or broadcast, as the scalar loop does for each element. */
+function loadScalarParams(e: FunctionEmitter, kernel: TypedKernel, layout: MemoryLayout, pointer: readonly (number | undefined)[], step: readonly (number | undefined)[]): void {
+  kernel.params.forEach((v, i) => {
+    if (isArrayType(v.type)) return;
+    if (layout.inner[i] === 'scalar') e.get(step[i]!).set(e.varLocal(v));
+    else if (layout.inner[i] === 'broadcast') {
+      e.get(pointer[i]!);
+      e.load(v.type);
+      e.set(e.varLocal(v));
+    }
+  });
 }
 
 /** `run`'s scalar loop over the elements (rows) from `k` to `count`, the kernel body inlined. */

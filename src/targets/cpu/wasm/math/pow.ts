@@ -371,39 +371,122 @@ function highWord(v: number): number {
   return view.getUint32(0);
 }
 
+/** What the lanes compute for x ** y, and the mask of lanes they computed as the C code does. */
+type PowLanes = { value: Vec; covered: Vec };
+
 /**
- * e_pow.c in lanes where every lane's y is the same number `k`, known when the kernel is compiled
- * (a literal exponent: `x ** 6`, `x ** 2.4`): what the C code decides on y alone is decided here
- * once — its early results (x**0 = 1, x, 1/x, x·x, and for 0.5 sqrt(x) where x ≥ +0, NaN for
- * negative finite x, whose C path gives NaN as not an integer power), whether y is an integer
- * (else NaN for x < 0) or odd (else the sign is +1), y1 and y2 — so that a vector computes only
- * what depends on x. `undefined` where y itself is left to the scalar function (NaN, ±∞, |y|
- * above 2^31 by the high word).
+ * The exponents whose result the C code gives before its general path, where every lane's y is
+ * `k`: x**0 = 1, x, 1/x, x·x, and for 0.5 sqrt(x) where x ≥ +0 (NaN for negative finite x, whose C
+ * path gives NaN as not an integer power; −0 and −∞ to the scalar function); else undefined.
  */
-function powLanesOfKnownY(c: CLanes, x: Vec, k: number): { value: Vec; covered: Vec } | undefined {
+function powLanesOfSpecialY(c: CLanes, x: Vec, k: number): PowLanes | undefined {
   const { num, int, mul, div, select, and, or } = c;
   const all = int(-1n);
   if (k === 0) return { value: num(1), covered: all };
   if (k === 1) return { value: x, covered: all };
   if (k === -1) return { value: div(num(1), x), covered: all };
   if (k === 2) return { value: mul(x, x), covered: all };
-  const negative = c.lt(x, num(0));
-  if (k === 0.5) {
-    // C: sqrt for x ≥ +0 (and +NaN); NaN for x < 0 finite (−1 included); −0 and −∞ to the scalar function
-    const xPositive = c.let(c.ige(x, int(0n)));
-    return { value: select(xPositive, c.sqrt(x), num(NaN)), covered: or(xPositive, and(negative, c.gt(x, num(-Infinity)))) };
-  }
-  if (!Number.isFinite(k) || (highWord(k) & 0x7fffffff) > 0x41e00000) return undefined;
-  const yInt = Number.isInteger(k);
-  const yOdd = yInt && !Number.isInteger(k * 0.5);
+  if (k !== 0.5) return undefined;
+  const xPositive = c.let(c.ige(x, int(0n)));
+  return { value: select(xPositive, c.sqrt(x), num(NaN)), covered: or(xPositive, and(c.lt(x, num(0)), c.gt(x, num(-Infinity)))) };
+}
+
+/** Whether the lanes leave an exponent to the scalar function whole: NaN, ±∞, |y| above 2^31 by the high word. */
+const yLeftToScalar = (k: number): boolean => !Number.isFinite(k) || (highWord(k) & 0x7fffffff) > 0x41e00000;
+
+/** What the C code decides on an exponent that is not special: whether it is an integer, and odd. */
+export type YParity = 'odd' | 'even' | 'not an integer';
+const parityOf = (k: number): YParity => (!Number.isInteger(k) ? 'not an integer' : Number.isInteger(k * 0.5) ? 'even' : 'odd');
+
+/**
+ * The general path where every lane's y is the same (y, and its split y1 + y2): 2^(y·log2|x|),
+ * and the lanes it covers; the sign and NaN, which depend on y's parity, are `signOfKnownY`'s.
+ */
+function magnitudeOfKnownY(c: CLanes, x: Vec, y: Vec, y1: Vec, y2: Vec): { magnitude: Vec; covered: Vec } {
   const ax0 = c.let(c.abs(x));
+  const { z0, magnitude } = powMagnitude(c, ax0, y, y1, y2);
+  return { magnitude, covered: c.and(ordinaryX(c, ax0), c.lt(c.abs(z0), c.num(1020))) };
+}
+
+/** x ** y from the magnitude, by y's parity: −magnitude for x < 0 and odd y, NaN for x < 0 and y not an integer. */
+function signOfKnownY(c: CLanes, x: Vec, magnitude: Vec, parity: YParity): Vec {
+  const { num, mul, select } = c;
+  const negative = c.lt(x, num(0));
+  if (parity === 'odd') return mul(select(negative, num(-1), num(1)), magnitude);
+  return parity === 'even' ? magnitude : select(negative, num(NaN), magnitude);
+}
+
+/** y1 of e_pow.c's split y = y1 + y2: y with its low word cleared. */
+function highPart(k: number): number {
   const bits = new BigInt64Array(new Float64Array([k]).buffer);
   bits[0] = bits[0]! & LOW0;
-  const k1 = new Float64Array(bits.buffer)[0]!; // y1: k with its low word cleared
-  const { z0, magnitude } = powMagnitude(c, ax0, num(k), num(k1), num(k - k1));
-  const signed = yOdd ? mul(select(negative, num(-1), num(1)), magnitude) : magnitude;
-  const value = yInt ? signed : select(negative, num(NaN), signed);
-  return { value, covered: and(ordinaryX(c, ax0), c.lt(c.abs(z0), num(1020))) };
+  return new Float64Array(bits.buffer)[0]!;
+}
+
+/**
+ * e_pow.c in lanes where every lane's y is the same number `k`, known when the kernel is compiled
+ * (a literal exponent: `x ** 6`, `x ** 2.4`): what the C code decides on y alone is decided here
+ * once — its early results (`powLanesOfSpecialY`), whether y is an integer (else NaN for x < 0) or
+ * odd (else the sign is +1), y1 and y2 — so that a vector computes only what depends on x.
+ * `undefined` where y itself is left to the scalar function (NaN, ±∞, |y| above 2^31 by the high
+ * word).
+ */
+function powLanesOfKnownY(c: CLanes, x: Vec, k: number): PowLanes | undefined {
+  const special = powLanesOfSpecialY(c, x, k);
+  if (special) return special;
+  if (yLeftToScalar(k)) return undefined;
+  const k1 = highPart(k);
+  const { magnitude, covered } = magnitudeOfKnownY(c, x, c.num(k), c.num(k1), c.num(k - k1));
+  return { value: signOfKnownY(c, x, magnitude, parityOf(k)), covered };
+}
+
+/**
+ * pow's exponent where it is the same for a whole call but known only when the call runs (a
+ * scalar argument, `x ** gamma`): decided once, before the vector loops (call-exponent.ts), as
+ * the literal exponent's code decides it at compile time — each loop then runs for one `parity`
+ * of y with y1 and y2 in v128 locals, and its lanes are `powLanesOfKnownY`'s general path.
+ */
+export interface ExponentOfCall {
+  readonly parity: YParity;
+  /** v128 locals holding y1 and y2 of y = y1 + y2 in both lanes. */
+  readonly y1: number;
+  readonly y2: number;
+}
+
+/**
+ * The loops an exponent of the call selects (`exponentCase`): 0 for the exponents that
+ * `powLanesOfKnownY` takes early or leaves to the scalar function (those loops run pow's general
+ * lanes, right for every y), else 1 + the index of y's parity here.
+ */
+export const EXPONENT_PARITIES: readonly YParity[] = ['odd', 'even', 'not an integer'];
+
+/**
+ * Pushes the case of the exponent in f64 local `y` (i32: 0, or 1 + its index in
+ * EXPONENT_PARITIES), deciding as `powLanesOfKnownY` does on a literal, and sets v128 locals
+ * `y1`, `y2` to y's split splatted (used only by the parity cases).
+ */
+export function exponentCase(e: FunctionEmitter, y: number, y1: number, y2: number): void {
+  const s = new CScalar(e);
+  const high = s.f64();
+  s.set(high, () => (e.get(y).op(Op.i64_reinterpret_f64).code.byte(Op.i64_const).s64(LOW0), void e.op(Op.i64_and).op(Op.f64_reinterpret_i64)));
+  for (const [local, v] of [[y1, s.get(high)], [y2, s.sub(s.get(y), s.get(high))]] as const) {
+    v();
+    e.simd(SimdOp.f64x2_splat).set(local);
+  }
+  const notInteger = (v: Val) => s.ne(() => (v(), void e.op(Op.f64_trunc)), v);
+  const parity = (p: YParity) => s.int(1 + EXPONENT_PARITIES.indexOf(p));
+  const general = s.select(notInteger(s.get(y)), parity('not an integer'), s.select(notInteger(s.mul(s.get(y), s.num(0.5))), parity('odd'), parity('even')));
+  // yLeftToScalar, and the exponents powLanesOfSpecialY takes
+  const toScalar = s.or(s.eqz(s.lt(s.abs(s.get(y)), s.num(Infinity))), s.igt(s.and(s.high(s.get(y)), s.int(0x7fffffff)), s.int(0x41e00000)));
+  let other = toScalar;
+  for (const k of [0, 1, -1, 2, 0.5]) other = s.or(other, s.eq(s.get(y), s.num(k)));
+  s.select(other, s.int(0), general)();
+}
+
+/** powLanesOfKnownY's general path for an exponent of the call (`ExponentOfCall`), y in every lane. */
+function powLanesOfCallY(c: CLanes, x: Vec, y: Vec, known: ExponentOfCall): PowLanes {
+  const { magnitude, covered } = magnitudeOfKnownY(c, x, y, c.get(known.y1), c.get(known.y2));
+  return { value: signOfKnownY(c, x, magnitude, known.parity), covered };
 }
 
 /**
@@ -460,7 +543,8 @@ function powLanesOfKnownBase(c: CLanes, y: Vec, b: number): { value: Vec; covere
 export const POW_LANES: CheckedVectorCode = {
   lanes: (c, [x, y], known) => {
     const [base, exponent] = [known?.[0], known?.[1]];
-    return (exponent !== undefined ? powLanesOfKnownY(c, x!, exponent) : undefined) ??
-      (base !== undefined ? powLanesOfKnownBase(c, y!, base) : undefined) ?? powLanes(c, x!, y!);
+    if (typeof exponent === 'object') return powLanesOfCallY(c, x!, y!, exponent);
+    return (typeof exponent === 'number' ? powLanesOfKnownY(c, x!, exponent) : undefined) ??
+      (typeof base === 'number' ? powLanesOfKnownBase(c, y!, base) : undefined) ?? powLanes(c, x!, y!);
   },
 };
