@@ -2,7 +2,7 @@
  * Does a float32 kernel calling a `Math` function ever cost more than the same kernel in float64?
  * (issue 20, Deliver 1: it must not.) For every `Math` function the Wasm engine computes (its ports
  * of V8's algorithms and the ones it computes in instructions: sqrt, abs, floor, …), the kernel
- * `Math.f(x)` (`Math.f(y, x)` for the functions of two arguments; `y ** x`; `Math.pow(x, 3)`) on float32 and on float64 arrays
+ * `Math.f(x)` (`Math.f(y, x)` for the functions of two arguments; `y ** x`; `Math.pow(x, 3)`; `x ** g` with g an argument of the call) on float32 and on float64 arrays
  * of the same length holding the same values (float32 values, widened for float64), on the cpu
  * target with ordinary typed arrays, under each engine:
  * - `chosen`: the engine choice as users get it (`explain` names the engine it settled on),
@@ -35,12 +35,17 @@ const samples = Number(flag('--samples') ?? (quick ? 5 : 9));
 // that `chosen` is timed on the engine it settles on.
 const warmup = 12;
 
-/** Each function with the range its inputs are drawn from (where users call it). */
-const FUNCTIONS: Record<string, { range: [number, number]; arity: 1 | 2; body?: string }> = {
+/**
+ * Each function with the range its inputs are drawn from (where users call it); `scalar`: a last
+ * argument `g` passed as one number (an exponent of the call: call-exponent.ts).
+ */
+const FUNCTIONS: Record<string, { range: [number, number]; arity: 1 | 2; body?: string; scalar?: number }> = {
   exp: { range: [-10, 10], arity: 1 },
   ...PORTED_MATH_INPUTS,
   '**': { range: [0, 4], arity: 2, body: 'y ** x' },
   'pow (integer exponent)': { range: [-10, 10], arity: 1, body: 'Math.pow(x, 3)' },
+  'pow (exponent an argument)': { range: [0, 255], arity: 1, body: '255 * (x / 255) ** g', scalar: 2.2 },
+  'pow (integer exponent an argument)': { range: [-10, 10], arity: 1, body: 'x ** g', scalar: 3 },
   sqrt: { range: [0, 100], arity: 1 },
   abs: { range: [-10, 10], arity: 1 },
   floor: { range: [-10, 10], arity: 1 },
@@ -71,12 +76,13 @@ type Dtype = 'float32' | 'float64';
 
 /** One call of the kernel on `dtype` arrays under `engine`, ready to repeat, and the engine `explain` names. */
 function prepare(name: string, dtype: Dtype, engine: EngineName, values: Float32Array[]): { call: () => unknown; label: string } {
-  const { arity, body } = FUNCTIONS[name]!;
-  const signature = `${dtype}(${Array(arity).fill(dtype).join(', ')})`;
-  const params = arity === 1 ? ['x'] : ['y', 'x'];
+  const { arity, body, scalar } = FUNCTIONS[name]!;
+  const signature = `${dtype}(${Array(arity + (scalar === undefined ? 0 : 1)).fill(dtype).join(', ')})`;
+  const params = [...(arity === 1 ? ['x'] : ['y', 'x']), ...(scalar === undefined ? [] : ['g'])];
+  const scalars = scalar === undefined ? [] : [scalar];
   const expression = body ?? `Math.${name}(${params.join(', ')})`;
   const Array_ = dtype === 'float32' ? Float32Array : Float64Array;
-  if (engine === 'js-loop') return handWrittenLoop(params, expression, values.map((v) => Array_.from(v)), new Array_(size));
+  if (engine === 'js-loop') return handWrittenLoop(params, expression, [...values.map((v) => Array_.from(v)), ...scalars], new Array_(size));
   const kernel = vectorize([signature])(new Function(...params, `return ${expression}`) as (...xs: number[]) => number);
   const strided = engine === 'wasm-scalar';
   const operand = (a: Float32Array) => {
@@ -85,7 +91,7 @@ function prepare(name: string, dtype: Dtype, engine: EngineName, values: Float32
     for (let i = 0; i < size; i++) data[2 * i] = a[i]!;
     return { data, shape: [size], strides: [2] };
   };
-  const operands = values.map(operand);
+  const operands = [...values.map(operand), ...scalars];
   const out = strided ? { data: new Array_(2 * size), shape: [size], strides: [2] } : new Array_(size);
   const mode = engine === 'chosen' ? 'auto' : engine === 'js' ? 'js' : 'wasm';
   const call = () => {
@@ -103,10 +109,15 @@ function prepare(name: string, dtype: Dtype, engine: EngineName, values: Float32
   return { call, label };
 }
 
-/** `o[i] = expression` over the arrays, in a loop of its own (one per dtype, as V8 specialises it). */
-function handWrittenLoop(params: string[], expression: string, operands: (Float32Array | Float64Array)[], out: Float32Array | Float64Array) {
+/**
+ * `o[i] = expression` over the arrays, in a loop of its own (one per dtype, as V8 specialises it);
+ * an operand that is a number (a scalar argument) is read once.
+ */
+function handWrittenLoop(params: string[], expression: string, operands: (Float32Array | Float64Array | number)[], out: Float32Array | Float64Array) {
+  const perElement = params.filter((_, i) => typeof operands[i] !== 'number');
   const loop = new Function('$in', '$o', `let ${params.join(", ")}; const [${params.map((p) => `$${p}`).join(', ')}] = $in;
-    for (let $i = 0; $i < $o.length; $i++) { ${params.map((p) => `${p} = $${p}[$i];`).join(' ')} $o[$i] = ${expression}; }`) as (i: unknown[], o: unknown) => void;
+    ${params.filter((p) => !perElement.includes(p)).map((p) => `${p} = $${p};`).join(' ')}
+    for (let $i = 0; $i < $o.length; $i++) { ${perElement.map((p) => `${p} = $${p}[$i];`).join(' ')} $o[$i] = ${expression}; }`) as (i: unknown[], o: unknown) => void;
   const call = () => loop(operands, out);
   for (let i = 0; i < warmup; i++) call();
   return { call, label: 'JS loop (no library)' };

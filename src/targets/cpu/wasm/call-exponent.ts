@@ -18,7 +18,8 @@ import { childExprs, forEachExpr, forEachStmt } from '../../../compiler/ir-walk.
 import type { MemoryLayout } from '../memory-layout.js';
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter } from './emit-scalar.js';
-import { EXPONENT_PARITIES, exponentCase, type ExponentOfCall } from './math/pow.js';
+import type { ExponentOfCall } from './math-port.js';
+import { EXPONENT_PARITIES, exponentCase } from './math/pow.js';
 
 /** The exponent of the call that a kernel's pow sites share, as found in its body. */
 export interface CallExponent {
@@ -30,12 +31,23 @@ export interface CallExponent {
   readonly at: string;
 }
 
-/** What the loop being emitted knows of the exponent of the call (FunctionEmitter.exponentOfCall). */
+/** What the loops being emitted know of the exponent of the call (`exponentVersion`). */
 export interface ExponentVersion {
   readonly exponent: CallExponent;
   readonly known: ExponentOfCall;
   /** A v128 local holding y in every lane, in y's own type (f32x4 for float32, f64x2 for float64). */
   readonly lanes: number;
+}
+
+/** Per function being emitted, the case of the exponent of the call its loops being emitted run for. */
+const versions = new WeakMap<FunctionEmitter, ExponentVersion>();
+
+/**
+ * The case of pow's exponent of the call that the loops `e` is emitting run for, read by the lanes
+ * of its pow sites (emit-simd.ts); undefined outside such loops.
+ */
+export function exponentVersion(e: FunctionEmitter): ExponentVersion | undefined {
+  return versions.get(e);
 }
 
 /**
@@ -112,15 +124,21 @@ function withChildren(x: Expr, c: readonly Expr[]): Expr {
  * Emits `loops` (the vector loops of a call) once per case of the exponent of the call, after the
  * scalar code that computes y and decides its case (pow.ts `exponentCase`), each case run where
  * y's falls in it; with no exponent of the call, `loops` once. `loadScalars` sets the scalar
- * parameters' locals as the scalar loop does (y's expression reads them).
+ * parameters' locals as the scalar loop does (y's expression reads them); `elementsLeft` pushes
+ * whether the call has elements: without any, y is not computed (a broadcast operand may then
+ * have no element to read) and the loops of the other case run, for nothing.
  */
-export function emitPerExponentCase(e: FunctionEmitter, exponent: CallExponent | undefined, loadScalars: () => void, loops: () => void): void {
+export function emitPerExponentCase(
+  e: FunctionEmitter, exponent: CallExponent | undefined, loadScalars: () => void, elementsLeft: () => void, loops: () => void,
+): void {
   if (!exponent) return loops();
-  loadScalars();
   const y = e.local(ValType.f64);
   const lanes = e.local(ValType.v128);
   const [y1, y2] = [e.local(ValType.v128), e.local(ValType.v128)];
   const which = e.local(ValType.i32);
+  elementsLeft();
+  e.open('if');
+  loadScalars();
   e.expr(exponent.value);
   if (exponent.value.type === 'float32') {
     const y32 = e.local(ValType.f32);
@@ -129,14 +147,15 @@ export function emitPerExponentCase(e: FunctionEmitter, exponent: CallExponent |
   } else e.tee(y).simd(SimdOp.f64x2_splat).set(lanes);
   exponentCase(e, y, y1, y2);
   e.set(which);
+  e.close();
   const emit = (i: number): void => {
     if (i === EXPONENT_PARITIES.length) {
-      e.exponentOfCall = undefined;
+      versions.delete(e);
       return loops();
     }
     e.get(which).i32(i + 1).op(Op.i32_eq);
     e.open('if');
-    e.exponentOfCall = { exponent, known: { parity: EXPONENT_PARITIES[i]!, y1, y2 }, lanes };
+    versions.set(e, { exponent, known: { parity: EXPONENT_PARITIES[i]!, y1, y2 }, lanes });
     loops();
     e.else();
     emit(i + 1);
@@ -145,6 +164,6 @@ export function emitPerExponentCase(e: FunctionEmitter, exponent: CallExponent |
   try {
     emit(0);
   } finally {
-    e.exponentOfCall = undefined;
+    versions.delete(e);
   }
 }

@@ -19,7 +19,6 @@ import type { SourceLocation } from '../../../errors.js';
 import { isArrayType } from '../../../compiler/ir.js';
 import { Bytes, MiscOp, Op, SimdOp, ValType, VOID } from './encoder.js';
 import { emitFastExpF32 } from './fast-exp.js';
-import type { ExponentVersion } from './call-exponent.js';
 import { type CoreAxisNames, type CounterBound, isBoundedIndex, isInt32Exact, isInt32Index, isInt32ModIndex } from './loop-counters.js';
 
 /** The Wasm type that holds a value of a dtype (small integers and bool widen to i32). */
@@ -129,11 +128,6 @@ export class FunctionEmitter {
    * runs (the rest), or the statement itself.
    */
   beforeLoop: ((s: Extract<Stmt, { kind: 'loop' }>) => Extract<Stmt, { kind: 'loop' }>) | undefined = undefined;
-  /**
-   * The case of pow's exponent of the call that the loops being emitted run for (call-exponent.ts),
-   * read by the lanes of its pow sites; undefined outside such loops.
-   */
-  exponentOfCall: ExponentVersion | undefined = undefined;
   /** Where `return` goes inside the kernel body: the result local and the label to leave. */
   returnTo: { result: number | undefined; labelDepth: number } | 'function' = 'function';
 

@@ -31,6 +31,7 @@ import { emitFastExpF32 } from './fast-exp.js';
 import { integralSource, type IntLanesPlan, intLanesPlan } from './int-lanes.js';
 import { WASM_MATH } from './math-support.js';
 import { MATH_PORTS } from './math-ports.js';
+import { exponentVersion } from './call-exponent.js';
 import { fitsIntegerType, type FloatRange, floatRange, truncatesToInt32 } from './float-ranges.js';
 
 
@@ -769,7 +770,7 @@ export class SimdEmitter {
     const port = MATH_PORTS[fn];
     if (WASM_MATH[fn].floatLanes === 'port' && port?.arity === args.length) {
       // A port of V8's own algorithm in lanes, bit for bit V8's Math.* (math-ports.ts).
-      const ofCall = this.e.exponentOfCall;
+      const ofCall = exponentVersion(this.e);
       const exponentOfCall = fn === 'pow' && ofCall?.exponent.sites.has(args[1]!) ? ofCall : undefined;
       // pow's exponent of the call: y as the code before the loops computed it (call-exponent.ts)
       if (exponentOfCall) {

@@ -5,7 +5,6 @@
  */
 import { Op, SimdOp, ValType } from './encoder.js';
 import type { FunctionEmitter } from './emit-scalar.js';
-import type { KnownArguments } from './math/lanes.js';
 
 /** How the vector(s) given to `lanes` hold their values. */
 export type LaneShape =
@@ -15,6 +14,29 @@ export type LaneShape =
   | 'f32x4'
   /** float32 values in lanes 0 and 1 (2-lane code); lanes 2 and 3 hold nothing */
   | 'f32x2';
+
+/** What e_pow.c decides on an exponent that is not special: whether it is an integer, and odd. */
+export type YParity = 'odd' | 'even' | 'not an integer';
+
+/**
+ * pow's exponent where it is the same for a whole call but known only when the call runs (a
+ * scalar argument, `x ** gamma`): decided once, before the vector loops (call-exponent.ts), as a
+ * literal exponent's code decides it at compile time — each loop runs for one `parity` of y, with
+ * y1 and y2 (y = y1 + y2, e_pow.c's split) in v128 locals.
+ */
+export interface ExponentOfCall {
+  readonly parity: YParity;
+  /** v128 locals holding y1 and y2 in both lanes. */
+  readonly y1: number;
+  readonly y2: number;
+}
+
+/**
+ * Per argument of a port, the number in every lane where the kernel passes a constant (a literal);
+ * where the value is the same for the whole call but known only when it runs, what the code
+ * before the loops decided on it (`ExponentOfCall`); else undefined.
+ */
+export type KnownArguments = readonly (number | ExponentOfCall | undefined)[];
 
 /** A function a port adds to the module. */
 export interface PortFunction {

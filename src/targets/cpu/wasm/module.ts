@@ -311,6 +311,8 @@ function emitRun(
   const returnType = kernel.returnType;
   const result = vectorized ? e.local(valType(returnType as DType)) : undefined;
   const k = e.local(ValType.i32);
+  /** Whether elements (rows) are left to compute: before the loops, whether the call has any. */
+  const elementsLeft = () => void e.get(k).get(count).op(Op.i32_lt_u);
 
   if (tables) {
     const at = e.local(ValType.i32);
@@ -322,7 +324,7 @@ function emitRun(
     const rowScratch = e.local(ValType.i32);
     e.get(e.scratch).i32(rows.offset).op(Op.i32_add).set(rowScratch);
     const loadScalars = () => loadScalarParams(e, rows.plan.kernel, layout, pointer, step);
-    e.hoistConstants(() => emitPerExponentCase(e, exponent, loadScalars, () => {
+    e.hoistConstants(() => emitPerExponentCase(e, exponent, loadScalars, elementsLeft, () => {
       emitRowVectorLoop(e, ctx, layout, rows.plan, { pointer, step, k, count }, rowScratch, rowEmitter(e, ctx, rows.plan));
       // Then one block of rows per step: the tail the groups leave (fewer rows than a step), or all
       // rows where they do not fit a group's share of the scratch.
@@ -334,7 +336,7 @@ function emitRun(
     }));
   } else if (typeof shape !== 'string') {
     const loadScalars = () => loadScalarParams(e, kernel, layout, pointer, step);
-    e.hoistConstants(() => emitPerExponentCase(e, exponent, loadScalars, () => emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count)));
+    e.hoistConstants(() => emitPerExponentCase(e, exponent, loadScalars, elementsLeft, () => emitVectorLoop(e, ctx, kernel, nin, layout, shape, pointer, step, k, count)));
   }
 
   // The scalar loop: every element where there is no vector loop, else the tail; rows one after
@@ -347,7 +349,7 @@ function emitRun(
       return { ...s, init: [] };
     };
     const loadScalars = () => loadScalarParams(e, kernel, layout, pointer, step);
-    e.hoistConstants(() => emitPerExponentCase(e, exponent, loadScalars, () => emitScalarLoop(e, kernel, nin, layout, pointer, step, k, count, result)));
+    e.hoistConstants(() => emitPerExponentCase(e, exponent, loadScalars, elementsLeft, () => emitScalarLoop(e, kernel, nin, layout, pointer, step, k, count, result)));
   } else emitScalarLoop(e, kernel, nin, layout, pointer, step, k, count, result);
   e.op(Op.end);
   void VOID;

@@ -6,11 +6,10 @@
  * also what a port without vector code does); float32 vectors run as f64x2 halves, each rounded
  * once to float32.
  */
-import type { ExponentOfCall } from './pow.js';
 import { Op, SimdOp, ValType } from '../encoder.js';
 import type { FunctionEmitter } from '../emit-scalar.js';
 import { joinHalves, promoteHigh } from '../fdlibm.js';
-import type { LaneShape } from '../math-port.js';
+import type { KnownArguments, LaneShape } from '../math-port.js';
 
 
 /**
@@ -154,12 +153,6 @@ export interface CheckedVectorCode {
   lanes(c: CLanes, args: readonly Vec[], known?: KnownArguments): { value: Vec; covered: Vec };
 }
 
-/**
- * Per argument of a port, the number in every lane where the kernel passes a constant (a literal);
- * where the value is the same for the whole call but known only when it runs, what the code
- * before the loops decided on it (pow.ts `ExponentOfCall`); else undefined.
- */
-export type KnownArguments = readonly (number | ExponentOfCall | undefined)[];
 
 export type VectorCode = GuardedVectorCode | CheckedVectorCode;
 

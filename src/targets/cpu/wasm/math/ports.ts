@@ -8,11 +8,11 @@
 import type { MathFunction } from '../../../../compiler/ir.js';
 import { ValType } from '../encoder.js';
 import type { FunctionEmitter } from '../emit-scalar.js';
-import type { LaneShape, MathPort, PortFunction } from '../math-port.js';
+import type { KnownArguments, LaneShape, MathPort, PortFunction } from '../math-port.js';
 import { CBRT_LANES, emitCbrt } from './cbrt.js';
 import { COSH_LANES, emitCosh, emitExpm1, emitSinh, emitTanh, EXPM1_LANES, hyperbolic32Lanes, SINH_LANES, TANH_LANES } from './hyperbolic.js';
 import { emitHypot, HYPOT_LANES } from './hypot.js';
-import { type KnownArguments, vectorPort, type VectorCode } from './lanes.js';
+import { vectorPort, type VectorCode } from './lanes.js';
 import { emitLog, emitLog10, emitLog1p, emitLog2, LOG10_LANES, LOG1P_LANES, LOG2_LANES, LOG_LANES } from './log.js';
 import { emitPow, POW_LANES } from './pow.js';
 

@@ -8,6 +8,7 @@ import { ModuleBuilder, Op, SimdOp, ValType } from '../encoder.js';
 import { FunctionEmitter } from '../emit-scalar.js';
 import { WebAssemblyApi } from '../wasm-api.js';
 import { type CheckedVectorCode, CLanes, type Vec } from './lanes.js';
+import type { ExponentOfCall, YParity } from '../math-port.js';
 
 const DP_H = fromWords(0x3fe2b803, 0x40000000);
 const DP_L = fromWords(0x3e4cfdeb, 0x43cfd006);
@@ -394,8 +395,6 @@ function powLanesOfSpecialY(c: CLanes, x: Vec, k: number): PowLanes | undefined 
 /** Whether the lanes leave an exponent to the scalar function whole: NaN, ±∞, |y| above 2^31 by the high word. */
 const yLeftToScalar = (k: number): boolean => !Number.isFinite(k) || (highWord(k) & 0x7fffffff) > 0x41e00000;
 
-/** What the C code decides on an exponent that is not special: whether it is an integer, and odd. */
-export type YParity = 'odd' | 'even' | 'not an integer';
 const parityOf = (k: number): YParity => (!Number.isInteger(k) ? 'not an integer' : Number.isInteger(k * 0.5) ? 'even' : 'odd');
 
 /**
@@ -438,19 +437,6 @@ function powLanesOfKnownY(c: CLanes, x: Vec, k: number): PowLanes | undefined {
   const k1 = highPart(k);
   const { magnitude, covered } = magnitudeOfKnownY(c, x, c.num(k), c.num(k1), c.num(k - k1));
   return { value: signOfKnownY(c, x, magnitude, parityOf(k)), covered };
-}
-
-/**
- * pow's exponent where it is the same for a whole call but known only when the call runs (a
- * scalar argument, `x ** gamma`): decided once, before the vector loops (call-exponent.ts), as
- * the literal exponent's code decides it at compile time — each loop then runs for one `parity`
- * of y with y1 and y2 in v128 locals, and its lanes are `powLanesOfKnownY`'s general path.
- */
-export interface ExponentOfCall {
-  readonly parity: YParity;
-  /** v128 locals holding y1 and y2 of y = y1 + y2 in both lanes. */
-  readonly y1: number;
-  readonly y2: number;
 }
 
 /**
