@@ -86,6 +86,18 @@ interface Case {
   readonly explains?: string;
 }
 
+/** softmax of a row as the corpus writes it (bench/corpus/kernels.ts): a max, then exp and a sum, then a map. */
+const softmaxOfTheCorpus = (x: V, out: V) => {
+  let m = x[0]!;
+  for (let i = 1; i < x.length; i++) m = Math.max(m, x[i]!);
+  let sum = 0;
+  for (let i = 0; i < x.length; i++) {
+    out[i] = Math.exp(x[i]! - m);
+    sum += out[i]!;
+  }
+  for (let i = 0; i < x.length; i++) out[i] = out[i]! / sum;
+};
+
 const sq = (v: number) => v * v;
 const halfOrZero = (v: number) => {
   if (v > 0) return v / 2;
@@ -250,16 +262,7 @@ const CASES: Case[] = [
   },
   {
     name: 'softmax of the corpus: the max from x[0], the loops from 1 and 0', signature: 'void(float32[:], float32[:])', layout: '(n)->(n)', dtype: 'float32', arrays: 1, along: true, explains: '`m` a max of lanes',
-    kernel: (x: V, out: V) => {
-      let m = x[0]!;
-      for (let i = 1; i < x.length; i++) m = Math.max(m, x[i]!);
-      let sum = 0;
-      for (let i = 0; i < x.length; i++) {
-        out[i] = Math.exp(x[i]! - m);
-        sum += out[i]!;
-      }
-      for (let i = 0; i < x.length; i++) out[i] = out[i]! / sum;
-    },
+    kernel: softmaxOfTheCorpus,
   },
   {
     name: 'logsumexp of float64: a max of 2 lanes; its sum of exp, storing nothing, scalar', signature: 'void(float64[:], float64[:])', layout: '(n)->()', dtype: 'float64', arrays: 1, along: true,
@@ -587,16 +590,7 @@ describe('edges of the vector loop', () => {
   }, 30_000);
 
   it('reductions: softmax with fastmath (float32 exp) along the row: the JS engine\'s results', () => {
-    const softmax = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { fastmath: true })((x: V, out: V) => {
-      let m = x[0]!;
-      for (let i = 1; i < x.length; i++) m = Math.max(m, x[i]!);
-      let sum = 0;
-      for (let i = 0; i < x.length; i++) {
-        out[i] = Math.exp(x[i]! - m);
-        sum += out[i]!;
-      }
-      for (let i = 0; i < x.length; i++) out[i] = out[i]! / sum;
-    }) as unknown as Ufunc;
+    const softmax = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)', { fastmath: true })(softmaxOfTheCorpus) as unknown as Ufunc;
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 5 }), fc.constantFrom(...ROW_LENGTHS.filter((n) => n > 0)), fc.array(valuesOf('float32'), { minLength: 1, maxLength: 70 }), (batch, n, values) => {
         const x = rowsOf('float32', batch, n, values);
@@ -655,16 +649,7 @@ describe('edges of the vector loop', () => {
   });
 
   it('reductions: softmax in place and on rows overlapping by an element, in Wasm memory, strided and reversed', () => {
-    const softmax = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')((x: V, out: V) => {
-      let m = x[0]!;
-      for (let i = 1; i < x.length; i++) m = Math.max(m, x[i]!);
-      let sum = 0;
-      for (let i = 0; i < x.length; i++) {
-        out[i] = Math.exp(x[i]! - m);
-        sum += out[i]!;
-      }
-      for (let i = 0; i < x.length; i++) out[i] = out[i]! / sum;
-    }) as unknown as Ufunc;
+    const softmax = guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')(softmaxOfTheCorpus) as unknown as Ufunc;
     for (const shift of [0, 1, -1, 5]) {
       for (const n of [9, 64, 65]) {
         const run = () => {
