@@ -8,6 +8,7 @@ import type { CallPlan, OperandView } from '../../../src/plan.js';
 import { sharedArray } from '../../../src/index.js';
 import { canSplitLoop, StagingArenas, stageOperands } from '../../../src/targets/parallel/staging.js';
 import { CHUNK_SIZE_F64, ControlBlock, copyingRunner, runClaimedChunks, Slot, TOTAL_F64 } from '../../../src/targets/parallel/protocol.js';
+import { callerBytes } from '../../../src/targets/parallel/worker-core.js';
 
 type Data = Float32Array | Float64Array | Int32Array | Uint32Array;
 
@@ -354,6 +355,27 @@ describe('chunk copies in engine trials', () => {
     } finally {
       clock.mockRestore();
     }
+  });
+});
+
+describe('what a worker lets go after a job with chunk copies', () => {
+  it("counts each caller's array once, and never the staged side (memory no collection frees)", () => {
+    const rows = 64;
+    const shared = () => new Float64Array(new SharedArrayBuffer(rows * 32));
+    const rowView = (d: Float64Array) => view(d, 0, [4], { shape: [4], strides: [1] });
+    const x = shared();
+    const out = shared();
+    // A shared input copied in, a fresh output cleared and copied back: the two callers' arrays, once each.
+    const p = plan('guvectorize', [rows], [rowView(x)], [{ ...rowView(out), fresh: true }]);
+    const copies = stageOperands(p, new StagingArenas(), () => false, true).chunkCopies(p);
+    expect(copies.map((c) => c.when)).toEqual(['before', 'clear', 'after']);
+    expect(callerBytes(copies)).toBe(2 * rows * 32);
+    // An output the kernel may read, copied in and back: one array, counted once.
+    const given = shared();
+    const q = plan('guvectorize', [rows], [rowView(x)], [rowView(given)]);
+    const both = stageOperands(q, new StagingArenas(), () => false, true).chunkCopies(q);
+    expect(both.map((c) => c.when)).toEqual(['before', 'before', 'after']);
+    expect(callerBytes(both)).toBe(2 * rows * 32);
   });
 });
 
