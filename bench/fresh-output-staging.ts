@@ -11,13 +11,13 @@
  *
  *   npx tsx bench/fresh-output-staging.ts [--only a,b] [--calls N] [--engine wasm|js]
  */
-import { callArgument, makeInput } from './corpus/inputs.js';
+import { callArgument, makeInput, sharedOperand } from './corpus/inputs.js';
 import { CORPUS, type Operand } from './corpus/kernels.js';
 import { formatSeconds } from './lib/format.js';
 import { describeMachine, machineMarkdown } from './lib/machine.js';
 import { markdownTable } from './lib/markdown.js';
 import { mulberry32 } from '../tests/random.js';
-import { type DType, setEngineMode, sharedArray, shutdown } from '../src/index.js';
+import { setEngineMode, shutdown } from '../src/index.js';
 import { __testing as parallelTesting } from '../src/targets/parallel/index.js';
 
 const argv = process.argv.slice(2);
@@ -25,14 +25,6 @@ const flag = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 
 const only = (flag('--only') ?? 'move-mean,add-scalar-rows,box-blur-rows,softmax').split(',');
 const CALLS = Number(flag('--calls') ?? 20);
 const engine = (flag('--engine') ?? 'wasm') as 'wasm' | 'js';
-
-const DTYPE_OF = new Map<unknown, DType>([[Float32Array, 'float32'], [Float64Array, 'float64'], [Int32Array, 'int32'], [Int16Array, 'int16'], [Uint8Array, 'uint8']]);
-function shared(a: Operand | number): Operand | number {
-  if (typeof a === 'number') return a;
-  const copy = sharedArray(a.data.length, DTYPE_OF.get(a.data.constructor)!);
-  copy.set(a.data as never);
-  return { data: copy as never, shape: a.shape };
-}
 
 type Staging = 'cleared' | 'copied in';
 const STAGINGS: readonly Staging[] = ['cleared', 'copied in'];
@@ -43,7 +35,7 @@ setEngineMode(engine);
 const rows: string[][] = [];
 for (const k of CORPUS.filter((c) => only.includes(c.name))) {
   const next = mulberry32(7);
-  const args = k.inputs(k.fullSize).map((r) => makeInput(r, next)).map(shared).map((o) => callArgument(o as Operand | number));
+  const args = k.inputs(k.fullSize).map((r) => makeInput(r, next)).map(sharedOperand).map((o) => callArgument(o as Operand | number));
   const f = k.makeUfunc('parallel') as unknown as (...a: unknown[]) => Promise<unknown>;
   const seen = new Map<Staging, { wall: number[]; faults: number; systemSeconds: number }>(STAGINGS.map((s) => [s, { wall: [], faults: 0, systemSeconds: 0 }]));
   for (let call = 0; call < 2 * (CALLS + 1); call++) {

@@ -16,13 +16,13 @@
  * `--workers`: the same for each pool size in turn (`setParallelOptions({ workers })`): whether a
  * form's time scales with the workers or something in it contends.
  */
-import { callArgument, makeInput } from './corpus/inputs.js';
+import { callArgument, makeInput, sharedOperand } from './corpus/inputs.js';
 import { CORPUS, type Operand } from './corpus/kernels.js';
 import { formatRatio, formatSeconds } from './lib/format.js';
 import { describeMachine, machineMarkdown } from './lib/machine.js';
 import { markdownTable } from './lib/markdown.js';
 import { mulberry32 } from '../tests/random.js';
-import { type DType, getParallelOptions, setEngineMode, setParallelOptions, sharedArray, shutdown } from '../src/index.js';
+import { getParallelOptions, setEngineMode, setParallelOptions, shutdown } from '../src/index.js';
 import { __testing as parallelTesting } from '../src/targets/parallel/index.js';
 import { __testing as rowsTesting } from '../src/targets/cpu/wasm/emit-rows.js';
 
@@ -37,15 +37,6 @@ const CASES: readonly Case[] = ['ordinary', 'shared in', 'shared in, out'];
 /** 'wasm-copied-in': Wasm with a fresh output copied into the staging arena, as before b3f5495 (A/B). */
 type Form = 'js' | 'wasm' | 'wasm-pairs' | 'wasm-copied-in';
 
-const DTYPE_OF = new Map<unknown, DType>([[Float32Array, 'float32'], [Float64Array, 'float64'], [Int32Array, 'int32'], [Int16Array, 'int16'], [Uint8Array, 'uint8']]);
-/** A copy of an operand in a `sharedArray` (the Wasm memory). */
-function shared(a: Operand | number): Operand | number {
-  if (typeof a === 'number') return a;
-  const copy = sharedArray(a.data.length, DTYPE_OF.get(a.data.constructor)!);
-  copy.set(a.data as never);
-  return { data: copy as never, shape: a.shape };
-}
-
 type Ufunc = ((...args: unknown[]) => Promise<unknown>) & { explain: (...args: unknown[]) => string };
 parallelTesting.measuredPlacement(false);
 const rows: string[][] = [];
@@ -53,11 +44,11 @@ for (const k of CORPUS.filter((c) => only.includes(c.name))) {
   const next = mulberry32(7);
   const operands = k.inputs(k.fullSize).map((r) => makeInput(r, next));
   const ordinary = operands.map(callArgument);
-  const inShared = operands.map(shared).map((o) => callArgument(o as Operand | number));
+  const inShared = operands.map(sharedOperand).map((o) => callArgument(o as Operand | number));
   // The output of a call, in a `sharedArray`, for case (c).
   const probe = (await (k.makeUfunc('parallel') as unknown as Ufunc)(...ordinary)) as { data?: ArrayLike<number>; shape?: number[] } & ArrayLike<number>;
   const outData = probe.data ?? probe;
-  const out = shared({ data: outData as never, shape: probe.shape ?? [outData.length] }) as Operand;
+  const out = sharedOperand({ data: outData as never, shape: probe.shape ?? [outData.length] }) as Operand;
   const outArg = probe.shape ? { data: out.data, shape: out.shape } : out.data;
   const f = k.makeUfunc('parallel') as unknown as Ufunc;
   setEngineMode('wasm');
